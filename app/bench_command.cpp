@@ -1,0 +1,95 @@
+// `oppidum bench rules`: perft speed (leaves per second, with and without counting the last ply in
+// bulk) and random playouts per second for both games, single-threaded. Work is fixed and seeded,
+// so the printed counts are a signature that only a change of behaviour moves.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "app/commands.h"
+#include "app/game_dispatch.h"
+#include "games/perft.h"
+#include "games/playout.h"
+
+namespace oppidum::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+template <class P>
+void bench_perft(const char* label, const P& pos, int depth) {
+  for (bool bulk : {true, false}) {
+    const auto start = Clock::now();
+    const std::uint64_t leaves = perft(pos, depth, bulk);
+    const double s = seconds_since(start);
+    std::printf("%-34s perft(%d) %-5s %12llu leaves %8.3f s %9.2f M leaves/s\n", label, depth,
+                bulk ? "bulk" : "full", static_cast<unsigned long long>(leaves), s,
+                leaves / s / 1e6);
+  }
+}
+
+template <class P>
+void bench_playouts(const char* label, const P& start_pos, int games, int max_plies) {
+  std::mt19937_64 rng(20261202);
+  long long plies = 0;
+  const auto start = Clock::now();
+  for (int g = 0; g < games; ++g) {
+    P pos = start_pos;
+    plies += random_playout(pos, rng, max_plies);
+  }
+  const double s = seconds_since(start);
+  std::printf("%-34s %d random games %8.3f s %10.0f games/s %6.1f plies/game\n", label, games, s,
+              games / s, static_cast<double>(plies) / games);
+}
+
+// A fixed DVONN position right after the 49 placements, from seeded random placements.
+dvonn::Position dvonn_after_placement() {
+  dvonn::Position pos = dvonn::Position::initial();
+  std::mt19937_64 rng(7);
+  ActionList actions;
+  while (pos.ply() < 49) {
+    pos.legal_actions(actions);
+    pos.apply(actions[std::uniform_int_distribution<int>(0, actions.size() - 1)(rng)]);
+  }
+  return pos;
+}
+
+struct BenchRulesOptions {
+  int mg_depth = 6;
+  int dvonn_depth = 5;
+  int games = 20000;
+};
+
+void run_bench_rules(const BenchRulesOptions& o) {
+  std::printf("oppidum bench rules (one thread)\n");
+  bench_perft("mg start", mg::Position::initial(), o.mg_depth);
+  bench_perft("dvonn start (placement)", dvonn::Position::initial(), 4);
+  const dvonn::Position moving = dvonn_after_placement();
+  std::printf("dvonn phase-2 position: %s\n", moving.to_string().c_str());
+  bench_perft("dvonn after placement (seed 7)", moving, o.dvonn_depth);
+  bench_playouts("mg playouts from start", mg::Position::initial(), o.games, 1000);
+  bench_playouts("dvonn playouts from start", dvonn::Position::initial(), o.games, 1000);
+}
+
+}  // namespace
+
+void register_bench_command(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "Speed benchmarks; see docs/PERFORMANCE.md.");
+  bench->require_subcommand(1);
+  auto o = std::make_shared<BenchRulesOptions>();
+  auto* rules = bench->add_subcommand(
+      "rules", "Perft leaves per second (bulk and full) and random playouts per second, both games.");
+  rules->add_option("--mg-depth", o->mg_depth, "Murus Gallicus perft depth from the start")
+      ->check(CLI::Range(1, 8));
+  rules->add_option("--dvonn-depth", o->dvonn_depth, "DVONN perft depth after placement")
+      ->check(CLI::Range(1, 8));
+  rules->add_option("--games", o->games, "random games per game")->check(CLI::Range(1, 10000000));
+  rules->callback([o] { run_bench_rules(*o); });
+}
+
+}  // namespace oppidum::app

@@ -1,0 +1,28 @@
+// oppidum: trains Murus Gallicus and DVONN players by self-play. This file only wires the
+// subcommands; each lives in its own app/*_command(s).cpp.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "oppidum: trains Murus Gallicus and DVONN players from zero knowledge by self-play "
+      "(AlphaZero-style),\nand checks, plays and measures them.",
+      "oppidum"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "oppidum 0.1.0");
+  oppidum::app::register_rules_commands(app);
+  oppidum::app::register_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

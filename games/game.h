@@ -1,0 +1,132 @@
+// The game contract: the small interface that search, self-play, the arena and the network
+// encoder use without naming a game. A `Game` describes one game (its action space, its input
+// planes, its board symmetries) and makes states; a `GameState` is one position with the calls
+// search needs. Concrete games (games/mg, games/dvonn) are plain value types with fast inline
+// methods; `StateAdapter` in games/state_adapter.h wraps them behind this interface.
+//
+// Conventions every game follows:
+// - Players are 0 (the first player: Murus Gallicus Light, DVONN White) and 1.
+// - `legal_actions` is empty exactly when the state is terminal.
+// - Actions are indices into a fixed per-game action space [0, num_actions); the layout of each
+//   game is in docs/FORMATS.md. Murus Gallicus actions are expressed in the side to move's frame,
+//   the same frame the input planes use, so the policy head needs no remapping.
+// - `encode` writes planes (C x H x W, row-major) from the side to move's point of view into a
+//   buffer the caller owns.
+// - Bad user input (a position or move string) throws `GameError` with what was wrong and where.
+//   Misuse of the API (applying an illegal action) throws `std::logic_error` in every build.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace oppidum {
+
+using Action = int;
+
+// Large enough for every game: DVONN has 49 + 49*6 + 1 = 344 actions in all.
+inline constexpr int kMaxLegalActions = 352;
+
+// A fixed-capacity list of actions that lives on the stack (no allocation in move generation).
+class ActionList {
+ public:
+  void push_back(Action a) { data_[size_++] = static_cast<std::uint16_t>(a); }
+  void clear() { size_ = 0; }
+  int size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Action operator[](int i) const { return data_[i]; }
+  const std::uint16_t* begin() const { return data_.data(); }
+  const std::uint16_t* end() const { return data_.data() + size_; }
+  bool contains(Action a) const {
+    for (int i = 0; i < size_; ++i)
+      if (data_[i] == a) return true;
+    return false;
+  }
+
+ private:
+  std::array<std::uint16_t, kMaxLegalActions> data_;
+  int size_ = 0;
+};
+
+// Bad user input: a malformed or impossible position string, a malformed or illegal move.
+class GameError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Shape of the network input for one position: planes x height x width floats.
+struct PlaneShape {
+  int planes = 0;
+  int height = 0;
+  int width = 0;
+  int size() const { return planes * height * width; }
+};
+
+class Game;
+
+class GameState {
+ public:
+  virtual ~GameState() = default;
+
+  virtual std::unique_ptr<GameState> clone() const = 0;
+  virtual const Game& game() const = 0;
+
+  virtual int current_player() const = 0;
+  virtual int ply() const = 0;
+  virtual void legal_actions(ActionList& out) const = 0;
+  virtual bool is_legal(Action action) const = 0;
+  // Throws std::logic_error if the action is not legal here.
+  virtual void apply(Action action) = 0;
+  virtual bool is_terminal() const = 0;
+  // Result from `player`'s point of view: +1 win, 0 draw, -1 loss. Only valid when terminal.
+  virtual double result(int player) const = 0;
+  // Game score of `player` (DVONN: total height of the stacks it tops; Murus Gallicus: 1 for the
+  // winner, 0 otherwise). Meaningful when terminal.
+  virtual int score(int player) const = 0;
+
+  // Notation of RULES.md.
+  virtual std::string to_string() const = 0;
+  virtual std::string action_to_string(Action action) const = 0;
+  // Parses a move in notation and checks it is legal here; throws GameError saying why not.
+  virtual Action parse_action(std::string_view move) const = 0;
+
+  virtual std::uint64_t hash() const = 0;
+  // Writes game().input_shape().size() floats.
+  virtual void encode(float* planes) const = 0;
+
+  // The position transformed by board symmetry `symmetry` (0 is the identity); actions map with
+  // Game::transform_action.
+  virtual std::unique_ptr<GameState> transformed(int symmetry) const = 0;
+
+  // Multi-line board drawing for people (the terminal player, `oppidum apply`).
+  virtual std::string pretty() const = 0;
+};
+
+class Game {
+ public:
+  virtual ~Game() = default;
+  virtual std::string name() const = 0;  // "mg" or "dvonn"
+  virtual int num_actions() const = 0;
+  virtual PlaneShape input_shape() const = 0;
+  // Version of the input-plane encoding and action layout; stored with every checkpoint.
+  virtual int encoding_version() const = 0;
+  virtual int num_symmetries() const = 0;
+  // Where symmetry `symmetry` sends plane cell (row, col); used to transform encoded planes and
+  // policy targets without a state. Returns row * width + col of the image.
+  virtual int transform_cell(int symmetry, int row, int col) const = 0;
+  // Image of an action under a symmetry (the same for both sides to move, in both games).
+  virtual Action transform_action(int symmetry, Action action) const = 0;
+  virtual std::unique_ptr<GameState> initial_state() const = 0;
+  // Throws GameError with what was wrong and where.
+  virtual std::unique_ptr<GameState> parse_state(std::string_view text) const = 0;
+  // A generous bound on game length in plies, for buffers and draw adjudication.
+  virtual int max_game_length() const = 0;
+};
+
+// "mg" / "murus-gallicus" or "dvonn"; throws GameError for an unknown name.
+const Game& game_by_name(std::string_view name);
+
+}  // namespace oppidum

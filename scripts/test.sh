@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds with warnings as errors and runs the default test suite (everything but the `slow` label),
+# then builds the rules tests with AddressSanitizer and UBSan and runs them.
+# `scripts/test.sh --all` also runs the slow tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+label_args=(-LE slow)
+[ "${1:-}" = "--all" ] && label_args=()
+
+cmake -S . -B build -G Ninja -DOPPIDUM_WERROR=ON >/dev/null
+cmake --build build --parallel "$jobs"
+(cd build && ctest --output-on-failure --timeout 600 -j "$jobs" "${label_args[@]}")
+
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPPIDUM_WERROR=ON \
+  -DOPPIDUM_SANITIZE=ON >/dev/null
+cmake --build build-sanitize --parallel "$jobs" --target games_test
+(cd build-sanitize && ctest --output-on-failure --timeout 600 -j "$jobs" -L games)

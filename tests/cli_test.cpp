@@ -1,0 +1,98 @@
+// The rules commands of the `oppidum` binary: output formats and error reporting.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct CommandResult {
+  std::string out;
+  int status;
+};
+
+// Runs the oppidum binary with `args` (shell syntax), feeding `input` on standard input, and
+// returns stdout+stderr and the exit code.
+CommandResult run(const std::string& args, const std::string& input = "") {
+  std::string cmd = std::string(OPPIDUM_BINARY) + " " + args + " 2>&1";
+  if (!input.empty()) {
+    const std::string path = ::testing::TempDir() + "cli_test_input.txt";
+    std::ofstream(path) << input;
+    cmd += " < " + path;
+  }
+  FILE* pipe = popen(cmd.c_str(), "r");
+  CommandResult r{"", -1};
+  if (!pipe) return r;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(Cli, PerftPrintsOneLinePerDepth) {
+  const CommandResult r = run("perft --game mg --depth 3");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "1 20\n2 400\n3 6960\n");
+  const CommandResult d = run("perft --game dvonn --depth 2 --no-bulk");
+  EXPECT_EQ(d.out, "1 49\n2 2352\n");
+}
+
+TEST(Cli, PerftReadsPositionsFromStandardInput) {
+  const CommandResult r = run(
+      "perft --game mg --depth 3 --positions -",
+      "...ww.../w...w.w./wtt.Wwtw/..wW..../.T..WWWW/W..W.WWW/......WW D\n"
+      "t......./......../......../......Tw/......../......../.T...... L\n");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "...ww.../w...w.w./wtt.Wwtw/..wW..../.T..WWWW/W..W.WWW/......WW D 11 46 432\n"
+            "t......./......../......../......Tw/......../......../.T...... L 9 27 108\n");
+}
+
+TEST(Cli, PerftNamesTheBadInputLine) {
+  const CommandResult r = run("perft --game mg --depth 1 --positions -",
+                              "tttttttt/......../......../......../......../......../TTTTTTTT L\n"
+                              "nonsense\n");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("line 2"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MovesAreSorted) {
+  const CommandResult r = run("moves --game mg --position 't......./......../......../......Tw/......../......../.T...... L'");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "b1-b3\nb1-d1\nb1-d3\ng4-e2\ng4-e4\ng4-e6\ng4-g2\ng4-g6\ng4xh4\n");
+  const CommandResult d = run("moves --game dvonn");
+  EXPECT_EQ(d.status, 0);
+  EXPECT_EQ(std::count(d.out.begin(), d.out.end(), '\n'), 49);
+  EXPECT_EQ(d.out.substr(0, 9), "A1\nA2\nA3\n");
+}
+
+TEST(Cli, ApplyPrintsThePositionOrWhyAMoveIsIllegal) {
+  CommandResult r = run("apply --game mg --moves 'a1-a3 h7-h5'");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "ttttttt./.......w/.......w/......../W......./W......./.TTTTTTT L\n");
+  r = run("apply --game mg --moves 'a1-a3 a3-a5'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("move 2 (a3-a5)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("holds no Dark tower"), std::string::npos) << r.out;
+  r = run("apply --game dvonn --moves 'A1 A1'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("move 2 (A1)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, HelpDescribesCommands) {
+  const CommandResult r = run("--help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* cmd : {"perft", "moves", "apply", "bench"}) EXPECT_NE(r.out.find(cmd), std::string::npos);
+  const CommandResult p = run("perft --help");
+  EXPECT_NE(p.out.find("--positions"), std::string::npos);
+  const CommandResult bad = run("perft --game chess --depth 1");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("unknown game"), std::string::npos);
+}
+
+}  // namespace

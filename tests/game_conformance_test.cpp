@@ -1,0 +1,199 @@
+// One conformance suite run against every game through the game contract: random playouts checking
+// the contract's invariants, notation and action round-trips, and symmetry consistency of legal
+// actions and of the input encoding.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "games/game.h"
+
+namespace oppidum {
+namespace {
+
+std::set<Action> legal_set(const GameState& s) {
+  ActionList actions;
+  s.legal_actions(actions);
+  return {actions.begin(), actions.end()};
+}
+
+class ConformanceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  const Game& game() const { return game_by_name(GetParam()); }
+
+  // Visits every position of `games` seeded random games (capped at the game's length bound).
+  template <class F>
+  void for_random_positions(int games, F&& visit) const {
+    std::mt19937_64 rng(12345);
+    for (int g = 0; g < games; ++g) {
+      auto state = game().initial_state();
+      ActionList actions;
+      for (int ply = 0; ply < game().max_game_length(); ++ply) {
+        visit(*state);
+        state->legal_actions(actions);
+        if (actions.empty()) break;
+        state->apply(actions[std::uniform_int_distribution<int>(0, actions.size() - 1)(rng)]);
+      }
+    }
+  }
+};
+
+TEST_P(ConformanceTest, PlayoutsKeepTheContract) {
+  int terminal_games = 0;
+  for_random_positions(200, [&](const GameState& s) {
+    ActionList actions;
+    s.legal_actions(actions);
+    ASSERT_EQ(actions.empty(), s.is_terminal()) << s.to_string();
+    std::set<Action> seen;
+    for (Action a : actions) {
+      ASSERT_GE(a, 0);
+      ASSERT_LT(a, game().num_actions());
+      ASSERT_TRUE(s.is_legal(a)) << s.to_string() << " action " << a;
+      ASSERT_TRUE(seen.insert(a).second) << "duplicate action " << a;
+      auto next = s.clone();
+      next->apply(a);
+      ASSERT_EQ(next->ply(), s.ply() + 1);
+    }
+    if (s.is_terminal()) {
+      ++terminal_games;
+      const double r0 = s.result(0), r1 = s.result(1);
+      ASSERT_EQ(r0, -r1);
+      ASSERT_TRUE(r0 == 1.0 || r0 == 0.0 || r0 == -1.0);
+      ASSERT_EQ(r0 > 0, s.score(0) > s.score(1)) << s.to_string();
+      ASSERT_FALSE(s.is_legal(0));
+    }
+  });
+  EXPECT_GT(terminal_games, 150) << "most random games should end within the length bound";
+}
+
+TEST_P(ConformanceTest, IllegalActionsAreRefused) {
+  for_random_positions(20, [&](const GameState& s) {
+    const auto legal = legal_set(s);
+    for (Action a = -1; a <= game().num_actions(); ++a) {
+      if (legal.count(a)) continue;
+      ASSERT_FALSE(s.is_legal(a)) << s.to_string() << " action " << a;
+    }
+    if (!legal.empty()) {
+      Action illegal = 0;
+      while (legal.count(illegal)) ++illegal;
+      auto copy = s.clone();
+      EXPECT_THROW(copy->apply(illegal), std::logic_error);
+      EXPECT_EQ(copy->to_string(), s.to_string()) << "a refused action must not change the state";
+    }
+  });
+}
+
+TEST_P(ConformanceTest, NotationRoundTrips) {
+  for_random_positions(100, [&](const GameState& s) {
+    const std::string text = s.to_string();
+    const auto parsed = game().parse_state(text);
+    ASSERT_EQ(parsed->to_string(), text);
+    ASSERT_EQ(parsed->hash(), s.hash()) << text;
+    ASSERT_EQ(parsed->current_player(), s.current_player());
+    ASSERT_EQ(legal_set(*parsed), legal_set(s)) << text;
+    ActionList actions;
+    s.legal_actions(actions);
+    std::set<std::string> names;
+    for (Action a : actions) {
+      const std::string move = s.action_to_string(a);
+      ASSERT_EQ(s.parse_action(move), a) << text << " move " << move;
+      ASSERT_TRUE(names.insert(move).second) << "two actions print as " << move;
+    }
+  });
+}
+
+TEST_P(ConformanceTest, HashFollowsThePosition) {
+  std::set<std::string> texts;
+  std::set<std::uint64_t> hashes;
+  for_random_positions(50, [&](const GameState& s) {
+    const std::string text = s.to_string();
+    // The ply is not part of Murus Gallicus notation; strip DVONN's ply field to compare boards.
+    texts.insert(text.substr(0, text.find(' ', text.find(' ') + 1)));
+    hashes.insert(s.hash());
+  });
+  EXPECT_EQ(hashes.size(), texts.size()) << "distinct positions should have distinct hashes";
+}
+
+TEST_P(ConformanceTest, EncodingHasTheDeclaredShape) {
+  const PlaneShape shape = game().input_shape();
+  std::vector<float> planes(shape.size() + 1, -7.0f);
+  for_random_positions(20, [&](const GameState& s) {
+    std::fill(planes.begin(), planes.end(), -7.0f);
+    s.encode(planes.data());
+    for (int i = 0; i < shape.size(); ++i) ASSERT_TRUE(std::isfinite(planes[i]) && planes[i] != -7.0f);
+    ASSERT_EQ(planes.back(), -7.0f) << "encode wrote past its shape";
+  });
+}
+
+TEST_P(ConformanceTest, SymmetriesTransformActionsAndPlanes) {
+  const PlaneShape shape = game().input_shape();
+  std::vector<float> original(shape.size()), transformed(shape.size()), expected(shape.size());
+  ASSERT_GE(game().num_symmetries(), 2);
+  for_random_positions(40, [&](const GameState& s) {
+    s.encode(original.data());
+    for (int sym = 0; sym < game().num_symmetries(); ++sym) {
+      const auto t = s.transformed(sym);
+      std::set<Action> mapped;
+      for (Action a : legal_set(s)) mapped.insert(game().transform_action(sym, a));
+      ASSERT_EQ(legal_set(*t), mapped) << s.to_string() << " symmetry " << sym;
+      ASSERT_EQ(t->is_terminal(), s.is_terminal());
+      ASSERT_EQ(t->current_player(), s.current_player());
+      t->encode(transformed.data());
+      const int cells = shape.height * shape.width;
+      for (int p = 0; p < shape.planes; ++p)
+        for (int r = 0; r < shape.height; ++r)
+          for (int c = 0; c < shape.width; ++c)
+            expected[p * cells + game().transform_cell(sym, r, c)] =
+                original[p * cells + r * shape.width + c];
+      ASSERT_EQ(transformed, expected) << s.to_string() << " symmetry " << sym;
+      // Applying a symmetry twice is the identity for both games' groups (all are involutions).
+      ASSERT_EQ(t->transformed(sym)->to_string(), s.to_string());
+    }
+  });
+}
+
+TEST_P(ConformanceTest, BadPositionStringsAreErrorsNotCrashes) {
+  const std::string start = game().initial_state()->to_string();
+  std::mt19937_64 rng(99);
+  const std::string alphabet = "./,* 0123456789WBRTtwLDx-";
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = start;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !text.empty(); ++e) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: text.erase(at, 1); break;
+        default: text.insert(at, 1, alphabet[rng() % alphabet.size()]);
+      }
+    }
+    try {
+      const auto s = game().parse_state(text);
+      ActionList actions;
+      s->legal_actions(actions);  // an accepted position must be usable
+      EXPECT_EQ(game().parse_state(s->to_string())->to_string(), s->to_string());
+    } catch (const GameError& e) {
+      EXPECT_GT(std::string(e.what()).size(), 10u);
+    }
+  }
+  EXPECT_THROW(game().parse_state(""), GameError);
+  EXPECT_THROW(game().parse_state("garbage"), GameError);
+}
+
+TEST_P(ConformanceTest, BadMoveStringsAreErrorsNotCrashes) {
+  const auto s = game().initial_state();
+  for (const char* move : {"", " ", "x", "a0-a2", "z9z9", "PASSS", "A1A1A1", "\xff\xfe", "-", "99"}) {
+    EXPECT_THROW(s->parse_action(move), GameError) << move;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllGames, ConformanceTest, ::testing::Values("mg", "dvonn"),
+                         [](const auto& param_info) { return param_info.param; });
+
+}  // namespace
+}  // namespace oppidum
