@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp   # LibTorch 1.13; OpenBLAS with OpenMP for fast CPU inference
   libeigen3-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev zlib1g-dev
 )
 
 missing=()

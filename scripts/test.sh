@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds with warnings as errors and runs the default test suite (everything but the `slow` label),
-# then builds the rules tests with AddressSanitizer and UBSan and runs them.
+# then builds the rules, search and record tests with AddressSanitizer and UBSan and runs them.
 # `scripts/test.sh --all` also runs the slow tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +14,5 @@ cmake --build build --parallel "$jobs"
 
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPPIDUM_WERROR=ON \
   -DOPPIDUM_SANITIZE=ON >/dev/null
-cmake --build build-sanitize --parallel "$jobs" --target games_test
-(cd build-sanitize && ctest --output-on-failure --timeout 600 -j "$jobs" -L games)
+cmake --build build-sanitize --parallel "$jobs" --target games_test mcts_test selfplay_test
+(cd build-sanitize && ctest --output-on-failure --timeout 600 -j "$jobs" -L "games|mcts|selfplay")

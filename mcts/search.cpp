@@ -1,0 +1,444 @@
+#include "mcts/search.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace oppidum::mcts {
+namespace {
+
+Proven flip(Proven p) {
+  if (p == Proven::kWin) return Proven::kLoss;
+  if (p == Proven::kLoss) return Proven::kWin;
+  return p;
+}
+
+// `p`, stated for player `from`, restated for player `to` (two players, zero sum).
+Proven orient(Proven p, int from, int to) { return from == to ? p : flip(p); }
+
+double proven_value(Proven p) {
+  return p == Proven::kWin ? 1.0 : p == Proven::kLoss ? -1.0 : 0.0;
+}
+
+Proven proven_from_result(double result) {
+  return result > 0 ? Proven::kWin : result < 0 ? Proven::kLoss : Proven::kDraw;
+}
+
+void require(bool condition, const char* what) {
+  if (!condition) throw std::logic_error(std::string("SearchTree: ") + what);
+}
+
+void check_range(bool ok, const char* field, const char* rule, double value) {
+  if (!ok)
+    throw std::invalid_argument(std::string("search config: ") + field + " must be " + rule +
+                                ", not " + std::to_string(value));
+}
+
+}  // namespace
+
+const char* to_string(Proven proven) {
+  switch (proven) {
+    case Proven::kWin: return "win";
+    case Proven::kDraw: return "draw";
+    case Proven::kLoss: return "loss";
+    case Proven::kUnknown: break;
+  }
+  return "unknown";
+}
+
+void SearchConfig::validate() const {
+  check_range(simulations >= 1, "simulations", "at least 1", simulations);
+  check_range(std::isfinite(cpuct) && cpuct > 0, "cpuct", "positive", cpuct);
+  check_range(std::isfinite(cpuct_base) && cpuct_base >= 0, "cpuct_base", "0 (off) or positive",
+              cpuct_base);
+  check_range(std::isfinite(fpu_reduction), "fpu_reduction", "finite", fpu_reduction);
+  check_range(std::isfinite(dirichlet_alpha_scale) && dirichlet_alpha_scale > 0,
+              "dirichlet_alpha_scale", "positive", dirichlet_alpha_scale);
+  check_range(dirichlet_weight >= 0 && dirichlet_weight <= 1, "dirichlet_weight", "in [0, 1]",
+              dirichlet_weight);
+  check_range(temperature_plies >= 0, "temperature_plies", "0 or more", temperature_plies);
+  check_range(std::isfinite(temperature) && temperature >= 0, "temperature", "0 or more",
+              temperature);
+  check_range(std::isfinite(final_temperature) && final_temperature >= 0, "final_temperature",
+              "0 or more", final_temperature);
+}
+
+double SearchTree::Node::value_for(int player) const {
+  if (visits == 0) return 0.0;
+  const double q = value_sum / visits;
+  return player == mover ? q : -q;
+}
+
+SearchTree::SearchTree(const GameState& root, const SearchConfig& config)
+    : config_(config), rng_(config.seed), root_state_(root.clone()) {
+  config_.validate();
+  reset_tree();
+}
+
+void SearchTree::reset_tree() {
+  nodes_.clear();
+  root_priors_before_noise_.clear();
+  Node root;
+  root.to_move = static_cast<std::int8_t>(root_state_->current_player());
+  // Only a sign convention: the root's own value is always read for its side to move.
+  root.mover = static_cast<std::int8_t>(1 - root.to_move);
+  if (root_state_->is_terminal()) root.proven = proven_from_result(root_state_->result(root.mover));
+  nodes_.push_back(root);
+}
+
+void SearchTree::start_search(int simulations) {
+  require(!pending_, "start_search while a leaf is pending: call receive first");
+  require(simulations >= 1, "start_search needs at least 1 simulation");
+  require(!root_state_->is_terminal(), "start_search on a terminal position");
+  restore_root_priors();
+  searching_ = true;
+  noise_applied_ = false;
+  simulations_target_ = simulations;
+  simulations_done_ = 0;
+  if (node(kRoot).expanded()) apply_root_noise();
+}
+
+bool SearchTree::search_finished() const {
+  const Node& root = node(kRoot);
+  return !searching_ || root.proven != Proven::kUnknown ||
+         (root.expanded() && simulations_done_ >= simulations_target_);
+}
+
+const PendingLeaf* SearchTree::select_leaf() {
+  require(searching_, "select_leaf outside a search: call start_search first");
+  require(!pending_, "select_leaf while a leaf is pending: call receive first");
+  while (!search_finished()) {
+    path_.assign(1, kRoot);
+    auto state = root_state_->clone();
+    int current = kRoot;
+    while (node(current).expanded() && node(current).proven == Proven::kUnknown) {
+      current = select_child(current);
+      state->apply(node(current).action);
+      path_.push_back(current);
+    }
+    Node& leaf = node(current);
+    if (leaf.proven == Proven::kUnknown) {
+      leaf.to_move = static_cast<std::int8_t>(state->current_player());
+      if (!state->is_terminal()) {
+        pending_ = std::make_unique<PendingLeaf>();
+        state->legal_actions(pending_->legal);
+        pending_->state = std::move(state);
+        return pending_.get();
+      }
+      leaf.proven = proven_from_result(state->result(leaf.mover));
+    }
+    finish_at_proven(current);
+  }
+  return nullptr;
+}
+
+void SearchTree::receive(const EvalResult& evaluation) {
+  require(pending_ != nullptr, "receive with no leaf pending");
+  const ActionList& legal = pending_->legal;
+  require(evaluation.priors.size() == static_cast<std::size_t>(legal.size()),
+          "receive: the priors do not match the leaf's legal actions");
+  require(std::isfinite(evaluation.value), "receive: the value is not a finite number");
+  std::vector<float> priors(evaluation.priors);
+  double sum = 0.0;
+  for (float p : priors) {
+    require(std::isfinite(p) && p >= 0, "receive: a prior is negative or not finite");
+    sum += p;
+  }
+  for (float& p : priors)
+    p = sum > 0 ? static_cast<float>(p / sum) : 1.0f / static_cast<float>(priors.size());
+
+  const int leaf = path_.back();
+  expand(leaf, legal, priors);
+  const double value = std::clamp(static_cast<double>(evaluation.value), -1.0, 1.0);
+  backup(node(leaf).to_move == 0 ? value : -value);
+  pending_.reset();
+  if (leaf == kRoot) apply_root_noise();
+}
+
+void SearchTree::expand(int index, const ActionList& legal, const std::vector<float>& priors) {
+  require(legal.size() <= std::numeric_limits<std::uint16_t>::max(), "too many children");
+  const std::int8_t mover = node(index).to_move;
+  const auto first = static_cast<std::int32_t>(nodes_.size());
+  for (int i = 0; i < legal.size(); ++i) {
+    Node child;
+    child.action = static_cast<std::uint16_t>(legal[i]);
+    child.prior = priors[static_cast<std::size_t>(i)];
+    child.mover = mover;
+    nodes_.push_back(child);
+  }
+  Node& parent = node(index);
+  parent.first_child = first;
+  parent.num_children = static_cast<std::uint16_t>(legal.size());
+}
+
+int SearchTree::select_child(int index) const {
+  const Node& parent = node(index);
+  const int player = parent.to_move;
+  const int first = parent.first_child;
+  double visited_prior = 0.0;
+  for (int i = 0; i < parent.num_children; ++i)
+    if (node(first + i).visits > 0) visited_prior += node(first + i).prior;
+  const double fpu = parent.value_for(player) - config_.fpu_reduction * std::sqrt(visited_prior);
+  const double n = std::max(1, parent.visits);
+  double c = config_.cpuct;
+  if (config_.cpuct_base > 0) c += std::log((1.0 + n + config_.cpuct_base) / config_.cpuct_base);
+  const double explore = c * std::sqrt(n);
+
+  int best = -1;
+  double best_score = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < parent.num_children; ++i) {
+    const Node& child = node(first + i);  // child.mover == player
+    if (child.proven == Proven::kWin) return first + i;
+    if (child.proven == Proven::kLoss) continue;
+    const double q = child.visits > 0 ? child.value_sum / child.visits : fpu;
+    const double score = q + explore * child.prior / (1.0 + child.visits);
+    if (score > best_score) {
+      best_score = score;
+      best = first + i;
+    }
+  }
+  assert(best >= 0);  // a node whose children are all proven losses is itself proven
+  return best >= 0 ? best : first;
+}
+
+void SearchTree::backup(double value_p0) {
+  for (int index : path_) {
+    Node& n = node(index);
+    ++n.visits;
+    n.value_sum += n.mover == 0 ? value_p0 : -value_p0;
+  }
+  if (path_.size() > 1) ++simulations_done_;
+}
+
+void SearchTree::finish_at_proven(int index) {
+  const Node& n = node(index);
+  const double value = proven_value(n.proven);
+  backup(n.mover == 0 ? value : -value);
+  update_proofs();
+}
+
+void SearchTree::update_proofs() {
+  for (auto i = static_cast<int>(path_.size()) - 2; i >= 0; --i)
+    if (!update_proof(path_[static_cast<std::size_t>(i)])) break;
+}
+
+bool SearchTree::update_proof(int index) {
+  Node& n = node(index);
+  if (n.proven != Proven::kUnknown || !n.expanded()) return false;
+  const int player = n.to_move;
+  bool all_proven = true;
+  Proven best = Proven::kLoss;  // best proven outcome for `player` among the children
+  for (int i = 0; i < n.num_children; ++i) {
+    const Proven p = node(n.first_child + i).proven;  // for `player`, who moved into the child
+    if (p == Proven::kWin) {
+      n.proven = orient(Proven::kWin, player, n.mover);
+      return true;
+    }
+    if (p == Proven::kUnknown) all_proven = false;
+    else if (p == Proven::kDraw) best = Proven::kDraw;
+  }
+  if (!all_proven) return false;
+  n.proven = orient(best, player, n.mover);
+  return true;
+}
+
+void SearchTree::apply_root_noise() {
+  Node& root = node(kRoot);
+  if (noise_applied_ || config_.dirichlet_weight <= 0 || !root.expanded()) return;
+  noise_applied_ = true;
+  const int n = root.num_children;
+  if (n < 2) return;
+  const double alpha = config_.dirichlet_alpha_scale / n;
+  std::vector<double> noise(static_cast<std::size_t>(n));
+  double sum = 0.0;
+  for (double& x : noise) sum += x = rng_.gamma(alpha);
+  if (!(sum > 0)) return;  // every draw underflowed: no usable noise this time
+  const double w = config_.dirichlet_weight;
+  root_priors_before_noise_.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Node& child = node(root.first_child + i);
+    root_priors_before_noise_[static_cast<std::size_t>(i)] = child.prior;
+    child.prior = static_cast<float>((1.0 - w) * child.prior +
+                                     w * noise[static_cast<std::size_t>(i)] / sum);
+  }
+}
+
+void SearchTree::restore_root_priors() {
+  const Node& root = node(kRoot);
+  for (std::size_t i = 0; i < root_priors_before_noise_.size(); ++i)
+    node(root.first_child + static_cast<int>(i)).prior = root_priors_before_noise_[i];
+  root_priors_before_noise_.clear();
+}
+
+// A proven win for the side to move first, then the most visited child that is not a proven loss
+// (ties: the higher value), then the most visited of all.
+int SearchTree::most_visited_child(int index) const {
+  const Node& parent = node(index);
+  const int player = parent.to_move;
+  int best = -1;
+  auto better = [&](const Node& a, const Node& b) {
+    if (a.visits != b.visits) return a.visits > b.visits;
+    return a.value_for(player) > b.value_for(player);
+  };
+  for (int pass = 0; pass < 3 && best < 0; ++pass) {
+    for (int i = 0; i < parent.num_children; ++i) {
+      const Node& child = node(parent.first_child + i);
+      if (pass == 0 && child.proven != Proven::kWin) continue;
+      if (pass == 1 && child.proven == Proven::kLoss) continue;
+      if (best < 0 || better(child, node(best))) best = parent.first_child + i;
+    }
+  }
+  return best;
+}
+
+int SearchTree::choose_root_child(SearchResult& result) {
+  const Node& root = node(kRoot);
+  const int first = root.first_child;
+  const int n = root.num_children;
+  result.sampling.assign(static_cast<std::size_t>(n), 0.0f);
+  const int best = most_visited_child(kRoot);
+  const bool proven_win = node(best).proven == Proven::kWin;
+  if (proven_win || result.temperature < kMinTemperature) {
+    result.sampling[static_cast<std::size_t>(best - first)] = 1.0f;
+    return best;
+  }
+  // Sample proportionally to visits^(1 / T), leaving out proven losses unless all are.
+  bool any_open = false;
+  int max_visits = 0;
+  for (int i = 0; i < n; ++i) any_open |= node(first + i).proven != Proven::kLoss;
+  for (int i = 0; i < n; ++i) {
+    const Node& child = node(first + i);
+    if (!any_open || child.proven != Proven::kLoss) max_visits = std::max(max_visits, child.visits);
+  }
+  std::vector<double> weight(static_cast<std::size_t>(n), 0.0);
+  double total = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const Node& child = node(first + i);
+    if (any_open && child.proven == Proven::kLoss) continue;
+    const double w = max_visits > 0
+                         ? std::pow(static_cast<double>(child.visits) / max_visits,
+                                    1.0 / result.temperature)
+                         : child.prior;
+    weight[static_cast<std::size_t>(i)] = w;
+    total += w;
+  }
+  if (!(total > 0)) {
+    result.sampling[static_cast<std::size_t>(best - first)] = 1.0f;
+    return best;
+  }
+  for (int i = 0; i < n; ++i)
+    result.sampling[static_cast<std::size_t>(i)] =
+        static_cast<float>(weight[static_cast<std::size_t>(i)] / total);
+  double draw = rng_.uniform() * total;
+  int chosen = -1;
+  for (int i = 0; i < n; ++i) {
+    if (weight[static_cast<std::size_t>(i)] <= 0) continue;
+    chosen = first + i;
+    draw -= weight[static_cast<std::size_t>(i)];
+    if (draw < 0) break;
+  }
+  return chosen;
+}
+
+SearchResult SearchTree::result() {
+  const Node& root = node(kRoot);
+  require(root.expanded(), "result before the root was evaluated");
+  SearchResult r;
+  int total = 0;
+  for (int i = 0; i < root.num_children; ++i) {
+    const Node& child = node(root.first_child + i);
+    r.legal.push_back(child.action);
+    r.visits.push_back(child.visits);
+    total += child.visits;
+  }
+  r.policy.resize(r.visits.size());
+  for (std::size_t i = 0; i < r.visits.size(); ++i)
+    r.policy[i] = total > 0 ? static_cast<float>(r.visits[i]) / static_cast<float>(total)
+                            : node(root.first_child + static_cast<int>(i)).prior;
+  r.root_value = static_cast<float>(root.value_for(root.to_move));
+  r.proven = root_proven();
+  r.simulations = simulations_done_;
+  r.temperature = root_state_->ply() < config_.temperature_plies ? config_.temperature
+                                                                 : config_.final_temperature;
+  r.action = node(choose_root_child(r)).action;
+  for (int at = kRoot; node(at).expanded();) {
+    at = most_visited_child(at);
+    if (node(at).visits == 0) break;
+    r.principal_variation.push_back(node(at).action);
+  }
+  return r;
+}
+
+SearchResult SearchTree::run(Evaluator& evaluator, int simulations) {
+  start_search(simulations);
+  EvalResult evaluation;
+  while (const PendingLeaf* leaf = select_leaf()) {
+    const EvalRequest request = leaf->request();
+    evaluator.evaluate(&request, 1, &evaluation);
+    receive(evaluation);
+  }
+  return result();
+}
+
+void SearchTree::advance(Action action) {
+  require(!pending_, "advance while a leaf is pending: call receive first");
+  root_state_->apply(action);  // throws std::logic_error when illegal
+  searching_ = false;
+  root_priors_before_noise_.clear();  // they belonged to the old root
+  const Node& root = node(kRoot);
+  int kept = -1;
+  for (int i = 0; root.expanded() && i < root.num_children; ++i)
+    if (node(root.first_child + i).action == action) kept = root.first_child + i;
+  if (kept < 0 || !node(kept).expanded()) {
+    reset_tree();
+    return;
+  }
+  // Copy the kept subtree breadth-first; each block of siblings stays contiguous.
+  std::vector<Node> compact;
+  compact.push_back(node(kept));
+  for (std::size_t i = 0; i < compact.size(); ++i) {
+    const std::int32_t old_first = compact[i].first_child;
+    if (old_first < 0) continue;
+    const int count = compact[i].num_children;
+    compact[i].first_child = static_cast<std::int32_t>(compact.size());
+    for (int k = 0; k < count; ++k) compact.push_back(node(old_first + k));
+  }
+  nodes_.swap(compact);
+}
+
+std::vector<ChildStats> SearchTree::children(const std::vector<Action>& path) const {
+  int at = kRoot;
+  for (Action action : path) {
+    const Node& n = node(at);
+    require(n.expanded(), "children: the path leaves the tree");
+    int next = -1;
+    for (int i = 0; i < n.num_children; ++i)
+      if (node(n.first_child + i).action == action) next = n.first_child + i;
+    require(next >= 0, "children: the path plays an action that is not in the tree");
+    at = next;
+  }
+  const Node& parent = node(at);
+  std::vector<ChildStats> out;
+  for (int i = 0; parent.expanded() && i < parent.num_children; ++i) {
+    const Node& child = node(parent.first_child + i);
+    ChildStats s;
+    s.action = child.action;
+    s.prior = child.prior;
+    s.visits = child.visits;
+    s.value = static_cast<float>(child.value_for(parent.to_move));
+    s.proven = orient(child.proven, child.mover, parent.to_move);
+    out.push_back(s);
+  }
+  return out;
+}
+
+Proven SearchTree::root_proven() const {
+  const Node& root = node(kRoot);
+  return orient(root.proven, root.mover, root.to_move);
+}
+
+int SearchTree::root_visits() const { return node(kRoot).visits; }
+
+}  // namespace oppidum::mcts

@@ -1,0 +1,227 @@
+#include "selfplay/game_record.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace oppidum::selfplay {
+namespace {
+
+constexpr char kMagic[8] = {'O', 'P', 'P', 'G', 'A', 'M', 'E', 'S'};
+constexpr std::uint32_t kMaxRecordBytes = 64u << 20;
+
+// Little-endian writer and bounds-checked reader of the record payload.
+class Writer {
+ public:
+  template <class T>
+  void put(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, &v, sizeof(T));  // the formats are little-endian, like every target here
+    out_.append(reinterpret_cast<const char*>(bytes), sizeof(T));
+  }
+  void put_string16(const std::string& s) {
+    if (s.size() > 0xFFFF) throw std::runtime_error("game record: string too long");
+    put<std::uint16_t>(static_cast<std::uint16_t>(s.size()));
+    out_ += s;
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, in_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  std::string get_string16() {
+    const auto n = get<std::uint16_t>();
+    need(n);
+    std::string s = in_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  bool done() const { return at_ == in_.size(); }
+
+ private:
+  void need(std::size_t n) const {
+    if (at_ + n > in_.size())
+      throw std::runtime_error("record ends early at byte " + std::to_string(in_.size()));
+  }
+  const std::string& in_;
+  std::size_t at_ = 0;
+};
+
+std::uint32_t crc_of(const std::string& data) {
+  return static_cast<std::uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
+}
+
+}  // namespace
+
+std::string encode_record(const GameRecord& r) {
+  Writer w;
+  w.put_string16(r.game);
+  w.put_string16(r.start);
+  w.put<std::uint64_t>(r.seed);
+  w.put<std::int64_t>(r.network_step);
+  w.put<std::int8_t>(r.result);
+  w.put<std::int16_t>(r.score[0]);
+  w.put<std::int16_t>(r.score[1]);
+  w.put<std::uint8_t>(r.adjudicated ? 1 : 0);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(r.moves.size()));
+  for (const MoveRecord& m : r.moves) {
+    w.put<std::uint16_t>(m.action);
+    w.put<float>(m.root_value);
+    w.put<std::uint8_t>(m.policy_target ? 1 : 0);
+    if (m.visits.size() > 0xFFFF) throw std::runtime_error("game record: too many visit entries");
+    w.put<std::uint16_t>(static_cast<std::uint16_t>(m.visits.size()));
+    for (const VisitCount& v : m.visits) {
+      w.put<std::uint16_t>(v.action);
+      w.put<std::uint32_t>(v.visits);
+    }
+  }
+  return w.take();
+}
+
+GameRecord decode_record(const std::string& payload) {
+  Reader rd(payload);
+  GameRecord r;
+  r.game = rd.get_string16();
+  r.start = rd.get_string16();
+  r.seed = rd.get<std::uint64_t>();
+  r.network_step = rd.get<std::int64_t>();
+  r.result = rd.get<std::int8_t>();
+  r.score[0] = rd.get<std::int16_t>();
+  r.score[1] = rd.get<std::int16_t>();
+  const auto flags = rd.get<std::uint8_t>();
+  if (r.result < -1 || r.result > 1) throw std::runtime_error("result out of range");
+  if (flags > 1) throw std::runtime_error("unknown game flags");
+  r.adjudicated = flags & 1;
+  const auto n = rd.get<std::uint32_t>();
+  if (n > payload.size()) throw std::runtime_error("move count larger than the record");
+  r.moves.resize(n);
+  for (MoveRecord& m : r.moves) {
+    m.action = rd.get<std::uint16_t>();
+    m.root_value = rd.get<float>();
+    const auto move_flags = rd.get<std::uint8_t>();
+    if (move_flags > 1) throw std::runtime_error("unknown move flags");
+    m.policy_target = move_flags & 1;
+    m.visits.resize(rd.get<std::uint16_t>());
+    for (VisitCount& v : m.visits) {
+      v.action = rd.get<std::uint16_t>();
+      v.visits = rd.get<std::uint32_t>();
+    }
+  }
+  if (!rd.done()) throw std::runtime_error("trailing bytes after the last move");
+  return r;
+}
+
+void write_game_file(const std::string& path, const std::vector<GameRecord>& records) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(tmp + ": cannot open for writing");
+    Writer header;
+    for (char c : kMagic) header.put<char>(c);
+    header.put<std::uint32_t>(kRecordFormatVersion);
+    header.put<std::uint32_t>(static_cast<std::uint32_t>(records.size()));
+    out << header.take();
+    for (const GameRecord& r : records) {
+      const std::string payload = encode_record(r);
+      Writer frame;
+      frame.put<std::uint32_t>(static_cast<std::uint32_t>(payload.size()));
+      frame.put<std::uint32_t>(crc_of(payload));
+      out << frame.take() << payload;
+    }
+    out.flush();
+    if (!out) throw std::runtime_error(tmp + ": write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error(path + ": rename failed: " + ec.message());
+}
+
+ReadResult read_game_file(const std::string& path) {
+  ReadResult result;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    result.problems.push_back(path + ": cannot open");
+    return result;
+  }
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() < 16 || std::memcmp(data.data(), kMagic, 8) != 0) {
+    result.problems.push_back(path + ": not an oppidum game file (bad magic)");
+    return result;
+  }
+  std::uint32_t version, count;
+  std::memcpy(&version, data.data() + 8, 4);
+  std::memcpy(&count, data.data() + 12, 4);
+  if (version != kRecordFormatVersion) {
+    result.problems.push_back(path + ": format version " + std::to_string(version) +
+                              " is not supported (this build reads version " +
+                              std::to_string(kRecordFormatVersion) + ")");
+    return result;
+  }
+  std::size_t at = 16;
+  std::uint32_t index = 0;
+  for (; at < data.size(); ++index) {
+    const std::string where = path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);
+    if (at + 8 > data.size()) {
+      result.problems.push_back(where + ": truncated frame");
+      break;
+    }
+    std::uint32_t length, crc;
+    std::memcpy(&length, data.data() + at, 4);
+    std::memcpy(&crc, data.data() + at + 4, 4);
+    if (length > kMaxRecordBytes || at + 8 + length > data.size()) {
+      result.problems.push_back(where + ": truncated or damaged length; the rest of the file is skipped");
+      break;
+    }
+    const std::string payload = data.substr(at + 8, length);
+    at += 8 + length;
+    if (crc_of(payload) != crc) {
+      result.problems.push_back(where + ": CRC mismatch, record skipped");
+      continue;
+    }
+    try {
+      result.records.push_back(decode_record(payload));
+    } catch (const std::exception& e) {
+      result.problems.push_back(where + ": " + e.what() + ", record skipped");
+    }
+  }
+  if (index != count)
+    result.problems.push_back(path + ": header announces " + std::to_string(count) +
+                              " records, the file holds " + std::to_string(index));
+  return result;
+}
+
+std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record) {
+  const Game& game = game_by_name(record.game);
+  std::vector<std::unique_ptr<GameState>> states;
+  states.push_back(game.parse_state(record.start));
+  for (std::size_t i = 0; i < record.moves.size(); ++i) {
+    const Action a = record.moves[i].action;
+    if (!states.back()->is_legal(a))
+      throw GameError("move " + std::to_string(i + 1) + " (action " + std::to_string(a) +
+                      ") is illegal in " + states.back()->to_string());
+    auto next = states.back()->clone();
+    next->apply(a);
+    states.push_back(std::move(next));
+  }
+  return states;
+}
+
+}  // namespace oppidum::selfplay

@@ -1,0 +1,66 @@
+// Game records: what self-play keeps of each finished game, and the versioned binary file format
+// that holds them (docs/FORMATS.md, "Game records", documents every byte).
+//
+// A record holds the start position, every move with the search's visit distribution and root
+// value, the result, the network that played it and the seed; that is enough to replay the game
+// and to train on it. Files are written whole to a temporary name and renamed, so a reader never
+// sees a half-written file. Each record carries its own length and CRC-32, so a damaged record is
+// reported and skipped while the rest of the file is still read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "games/game.h"
+
+namespace oppidum::selfplay {
+
+inline constexpr std::uint32_t kRecordFormatVersion = 1;
+
+struct VisitCount {
+  std::uint16_t action = 0;
+  std::uint32_t visits = 0;
+};
+
+struct MoveRecord {
+  std::uint16_t action = 0;         // the move played
+  float root_value = 0.0f;          // search value for the side to move, in [-1, 1]
+  bool policy_target = true;        // a full search, usable as a policy target
+  std::vector<VisitCount> visits;   // visits of the legal actions (those with at least one)
+};
+
+struct GameRecord {
+  std::string game;                 // "mg" or "dvonn"
+  std::string start;                // start position in RULES.md notation
+  std::uint64_t seed = 0;           // the seed of the game's search streams
+  std::int64_t network_step = -1;   // training step of the network that played; -1: none
+  std::int8_t result = 0;           // for player 0: +1 win, 0 draw, -1 loss
+  std::int16_t score[2] = {0, 0};   // final scores (DVONN heights; Murus Gallicus 1 for the winner)
+  bool adjudicated = false;         // stopped at the ply limit and scored as a draw
+  std::vector<MoveRecord> moves;
+};
+
+// Result of reading a file: the intact records and one message per problem found.
+struct ReadResult {
+  std::vector<GameRecord> records;
+  std::vector<std::string> problems;  // e.g. "games/chunk-3.bin: record 5 at byte 812: CRC mismatch"
+};
+
+std::string encode_record(const GameRecord& record);
+// Throws std::runtime_error when the payload is malformed.
+GameRecord decode_record(const std::string& payload);
+
+// Writes all records to `path` (via `path.tmp` and a rename). Throws std::runtime_error on I/O
+// errors, leaving any existing file at `path` untouched.
+void write_game_file(const std::string& path, const std::vector<GameRecord>& records);
+// Never throws for damaged content: problems are listed and intact records returned.
+ReadResult read_game_file(const std::string& path);
+
+// Replays a record through the rules; throws GameError if a move is illegal (a corrupt record
+// that passed its checksum, or a rules change). Returns the states before each move and the
+// final state (moves.size() + 1 states).
+std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record);
+
+}  // namespace oppidum::selfplay

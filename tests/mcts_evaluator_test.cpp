@@ -1,0 +1,262 @@
+// The evaluators of mcts/: uniform, random rollouts, and the cache decorator.
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "games/dvonn/game.h"
+#include "games/mg/game.h"
+#include "mcts/cached_evaluator.h"
+#include "mcts/evaluator.h"
+#include "mcts/rollout_evaluator.h"
+#include "mcts/search.h"
+#include "tests/mcts_test_util.h"
+
+namespace oppidum::mcts {
+namespace {
+
+// A deterministic stand-in for a network: the value and priors are functions of the position's
+// hash, and it records the batch sizes it was called with.
+class HashEvaluator final : public Evaluator {
+ public:
+  void evaluate(const EvalRequest* requests, int n, EvalResult* results) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      batches_.push_back(n);
+    }
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t h = requests[i].state->hash();
+      results[i].value = static_cast<float>(static_cast<double>(h % 2001) / 1000.0 - 1.0);
+      const int size = requests[i].legal->size();
+      results[i].priors.resize(static_cast<std::size_t>(size));
+      float sum = 0.0f;
+      for (int k = 0; k < size; ++k)
+        sum += results[i].priors[static_cast<std::size_t>(k)] =
+            1.0f + static_cast<float>((h >> (k % 60)) & 7);
+      for (float& p : results[i].priors) p /= sum;
+    }
+  }
+  std::string describe() const override { return "hash"; }
+  std::vector<int> batches() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return batches_;
+  }
+  int positions() const {
+    const auto b = batches();
+    return std::accumulate(b.begin(), b.end(), 0);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<int> batches_;
+};
+
+// `count` distinct positions (by hash) along seeded random games.
+std::vector<std::unique_ptr<GameState>> positions(const Game& game, int count, std::uint64_t seed) {
+  std::vector<std::unique_ptr<GameState>> out;
+  std::set<std::uint64_t> seen;
+  Rng rng(seed);
+  while (static_cast<int>(out.size()) < count) {
+    auto state = game.initial_state();
+    ActionList legal;
+    for (;;) {
+      state->legal_actions(legal);
+      if (legal.empty() || static_cast<int>(out.size()) == count) break;
+      if (seen.insert(state->hash()).second) out.push_back(state->clone());
+      state->apply(legal[rng.uniform_int(legal.size())]);
+    }
+  }
+  return out;
+}
+
+struct Batch {
+  std::vector<ActionList> legal;
+  std::vector<EvalRequest> requests;
+  std::vector<EvalResult> results;
+};
+
+Batch make_batch(const std::vector<std::unique_ptr<GameState>>& states) {
+  Batch b;
+  b.legal.resize(states.size());
+  b.results.resize(states.size());
+  for (std::size_t i = 0; i < states.size(); ++i) states[i]->legal_actions(b.legal[i]);
+  for (std::size_t i = 0; i < states.size(); ++i) b.requests.push_back({states[i].get(), &b.legal[i]});
+  return b;
+}
+
+void evaluate(Evaluator& evaluator, Batch& b) {
+  evaluator.evaluate(b.requests.data(), static_cast<int>(b.requests.size()), b.results.data());
+}
+
+TEST(EvaluatorTest, UniformGivesZeroAndUniformPriors) {
+  const auto states = positions(mg::mg_game(), 10, 1);
+  Batch b = make_batch(states);
+  UniformEvaluator uniform;
+  evaluate(uniform, b);
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    EXPECT_EQ(b.results[i].value, 0.0f);
+    ASSERT_EQ(b.results[i].priors.size(), static_cast<std::size_t>(b.legal[i].size()));
+    for (float p : b.results[i].priors) EXPECT_FLOAT_EQ(p, 1.0f / b.legal[i].size());
+  }
+}
+
+TEST(EvaluatorTest, RolloutValuesAreResultsInRange) {
+  for (const Game* game : {&mg::mg_game(), &dvonn::dvonn_game()}) {
+    const auto states = positions(*game, 20, 2);
+    Batch b = make_batch(states);
+    RolloutEvaluator rollouts(5, 3);
+    evaluate(rollouts, b);
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      EXPECT_GE(b.results[i].value, -1.0f);
+      EXPECT_LE(b.results[i].value, 1.0f);
+      const float sum = std::accumulate(b.results[i].priors.begin(), b.results[i].priors.end(), 0.0f);
+      EXPECT_NEAR(sum, 1.0f, 1e-5f);
+    }
+  }
+}
+
+TEST(EvaluatorTest, RolloutFavoursTheSideWithAWinInOne) {
+  // Light's c5 tower wins with c5-c7; random play often finds it before Dark gets anywhere.
+  const auto state =
+      mg::mg_game().parse_state("t......./......../..T...../......../......../......../T....... L");
+  ASSERT_FALSE(test_util::winning_moves(*state).empty());
+  std::vector<std::unique_ptr<GameState>> one;
+  one.push_back(state->clone());
+  Batch b = make_batch(one);
+  RolloutEvaluator rollouts(11, 200);
+  evaluate(rollouts, b);
+  EXPECT_GT(b.results[0].value, 0.2f);
+}
+
+TEST(EvaluatorTest, RolloutIsReproducibleAndThreadSafe) {
+  const auto states = positions(mg::mg_game(), 16, 3);
+  Batch a = make_batch(states), b = make_batch(states);
+  RolloutEvaluator first(21, 2), second(21, 2);
+  evaluate(first, a);
+  evaluate(second, b);
+  for (std::size_t i = 0; i < states.size(); ++i) EXPECT_EQ(a.results[i].value, b.results[i].value);
+
+  RolloutEvaluator shared(22, 1);
+  std::vector<std::thread> threads;
+  std::vector<Batch> batches;
+  for (int t = 0; t < 4; ++t) batches.push_back(make_batch(states));
+  for (int t = 0; t < 4; ++t) threads.emplace_back([&, t] { evaluate(shared, batches[t]); });
+  for (auto& th : threads) th.join();
+  for (const Batch& batch : batches)
+    for (const EvalResult& r : batch.results) EXPECT_LE(std::abs(r.value), 1.0f);
+  EXPECT_THROW(RolloutEvaluator(1, 0), std::invalid_argument);
+}
+
+TEST(EvaluatorTest, CacheReturnsTheInnerResultsAndSendsOnlyMisses) {
+  const auto states = positions(mg::mg_game(), 30, 4);
+  HashEvaluator inner;
+  CachedEvaluator cache(inner, 1024);
+  Batch direct = make_batch(states);
+  HashEvaluator reference;
+  evaluate(reference, direct);
+
+  Batch first = make_batch(states);
+  evaluate(cache, first);
+  EXPECT_EQ(cache.hits(), 0u);
+  EXPECT_EQ(cache.misses(), 30u);
+  ASSERT_EQ(inner.batches(), std::vector<int>{30});
+
+  // Half known, half new: one inner batch of the 10 new ones.
+  std::vector<std::unique_ptr<GameState>> mixed;
+  for (int i = 0; i < 20; ++i) mixed.push_back(states[static_cast<std::size_t>(i)]->clone());
+  for (auto& s : positions(mg::mg_game(), 10, 99)) mixed.push_back(std::move(s));
+  Batch second = make_batch(mixed);
+  evaluate(cache, second);
+  EXPECT_GE(cache.hits(), 20u);
+  EXPECT_EQ(inner.batches().size(), 2u);
+  EXPECT_LE(inner.batches().back(), 10);
+  EXPECT_GT(cache.hit_rate(), 0.0);
+
+  Batch again = make_batch(states);
+  evaluate(cache, again);
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    EXPECT_EQ(again.results[i].value, direct.results[i].value);
+    EXPECT_EQ(again.results[i].priors, direct.results[i].priors);
+    EXPECT_EQ(first.results[i].priors, direct.results[i].priors);
+  }
+  EXPECT_EQ(inner.batches().size(), 2u);  // all hits: the inner evaluator was not called
+}
+
+TEST(EvaluatorTest, CacheEvaluatesARepeatedPositionOncePerBatch) {
+  std::vector<std::unique_ptr<GameState>> same;
+  for (int i = 0; i < 8; ++i) same.push_back(dvonn::dvonn_game().initial_state());
+  HashEvaluator inner;
+  CachedEvaluator cache(inner, 64);
+  Batch b = make_batch(same);
+  evaluate(cache, b);
+  EXPECT_EQ(inner.batches(), std::vector<int>{1});
+  EXPECT_EQ(cache.misses(), 1u);
+  EXPECT_EQ(cache.hits(), 7u);
+  for (const EvalResult& r : b.results) EXPECT_EQ(r.priors, b.results[0].priors);
+}
+
+TEST(EvaluatorTest, CacheIsBoundedAndClears) {
+  const auto states = positions(mg::mg_game(), 600, 5);
+  HashEvaluator inner;
+  CachedEvaluator cache(inner, 100);
+  EXPECT_GE(cache.capacity(), 100u);
+  EXPECT_LT(cache.capacity(), 200u);
+  Batch all = make_batch(states);
+  evaluate(cache, all);
+  const int before = inner.positions();
+  Batch again = make_batch(states);
+  evaluate(cache, again);
+  // At most `capacity` of the 600 can still be there.
+  EXPECT_GE(inner.positions() - before, 600 - static_cast<int>(cache.capacity()));
+  cache.clear();
+  EXPECT_EQ(cache.hits(), 0u);
+  EXPECT_EQ(cache.misses(), 0u);
+  EXPECT_THROW(CachedEvaluator(inner, 0), std::invalid_argument);
+}
+
+TEST(EvaluatorTest, CacheIsThreadSafe) {
+  const auto states = positions(dvonn::dvonn_game(), 200, 6);
+  HashEvaluator inner, reference;
+  CachedEvaluator cache(inner, 128);
+  Batch expected = make_batch(states);
+  evaluate(reference, expected);
+  std::vector<Batch> batches;
+  for (int t = 0; t < 4; ++t) batches.push_back(make_batch(states));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) evaluate(cache, batches[static_cast<std::size_t>(t)]);
+    });
+  for (auto& th : threads) th.join();
+  for (const Batch& b : batches)
+    for (std::size_t i = 0; i < states.size(); ++i)
+      EXPECT_EQ(b.results[i].priors, expected.results[i].priors);
+  EXPECT_EQ(cache.hits() + cache.misses(), 4u * 5u * 200u);
+}
+
+TEST(EvaluatorTest, SearchThroughTheCacheMatchesSearchWithout) {
+  const auto state = mg::mg_game().initial_state();
+  SearchConfig config;
+  config.dirichlet_weight = 0.0f;
+  config.temperature = 0.0f;
+  HashEvaluator plain, inner;
+  CachedEvaluator cache(inner, 4096);
+  SearchTree a(*state, config), b(*state, config);
+  const SearchResult ra = a.run(plain, 300);
+  const SearchResult rb = b.run(cache, 300);
+  EXPECT_EQ(ra.visits, rb.visits);
+  EXPECT_EQ(ra.action, rb.action);
+  // A second tree over the same position is served from the cache.
+  SearchTree c(*state, config);
+  const SearchResult rc = c.run(cache, 300);
+  EXPECT_EQ(rc.visits, ra.visits);
+  EXPECT_GT(cache.hit_rate(), 0.4);
+}
+
+}  // namespace
+}  // namespace oppidum::mcts

@@ -1,0 +1,248 @@
+#include "trainer/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace oppidum::config {
+namespace {
+
+// How one field is read, written and described, generated from the field lists.
+template <class S>
+struct Field {
+  const char* name;
+  const char* doc;
+  std::string default_text;
+  std::function<void(S&, const std::string& value, const std::string& key)> read;
+  std::function<std::string(const S&)> write;
+};
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out.precision(17);
+  out << v;
+  return out.str();
+}
+
+template <class T>
+std::string value_text(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) return v;
+  else if constexpr (std::is_floating_point_v<T>) return number_text(v);
+  else return std::to_string(v);
+}
+
+// Parses `text` as T, all of it; throws ConfigError naming `key`.
+template <class T>
+T parse_value(const std::string& text, const std::string& key) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  T value{};
+  if constexpr (std::is_floating_point_v<T>) {
+    value = std::strtod(begin, &end);
+  } else if constexpr (std::is_unsigned_v<T>) {
+    if (!text.empty() && text[0] == '-') end = const_cast<char*>(begin);
+    else value = std::strtoull(begin, &end, 10);
+  } else {
+    const long long v = std::strtoll(begin, &end, 10);
+    if (v < INT32_MIN || v > INT32_MAX) errno = ERANGE;
+    value = static_cast<T>(v);
+  }
+  if (text.empty() || end != begin + text.size() || errno == ERANGE)
+    throw ConfigError(key + ": expected " +
+                      (std::is_floating_point_v<T> ? "a number" : "a whole number") + ", got \"" +
+                      text + "\"");
+  return value;
+}
+
+template <class S, class T, class Lo, class Hi>
+Field<S> make_field(const char* name, const char* doc, T S::*member, const T& def, Lo lo, Hi hi) {
+  Field<S> f{name, doc, value_text(def), nullptr, nullptr};
+  f.write = [member](const S& s) { return value_text(s.*member); };
+  if constexpr (std::is_same_v<T, std::string>) {
+    // Quoted, so that a value like "1e3" or "yes" reads back as the string it is. The allowed
+    // values are plain words, so no escaping is needed.
+    f.write = [member](const S& s) { return "\"" + s.*member + "\""; };
+    const std::string allowed = lo;
+    (void)hi;
+    f.read = [member, allowed](S& s, const std::string& value, const std::string& key) {
+      if (!allowed.empty() && ("|" + allowed + "|").find("|" + value + "|") == std::string::npos)
+        throw ConfigError(key + ": \"" + value + "\" is not one of " + allowed);
+      s.*member = value;
+    };
+  } else {
+    const T low = static_cast<T>(lo), high = static_cast<T>(hi);
+    f.read = [member, low, high](S& s, const std::string& value, const std::string& key) {
+      const T v = parse_value<T>(value, key);
+      if (!(v >= low && v <= high))
+        throw ConfigError(key + ": " + value_text(v) + " is out of range " + value_text(low) +
+                          ".." + value_text(high));
+      s.*member = v;
+    };
+  }
+  return f;
+}
+
+#define OPPIDUM_FIELD(type, name, def, lo, hi, doc) \
+  make_field<S, type>(#name, doc, &S::name, type(def), lo, hi),
+
+template <class S>
+const std::vector<Field<S>>& fields();
+
+#define OPPIDUM_SECTION_FIELDS(Section, LIST)           \
+  template <>                                           \
+  const std::vector<Field<Section>>& fields<Section>() { \
+    using S = Section;                                  \
+    static const std::vector<Field<S>> list = {LIST(OPPIDUM_FIELD)}; \
+    return list;                                        \
+  }
+
+OPPIDUM_SECTION_FIELDS(RunSection, OPPIDUM_RUN_FIELDS)
+OPPIDUM_SECTION_FIELDS(NetSection, OPPIDUM_NET_FIELDS)
+OPPIDUM_SECTION_FIELDS(SelfplaySection, OPPIDUM_SELFPLAY_FIELDS)
+OPPIDUM_SECTION_FIELDS(TrainingSection, OPPIDUM_TRAINING_FIELDS)
+OPPIDUM_SECTION_FIELDS(ArenaSection, OPPIDUM_ARENA_FIELDS)
+OPPIDUM_SECTION_FIELDS(InferenceSection, OPPIDUM_INFERENCE_FIELDS)
+
+#undef OPPIDUM_SECTION_FIELDS
+#undef OPPIDUM_FIELD
+
+// Calls f(section_name, section) for every section of the config, in file order.
+template <class C, class F>
+void for_each_section(C& c, F&& f) {
+  f("run", c.run);
+  f("net", c.net);
+  f("selfplay", c.selfplay);
+  f("training", c.training);
+  f("arena", c.arena);
+  f("inference", c.inference);
+}
+
+template <class S>
+void set_field(S& section, const std::string& section_name, const std::string& key,
+               const std::string& value, const std::string& where) {
+  for (const auto& f : fields<S>()) {
+    if (key == f.name) {
+      f.read(section, value, where + section_name + "." + key);
+      return;
+    }
+  }
+  std::string keys;
+  for (const auto& f : fields<S>()) keys += std::string(keys.empty() ? "" : ", ") + f.name;
+  throw ConfigError(where + section_name + "." + key + ": unknown key; the keys of " +
+                    section_name + " are " + keys);
+}
+
+// Sets section.key to value in `config`; false if there is no such section.
+bool set_key(RunConfig& config, const std::string& section_name, const std::string& key,
+             const std::string& value, const std::string& where) {
+  bool found = false;
+  for_each_section(config, [&](const char* name, auto& section) {
+    if (section_name == name) {
+      set_field(section, section_name, key, value, where);
+      found = true;
+    }
+  });
+  return found;
+}
+
+void check_cross_field_rules(const RunConfig& c, const std::string& where) {
+  if (c.training.window_min > c.training.window_max)
+    throw ConfigError(where + "training.window_min (" + std::to_string(c.training.window_min) +
+                      ") is larger than training.window_max (" +
+                      std::to_string(c.training.window_max) + ")");
+  if (c.selfplay.fast_simulations > c.selfplay.simulations)
+    throw ConfigError(where + "selfplay.fast_simulations must not exceed selfplay.simulations");
+  if (c.arena.elo1 <= c.arena.elo0)
+    throw ConfigError(where + "arena.elo1 must be larger than arena.elo0");
+  if (c.arena.max_games % 2 != 0)
+    throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
+}
+
+}  // namespace
+
+RunConfig parse_config(std::string_view yaml_text, const std::string& source,
+                       const std::vector<std::string>& overrides) {
+  const std::string where = source.empty() ? "" : source + ": ";
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(where + "not valid YAML: " + e.what());
+  }
+  RunConfig config;
+  if (root && !root.IsNull()) {
+    if (!root.IsMap()) throw ConfigError(where + "expected a map of sections (run, net, ...)");
+    for (const auto& section : root) {
+      const std::string section_name = section.first.as<std::string>();
+      const YAML::Node& body = section.second;
+      if (body.IsNull()) continue;
+      if (!body.IsMap())
+        throw ConfigError(where + section_name + ": expected a map of keys (line " +
+                          std::to_string(body.Mark().line + 1) + ")");
+      for (const auto& kv : body) {
+        const std::string key = kv.first.as<std::string>();
+        if (!kv.second.IsScalar())
+          throw ConfigError(where + section_name + "." + key + ": expected a single value (line " +
+                            std::to_string(kv.second.Mark().line + 1) + ")");
+        if (!set_key(config, section_name, key, kv.second.Scalar(), where))
+          throw ConfigError(where + section_name +
+                            ": unknown section; the sections are run, net, selfplay, training, "
+                            "arena, inference");
+      }
+    }
+  }
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    const auto dot = o.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq)
+      throw ConfigError("--set " + o + ": expected section.key=value, e.g. training.batch_size=128");
+    if (!set_key(config, o.substr(0, dot), o.substr(dot + 1, eq - dot - 1), o.substr(eq + 1),
+                 "--set "))
+      throw ConfigError("--set " + o + ": unknown section \"" + o.substr(0, dot) + "\"");
+  }
+  check_cross_field_rules(config, where);
+  return config;
+}
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open the config file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path, overrides);
+}
+
+std::string to_yaml(const RunConfig& config) {
+  std::string out;
+  for_each_section(config, [&](const char* name, const auto& section) {
+    using S = std::decay_t<decltype(section)>;
+    out += std::string(name) + ":\n";
+    for (const auto& f : fields<S>()) {
+      out += "  " + std::string(f.name) + ": " + f.write(section) + "\n";
+    }
+  });
+  return out;
+}
+
+std::string describe_keys() {
+  std::string out;
+  const RunConfig defaults;
+  for_each_section(defaults, [&](const char* name, const auto& section) {
+    using S = std::decay_t<decltype(section)>;
+    for (const auto& f : fields<S>()) {
+      std::string key = std::string(name) + "." + f.name;
+      key.resize(std::max<std::size_t>(key.size() + 1, 34), ' ');
+      std::string def = f.default_text;
+      def.resize(std::max<std::size_t>(def.size() + 1, 9), ' ');
+      out += "  " + key + def + f.doc + "\n";
+    }
+  });
+  return out;
+}
+
+}  // namespace oppidum::config

@@ -1,0 +1,120 @@
+// The run configuration: YAML files in configs/ parsed once into typed structs, passed around by
+// const reference. Every field is declared once, in the field lists below, with its default, its
+// allowed range and a one-line description; the reader, the range checks, the writer of the
+// effective config and `--set key=value` overrides are all generated from those lists.
+//
+// Errors name the key: an unknown key ("training.batch_sise: unknown key; keys of training: ..."),
+// a value of the wrong type or out of range ("selfplay.simulations: 0 is out of range 1..1000000"),
+// a malformed file (with the line and column yaml-cpp reports). This header does not include
+// yaml-cpp or LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oppidum::config {
+
+// F(type, name, default, min, max, description). Strings list their allowed values in `min`
+// (a '|'-separated list, empty = any) and ignore `max`.
+#define OPPIDUM_RUN_FIELDS(F)                                                                  \
+  F(std::string, game, "mg", "mg|dvonn", 0, "the game: mg (Murus Gallicus) or dvonn")          \
+  F(std::uint64_t, seed, 1, 0, UINT64_MAX, "run seed; every random stream derives from it")    \
+  F(double, stop_after_minutes, 0, 0, 1e7, "stop training after this many minutes (0: never)") \
+  F(int, max_generations, 0, 0, 1000000, "stop after this many generations (0: never)")
+
+#define OPPIDUM_NET_FIELDS(F)                                                          \
+  F(int, blocks, 4, 0, 64, "residual blocks in the trunk")                             \
+  F(int, filters, 32, 4, 512, "channels of the trunk's convolutions")                  \
+  F(int, policy_channels, 4, 1, 64, "channels of the policy head's 1x1 convolution")   \
+  F(int, value_channels, 2, 1, 64, "channels of the value head's 1x1 convolution")     \
+  F(int, value_hidden, 64, 8, 1024, "width of the value head's hidden layer")
+
+#define OPPIDUM_SELFPLAY_FIELDS(F)                                                               \
+  F(int, threads, 1, 1, 256, "self-play threads, each playing many games at once")               \
+  F(int, concurrent_games, 64, 1, 4096, "games in progress per thread (the evaluation batch)")   \
+  F(int, simulations, 100, 1, 1000000, "search simulations of a full search")                    \
+  F(int, fast_simulations, 25, 1, 1000000, "simulations of a fast search (playout cap)")         \
+  F(double, full_search_fraction, 0.25, 0, 1,                                                    \
+    "share of moves searched fully and used as policy targets (1: every move)")                  \
+  F(double, cpuct, 1.5, 0.01, 100, "exploration constant of PUCT")                               \
+  F(double, fpu_reduction, 0.25, 0, 2, "first-play urgency: reduction from the parent value")    \
+  F(double, dirichlet_alpha_scale, 10, 0.01, 1000,                                               \
+    "root noise alpha = this / number of legal actions")                                         \
+  F(double, dirichlet_weight, 0.25, 0, 1, "weight of the root noise in full searches")           \
+  F(int, temperature_plies, 20, 0, 10000, "plies played with temperature `temperature`")         \
+  F(double, temperature, 1.0, 0, 10, "move temperature in the first temperature_plies plies")    \
+  F(double, final_temperature, 0.0, 0, 10, "move temperature after that")                        \
+  F(int, max_plies, 300, 1, 100000, "a game reaching this ply is adjudicated a draw")            \
+  F(int, games_per_chunk, 32, 1, 100000, "finished games per replay chunk file")
+
+#define OPPIDUM_TRAINING_FIELDS(F)                                                               \
+  F(std::string, optimizer, "sgd", "sgd|adamw", 0, "sgd (with momentum) or adamw")              \
+  F(int, batch_size, 256, 1, 65536, "positions per optimiser step")                             \
+  F(double, learning_rate, 0.02, 1e-7, 10, "peak learning rate")                                 \
+  F(int, warmup_steps, 100, 0, 10000000, "steps of linear learning-rate warm-up")                \
+  F(double, lr_decay_steps, 0, 0, 1e12, "cosine decay to 10% over this many steps (0: constant)") \
+  F(double, momentum, 0.9, 0, 0.999, "SGD momentum")                                             \
+  F(double, weight_decay, 1e-4, 0, 1, "L2 weight decay")                                         \
+  F(double, value_loss_weight, 1.0, 0, 100, "weight of the value loss against the policy loss")  \
+  F(int, window_min, 20000, 1, 1000000000, "replay window at the start, in positions")           \
+  F(int, window_max, 500000, 1, 1000000000, "replay window cap, in positions")                   \
+  F(double, window_growth, 0.5, 0, 1, "the window grows by this share of every new position")    \
+  F(double, sample_reuse, 4, 0.1, 1000, "target training samples per new self-play position")    \
+  F(int, min_positions, 5000, 1, 1000000000, "positions in the replay store before training")    \
+  F(int, steps_per_generation, 500, 1, 100000000, "optimiser steps between candidates")          \
+  F(int, threads, 0, 0, 256, "LibTorch threads for training (0: all cores)")
+
+#define OPPIDUM_ARENA_FIELDS(F)                                                               \
+  F(int, max_games, 200, 2, 100000, "game cap of a gate match (paired, so even)")            \
+  F(int, simulations, 100, 1, 1000000, "search simulations per move in gate matches")         \
+  F(double, elo0, 0, -1000, 1000, "SPRT: H0 Elo difference")                                 \
+  F(double, elo1, 20, -1000, 1000, "SPRT: H1 Elo difference")                                \
+  F(double, alpha, 0.05, 1e-6, 0.5, "SPRT: false-positive rate")                             \
+  F(double, beta, 0.05, 1e-6, 0.5, "SPRT: false-negative rate")                              \
+  F(int, opening_plies, 4, 0, 100, "random plies that make each paired opening")
+
+#define OPPIDUM_INFERENCE_FIELDS(F)                                                            \
+  F(std::string, backend, "eigen", "eigen|torch", 0, "CPU inference backend")                 \
+  F(std::string, device, "cpu", "cpu|cuda", 0, "device of inference and training")            \
+  F(int, max_batch, 256, 1, 65536, "largest inference batch")                                 \
+  F(int, max_wait_us, 1000, 0, 1000000, "longest wait for a batch to fill, in microseconds")
+
+#define OPPIDUM_DECLARE_FIELD(type, name, def, lo, hi, doc) type name = def;
+
+struct RunSection { OPPIDUM_RUN_FIELDS(OPPIDUM_DECLARE_FIELD) };
+struct NetSection { OPPIDUM_NET_FIELDS(OPPIDUM_DECLARE_FIELD) };
+struct SelfplaySection { OPPIDUM_SELFPLAY_FIELDS(OPPIDUM_DECLARE_FIELD) };
+struct TrainingSection { OPPIDUM_TRAINING_FIELDS(OPPIDUM_DECLARE_FIELD) };
+struct ArenaSection { OPPIDUM_ARENA_FIELDS(OPPIDUM_DECLARE_FIELD) };
+struct InferenceSection { OPPIDUM_INFERENCE_FIELDS(OPPIDUM_DECLARE_FIELD) };
+
+#undef OPPIDUM_DECLARE_FIELD
+
+struct RunConfig {
+  RunSection run;
+  NetSection net;
+  SelfplaySection selfplay;
+  TrainingSection training;
+  ArenaSection arena;
+  InferenceSection inference;
+};
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses YAML text; `source` names it in errors (a file name). `overrides` are "section.key=value"
+// strings applied after the file (the CLI's --set). Checks cross-field rules too.
+RunConfig parse_config(std::string_view yaml_text, const std::string& source,
+                       const std::vector<std::string>& overrides = {});
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// The effective config as YAML, every field written (it parses back to the same config).
+std::string to_yaml(const RunConfig& config);
+// One line per key: "section.key  default  description", for --help and docs.
+std::string describe_keys();
+
+}  // namespace oppidum::config
