@@ -17,6 +17,7 @@ struct GameRunner::ActiveGame {
   std::array<int, 2> tree_of_player = {0, 0};
   std::vector<MoveStats> moves;
   bool searching = false;  // the side to move's tree has a search in progress
+  bool full_search = true;  // the search in progress has the full budget
 };
 
 // The leaves that go to one evaluator in one round.
@@ -90,7 +91,9 @@ bool GameRunner::step_game(ActiveGame& game, GameDriver& driver, std::vector<Bat
     const Agent& agent = agents_[static_cast<std::size_t>(game.agents[player])];
     SearchTree& tree = *game.trees[static_cast<std::size_t>(game.tree_of_player[player])];
     if (!game.searching) {
-      tree.start_search(agent.search.simulations);
+      const SearchBudget budget = driver.search_budget(game.index, *game.state, agent);
+      tree.start_search(budget.simulations, budget.root_noise);
+      game.full_search = budget.full_search;
       game.searching = true;
     }
     if (const PendingLeaf* leaf = tree.select_leaf()) {
@@ -121,6 +124,7 @@ void GameRunner::play_move(ActiveGame& game, GameDriver& driver, SearchTree& tre
   move.visits = search.visits;
   move.root_value = search.root_value;
   move.simulations = search.simulations;
+  move.full_search = game.full_search;
   game.state->apply(action);  // throws std::logic_error for an illegal choice
   for (auto& t : game.trees) t->advance(action);
   game.moves.push_back(std::move(move));

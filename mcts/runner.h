@@ -53,6 +53,14 @@ struct MoveStats {
   std::vector<int> visits;        // child visit counts, aligned with `legal`
   float root_value = 0.0f;        // search value for `player` before the move
   int simulations = 0;            // simulations run for this move (reused visits not counted)
+  bool full_search = true;        // searched with the full budget (GameDriver::search_budget)
+};
+
+// The search of one move: how many simulations, and whether the root gets Dirichlet noise.
+struct SearchBudget {
+  int simulations = 1;
+  bool root_noise = true;
+  bool full_search = true;  // recorded in MoveStats: a full search makes a policy target
 };
 
 struct FinishedGame {
@@ -76,6 +84,14 @@ class GameDriver {
     (void)game_index;
     (void)state;
     return search.action;
+  }
+  // The budget of the next search in game `game_index`; by default the agent's simulations with
+  // noise. Self-play overrides it for playout-cap randomisation (KataGo): most moves get a cheap
+  // search without noise that is not used as a policy target.
+  virtual SearchBudget search_budget(int game_index, const GameState& state, const Agent& agent) {
+    (void)game_index;
+    (void)state;
+    return {agent.search.simulations, true, true};
   }
   // Receives each game once it is over, in the order games end.
   virtual void game_finished(FinishedGame game) = 0;

@@ -88,13 +88,14 @@ void SearchTree::reset_tree() {
   nodes_.push_back(root);
 }
 
-void SearchTree::start_search(int simulations) {
+void SearchTree::start_search(int simulations, bool root_noise) {
   require(!pending_, "start_search while a leaf is pending: call receive first");
   require(simulations >= 1, "start_search needs at least 1 simulation");
   require(!root_state_->is_terminal(), "start_search on a terminal position");
   restore_root_priors();
   searching_ = true;
   noise_applied_ = false;
+  noise_enabled_ = root_noise;
   simulations_target_ = simulations;
   simulations_done_ = 0;
   if (node(kRoot).expanded()) apply_root_noise();
@@ -246,7 +247,8 @@ bool SearchTree::update_proof(int index) {
 
 void SearchTree::apply_root_noise() {
   Node& root = node(kRoot);
-  if (noise_applied_ || config_.dirichlet_weight <= 0 || !root.expanded()) return;
+  if (noise_applied_ || !noise_enabled_ || config_.dirichlet_weight <= 0 || !root.expanded())
+    return;
   noise_applied_ = true;
   const int n = root.num_children;
   if (n < 2) return;

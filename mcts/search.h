@@ -112,9 +112,10 @@ class SearchTree {
   const GameState& root_state() const { return *root_state_; }
   const SearchConfig& config() const { return config_; }
 
-  // Begins a search that runs `simulations` (>= 1) new simulations. Throws std::logic_error when
-  // the root is terminal or a leaf is still pending.
-  void start_search(int simulations);
+  // Begins a search that runs `simulations` (>= 1) new simulations; `root_noise` false leaves the
+  // root priors clean even when the config has noise (the fast searches of playout-cap
+  // randomisation). Throws std::logic_error when the root is terminal or a leaf is still pending.
+  void start_search(int simulations, bool root_noise = true);
   // Runs simulations until one needs the evaluator and returns that leaf (owned by the tree, valid
   // until receive()), or nullptr when the search is finished. Throws std::logic_error outside a
   // search or while a leaf is pending.
@@ -188,6 +189,7 @@ class SearchTree {
   std::vector<float> root_priors_before_noise_;  // empty when the root priors are noise-free
   bool searching_ = false;
   bool noise_applied_ = false;
+  bool noise_enabled_ = true;  // this search may add root noise
   int simulations_target_ = 0;
   int simulations_done_ = 0;
 };

@@ -250,6 +250,41 @@ TEST(RunnerTest, TheDriverChoosesTheMoves) {
   }
 }
 
+// Playout-cap randomisation: the driver gives even plies a full search and odd plies a fast one.
+class BudgetDriver final : public Driver {
+ public:
+  using Driver::Driver;
+  SearchBudget search_budget(int, const GameState& state, const Agent&) override {
+    const bool full = state.ply() % 2 == 0;
+    return {full ? 32 : 3, full, full};
+  }
+};
+
+TEST(RunnerTest, TheDriverSetsEachSearchsBudget) {
+  UniformEvaluator uniform;
+  RunnerConfig config;
+  config.num_games = 3;
+  config.concurrent_games = 3;
+  config.max_plies = 30;
+  GameRunner runner({{"self", &uniform, small_search(100)}}, config);
+  BudgetDriver driver(*mg::mg_game().initial_state(), false);
+  runner.run(driver);
+  ASSERT_EQ(driver.games.size(), 3u);
+  int full = 0, fast = 0;
+  for (const FinishedGame& g : driver.games) {
+    expect_complete_and_legal(g, config.max_plies);
+    for (std::size_t i = 0; i < g.moves.size(); ++i) {
+      const MoveStats& m = g.moves[i];
+      EXPECT_EQ(m.full_search, i % 2 == 0);
+      if (m.simulations == 0) continue;  // a proven root ends its search at once
+      EXPECT_EQ(m.simulations, m.full_search ? 32 : 3) << "move " << i;
+      (m.full_search ? full : fast)++;
+    }
+  }
+  EXPECT_GT(full, 10);
+  EXPECT_GT(fast, 10);
+}
+
 TEST(RunnerTest, ForcedEndingsNeedFewEvaluations) {
   // Light wins at once; each search proves it from terminal leaves, without evaluating them.
   const auto start =

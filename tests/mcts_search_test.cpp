@@ -296,6 +296,16 @@ TEST(SearchTest, DirichletNoiseOnlyAtTheRootAndOnlyWhenEnabled) {
   sum = 0.0f;
   for (const ChildStats& c : noisy.children()) sum += c.prior;
   EXPECT_NEAR(sum, 1.0f, 1e-5f);
+  // A search started without root noise (a fast search) restores the clean priors.
+  noisy.start_search(5, false);
+  while (const PendingLeaf* leaf = noisy.select_leaf()) {
+    EvalResult e;
+    const EvalRequest req = leaf->request();
+    uniform.evaluate(&req, 1, &e);
+    noisy.receive(e);
+  }
+  const auto clean = noisy.children();
+  for (const ChildStats& c : clean) EXPECT_EQ(c.prior, 1.0f / static_cast<float>(clean.size()));
 }
 
 TEST(SearchTest, TemperatureSamplesFromTheVisitDistribution) {
