@@ -1,0 +1,169 @@
+#include "selfplay/selfplay.h"
+
+#include <climits>
+#include <iostream>
+
+#include "mcts/rng.h"
+#include "mcts/seed.h"
+
+namespace oppidum::selfplay {
+namespace {
+
+constexpr std::uint64_t kBudgetStream = 0x4255444745540000ULL;   // full or fast search per move
+constexpr std::uint64_t kSessionStream = 0x53455353494F4E00ULL;  // runner seed per session+worker
+
+class SelfPlayDriver final : public mcts::GameDriver {
+ public:
+  SelfPlayDriver(const Game& game, const SelfPlaySettings& s, std::uint64_t runner_seed,
+                 std::function<void(mcts::FinishedGame, std::uint64_t)> done)
+      : game_(game), s_(s), runner_seed_(runner_seed), done_(std::move(done)) {}
+
+  mcts::GameSetup setup_game(int) override {
+    mcts::GameSetup setup;
+    setup.start = game_.initial_state();
+    return setup;
+  }
+
+  mcts::SearchBudget search_budget(int game_index, const GameState& state,
+                                   const mcts::Agent&) override {
+    mcts::Rng rng(mcts::derive_seed(runner_seed_, kBudgetStream,
+                                    static_cast<std::uint64_t>(game_index) * 65536 +
+                                        static_cast<std::uint64_t>(state.ply())));
+    const bool full = rng.uniform() < s_.full_search_fraction;
+    return {full ? s_.simulations : s_.fast_simulations, full, full};
+  }
+
+  void game_finished(mcts::FinishedGame game) override {
+    const std::uint64_t seed =
+        mcts::derive_seed(runner_seed_, mcts::kSearchStream, static_cast<std::uint64_t>(game.index));
+    done_(std::move(game), seed);
+  }
+
+ private:
+  const Game& game_;
+  const SelfPlaySettings& s_;
+  std::uint64_t runner_seed_;
+  std::function<void(mcts::FinishedGame, std::uint64_t)> done_;
+};
+
+}  // namespace
+
+GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::int64_t network_step) {
+  GameRecord r;
+  r.game = game.start->game().name();
+  r.start = game.start->to_string();
+  r.seed = seed;
+  r.network_step = network_step;
+  r.result = static_cast<std::int8_t>(game.result);
+  r.adjudicated = game.adjudicated;
+  for (int p = 0; p < 2; ++p) r.score[p] = static_cast<std::int16_t>(game.final_state->score(p));
+  r.moves.reserve(game.moves.size());
+  for (const mcts::MoveStats& m : game.moves) {
+    MoveRecord move;
+    move.action = static_cast<std::uint16_t>(m.action);
+    move.root_value = m.root_value;
+    move.policy_target = m.full_search;
+    for (std::size_t i = 0; i < m.legal.size(); ++i)
+      if (m.visits[i] > 0)
+        move.visits.push_back({static_cast<std::uint16_t>(m.legal[i]),
+                               static_cast<std::uint32_t>(m.visits[i])});
+    r.moves.push_back(std::move(move));
+  }
+  return r;
+}
+
+SelfPlay::SelfPlay(mcts::Evaluator& evaluator, ReplayStore& store, SelfPlaySettings settings,
+                   std::function<std::int64_t()> network_step)
+    : evaluator_(evaluator),
+      store_(store),
+      settings_(std::move(settings)),
+      network_step_(std::move(network_step)),
+      finished_(static_cast<std::size_t>(settings_.games_per_chunk) * 4) {}
+
+SelfPlay::~SelfPlay() { stop(); }
+
+void SelfPlay::start() {
+  if (!threads_.empty()) throw std::logic_error("SelfPlay::start called twice");
+  stop_ = false;
+  threads_.emplace_back([this] { writer(); });
+  for (int i = 0; i < settings_.threads; ++i) threads_.emplace_back([this, i] { worker(i); });
+}
+
+void SelfPlay::stop() {
+  stop_ = true;
+  // Workers first (they may be blocked pushing into a full queue: closing would drop their game,
+  // so let the writer keep draining until they are gone), then the writer.
+  for (std::size_t i = 1; i < threads_.size(); ++i) threads_[i].join();
+  finished_.close();
+  if (!threads_.empty()) threads_[0].join();
+  threads_.clear();
+}
+
+void SelfPlay::record_error(const std::string& what) {
+  std::cerr << "self-play: " << what << std::endl;
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (error_.empty()) error_ = what;
+}
+
+void SelfPlay::worker(int index) {
+  try {
+    const Game& game = game_by_name(settings_.game);
+    const std::uint64_t runner_seed = mcts::derive_seed(
+        settings_.seed, kSessionStream + settings_.session, static_cast<std::uint64_t>(index));
+    mcts::RunnerConfig rc;
+    rc.num_games = INT_MAX;
+    rc.concurrent_games = settings_.concurrent_games;
+    rc.max_plies = settings_.max_plies;
+    rc.seed = runner_seed;
+    mcts::Agent agent{"selfplay", &evaluator_, settings_.search};
+    agent.search.simulations = settings_.simulations;
+    mcts::GameRunner runner({agent}, rc);
+    SelfPlayDriver driver(game, settings_, runner_seed,
+                          [this](mcts::FinishedGame g, std::uint64_t seed) {
+                            finished_.push(to_record(g, seed, network_step_()));
+                          });
+    runner.run(driver, &stop_);
+  } catch (const std::exception& e) {
+    record_error("worker " + std::to_string(index) + " stopped: " + e.what());
+  }
+}
+
+void SelfPlay::writer() {
+  std::vector<GameRecord> chunk;
+  auto flush = [&] {
+    if (chunk.empty()) return;
+    store_.append(chunk);
+    std::int64_t positions = 0, targets = 0;
+    for (const GameRecord& r : chunk) {
+      positions += static_cast<std::int64_t>(r.moves.size());
+      for (const MoveRecord& m : r.moves) targets += m.policy_target;
+    }
+    games_ += static_cast<std::int64_t>(chunk.size());
+    positions_ += positions;
+    policy_targets_ += targets;
+    ++chunks_;
+    chunk.clear();
+  };
+  try {
+    while (auto record = finished_.pop()) {
+      chunk.push_back(std::move(*record));
+      if (static_cast<int>(chunk.size()) >= settings_.games_per_chunk) flush();
+    }
+    flush();
+  } catch (const std::exception& e) {
+    record_error(std::string("writer stopped: ") + e.what());
+    stop_ = true;
+    finished_.close();
+  }
+}
+
+SelfPlayStats SelfPlay::stats() const {
+  return {games_.load(), positions_.load(), policy_targets_.load(), chunks_.load()};
+}
+
+std::string SelfPlay::error() const {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  return error_;
+}
+
+}  // namespace oppidum::selfplay

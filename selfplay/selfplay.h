@@ -1,0 +1,87 @@
+// Self-play: worker threads that each drive many games at once through mcts::GameRunner (so one
+// thread keeps an inference batch full), and one writer thread that receives finished games
+// through a bounded queue and appends them to the replay store in chunks.
+//
+// Each move gets a full search (with root noise; its visit distribution is a policy target) with
+// probability full_search_fraction, otherwise a fast search without noise that only picks the move
+// (playout-cap randomisation, KataGo). Every random choice derives from the run seed, the session
+// (how many times the run was started) and the worker and game index.
+//
+// Stopping: stop() sets the stop flag, the workers drop the games in progress, and the writer
+// writes every finished game still queued before it exits. A record names the network that was
+// current when the game ended (the evaluator may switch weights during a game).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mcts/evaluator.h"
+#include "mcts/runner.h"
+#include "mcts/search.h"
+#include "selfplay/bounded_queue.h"
+#include "selfplay/game_record.h"
+#include "selfplay/replay_store.h"
+
+namespace oppidum::selfplay {
+
+struct SelfPlaySettings {
+  std::string game = "mg";
+  int threads = 1;
+  int concurrent_games = 64;       // per thread
+  int simulations = 100;           // full search
+  int fast_simulations = 25;       // fast search
+  double full_search_fraction = 0.25;
+  mcts::SearchConfig search;       // cpuct, fpu, noise, temperature (simulations unused)
+  int max_plies = 300;
+  int games_per_chunk = 32;
+  std::uint64_t seed = 0;          // the run seed
+  std::uint64_t session = 0;       // distinct per start of the run, so a resumed run plays new games
+};
+
+struct SelfPlayStats {
+  std::int64_t games = 0;      // games written to the store
+  std::int64_t positions = 0;  // moves in those games
+  std::int64_t policy_targets = 0;  // of which full searches
+  std::int64_t chunks = 0;
+};
+
+// A finished game from the runner as a record (`network_step` names the network).
+GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::int64_t network_step);
+
+class SelfPlay {
+ public:
+  // `evaluator` and `store` must outlive this object. `network_step` is called from worker threads
+  // when a game ends.
+  SelfPlay(mcts::Evaluator& evaluator, ReplayStore& store, SelfPlaySettings settings,
+           std::function<std::int64_t()> network_step);
+  ~SelfPlay();  // stops and joins
+
+  void start();
+  void stop();
+  SelfPlayStats stats() const;
+  // The first error a worker or the writer died of, or empty.
+  std::string error() const;
+
+ private:
+  void worker(int index);
+  void writer();
+  void record_error(const std::string& what);
+
+  mcts::Evaluator& evaluator_;
+  ReplayStore& store_;
+  const SelfPlaySettings settings_;
+  std::function<std::int64_t()> network_step_;
+  BoundedQueue<GameRecord> finished_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+  std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, chunks_{0};
+  mutable std::mutex error_mutex_;
+  std::string error_;
+};
+
+}  // namespace oppidum::selfplay
