@@ -8,5 +8,6 @@ namespace oppidum::app {
 
 void register_rules_commands(CLI::App& app);  // perft, moves, apply
 void register_bench_command(CLI::App& app);   // bench rules
+void register_games_command(CLI::App& app);   // games: list and replay records
 
 }  // namespace oppidum::app

@@ -1,0 +1,103 @@
+// `oppidum games`: lists the game records of a run (or of one chunk file) and replays one game,
+// printing every position in RULES.md notation. Damaged records are reported and skipped.
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "app/commands.h"
+#include "selfplay/game_record.h"
+#include "selfplay/replay_store.h"
+
+namespace oppidum::app {
+namespace {
+
+struct GamesOptions {
+  std::string run;
+  std::string file;
+  int replay = -1;
+};
+
+const char* result_text(const selfplay::GameRecord& r) {
+  if (r.adjudicated) return "draw (ply limit)";
+  return r.result > 0 ? "1-0" : r.result < 0 ? "0-1" : "draw";
+}
+
+void print_replay(const selfplay::GameRecord& r) {
+  const auto states = selfplay::replay(r);
+  std::cout << "game " << r.game << ", seed " << r.seed << ", network step " << r.network_step
+            << ", result " << result_text(r) << ", scores " << r.score[0] << "-" << r.score[1]
+            << "\n";
+  std::cout << "start  " << states.front()->to_string() << "\n";
+  for (std::size_t i = 0; i < r.moves.size(); ++i) {
+    const auto& m = r.moves[i];
+    std::uint32_t total = 0;
+    for (const auto& v : m.visits) total += v.visits;
+    std::cout << std::setw(4) << i + 1 << "  " << std::left << std::setw(6)
+              << states[i]->action_to_string(m.action) << std::right << " value "
+              << std::showpos << std::fixed << std::setprecision(2) << m.root_value
+              << std::noshowpos << " visits " << total << (m.policy_target ? " full " : " fast ")
+              << states[i + 1]->to_string() << "\n";
+  }
+}
+
+void run_games(const GamesOptions& o) {
+  std::vector<std::string> files;
+  if (!o.file.empty()) {
+    files.push_back(o.file);
+  } else {
+    const std::string folder = (std::filesystem::path(o.run) / "games").string();
+    if (!std::filesystem::is_directory(folder))
+      throw std::runtime_error(folder + ": no such folder; is " + o.run + " a run folder?");
+    files = selfplay::FolderReplayStore(folder).chunks();
+  }
+  int index = 0;
+  int problems = 0;
+  for (const std::string& file : files) {
+    const selfplay::ReadResult read = selfplay::read_game_file(file);
+    for (const std::string& p : read.problems) {
+      std::cerr << "warning: " << p << "\n";
+      ++problems;
+    }
+    for (const selfplay::GameRecord& r : read.records) {
+      if (o.replay < 0) {
+        std::cout << std::setw(6) << index << "  " << std::filesystem::path(file).filename().string()
+                  << "  " << r.game << "  " << std::setw(4) << r.moves.size() << " plies  "
+                  << std::setw(16) << std::left << result_text(r) << std::right << "  network "
+                  << r.network_step << "\n";
+      } else if (index == o.replay) {
+        print_replay(r);
+        return;
+      }
+      ++index;
+    }
+  }
+  if (o.replay >= 0)
+    throw std::runtime_error("there is no game " + std::to_string(o.replay) + " (" +
+                             std::to_string(index) + " games)");
+  std::cout << index << " games" << (problems ? ", " + std::to_string(problems) + " problems" : "")
+            << "\n";
+}
+
+}  // namespace
+
+void register_games_command(CLI::App& app) {
+  auto o = std::make_shared<GamesOptions>();
+  auto* cmd = app.add_subcommand(
+      "games",
+      "List the self-play games of a run (one line each: index, chunk, game, length, result, "
+      "network), or replay one, printing every position. Damaged records are reported and "
+      "skipped.");
+  auto* run = cmd->add_option("--run", o->run, "run folder (runs/<name>)");
+  auto* file = cmd->add_option("--file", o->file, "one game file instead of a run");
+  run->excludes(file);
+  cmd->add_option("--replay", o->replay, "replay game number N of the listing")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([o] {
+    if (o->run.empty() && o->file.empty()) throw std::runtime_error("games: give --run or --file");
+    run_games(*o);
+  });
+}
+
+}  // namespace oppidum::app
