@@ -1,0 +1,134 @@
+// The training window: value targets from the side to move's view, policy targets that follow the
+// board under the random symmetry, and a window that grows with the data and drops the oldest.
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "games/game.h"
+#include "selfplay/game_record.h"
+#include "trainer/replay_window.h"
+
+namespace oppidum::trainer {
+namespace {
+
+// A record of a real game from the start, playing the first legal action each ply; each move's
+// visit target puts 3 visits on the move played and 1 on the last legal action.
+selfplay::GameRecord first_action_game(const std::string& name, int plies) {
+  const Game& game = game_by_name(name);
+  auto state = game.initial_state();
+  selfplay::GameRecord r;
+  r.game = name;
+  r.start = state->to_string();
+  r.result = 1;
+  ActionList legal;
+  for (int i = 0; i < plies; ++i) {
+    state->legal_actions(legal);
+    if (legal.empty()) break;
+    selfplay::MoveRecord m;
+    m.action = static_cast<std::uint16_t>(legal[0]);
+    m.visits = {{static_cast<std::uint16_t>(legal[0]), 3}};
+    if (legal.size() > 1) m.visits.push_back({static_cast<std::uint16_t>(legal[legal.size() - 1]), 1});
+    m.policy_target = i % 2 == 0;
+    r.moves.push_back(m);
+    state->apply(legal[0]);
+  }
+  return r;
+}
+
+class ReplayWindowTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReplayWindowTest, PolicyTargetsFollowTheSymmetry) {
+  const Game& game = game_by_name(GetParam());
+  ReplayWindow window(game, {1000, 1000, 0.5});
+  selfplay::GameRecord record = first_action_game(GetParam(), 1);
+  ASSERT_TRUE(window.add_game(record));
+  const auto start = game.parse_state(record.start);
+  const Action a = record.moves[0].visits[0].action, b = record.moves[0].visits[1].action;
+  mcts::Rng rng(3);
+  TrainingBatch batch;
+  window.sample(64, rng, batch);
+  const int plane_size = game.input_shape().size();
+  const int actions = game.num_actions();
+  std::set<int> symmetries_seen;
+  std::vector<float> expected(static_cast<std::size_t>(plane_size));
+  for (int i = 0; i < batch.n; ++i) {
+    const float* policy = batch.policy.data() + static_cast<std::size_t>(i) * actions;
+    int sym = -1;
+    for (int s = 0; s < game.num_symmetries(); ++s)
+      if (policy[game.transform_action(s, a)] == 0.75f) sym = s;
+    ASSERT_GE(sym, 0) << "the played move's target is not where any symmetry puts it";
+    symmetries_seen.insert(sym);
+    EXPECT_EQ(policy[game.transform_action(sym, b)], 0.25f);
+    const auto t = start->transformed(sym);
+    t->encode(expected.data());
+    const std::vector<float> planes(batch.planes.begin() + static_cast<std::ptrdiff_t>(i) * plane_size,
+                                    batch.planes.begin() + static_cast<std::ptrdiff_t>(i + 1) * plane_size);
+    EXPECT_EQ(planes, expected) << "planes and policy target use the same symmetry";
+    ActionList legal;
+    t->legal_actions(legal);
+    const float* mask = batch.legal_mask.data() + static_cast<std::size_t>(i) * actions;
+    float mask_sum = 0;
+    for (int k = 0; k < actions; ++k) mask_sum += mask[k];
+    EXPECT_EQ(mask_sum, static_cast<float>(legal.size()));
+    for (Action l : legal) EXPECT_EQ(mask[l], 1.0f);
+    EXPECT_EQ(batch.policy_weight[static_cast<std::size_t>(i)], 1.0f);
+  }
+  EXPECT_EQ(static_cast<int>(symmetries_seen.size()), game.num_symmetries());
+}
+
+TEST_P(ReplayWindowTest, ValuesAreForTheSideToMove) {
+  const Game& game = game_by_name(GetParam());
+  ReplayWindow window(game, {1000, 1000, 0.5});
+  // Two positions: ply 0 (player 0 to move, who won: +1) ... sample until both are seen.
+  selfplay::GameRecord record = first_action_game(GetParam(), 2);
+  ASSERT_TRUE(window.add_game(record));
+  mcts::Rng rng(4);
+  TrainingBatch batch;
+  window.sample(200, rng, batch);
+  int with_target = 0;
+  std::set<float> values;
+  for (int i = 0; i < batch.n; ++i) {
+    values.insert(batch.value[static_cast<std::size_t>(i)]);
+    with_target += batch.policy_weight[static_cast<std::size_t>(i)] > 0;
+  }
+  // Murus Gallicus alternates; in DVONN plies 0 and 1 are White's and Black's placements.
+  EXPECT_EQ(values, (std::set<float>{-1.0f, 1.0f}));
+  EXPECT_GT(with_target, 50);
+  EXPECT_LT(with_target, 150) << "only the first position has a policy target";
+}
+
+TEST_P(ReplayWindowTest, WindowGrowsWithTheDataAndDropsTheOldest) {
+  const Game& game = game_by_name(GetParam());
+  ReplayWindow window(game, {10, 30, 0.5});
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(window.add_game(first_action_game(GetParam(), 5)));
+  EXPECT_EQ(window.total_positions(), 100);
+  EXPECT_EQ(window.window_size(), 30) << "10 + 0.5 * 90 = 55, capped at 30";
+  EXPECT_EQ(window.size(), 30);
+  ReplayWindow growing(game, {10, 1000, 0.5});
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(growing.add_game(first_action_game(GetParam(), 5)));
+  EXPECT_EQ(growing.window_size(), 20) << "10 + 0.5 * (30 - 10)";
+  EXPECT_EQ(growing.size(), 20);
+}
+
+TEST_P(ReplayWindowTest, RefusesRecordsThatDoNotReplay) {
+  const Game& game = game_by_name(GetParam());
+  ReplayWindow window(game, {10, 30, 0.5});
+  selfplay::GameRecord bad = first_action_game(GetParam(), 3);
+  auto second = game.parse_state(bad.start);
+  second->apply(bad.moves[0].action);
+  Action illegal = 0;
+  while (second->is_legal(illegal)) ++illegal;
+  bad.moves[1].action = static_cast<std::uint16_t>(illegal);
+  std::string why;
+  EXPECT_FALSE(window.add_game(bad, &why));
+  EXPECT_NE(why.find("illegal"), std::string::npos) << why;
+  selfplay::GameRecord other = first_action_game(GetParam() == "mg" ? "dvonn" : "mg", 3);
+  EXPECT_FALSE(window.add_game(other, &why));
+  EXPECT_EQ(window.size(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothGames, ReplayWindowTest, ::testing::Values("mg", "dvonn"),
+                         [](const auto& param_info) { return param_info.param; });
+
+}  // namespace
+}  // namespace oppidum::trainer

@@ -1,0 +1,77 @@
+#include "trainer/replay_window.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace oppidum::trainer {
+
+ReplayWindow::ReplayWindow(const Game& game, WindowSettings settings)
+    : game_(game), settings_(settings) {}
+
+std::int64_t ReplayWindow::window_size() const {
+  if (total_ <= settings_.window_min) return settings_.window_min;
+  const double grown = static_cast<double>(settings_.window_min) +
+                       settings_.window_growth * static_cast<double>(total_ - settings_.window_min);
+  return std::min<std::int64_t>(settings_.window_max, static_cast<std::int64_t>(grown));
+}
+
+bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why) {
+  if (record.game != game_.name()) {
+    if (why) *why = "a " + record.game + " game in a " + game_.name() + " run";
+    return false;
+  }
+  std::vector<std::unique_ptr<GameState>> states;
+  try {
+    states = selfplay::replay(record);
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+  for (std::size_t i = 0; i < record.moves.size(); ++i) {
+    const selfplay::MoveRecord& m = record.moves[i];
+    Sample s;
+    const int player = states[i]->current_player();
+    s.value = static_cast<float>(player == 0 ? record.result : -record.result);
+    if (m.policy_target) s.visits = m.visits;
+    s.state = std::move(states[i]);
+    samples_.push_back(std::move(s));
+  }
+  total_ += static_cast<std::int64_t>(record.moves.size());
+  const auto keep = static_cast<std::size_t>(window_size());
+  while (samples_.size() > keep) samples_.pop_front();
+  return true;
+}
+
+void ReplayWindow::sample(int n, mcts::Rng& rng, TrainingBatch& batch) const {
+  if (samples_.empty()) throw std::logic_error("ReplayWindow::sample on an empty window");
+  const int plane_size = game_.input_shape().size();
+  const int actions = game_.num_actions();
+  batch.n = n;
+  batch.planes.assign(static_cast<std::size_t>(n) * plane_size, 0.0f);
+  batch.policy.assign(static_cast<std::size_t>(n) * actions, 0.0f);
+  batch.legal_mask.assign(static_cast<std::size_t>(n) * actions, 0.0f);
+  batch.policy_weight.assign(static_cast<std::size_t>(n), 0.0f);
+  batch.value.assign(static_cast<std::size_t>(n), 0.0f);
+  ActionList legal;
+  for (int i = 0; i < n; ++i) {
+    const Sample& s =
+        samples_[static_cast<std::size_t>(rng.uniform_int(static_cast<int>(samples_.size())))];
+    const int symmetry = rng.uniform_int(game_.num_symmetries());
+    const auto state = s.state->transformed(symmetry);
+    state->encode(batch.planes.data() + static_cast<std::size_t>(i) * plane_size);
+    float* mask = batch.legal_mask.data() + static_cast<std::size_t>(i) * actions;
+    state->legal_actions(legal);
+    for (Action a : legal) mask[a] = 1.0f;
+    batch.value[static_cast<std::size_t>(i)] = s.value;
+    if (s.visits.empty()) continue;
+    double total = 0.0;
+    for (const auto& v : s.visits) total += v.visits;
+    if (total <= 0) continue;
+    float* policy = batch.policy.data() + static_cast<std::size_t>(i) * actions;
+    for (const auto& v : s.visits)
+      policy[game_.transform_action(symmetry, v.action)] = static_cast<float>(v.visits / total);
+    batch.policy_weight[static_cast<std::size_t>(i)] = 1.0f;
+  }
+}
+
+}  // namespace oppidum::trainer

@@ -1,0 +1,70 @@
+// The training window: the newest self-play positions, ready to be sampled into batches.
+//
+// Games come in as records (selfplay/game_record.h) and are replayed through the rules; each
+// position keeps its state, the search's visit distribution (when the move had a full search) and
+// the game result from the side to move's view. The window holds the newest `window_size()`
+// positions, a size that grows with the data seen (KataGo): window_min until that many positions
+// exist, then window_min + window_growth * (total - window_min), capped at window_max.
+//
+// A sample is drawn uniformly from the window and transformed by a random board symmetry: its
+// planes are the transformed position's encoding and its policy target is moved by
+// Game::transform_action, so targets stay aligned with the board.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "games/game.h"
+#include "mcts/rng.h"
+#include "selfplay/game_record.h"
+
+namespace oppidum::trainer {
+
+struct WindowSettings {
+  std::int64_t window_min = 20000;
+  std::int64_t window_max = 500000;
+  double window_growth = 0.5;
+};
+
+// One batch in the layout the network trains on (row-major, n positions).
+struct TrainingBatch {
+  int n = 0;
+  std::vector<float> planes;         // n x C x H x W
+  std::vector<float> policy;         // n x A: the visit distribution (0 where no target)
+  std::vector<float> legal_mask;     // n x A: 1 for legal actions, 0 otherwise
+  std::vector<float> policy_weight;  // n: 1 when the position has a policy target
+  std::vector<float> value;          // n: the game result for the side to move
+};
+
+class ReplayWindow {
+ public:
+  ReplayWindow(const Game& game, WindowSettings settings);
+
+  // Replays the record and adds its positions; returns false (and adds nothing) when the record
+  // is for another game or does not replay, with the reason in `why`.
+  bool add_game(const selfplay::GameRecord& record, std::string* why = nullptr);
+
+  std::int64_t total_positions() const { return total_; }  // every position ever added
+  std::int64_t size() const { return static_cast<std::int64_t>(samples_.size()); }
+  std::int64_t window_size() const;
+
+  // Fills `batch` with n samples drawn with `rng`. Throws std::logic_error when the window is empty.
+  void sample(int n, mcts::Rng& rng, TrainingBatch& batch) const;
+
+ private:
+  struct Sample {
+    std::unique_ptr<GameState> state;
+    std::vector<selfplay::VisitCount> visits;  // empty: no policy target
+    float value = 0.0f;
+  };
+
+  const Game& game_;
+  WindowSettings settings_;
+  std::deque<Sample> samples_;
+  std::int64_t total_ = 0;
+};
+
+}  // namespace oppidum::trainer
