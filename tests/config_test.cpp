@@ -59,6 +59,7 @@ TEST(Config, ErrorsNameTheKey) {
       << error_of("selfplay:\n  simulations: 0\n");
   EXPECT_NE(error_of("net:\n  blocks: four\n").find("net.blocks: expected a whole number"), std::string::npos);
   EXPECT_NE(error_of("net:\n  blocks: 4.5\n").find("net.blocks"), std::string::npos);
+  EXPECT_NE(error_of("net:\n  global_pooling: maybe\n").find("net.global_pooling: expected true or false"), std::string::npos);
   EXPECT_NE(error_of("run:\n  game: chess\n").find("run.game: \"chess\" is not one of mg|dvonn"), std::string::npos);
   EXPECT_NE(error_of("run:\n  seed: -1\n").find("run.seed"), std::string::npos);
   EXPECT_NE(error_of("net: [1, 2]\n").find("net: expected a map"), std::string::npos);
@@ -81,13 +82,14 @@ TEST(Config, OverridesApplyAfterTheFile) {
 
 TEST(Config, EffectiveConfigRoundTrips) {
   const RunConfig c = parse_config("training: {learning_rate: 0.1234567890123, optimizer: adamw}",
-                                   "x", {"run.seed=42"});
+                                   "x", {"run.seed=42", "net.global_pooling=true"});
   const std::string yaml = to_yaml(c);
   const RunConfig back = parse_config(yaml, "effective");
   EXPECT_EQ(to_yaml(back), yaml);
   EXPECT_EQ(back.training.learning_rate, 0.1234567890123);
   EXPECT_EQ(back.training.optimizer, "adamw");
   EXPECT_EQ(back.run.seed, 42u);
+  EXPECT_TRUE(back.net.global_pooling);
   EXPECT_NE(describe_keys().find("training.batch_size"), std::string::npos);
 }
 

@@ -31,6 +31,7 @@ std::string number_text(double v) {
 template <class T>
 std::string value_text(const T& v) {
   if constexpr (std::is_same_v<T, std::string>) return v;
+  else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
   else if constexpr (std::is_floating_point_v<T>) return number_text(v);
   else return std::to_string(v);
 }
@@ -73,6 +74,14 @@ Field<S> make_field(const char* name, const char* doc, T S::*member, const T& de
       if (!allowed.empty() && ("|" + allowed + "|").find("|" + value + "|") == std::string::npos)
         throw ConfigError(key + ": \"" + value + "\" is not one of " + allowed);
       s.*member = value;
+    };
+  } else if constexpr (std::is_same_v<T, bool>) {
+    (void)lo;
+    (void)hi;
+    f.read = [member](S& s, const std::string& value, const std::string& key) {
+      if (value == "true") s.*member = true;
+      else if (value == "false") s.*member = false;
+      else throw ConfigError(key + ": expected true or false, got \"" + value + "\"");
     };
   } else {
     const T low = static_cast<T>(lo), high = static_cast<T>(hi);

@@ -18,7 +18,7 @@
 namespace oppidum::config {
 
 // F(type, name, default, min, max, description). Strings list their allowed values in `min`
-// (a '|'-separated list, empty = any) and ignore `max`.
+// (a '|'-separated list, empty = any) and ignore `max`; booleans (true/false) ignore both.
 #define OPPIDUM_RUN_FIELDS(F)                                                                  \
   F(std::string, game, "mg", "mg|dvonn", 0, "the game: mg (Murus Gallicus) or dvonn")          \
   F(std::uint64_t, seed, 1, 0, UINT64_MAX, "run seed; every random stream derives from it")    \
@@ -30,7 +30,8 @@ namespace oppidum::config {
   F(int, filters, 32, 4, 512, "channels of the trunk's convolutions")                  \
   F(int, policy_channels, 4, 1, 64, "channels of the policy head's 1x1 convolution")   \
   F(int, value_channels, 2, 1, 64, "channels of the value head's 1x1 convolution")     \
-  F(int, value_hidden, 64, 8, 1024, "width of the value head's hidden layer")
+  F(int, value_hidden, 64, 8, 1024, "width of the value head's hidden layer")             \
+  F(bool, global_pooling, false, 0, 1, "global pooling bias in every second residual block")
 
 #define OPPIDUM_SELFPLAY_FIELDS(F)                                                               \
   F(int, threads, 1, 1, 256, "self-play threads, each playing many games at once")               \
