@@ -4,10 +4,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "arena/player.h"
+
 namespace oppidum::app {
 
 void register_rules_commands(CLI::App& app);  // perft, moves, apply
 void register_bench_command(CLI::App& app);   // bench rules
+void register_bench_model(CLI::App& bench);    // bench model (app/bench_model_command.cpp)
 void register_games_command(CLI::App& app);   // games: list and replay records
+void register_train_command(CLI::App& app);   // train (trainer/run.h)
+// arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those
+// specs are refused with a clear error (the app passes model/'s factory once it exists).
+void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_factory = {});
 
 }  // namespace oppidum::app

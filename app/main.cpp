@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "oppidum 0.1.0");
   oppidum::app::register_rules_commands(app);
   oppidum::app::register_bench_command(app);
+  oppidum::app::register_train_command(app);
   oppidum::app::register_games_command(app);
+  oppidum::app::register_arena_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

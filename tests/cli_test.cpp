@@ -20,7 +20,10 @@ struct CommandResult {
 CommandResult run(const std::string& args, const std::string& input = "") {
   std::string cmd = std::string(OPPIDUM_BINARY) + " " + args + " 2>&1";
   if (!input.empty()) {
-    const std::string path = ::testing::TempDir() + "cli_test_input.txt";
+    // One file per test: CTest runs the tests of this binary as parallel processes.
+    const std::string path = ::testing::TempDir() + "cli_test_input_" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                             ".txt";
     std::ofstream(path) << input;
     cmd += " < " + path;
   }
@@ -93,6 +96,52 @@ TEST(Cli, HelpDescribesCommands) {
   const CommandResult bad = run("perft --game chess --depth 1");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.out.find("unknown game"), std::string::npos);
+}
+
+
+TEST(Cli, ArenaPrintsTheMatchAndAppendsResultsAndRecords) {
+  const std::string results = ::testing::TempDir() + "cli_arena_results.txt";
+  const std::string record = ::testing::TempDir() + "cli_arena_record.txt";
+  std::remove(results.c_str());
+  std::remove(record.c_str());
+  const CommandResult r = run("arena --game mg --a alphabeta:depth=1 --b random --games 4 --seed 2 "
+                              "--results " + results + " --record " + record);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("result (A's view): +"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Elo (A - B): "), std::string::npos) << r.out;
+  std::ifstream in(results);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line.rfind("alphabeta:depth=1 random ", 0), 0u) << line;
+  std::ifstream games(record);
+  int lines = 0;
+  while (std::getline(games, line)) ++lines;
+  EXPECT_EQ(lines, 4);
+  const CommandResult table = run("ratings --results " + results);
+  EXPECT_EQ(table.status, 0) << table.out;
+  EXPECT_NE(table.out.find("alphabeta:depth=1"), std::string::npos) << table.out;
+  std::remove(results.c_str());
+  std::remove(record.c_str());
+}
+
+TEST(Cli, ArenaExplainsBadPlayersAndSprt) {
+  CommandResult r = run("arena --game mg --a foo --b random");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("unknown player 'foo'; players: random, uct:sims=N"), std::string::npos)
+      << r.out;
+  r = run("arena --game mg --a uct:sims=-3 --b random");
+  EXPECT_NE(r.out.find("uct: sims must be 1..10000000, got -3"), std::string::npos) << r.out;
+  r = run("arena --game mg --a random --b random --sprt elo0=5");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("elo0 and elo1 are required"), std::string::npos) << r.out;
+}
+
+TEST(Cli, PlayExplainsIllegalMovesAndQuits) {
+  const CommandResult r = run("play --game mg --opponent random --seed 1", "c1-c4\nc1-c3\nquit\n");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Not playable: move \"c1-c4\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("random plays "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Game abandoned."), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -1,0 +1,208 @@
+// arena, ratings, play: matches between players, the rating table, a person against a program.
+#include <array>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "app/commands.h"
+#include "app/game_dispatch.h"
+#include "arena/game_record.h"
+#include "arena/match.h"
+#include "arena/play.h"
+#include "arena/player.h"
+#include "arena/players.h"
+#include "arena/ratings.h"
+#include "games/game.h"
+
+namespace oppidum::app {
+namespace {
+
+const std::string kSpecHelp = std::string("player spec: ") + arena::kPlayerList;
+
+struct ArenaOptions {
+  std::string game, a, b, sprt, results, record;
+  int games = 200;
+  int threads = 1;
+  std::uint64_t seed = 1;
+  int opening_plies = -1;
+  int max_plies = 0;
+  double progress_seconds = 10.0;
+};
+
+void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_factory) {
+  const Game& game = game_by_name(o.game);
+  arena::PlayerOptions player_options;
+  player_options.net_factory = net_factory;
+  auto a = arena::make_player(game, o.a, player_options);
+  auto b = arena::make_player(game, o.b, player_options);
+  arena::MatchConfig config;
+  config.games = o.games;
+  config.threads = o.threads;
+  config.seed = o.seed;
+  config.opening_plies = o.opening_plies;
+  config.max_plies = o.max_plies;
+  if (!o.sprt.empty()) config.sprt = arena::parse_sprt(o.sprt);
+
+  std::unique_ptr<arena::RecordWriter> record;
+  if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
+  arena::MatchHooks hooks;
+  using Clock = std::chrono::steady_clock;
+  auto last_progress = Clock::now();
+  hooks.on_progress = [&](const arena::MatchStatus& status) {
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - last_progress).count() < o.progress_seconds &&
+        !status.finished)
+      return;
+    last_progress = now;
+    std::cerr << "[arena] " << arena::format_progress(status) << std::endl;
+  };
+  if (record) {
+    hooks.on_game = [&](const arena::GameRecord& g) {
+      const std::array<std::string, 2> specs = g.a_first
+                                                   ? std::array<std::string, 2>{a->spec(), b->spec()}
+                                                   : std::array<std::string, 2>{b->spec(), a->spec()};
+      record->write(arena::format_game_line(game, specs, g.moves, g.result));
+    };
+  }
+  std::cerr << "[arena] " << a->spec() << " vs " << b->spec() << " on " << game.name() << ", up to "
+            << 2 * ((o.games + 1) / 2) << " games, " << o.threads << " thread(s)" << std::endl;
+  const arena::MatchStatus status = arena::run_match(game, *a, *b, config, hooks);
+  std::cout << arena::format_match_report(status);
+  if (!o.results.empty()) {
+    arena::append_result(o.results, {status.a, status.b, status.wins, status.draws, status.losses});
+    std::cout << "appended to " << o.results << ": "
+              << arena::format_result_line(
+                     {status.a, status.b, status.wins, status.draws, status.losses})
+              << '\n';
+  }
+}
+
+void run_ratings(const std::string& path, const arena::RatingOptions& options) {
+  const auto matches = arena::read_results_file(path);
+  std::cout << arena::format_ratings(arena::fit_ratings(matches, options), options);
+}
+
+struct PlayOptions {
+  std::string game, opponent, color = "first", record;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+};
+
+void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factory) {
+  const Game& game = game_by_name(o.game);
+  arena::PlayerOptions player_options;
+  player_options.net_factory = net_factory;
+  auto opponent = arena::make_player(game, o.opponent, player_options);
+  if (opponent->interactive()) throw std::runtime_error("play: the opponent must be a program");
+  arena::HumanPlayer human(std::cin, std::cout);
+  const int human_side = o.color == "first" ? 0 : 1;
+  std::array<arena::Player*, 2> players = {&human, opponent.get()};
+  if (human_side == 1) std::swap(players[0], players[1]);
+  const std::uint64_t seed = o.seed_given ? o.seed : std::random_device{}();
+  std::cout << "You play " << (human_side == 0 ? "first" : "second") << " against "
+            << opponent->spec() << ". Moves in RULES.md notation.\n";
+  const auto start = game.initial_state();
+  arena::PlayedGame played;
+  try {
+    played = arena::play_game(*start, players, seed, 0, [&](const GameState& before, Action action) {
+      if (before.current_player() != human_side)
+        std::cout << opponent->spec() << " plays " << before.action_to_string(action) << '\n';
+    });
+  } catch (const arena::QuitGame&) {
+    std::cout << "\nGame abandoned.\n";
+    return;
+  }
+  std::cout << '\n' << played.final_state->pretty();
+  const double mine = human_side == 0 ? played.result : -played.result;
+  std::cout << (played.adjudicated ? "Draw by the ply limit."
+                : mine > 0         ? "You win."
+                : mine < 0         ? "You lose."
+                                   : "Draw.");
+  if (game.name() == "dvonn")
+    std::cout << " Score " << played.final_state->score(human_side) << " to "
+              << played.final_state->score(1 - human_side) << '.';
+  std::cout << '\n';
+  if (!o.record.empty()) {
+    std::array<std::string, 2> specs = {"human", opponent->spec()};
+    if (human_side == 1) std::swap(specs[0], specs[1]);
+    arena::RecordWriter(o.record)
+        .write(arena::format_game_line(game, specs, played.moves, played.result));
+  }
+}
+
+}  // namespace
+
+void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_factory) {
+  auto o = std::make_shared<ArenaOptions>();
+  auto* arena_cmd = app.add_subcommand(
+      "arena",
+      "Play a match of paired games (each random opening twice, colours swapped) between players A "
+      "and B; print W/D/L from A's view, the score, the Elo difference with a 95% interval and, "
+      "with --sprt, the sequential test's verdict.");
+  arena_cmd->add_option("--game", o->game, kGameOptionHelp)->required();
+  arena_cmd->add_option("--a", o->a, "player A: " + kSpecHelp)->required();
+  arena_cmd->add_option("--b", o->b, "player B: " + kSpecHelp)->required();
+  arena_cmd->add_option("--games", o->games, "most games to play (rounded up to whole pairs)")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+  arena_cmd->add_option("--threads", o->threads, "worker threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  arena_cmd->add_option("--sprt", o->sprt,
+                        "stop early by the SPRT: elo0=E0,elo1=E1[,alpha=0.05,beta=0.05]");
+  arena_cmd->add_option("--seed", o->seed, "seed of the openings and every random choice")
+      ->capture_default_str();
+  arena_cmd->add_option("--openings-plies", o->opening_plies,
+                        "random plies of each opening (default: mg 4, dvonn 6)")
+      ->check(CLI::Range(0, 1000));
+  arena_cmd->add_option("--max-plies", o->max_plies,
+                        "adjudicate a draw at this ply (default: the game's bound)")
+      ->check(CLI::Range(0, 100000));
+  arena_cmd->add_option("--results", o->results,
+                        "append `A B wins draws losses` to this results file (for `ratings`)");
+  arena_cmd->add_option("--record", o->record,
+                        "append every counted game to this file, one per line: `<first spec> "
+                        "<second spec> <result> <moves...>`");
+  arena_cmd->add_option("--progress-seconds", o->progress_seconds,
+                        "seconds between progress lines on standard error")
+      ->capture_default_str();
+  arena_cmd->callback([o, net_factory] { run_arena(*o, net_factory); });
+
+  auto results = std::make_shared<std::string>();
+  auto rating_options = std::make_shared<arena::RatingOptions>();
+  auto* ratings_cmd = app.add_subcommand(
+      "ratings",
+      "Fit Bradley-Terry ratings (Elo scale, 95% intervals) to every match in a results file and "
+      "print them as a table, strongest first.");
+  ratings_cmd->add_option("--results", *results, "results file written by `arena --results`")
+      ->required();
+  ratings_cmd->add_option("--anchor", rating_options->anchor, "the player rated 0")
+      ->capture_default_str();
+  ratings_cmd->add_option("--prior-draws", rating_options->prior_draws,
+                          "virtual draws added to every pair that met (keeps perfect scores "
+                          "finite; 0: none)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  ratings_cmd->callback([results, rating_options] { run_ratings(*results, *rating_options); });
+
+  auto p = std::make_shared<PlayOptions>();
+  auto* play_cmd = app.add_subcommand(
+      "play", "Play a game against a program in the terminal (moves in RULES.md notation).");
+  play_cmd->add_option("--game", p->game, kGameOptionHelp)->required();
+  play_cmd->add_option("--opponent", p->opponent, "the program: " + kSpecHelp)->required();
+  play_cmd->add_option("--color", p->color, "first (Light / White) or second")
+      ->check(CLI::IsMember({"first", "second"}))
+      ->capture_default_str();
+  play_cmd->add_option("--record", p->record, "append the finished game to this record file");
+  auto* seed_opt = play_cmd->add_option("--seed", p->seed, "seed of the program's random choices");
+  play_cmd->callback([p, seed_opt, net_factory] {
+    p->seed_given = seed_opt->count() > 0;
+    run_play(*p, net_factory);
+  });
+}
+
+}  // namespace oppidum::app

@@ -1,0 +1,250 @@
+#include "arena/alphabeta.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "arena/evaluation.h"
+#include "games/dvonn/position.h"
+#include "games/mg/position.h"
+#include "games/state_adapter.h"
+
+namespace oppidum::arena {
+namespace {
+
+constexpr int kInfinity = std::numeric_limits<int>::max() / 2;
+// Scores beyond this are proven results (wins or losses a known number of plies away).
+constexpr int kProvenThreshold = kWinScore - 1000;
+
+template <class P>
+P position_of(const GameState& state) {
+  if (const auto* adapter = dynamic_cast<const StateAdapter<P>*>(&state)) return adapter->position();
+  return P::parse(state.to_string());
+}
+
+// The score of a finished game for its side to move, `ply` plies from the root.
+template <class P>
+int terminal_score(const P& pos, int ply) {
+  const double result = pos.result(pos.side_to_move());
+  if (result > 0) return kWinScore - ply;
+  if (result < 0) return -(kWinScore - ply);
+  return 0;
+}
+
+// A child's score (for the child's side to move) seen from the parent's side to move. Both games
+// alternate every ply, but nothing here relies on it.
+template <class P>
+int from_parent(const P& parent, const P& child, int child_score) {
+  return child.side_to_move() == parent.side_to_move() ? child_score : -child_score;
+}
+
+// Proven scores count plies from the root; the table stores them counted from the node.
+int to_table(int score, int ply) {
+  if (score > kProvenThreshold) return score + ply;
+  if (score < -kProvenThreshold) return score - ply;
+  return score;
+}
+int from_table(int score, int ply) {
+  if (score > kProvenThreshold) return score - ply;
+  if (score < -kProvenThreshold) return score + ply;
+  return score;
+}
+
+enum class Bound : std::uint8_t { kExact, kLower, kUpper };
+
+struct TableEntry {
+  std::uint64_t key = 0;
+  std::int32_t score = 0;
+  std::int16_t move = -1;
+  std::int8_t depth = -1;  // -1: empty
+  Bound bound = Bound::kExact;
+};
+
+constexpr std::size_t kTableBits = 16;  // 65536 entries, 1 MiB
+
+template <class P>
+class Searcher {
+ public:
+  explicit Searcher(bool use_table) {
+    if (use_table) table_.resize(std::size_t{1} << kTableBits);
+  }
+
+  AlphaBetaResult run(const P& root, int depth) {
+    AlphaBetaResult result;
+    ActionList legal;
+    root.legal_actions(legal);
+    if (legal.empty()) throw std::logic_error("alpha-beta: the game is over, no move to choose");
+    // Root moves with the score of the last iteration, best first.
+    std::vector<std::pair<int, Action>> moves;
+    for (Action a : legal) moves.emplace_back(order_key(root, a), a);
+    std::stable_sort(moves.begin(), moves.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (int d = 1; d <= depth; ++d) {
+      int alpha = -kInfinity;
+      Action best = moves.front().second;
+      for (auto& [score, action] : moves) {
+        P child = root;
+        child.apply(action);
+        score = from_parent(root, child, child_search(root, child, d - 1, alpha, kInfinity, 1));
+        if (score > alpha) {
+          alpha = score;
+          best = action;
+        }
+      }
+      // Moves that failed low keep their upper bounds: good enough to order the next iteration.
+      std::stable_sort(moves.begin(), moves.end(),
+                       [](const auto& x, const auto& y) { return x.first > y.first; });
+      result.action = best;
+      result.score = alpha;
+      result.depth = d;
+      if (alpha > kProvenThreshold) break;  // the fastest forced win is found; deeper adds nothing
+    }
+    result.nodes = nodes_;
+    return result;
+  }
+
+ private:
+  // Searches `child` with the parent's window (alpha, beta), returning its score for the child's
+  // side to move.
+  int child_search(const P& parent, const P& child, int depth, int alpha, int beta, int ply) {
+    if (child.side_to_move() == parent.side_to_move()) return search(child, depth, alpha, beta, ply);
+    return search(child, depth, -beta, -alpha, ply);
+  }
+
+  // Static score of playing `action`, for ordering, from the mover's view.
+  int order_key(const P& pos, Action action) {
+    P child = pos;
+    child.apply(action);
+    const int score = child.is_terminal() ? terminal_score(child, 1) : evaluate(child);
+    return from_parent(pos, child, score);
+  }
+
+  int search(const P& pos, int depth, int alpha, int beta, int ply) {
+    ++nodes_;
+    if (depth == 0) return pos.is_terminal() ? terminal_score(pos, ply) : evaluate(pos);
+    ActionList legal;
+    pos.legal_actions(legal);
+    if (legal.empty()) return terminal_score(pos, ply);
+
+    const int alpha_start = alpha;
+    Action table_move = -1;
+    TableEntry* entry = nullptr;
+    const std::uint64_t key = table_.empty() ? 0 : pos.hash();
+    if (!table_.empty()) {
+      entry = &table_[key & (table_.size() - 1)];
+      if (entry->key == key && entry->depth >= 0) {
+        if (legal.contains(entry->move)) table_move = entry->move;
+        if (entry->depth >= depth) {
+          const int score = from_table(entry->score, ply);
+          if (entry->bound == Bound::kExact) return score;
+          if (entry->bound == Bound::kLower) alpha = std::max(alpha, score);
+          else beta = std::min(beta, score);
+          if (alpha >= beta) return score;
+        }
+      }
+    }
+
+    std::array<std::pair<int, Action>, kMaxLegalActions> moves;
+    const int n = legal.size();
+    for (int i = 0; i < n; ++i) {
+      const Action a = legal[i];
+      int key_score = 0;
+      if (a == table_move) key_score = kInfinity;
+      else if (depth >= 2) key_score = order_key(pos, a);
+      moves[static_cast<std::size_t>(i)] = {key_score, a};
+    }
+    std::stable_sort(moves.begin(), moves.begin() + n,
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+
+    int best = -kInfinity;
+    Action best_move = moves[0].second;
+    for (int i = 0; i < n; ++i) {
+      const Action a = moves[static_cast<std::size_t>(i)].second;
+      P child = pos;
+      child.apply(a);
+      const int score = from_parent(pos, child, child_search(pos, child, depth - 1, alpha, beta,
+                                                             ply + 1));
+      if (score > best) {
+        best = score;
+        best_move = a;
+      }
+      alpha = std::max(alpha, score);
+      if (alpha >= beta) break;
+    }
+
+    if (entry != nullptr && depth >= entry->depth) {
+      entry->key = key;
+      entry->score = to_table(best, ply);
+      entry->move = static_cast<std::int16_t>(best_move);
+      entry->depth = static_cast<std::int8_t>(depth);
+      entry->bound = best <= alpha_start ? Bound::kUpper
+                     : best >= beta      ? Bound::kLower
+                                         : Bound::kExact;
+    }
+    return best;
+  }
+
+  std::vector<TableEntry> table_;
+  std::int64_t nodes_ = 0;
+};
+
+template <class P>
+int minimax(const P& pos, int depth, int ply) {
+  if (depth == 0) return pos.is_terminal() ? terminal_score(pos, ply) : evaluate(pos);
+  ActionList legal;
+  pos.legal_actions(legal);
+  if (legal.empty()) return terminal_score(pos, ply);
+  int best = -kInfinity;
+  for (Action a : legal) {
+    P child = pos;
+    child.apply(a);
+    best = std::max(best, from_parent(pos, child, minimax(child, depth - 1, ply + 1)));
+  }
+  return best;
+}
+
+// Calls f(position) with the concrete position of `state`.
+template <class F>
+decltype(auto) with_position(const GameState& state, F&& f) {
+  const std::string name = state.game().name();
+  if (name == "mg") return f(position_of<mg::Position>(state));
+  if (name == "dvonn") return f(position_of<dvonn::Position>(state));
+  throw std::invalid_argument("alpha-beta: no evaluation for the game \"" + name + "\"");
+}
+
+void check_depth(int depth) {
+  if (depth < 1 || depth > kMaxAlphaBetaDepth)
+    throw std::invalid_argument("alpha-beta: depth must be 1.." +
+                                std::to_string(kMaxAlphaBetaDepth) + ", not " +
+                                std::to_string(depth));
+}
+
+}  // namespace
+
+AlphaBetaResult alphabeta_search(const GameState& state, const AlphaBetaOptions& options) {
+  check_depth(options.depth);
+  return with_position(state, [&](const auto& pos) {
+    using P = std::decay_t<decltype(pos)>;
+    Searcher<P> searcher(options.transposition_table);
+    return searcher.run(pos, options.depth);
+  });
+}
+
+int minimax_value(const GameState& state, int depth) {
+  check_depth(depth);
+  return with_position(state, [&](const auto& pos) { return minimax(pos, depth, 0); });
+}
+
+AlphaBetaPlayer::AlphaBetaPlayer(int depth) : depth_(depth) { check_depth(depth); }
+
+Action AlphaBetaPlayer::choose_move(const GameState& state, std::uint64_t seed) {
+  (void)seed;
+  AlphaBetaOptions options;
+  options.depth = depth_;
+  return alphabeta_search(state, options).action;
+}
+
+}  // namespace oppidum::arena

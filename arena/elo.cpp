@@ -1,0 +1,184 @@
+#include "arena/elo.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "arena/spec.h"
+
+namespace oppidum::arena {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kRegularisation = 1e-3;
+
+}  // namespace
+
+double elo_from_score(double score) {
+  if (score <= 0.0) return -kInf;
+  if (score >= 1.0) return kInf;
+  return -400.0 * std::log10(1.0 / score - 1.0);
+}
+
+double score_from_elo(double elo) { return 1.0 / (1.0 + std::pow(10.0, -elo / 400.0)); }
+
+double OutcomeCounts::total() const {
+  double n = 0.0;
+  for (double c : counts) n += c;
+  return n;
+}
+
+double OutcomeCounts::mean() const {
+  const double n = total();
+  if (n <= 0.0) return 0.5;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i) sum += values[i] * counts[i];
+  return sum / n;
+}
+
+double OutcomeCounts::variance() const {
+  const double n = total();
+  if (n <= 0.0) return 0.0;
+  const double m = mean();
+  double sum = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i) sum += counts[i] * (values[i] - m) * (values[i] - m);
+  return sum / n;
+}
+
+OutcomeCounts trinomial(double wins, double draws, double losses) {
+  return {{0.0, 0.5, 1.0}, {losses, draws, wins}};
+}
+
+OutcomeCounts pentanomial(const std::array<double, 5>& counts) {
+  return {{0.0, 0.25, 0.5, 0.75, 1.0}, {counts.begin(), counts.end()}};
+}
+
+EloEstimate estimate_elo(const OutcomeCounts& outcomes, double z) {
+  EloEstimate e;
+  const double n = outcomes.total();
+  e.score = outcomes.mean();
+  e.elo = elo_from_score(e.score);
+  if (n <= 0.0) {
+    e.elo_low = -kInf;
+    e.elo_high = kInf;
+    return e;
+  }
+  e.score_stderr = std::sqrt(outcomes.variance() / n);
+  e.elo_low = elo_from_score(e.score - z * e.score_stderr);
+  e.elo_high = elo_from_score(e.score + z * e.score_stderr);
+  return e;
+}
+
+void SprtConfig::validate() const {
+  if (!std::isfinite(elo0) || !std::isfinite(elo1) || !(elo0 < elo1))
+    throw std::invalid_argument("sprt: elo0 must be below elo1, got elo0=" + format_number(elo0) +
+                                ", elo1=" + format_number(elo1));
+  if (!(alpha > 0.0 && alpha < 0.5))
+    throw std::invalid_argument("sprt: alpha must be in (0, 0.5), got " + format_number(alpha));
+  if (!(beta > 0.0 && beta < 0.5))
+    throw std::invalid_argument("sprt: beta must be in (0, 0.5), got " + format_number(beta));
+}
+
+std::string SprtConfig::describe() const {
+  return "elo0=" + format_number(elo0) + ",elo1=" + format_number(elo1) +
+         ",alpha=" + format_number(alpha) + ",beta=" + format_number(beta);
+}
+
+SprtConfig parse_sprt(const std::string& text) {
+  SprtConfig config;
+  bool has_elo0 = false, has_elo1 = false;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument("sprt: '" + item + "' is not key=value (e.g. elo0=0,elo1=20)");
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    char* end = nullptr;
+    const double number = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(number))
+      throw std::invalid_argument("sprt: " + key + " must be a number, got '" + value + "'");
+    if (key == "elo0") config.elo0 = number, has_elo0 = true;
+    else if (key == "elo1") config.elo1 = number, has_elo1 = true;
+    else if (key == "alpha") config.alpha = number;
+    else if (key == "beta") config.beta = number;
+    else throw std::invalid_argument("sprt: unknown key '" + key + "'; keys: elo0, elo1, alpha, beta");
+  }
+  if (!has_elo0 || !has_elo1)
+    throw std::invalid_argument("sprt: elo0 and elo1 are required (e.g. elo0=0,elo1=20), got '" +
+                                text + "'");
+  config.validate();
+  return config;
+}
+
+SprtBounds sprt_bounds(const SprtConfig& config) {
+  return {std::log(config.beta / (1.0 - config.alpha)), std::log((1.0 - config.beta) / config.alpha)};
+}
+
+std::vector<double> constrained_mle(const std::vector<double>& values,
+                                    const std::vector<double>& frequencies, double mean) {
+  // The maximiser of sum f_i log p_i subject to sum p_i = 1, sum p_i v_i = mean is
+  // p_i = f_i / (1 + lambda (v_i - mean)), where lambda solves
+  // g(lambda) = sum f_i (v_i - mean) / (1 + lambda (v_i - mean)) = 0. g decreases on the interval
+  // where every denominator is positive, from +inf to -inf: bisection finds the root.
+  double lo = -kInf, hi = kInf;
+  for (double v : values) {
+    const double d = v - mean;
+    if (d > 0) lo = std::max(lo, -1.0 / d);
+    if (d < 0) hi = std::min(hi, -1.0 / d);
+  }
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    throw std::invalid_argument("constrained_mle: the mean must lie strictly between the values");
+  auto g = [&](double lambda) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double d = values[i] - mean;
+      sum += frequencies[i] * d / (1.0 + lambda * d);
+    }
+    return sum;
+  };
+  for (int iteration = 0; iteration < 200; ++iteration) {
+    const double mid = 0.5 * (lo + hi);
+    if (mid <= lo || mid >= hi) break;
+    if (g(mid) > 0) lo = mid;
+    else hi = mid;
+  }
+  const double lambda = 0.5 * (lo + hi);
+  std::vector<double> p(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    p[i] = frequencies[i] / (1.0 + lambda * (values[i] - mean));
+  return p;
+}
+
+double sprt_llr(const OutcomeCounts& outcomes, double elo0, double elo1) {
+  const double n = outcomes.total();
+  if (n <= 0.0) return 0.0;
+  std::vector<double> frequencies = outcomes.counts;
+  double regularised = 0.0;
+  for (double& f : frequencies) regularised += (f += kRegularisation);
+  for (double& f : frequencies) f /= regularised;
+  const auto p0 = constrained_mle(outcomes.values, frequencies, score_from_elo(elo0));
+  const auto p1 = constrained_mle(outcomes.values, frequencies, score_from_elo(elo1));
+  double llr = 0.0;
+  for (std::size_t i = 0; i < frequencies.size(); ++i)
+    llr += frequencies[i] * std::log(p1[i] / p0[i]);
+  return n * llr;
+}
+
+SprtVerdict sprt_verdict(double llr, const SprtBounds& bounds) {
+  if (llr >= bounds.upper) return SprtVerdict::kAcceptH1;
+  if (llr <= bounds.lower) return SprtVerdict::kAcceptH0;
+  return SprtVerdict::kContinue;
+}
+
+std::string format_elo(double elo) {
+  if (std::isinf(elo)) return elo > 0 ? "+inf" : "-inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.1f", elo);
+  return buffer;
+}
+
+}  // namespace oppidum::arena

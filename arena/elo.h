@@ -1,0 +1,93 @@
+// Elo arithmetic for matches: score <-> Elo difference, a 95% interval, and the sequential
+// probability ratio test (SPRT) that stops a match as soon as the evidence decides.
+//
+// Model: the logistic Elo model, expected score s = 1 / (1 + 10^(-elo / 400)).
+//
+// Results are tallied as an outcome distribution: `values[i]` is a score in [0, 1] and `counts[i]`
+// how often it occurred. Per game (trinomial): values 0, 1/2, 1 for a loss, draw, win. Per pair of
+// games with colours swapped (pentanomial): values 0, 1/4, 1/2, 3/4, 1, the mean score of the pair.
+// Pairs are the better unit for paired openings: a pair's two games are correlated (the same
+// opening), and treating them as independent games overstates the variance.
+//
+// Interval: the normal approximation on the mean of the units: s +- z * sd / sqrt(N), mapped to Elo.
+//
+// SPRT: the generalised SPRT of fishtest's "logistic Elo" model (M. Van den Bergh, "A simple
+// derivation of the GSPRT"; fishtest's stat_util.LLR_logistic). For each hypothesis elo_k the
+// outcome distribution is estimated by maximum likelihood under the constraint that its mean score
+// is s_k = score(elo_k); LLR = N * sum_i p_i * log(p1_i / p0_i), with p the observed frequencies.
+// Counts are regularised by +1e-3 per outcome so that unseen outcomes do not break the logarithms.
+// H0: elo = elo0, H1: elo = elo1; stop with H1 when LLR >= log((1 - beta) / alpha), with H0 when
+// LLR <= log(beta / (1 - alpha)).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace oppidum::arena {
+
+inline constexpr double kZ95 = 1.959963984540054;
+
+// Elo difference of an expected score; +-infinity at 1 and 0.
+double elo_from_score(double score);
+double score_from_elo(double elo);
+
+struct OutcomeCounts {
+  std::vector<double> values;  // scores in [0, 1]
+  std::vector<double> counts;  // occurrences of each value, >= 0
+  double total() const;
+  double mean() const;      // 0.5 when empty
+  double variance() const;  // population variance of one unit; 0 when empty
+};
+
+// Per game: losses, draws, wins.
+OutcomeCounts trinomial(double wins, double draws, double losses);
+// Per pair: counts[k] = pairs where A scored k/2 points over its two games (k = 0..4).
+OutcomeCounts pentanomial(const std::array<double, 5>& counts);
+
+struct EloEstimate {
+  double score = 0.5;     // mean score
+  double elo = 0.0;
+  double elo_low = 0.0;   // the interval's ends; may be infinite
+  double elo_high = 0.0;
+  double score_stderr = 0.0;
+};
+
+EloEstimate estimate_elo(const OutcomeCounts& outcomes, double z = kZ95);
+
+struct SprtConfig {
+  double elo0 = 0.0;
+  double elo1 = 20.0;
+  double alpha = 0.05;  // the chance of accepting H1 when H0 holds
+  double beta = 0.05;   // the chance of accepting H0 when H1 holds
+  // Throws std::invalid_argument unless elo0 < elo1 and 0 < alpha, beta < 0.5.
+  void validate() const;
+  std::string describe() const;  // "elo0=0,elo1=20,alpha=0.05,beta=0.05"
+};
+
+// "elo0=0,elo1=20[,alpha=0.05,beta=0.05]" (any order; elo0 and elo1 required); throws
+// std::invalid_argument naming what is wrong.
+SprtConfig parse_sprt(const std::string& text);
+
+struct SprtBounds {
+  double lower = 0.0;  // log(beta / (1 - alpha)): accept H0 at or below
+  double upper = 0.0;  // log((1 - beta) / alpha): accept H1 at or above
+};
+SprtBounds sprt_bounds(const SprtConfig& config);
+
+// The maximum-likelihood distribution over `values` whose mean is `mean`, closest to the observed
+// frequencies `frequencies` (which sum to 1, all positive); `mean` must lie strictly between the
+// smallest and largest value.
+std::vector<double> constrained_mle(const std::vector<double>& values,
+                                    const std::vector<double>& frequencies, double mean);
+
+// The GSPRT log-likelihood ratio of H1 (elo1) against H0 (elo0); 0 for no data.
+double sprt_llr(const OutcomeCounts& outcomes, double elo0, double elo1);
+
+enum class SprtVerdict { kContinue, kAcceptH0, kAcceptH1 };
+SprtVerdict sprt_verdict(double llr, const SprtBounds& bounds);
+
+// "+35.2", "-inf", "+inf": an Elo value for tables and reports.
+std::string format_elo(double elo);
+
+}  // namespace oppidum::arena

@@ -1,0 +1,37 @@
+// Finished arena games as plain text, one game per line (the `--record FILE` format of
+// `oppidum arena` and `oppidum play`, described in docs/BASELINES.md):
+//
+//   <first player's spec> <second player's spec> <result> <move> <move> ...
+//
+// The first player is Murus Gallicus Light / DVONN White. The result is `1-0` (the first player
+// won), `0-1` or `1/2-1/2` (a draw, including a game stopped at the ply limit). The moves are in
+// RULES.md notation from the game's initial position, the random opening plies included.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "games/game.h"
+
+namespace oppidum::arena {
+
+// "1-0", "0-1" or "1/2-1/2" for a result from the first player's view (+1, -1, 0).
+const char* result_notation(double result_first);
+
+// Replays `moves` from the initial position of `game` to write them in notation; throws
+// std::logic_error for an illegal move.
+std::string format_game_line(const Game& game, const std::array<std::string, 2>& specs,
+                             const std::vector<Action>& moves, double result_first);
+
+// Appends lines to a record file, creating it; throws std::runtime_error when it cannot.
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::string path);
+  void write(const std::string& line);
+
+ private:
+  std::string path_;
+};
+
+}  // namespace oppidum::arena

@@ -1,0 +1,407 @@
+#include "arena/match.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "mcts/evaluator.h"
+#include "mcts/rng.h"
+#include "mcts/runner.h"
+#include "mcts/seed.h"
+
+namespace oppidum::arena {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Measures the time spent in an evaluator.
+class TimedEvaluator final : public mcts::Evaluator {
+ public:
+  explicit TimedEvaluator(mcts::Evaluator& inner) : inner_(inner) {}
+  void evaluate(const mcts::EvalRequest* requests, int n, mcts::EvalResult* results) override {
+    const auto start = Clock::now();
+    inner_.evaluate(requests, n, results);
+    nanoseconds_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  }
+  std::string describe() const override { return inner_.describe(); }
+  double seconds() const { return static_cast<double>(nanoseconds_.load()) * 1e-9; }
+
+ private:
+  mcts::Evaluator& inner_;
+  std::atomic<std::int64_t> nanoseconds_{0};
+};
+
+// The state every worker shares: the counted prefix, the tallies and the stop flag.
+class MatchState {
+ public:
+  MatchState(MatchStatus status, int num_pairs, const MatchHooks& hooks)
+      : status_(std::move(status)), finished_(static_cast<std::size_t>(2 * num_pairs)),
+        hooks_(hooks), start_(Clock::now()) {}
+
+  std::atomic<bool>& stop() { return stop_; }
+
+  void report(GameRecord record) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (status_.finished) return;
+    finished_[static_cast<std::size_t>(record.index)] = std::move(record);
+    const int num_pairs = static_cast<int>(finished_.size() / 2);
+    while (counted_pairs_ < num_pairs && !status_.finished) {
+      auto& first = finished_[static_cast<std::size_t>(2 * counted_pairs_)];
+      auto& second = finished_[static_cast<std::size_t>(2 * counted_pairs_ + 1)];
+      if (!first || !second) break;
+      count_pair(*first, *second);
+      first.reset();
+      second.reset();
+      ++counted_pairs_;
+      if (status_.verdict != SprtVerdict::kContinue || counted_pairs_ == num_pairs) {
+        status_.finished = true;
+        stop_ = true;
+      }
+      status_.seconds = seconds_since(start_);
+      if (hooks_.on_progress) hooks_.on_progress(status_);
+    }
+  }
+
+  void add_time(int side, std::int64_t moves, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    status_.time[static_cast<std::size_t>(side)].moves += moves;
+    status_.time[static_cast<std::size_t>(side)].seconds += seconds;
+  }
+
+  void fail(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_) error_ = error;
+    stop_ = true;
+  }
+
+  MatchStatus finish() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+    status_.finished = true;
+    status_.seconds = seconds_since(start_);
+    return status_;
+  }
+
+ private:
+  void count_pair(const GameRecord& first, const GameRecord& second) {
+    for (const GameRecord* game : {&first, &second}) {
+      const double score = game->score_a();
+      if (score > 0.75) ++status_.wins;
+      else if (score < 0.25) ++status_.losses;
+      else ++status_.draws;
+      if (game->adjudicated) ++status_.adjudicated;
+      if (hooks_.on_game) hooks_.on_game(*game);
+    }
+    status_.games_counted += 2;
+    const int points = static_cast<int>(std::lround(2.0 * (first.score_a() + second.score_a())));
+    ++status_.pairs[static_cast<std::size_t>(points)];
+    std::array<double, 5> counts;
+    for (std::size_t k = 0; k < 5; ++k) counts[k] = status_.pairs[k];
+    const OutcomeCounts outcomes = pentanomial(counts);
+    status_.elo = estimate_elo(outcomes);
+    if (status_.sprt) {
+      status_.llr = sprt_llr(outcomes, status_.sprt->elo0, status_.sprt->elo1);
+      status_.verdict = sprt_verdict(status_.llr, status_.bounds);
+    }
+  }
+
+  std::mutex mutex_;
+  MatchStatus status_;
+  std::vector<std::optional<GameRecord>> finished_;  // by game index, until counted
+  int counted_pairs_ = 0;
+  const MatchHooks& hooks_;
+  Clock::time_point start_;
+  std::atomic<bool> stop_{false};
+  std::exception_ptr error_;
+};
+
+// Drives the games of one chunk of pairs in one runner. Agent 0 is A, agent 1 is B.
+class ChunkDriver final : public mcts::GameDriver {
+ public:
+  ChunkDriver(const Game& game, std::array<Player*, 2> players, std::array<bool, 2> direct,
+              const MatchConfig& config, int opening_plies, int first_pair, MatchState& state)
+      : game_(game), players_(players), config_(config), opening_plies_(opening_plies),
+        first_game_(2 * first_pair), state_(state), direct_(direct) {}
+
+  mcts::GameSetup setup_game(int index) override {
+    const int g = first_game_ + index;
+    mcts::GameSetup setup;
+    auto state = game_.initial_state();
+    for (Action a : make_opening(game_, opening_plies_, config_.seed, g / 2)) state->apply(a);
+    setup.start = std::move(state);
+    setup.agents = a_first(g) ? std::array<int, 2>{0, 1} : std::array<int, 2>{1, 0};
+    return setup;
+  }
+
+  Action choose_move(int index, const GameState& state, const mcts::SearchResult& search) override {
+    const int g = first_game_ + index;
+    const int side = (state.current_player() == 0) == a_first(g) ? 0 : 1;
+    if (!direct_[static_cast<std::size_t>(side)]) return search.action;
+    const auto start = Clock::now();
+    const std::uint64_t seed = mcts::derive_seed(
+        config_.seed, kMoveStream,
+        (static_cast<std::uint64_t>(g) << 20) + static_cast<std::uint64_t>(state.ply()));
+    const Action action = players_[static_cast<std::size_t>(side)]->choose_move(state, seed);
+    direct_seconds_[static_cast<std::size_t>(side)] += seconds_since(start);
+    return action;
+  }
+
+  void game_finished(mcts::FinishedGame finished) override {
+    GameRecord record;
+    record.index = first_game_ + finished.index;
+    record.a_first = a_first(record.index);
+    record.moves = make_opening(game_, opening_plies_, config_.seed, record.index / 2);
+    record.opening_plies = static_cast<int>(record.moves.size());
+    for (const auto& move : finished.moves) {
+      record.moves.push_back(move.action);
+      const int side = (move.player == 0) == record.a_first ? 0 : 1;
+      ++moves_[static_cast<std::size_t>(side)];
+    }
+    record.result = finished.result;
+    record.adjudicated = finished.adjudicated;
+    state_.report(std::move(record));
+  }
+
+  bool direct(int side) const { return direct_[static_cast<std::size_t>(side)]; }
+  double direct_seconds(int side) const { return direct_seconds_[static_cast<std::size_t>(side)]; }
+  std::int64_t moves(int side) const { return moves_[static_cast<std::size_t>(side)]; }
+
+ private:
+  static bool a_first(int game_index) { return game_index % 2 == 0; }
+
+  const Game& game_;
+  std::array<Player*, 2> players_;
+  const MatchConfig& config_;
+  int opening_plies_;
+  int first_game_;
+  MatchState& state_;
+  std::array<bool, 2> direct_{};
+  std::array<double, 2> direct_seconds_{};
+  std::array<std::int64_t, 2> moves_{};
+};
+
+void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchConfig& config,
+                int opening_plies, int chunk, int first_pair, int num_pairs, MatchState& state) {
+  static mcts::UniformEvaluator stand_in_evaluator;
+  std::array<bool, 2> direct{};
+  std::array<std::shared_ptr<mcts::Evaluator>, 2> owned;
+  std::array<std::unique_ptr<TimedEvaluator>, 2> timed;
+  std::vector<mcts::Agent> agents;
+  for (int side = 0; side < 2; ++side) {
+    const auto s = static_cast<std::size_t>(side);
+    mcts::Agent agent;
+    agent.name = players[s]->spec();
+    const auto search = players[s]->search_agent(
+        mcts::derive_seed(config.seed, kAgentStream + s, static_cast<std::uint64_t>(chunk)));
+    if (search) {
+      owned[s] = search->evaluator;
+      timed[s] = std::make_unique<TimedEvaluator>(*owned[s]);
+      agent.evaluator = timed[s].get();
+      agent.search = search->search;
+    } else {
+      direct[s] = true;
+      agent.evaluator = &stand_in_evaluator;
+      agent.search = arena_search_config(1, 1.0f);
+    }
+    agents.push_back(std::move(agent));
+  }
+  ChunkDriver driver(game, players, direct, config, opening_plies, first_pair, state);
+  mcts::RunnerConfig runner_config;
+  runner_config.num_games = 2 * num_pairs;
+  runner_config.concurrent_games = 2 * num_pairs;
+  runner_config.max_plies = config.max_plies;
+  runner_config.seed = mcts::derive_seed(config.seed, kRunnerStream, static_cast<std::uint64_t>(chunk));
+  mcts::GameRunner runner(std::move(agents), runner_config);
+  const auto start = Clock::now();
+  runner.run(driver, &state.stop());
+  const double wall = seconds_since(start);
+
+  // Search time: the wall time not spent in direct players, split by evaluator time.
+  double search_time = wall;
+  for (int side = 0; side < 2; ++side) search_time -= driver.direct_seconds(side);
+  double evaluator_time = 0.0;
+  for (const auto& t : timed)
+    if (t) evaluator_time += t->seconds();
+  for (int side = 0; side < 2; ++side) {
+    const auto s = static_cast<std::size_t>(side);
+    double seconds = driver.direct_seconds(side);
+    if (!driver.direct(side)) {
+      const bool both_search = !driver.direct(1 - side);
+      const double share = !both_search ? 1.0
+                           : evaluator_time > 0 ? timed[s]->seconds() / evaluator_time
+                                                : 0.5;
+      seconds = std::max(0.0, search_time) * share;
+    }
+    state.add_time(side, driver.moves(side), seconds);
+  }
+}
+
+}  // namespace
+
+double GameRecord::score_a() const {
+  const double first_points = (result + 1.0) / 2.0;
+  return a_first ? first_points : 1.0 - first_points;
+}
+
+void MatchConfig::validate() const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("match: " + what); };
+  if (games < 1) fail("games must be at least 1, not " + std::to_string(games));
+  if (threads < 1 || threads > 1024) fail("threads must be 1..1024, not " + std::to_string(threads));
+  if (opening_plies < -1) fail("opening plies must be 0 or more, not " + std::to_string(opening_plies));
+  if (pairs_per_runner < 1) fail("pairs per runner must be at least 1");
+  if (max_plies < 0) fail("max plies must be 0 (the game's bound) or more");
+  if (sprt) sprt->validate();
+}
+
+int default_opening_plies(const Game& game) { return game.name() == "dvonn" ? 6 : 4; }
+
+std::vector<Action> make_opening(const Game& game, int plies, std::uint64_t seed, int pair) {
+  mcts::Rng rng(mcts::derive_seed(seed, kOpeningStream, static_cast<std::uint64_t>(pair)));
+  ActionList legal;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    auto state = game.initial_state();
+    std::vector<Action> moves;
+    for (int ply = 0; ply < plies; ++ply) {
+      state->legal_actions(legal);
+      if (legal.empty()) break;
+      moves.push_back(legal[rng.uniform_int(legal.size())]);
+      state->apply(moves.back());
+    }
+    if (static_cast<int>(moves.size()) == plies && !state->is_terminal()) return moves;
+  }
+  throw std::invalid_argument("match: no opening of " + std::to_string(plies) + " random plies of " +
+                              game.name() + " leaves the game running");
+}
+
+MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
+                      const MatchHooks& hooks) {
+  config.validate();
+  for (const Player* p : {&a, &b})
+    if (p->interactive())
+      throw std::invalid_argument("match: " + p->spec() +
+                                  " reads moves from a person; use `oppidum play` instead");
+  const int num_pairs = (config.games + 1) / 2;
+  const int opening_plies =
+      config.opening_plies >= 0 ? config.opening_plies : default_opening_plies(game);
+  make_opening(game, opening_plies, config.seed, 0);  // fails early for an impossible length
+
+  MatchStatus status;
+  status.game = game.name();
+  status.a = a.spec();
+  status.b = b.spec();
+  status.sprt = config.sprt;
+  if (config.sprt) status.bounds = sprt_bounds(*config.sprt);
+  status.threads = config.threads;
+  status.seed = config.seed;
+  status.games_cap = 2 * num_pairs;
+  status.opening_plies = opening_plies;
+  status.elo = estimate_elo(pentanomial({}));
+  MatchState state(status, num_pairs, hooks);
+
+  const int pairs_per_chunk = a.wants_batching() || b.wants_batching() ? config.pairs_per_runner : 1;
+  const int num_chunks = (num_pairs + pairs_per_chunk - 1) / pairs_per_chunk;
+  std::atomic<int> next_chunk{0};
+  const std::array<Player*, 2> players = {&a, &b};
+  auto worker = [&] {
+    try {
+      for (int chunk = next_chunk++; chunk < num_chunks && !state.stop(); chunk = next_chunk++) {
+        const int first_pair = chunk * pairs_per_chunk;
+        const int pairs = std::min(pairs_per_chunk, num_pairs - first_pair);
+        play_chunk(game, players, config, opening_plies, chunk, first_pair, pairs, state);
+      }
+    } catch (...) {
+      state.fail(std::current_exception());
+    }
+  };
+  const int num_threads = std::min(config.threads, num_chunks);
+  std::vector<std::thread> threads;
+  for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  return state.finish();
+}
+
+std::string describe_verdict(const MatchStatus& status) {
+  if (!status.sprt) return "";
+  const auto& s = *status.sprt;
+  switch (status.verdict) {
+    case SprtVerdict::kAcceptH1:
+      return "H1 accepted: A is stronger, elo >= " + format_number(s.elo1) + " more likely than elo <= " +
+             format_number(s.elo0);
+    case SprtVerdict::kAcceptH0:
+      return "H0 accepted: elo <= " + format_number(s.elo0) + " more likely than elo >= " +
+             format_number(s.elo1);
+    case SprtVerdict::kContinue:
+      break;
+  }
+  return "no decision after " + std::to_string(status.games_counted) + " games (the cap)";
+}
+
+namespace {
+
+std::string format_seconds(double seconds) {
+  char buffer[32];
+  if (seconds < 1e-3) std::snprintf(buffer, sizeof buffer, "%.1f us", seconds * 1e6);
+  else if (seconds < 1.0) std::snprintf(buffer, sizeof buffer, "%.1f ms", seconds * 1e3);
+  else std::snprintf(buffer, sizeof buffer, "%.2f s", seconds);
+  return buffer;
+}
+
+}  // namespace
+
+std::string format_progress(const MatchStatus& s) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, "%d/%d games  +%d =%d -%d  score %.1f%%  Elo %s [%s, %s]",
+                s.games_counted, s.games_cap, s.wins, s.draws, s.losses, 100.0 * s.elo.score,
+                format_elo(s.elo.elo).c_str(), format_elo(s.elo.elo_low).c_str(),
+                format_elo(s.elo.elo_high).c_str());
+  std::string line = buffer;
+  if (s.sprt) {
+    std::snprintf(buffer, sizeof buffer, "  LLR %.2f [%.2f, %.2f]", s.llr, s.bounds.lower,
+                  s.bounds.upper);
+    line += buffer;
+  }
+  std::snprintf(buffer, sizeof buffer, "  %.0f s", s.seconds);
+  return line + buffer;
+}
+
+std::string format_match_report(const MatchStatus& s) {
+  std::ostringstream out;
+  char buffer[512];
+  out << "match: " << s.a << " (A) vs " << s.b << " (B), " << s.game << ", " << s.games_counted
+      << " games (" << s.games_counted / 2 << " pairs; cap " << s.games_cap << "), openings "
+      << s.opening_plies << " random plies, seed " << s.seed << ", " << s.threads << " thread(s)\n";
+  std::snprintf(buffer, sizeof buffer, "result (A's view): +%d =%d -%d  score %.1f%%", s.wins,
+                s.draws, s.losses, 100.0 * s.elo.score);
+  out << buffer;
+  if (s.adjudicated > 0) out << "  (" << s.adjudicated << " draws by the ply limit)";
+  out << '\n';
+  out << "Elo (A - B): " << format_elo(s.elo.elo) << "  95% [" << format_elo(s.elo.elo_low) << ", "
+      << format_elo(s.elo.elo_high) << "]  pairs 0/0.5/1/1.5/2 points: " << s.pairs[0] << '/'
+      << s.pairs[1] << '/' << s.pairs[2] << '/' << s.pairs[3] << '/' << s.pairs[4] << '\n';
+  if (s.sprt) {
+    std::snprintf(buffer, sizeof buffer, "SPRT %s: %s  LLR %.2f (bounds %.2f, %.2f)\n",
+                  s.sprt->describe().c_str(), describe_verdict(s).c_str(), s.llr, s.bounds.lower,
+                  s.bounds.upper);
+    out << buffer;
+  }
+  out << "time per move: A " << format_seconds(s.time[0].per_move()) << " (" << s.time[0].moves
+      << " moves), B " << format_seconds(s.time[1].per_move()) << " (" << s.time[1].moves
+      << " moves); wall " << format_seconds(s.seconds) << '\n';
+  return out.str();
+}
+
+}  // namespace oppidum::arena

@@ -1,0 +1,130 @@
+// Matches: player A against player B over paired games, with Elo, a 95% interval and an optional
+// sequential test (arena/elo.h).
+//
+// Pairs. Pair p starts from opening p: `opening_plies` uniformly random plies from the initial
+// position, drawn from derive_seed(seed, kOpeningStream, p). Game 2p has A move first, game 2p+1
+// has B move first from the same opening, so the luck of the opening cancels within a pair.
+//
+// Running. Every game goes through mcts::GameRunner, whatever the players are:
+// - a search player (uct, net) is a runner agent with its own evaluator and tree, so its leaf
+//   evaluations are batched across the games of the runner;
+// - a direct player (random, alphabeta) is a stand-in agent that runs a 1-simulation search with a
+//   uniform evaluator (a few microseconds), and the match's GameDriver::choose_move replaces the
+//   stand-in's move by the player's choose_move. This keeps one game loop for every pairing (no
+//   second loop for mixed matches) at a negligible cost.
+// `threads` workers take chunks of pairs from a shared counter; each chunk runs in a fresh runner
+// with fresh agents seeded by the chunk's number. A chunk is one pair, or `pairs_per_runner` pairs
+// when a player wants batching (a network), so that the runner has many games to batch. Moves of
+// direct players are seeded by the game index and ply. So a game's course depends only on the seed
+// and its index (and, with batching players, on the chunk size), not on the threads or timing: the
+// same seed gives the same games and the same result with any number of threads.
+//
+// Counting. Games are counted pair by pair in pair order, as soon as a pair and all pairs before it
+// are finished, so the counted results are a prefix of the match's sequence. The SPRT is checked
+// after each counted pair; when it decides, the match stops: games still running are abandoned and
+// finished games beyond the decision point are not counted (nor recorded). Without a decision the
+// match ends after `games` games (rounded up to whole pairs).
+//
+// Time per move: a direct player's time is measured around choose_move; a search player's is the
+// rest of the runner's wall time (search and evaluation), split between two search players in
+// proportion to the time spent in their evaluators.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arena/elo.h"
+#include "arena/player.h"
+#include "games/game.h"
+
+namespace oppidum::arena {
+
+// Stream numbers of the arena's random streams (see mcts/seed.h).
+inline constexpr std::uint64_t kOpeningStream = 0x4F50454E494E4700ULL;  // openings, by pair
+inline constexpr std::uint64_t kMoveStream = 0x4D4F564500000000ULL;     // direct players' moves
+inline constexpr std::uint64_t kAgentStream = 0x4147454E54000000ULL;    // + side: agents, by chunk
+inline constexpr std::uint64_t kRunnerStream = 0x52554E4E45520000ULL;   // runners, by chunk
+
+struct MatchConfig {
+  int games = 200;           // the cap, rounded up to whole pairs
+  int threads = 1;
+  int opening_plies = -1;    // -1: default_opening_plies(game)
+  std::uint64_t seed = 1;
+  std::optional<SprtConfig> sprt;
+  int pairs_per_runner = 32; // pairs per chunk when a player wants batching (else 1)
+  int max_plies = 0;         // a game reaching this ply is a draw; 0: the game's max_game_length
+
+  // Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+};
+
+// Murus Gallicus 4 plies (20*20*~17*17 different openings), DVONN 6 placements (the three DVONN
+// pieces and three others).
+int default_opening_plies(const Game& game);
+
+// The opening of pair `pair`: `plies` random legal actions from the initial position, redrawn
+// (from the same stream) until the position is not over. Throws std::invalid_argument when no
+// such opening is found.
+std::vector<Action> make_opening(const Game& game, int plies, std::uint64_t seed, int pair);
+
+struct GameRecord {
+  int index = 0;             // game index in the match: pair * 2 + (A moved first ? 0 : 1)
+  bool a_first = true;       // A was the first player (Light / White)
+  std::vector<Action> moves; // from the initial position, the opening included
+  int opening_plies = 0;
+  double result = 0.0;       // for the first player: +1, 0, -1
+  bool adjudicated = false;  // stopped at the ply limit (a draw)
+  double score_a() const;    // A's points: 1, 1/2, 0
+};
+
+struct SideTime {
+  std::int64_t moves = 0;
+  double seconds = 0.0;
+  double per_move() const { return moves > 0 ? seconds / static_cast<double>(moves) : 0.0; }
+};
+
+struct MatchStatus {
+  std::string game;
+  std::string a, b;                // specs
+  int games_counted = 0;           // whole pairs, in order
+  int wins = 0, draws = 0, losses = 0;  // from A's view
+  int adjudicated = 0;             // counted draws by the ply limit
+  std::array<int, 5> pairs{};      // pairs where A scored 0, 1/2, 1, 3/2, 2 points
+  EloEstimate elo;                 // pentanomial (per pair)
+  std::optional<SprtConfig> sprt;
+  SprtBounds bounds;
+  double llr = 0.0;
+  SprtVerdict verdict = SprtVerdict::kContinue;
+  std::array<SideTime, 2> time;    // A, B
+  double seconds = 0.0;            // wall time so far
+  int threads = 1;
+  std::uint64_t seed = 0;
+  int games_cap = 0;
+  int opening_plies = 0;
+  bool finished = false;
+};
+
+struct MatchHooks {
+  // After every counted pair, under the match's lock (keep it short).
+  std::function<void(const MatchStatus&)> on_progress;
+  // Every counted game, in index order, under the lock.
+  std::function<void(const GameRecord&)> on_game;
+};
+
+// Plays the match. Throws std::invalid_argument for a bad config or an interactive player, and
+// rethrows the first exception of any worker (after stopping the others).
+MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
+                      const MatchHooks& hooks = {});
+
+// The lines `oppidum arena` prints at the end.
+std::string format_match_report(const MatchStatus& status);
+// One progress line: games, W/D/L, score, Elo, LLR.
+std::string format_progress(const MatchStatus& status);
+// "H1 accepted (elo >= 20)" etc.
+std::string describe_verdict(const MatchStatus& status);
+
+}  // namespace oppidum::arena

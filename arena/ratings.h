@@ -1,0 +1,66 @@
+// Ratings of many players from their pairwise match results: the Bradley-Terry model on the Elo
+// scale (P(i beats j) = 1 / (1 + 10^((r_j - r_i) / 400)), a draw counting as half a win and half a
+// loss), fitted by maximum likelihood with Newton's method, one player anchored at 0.
+//
+// Intervals come from the observed Fisher information: the inverse of the negative Hessian of the
+// log-likelihood (the anchor's row and column removed) is the covariance of the other ratings, so
+// each interval is relative to the anchor: +- 1.96 standard errors.
+//
+// A player who won (or lost) every game has no finite maximum-likelihood rating. `prior_draws` adds
+// that many virtual draws to every pair of players that met (default 1, which moves a rating from
+// 200 games by a few Elo at most, and keeps a 200-0 result finite at about +1000 Elo); 0 fits
+// the raw results and fails when a rating runs off to infinity.
+//
+// The results file holds one match per line, `A B wins draws losses` (wins, draws, losses from A's
+// view; A and B are player specs); blank lines and lines starting with '#' are skipped. Matches
+// append to it (`oppidum arena --results FILE`) and `oppidum ratings --results FILE` reads it.
+#pragma once
+
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace oppidum::arena {
+
+struct MatchLine {
+  std::string a, b;
+  int wins = 0, draws = 0, losses = 0;  // from a's view
+};
+
+class ResultsFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads results lines; throws ResultsFileError naming `source` and the line number of a bad line.
+std::vector<MatchLine> read_results(std::istream& in, const std::string& source);
+std::vector<MatchLine> read_results_file(const std::string& path);
+// "A B wins draws losses".
+std::string format_result_line(const MatchLine& line);
+// Appends one line (creating the file); throws ResultsFileError when it cannot, or when a spec
+// holds whitespace.
+void append_result(const std::string& path, const MatchLine& line);
+
+struct RatingOptions {
+  std::string anchor = "random";  // rated 0
+  double prior_draws = 1.0;       // virtual draws per pair that met, >= 0
+  double z = 1.959963984540054;   // interval half-width in standard errors
+};
+
+struct Rating {
+  std::string player;
+  double elo = 0.0;
+  double half_width = 0.0;  // the interval is elo +- half_width (0 for the anchor)
+  int games = 0;
+  double score = 0.0;       // points (wins + draws / 2) per game, over all its games
+};
+
+// Fits ratings; sorted from the highest. Throws std::invalid_argument when the anchor played no
+// game, a player has no chain of games to the anchor, or (prior_draws = 0) a rating diverges.
+std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches, const RatingOptions& options);
+
+// A plain-text table: rank, player, Elo, +-, games, score.
+std::string format_ratings(const std::vector<Rating>& ratings, const RatingOptions& options);
+
+}  // namespace oppidum::arena

@@ -1,0 +1,140 @@
+#include "arena/spec.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace oppidum::arena {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+}  // namespace
+
+PlayerSpec parse_player_spec(std::string_view text) {
+  const std::string quoted = "player spec '" + std::string(text) + "'";
+  if (text.empty()) throw PlayerSpecError("empty player spec");
+  for (char c : text)
+    if (std::isspace(static_cast<unsigned char>(c)))
+      throw PlayerSpecError(quoted + ": no spaces allowed");
+  PlayerSpec spec;
+  const auto colon = text.find(':');
+  spec.name = std::string(text.substr(0, colon));
+  if (spec.name.empty()) throw PlayerSpecError(quoted + ": the player name is missing");
+  if (colon == std::string_view::npos) return spec;
+  std::string_view rest = text.substr(colon + 1);
+  if (rest.empty()) throw PlayerSpecError(quoted + ": nothing after ':' (expected key=value)");
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw PlayerSpecError(quoted + ": '" + std::string(item) + "' is not key=value");
+    std::string key(item.substr(0, eq));
+    std::string value(item.substr(eq + 1));
+    if (key.empty()) throw PlayerSpecError(quoted + ": a key is missing before '='");
+    if (value.empty()) throw PlayerSpecError(quoted + ": " + key + " has no value");
+    for (const auto& [k, v] : spec.params)
+      if (k == key) throw PlayerSpecError(quoted + ": " + key + " is given twice");
+    spec.params.emplace_back(std::move(key), std::move(value));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return spec;
+}
+
+SpecReader::SpecReader(PlayerSpec spec, std::vector<std::string> known_keys)
+    : spec_(std::move(spec)), known_keys_(std::move(known_keys)) {}
+
+const std::string* SpecReader::find(const std::string& key) const {
+  for (const auto& [k, v] : spec_.params)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+bool SpecReader::has(const std::string& key) const { return find(key) != nullptr; }
+
+std::int64_t SpecReader::to_int(const std::string& key, const std::string& value, std::int64_t min,
+                                std::int64_t max) const {
+  std::int64_t parsed = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, parsed);
+  const std::string range = std::to_string(min) + ".." + std::to_string(max);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && ptr == end &&
+                                               (parsed < min || parsed > max)))
+    throw PlayerSpecError(spec_.name + ": " + key + " must be " + range + ", got " + value);
+  if (ec != std::errc() || ptr != end)
+    throw PlayerSpecError(spec_.name + ": " + key + " must be an integer " + range + ", got '" +
+                          value + "'");
+  return parsed;
+}
+
+std::int64_t SpecReader::get_int(const std::string& key, std::int64_t min, std::int64_t max,
+                                 const std::string& example) {
+  const std::string* value = find(key);
+  if (value == nullptr)
+    throw PlayerSpecError(spec_.name + ": " + key + " is required (e.g. " + example + ")");
+  used_.push_back(key);
+  return to_int(key, *value, min, max);
+}
+
+std::int64_t SpecReader::get_int_or(const std::string& key, std::int64_t min, std::int64_t max,
+                                    std::int64_t fallback) {
+  const std::string* value = find(key);
+  if (value == nullptr) return fallback;
+  used_.push_back(key);
+  return to_int(key, *value, min, max);
+}
+
+double SpecReader::get_double_or(const std::string& key, double min, double max,
+                                 double fallback) {
+  const std::string* value = find(key);
+  if (value == nullptr) return fallback;
+  used_.push_back(key);
+  errno = 0;
+  char* end = nullptr;
+  const double parsed = std::strtod(value->c_str(), &end);
+  const std::string range = format_number(min) + ".." + format_number(max);
+  if (end != value->c_str() + value->size() || errno != 0 || !std::isfinite(parsed))
+    throw PlayerSpecError(spec_.name + ": " + key + " must be a number " + range + ", got '" +
+                          *value + "'");
+  if (parsed < min || parsed > max)
+    throw PlayerSpecError(spec_.name + ": " + key + " must be " + range + ", got " + *value);
+  return parsed;
+}
+
+std::string SpecReader::get_string(const std::string& key, const std::string& example) {
+  const std::string* value = find(key);
+  if (value == nullptr)
+    throw PlayerSpecError(spec_.name + ": " + key + " is required (e.g. " + example + ")");
+  used_.push_back(key);
+  return *value;
+}
+
+void SpecReader::finish() const {
+  for (const auto& [key, value] : spec_.params) {
+    if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
+    const bool known = std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end();
+    if (known_keys_.empty())
+      throw PlayerSpecError(spec_.name + ": unknown key '" + key + "'; " + spec_.name +
+                            " takes no keys");
+    throw PlayerSpecError(spec_.name + ": " + (known ? "unused" : "unknown") + " key '" + key +
+                          "'; keys: " + join(known_keys_));
+  }
+}
+
+std::string format_number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
+}  // namespace oppidum::arena

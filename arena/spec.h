@@ -1,0 +1,65 @@
+// Player specs: the short strings that name a player on the command line, in results files and in
+// game records, e.g. `random`, `uct:sims=1000,cpuct=2`, `alphabeta:depth=3`.
+//
+// Grammar: NAME [':' KEY '=' VALUE (',' KEY '=' VALUE)*]. Names and keys are lower case; values
+// run to the next comma, so a value (a checkpoint path) cannot hold a comma. No whitespace anywhere,
+// which keeps specs single words in the space-separated results and record files.
+//
+// Bad specs throw PlayerSpecError with a message that names the player, the key and the rule.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace oppidum::arena {
+
+class PlayerSpecError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct PlayerSpec {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> params;  // in the order written
+};
+
+// Splits a spec into its name and key=value pairs; throws PlayerSpecError for an empty spec, a
+// missing '=', an empty key or value, a repeated key, or whitespace.
+PlayerSpec parse_player_spec(std::string_view text);
+
+// Reads the values of one spec: each getter consumes its key, finish() rejects the keys nobody
+// asked for (naming them and the keys the player knows).
+class SpecReader {
+ public:
+  SpecReader(PlayerSpec spec, std::vector<std::string> known_keys);
+
+  bool has(const std::string& key) const;
+  // Throws PlayerSpecError when the key is missing (naming an example), not an integer, or outside
+  // [min, max].
+  std::int64_t get_int(const std::string& key, std::int64_t min, std::int64_t max,
+                       const std::string& example);
+  std::int64_t get_int_or(const std::string& key, std::int64_t min, std::int64_t max,
+                          std::int64_t fallback);
+  double get_double_or(const std::string& key, double min, double max, double fallback);
+  std::string get_string(const std::string& key, const std::string& example);
+  // Throws PlayerSpecError naming the first key that no getter read.
+  void finish() const;
+
+ private:
+  const std::string* find(const std::string& key) const;
+  std::int64_t to_int(const std::string& key, const std::string& value, std::int64_t min,
+                      std::int64_t max) const;
+
+  PlayerSpec spec_;
+  std::vector<std::string> known_keys_;
+  std::vector<std::string> used_;
+};
+
+// A double printed the short way ("1.5", "2", "0.25") for canonical specs.
+std::string format_number(double value);
+
+}  // namespace oppidum::arena

@@ -1,0 +1,75 @@
+// A Backend runs the network's forward pass on a batch of encoded positions, with fixed weights:
+// the Eigen CPU backend (model/eigen_net.h, no LibTorch) or the LibTorch backend (cpu or cuda).
+// The inference server drives one backend from its worker thread; to change weights it builds a
+// new backend and swaps it in between batches.
+//
+//   forward(planes, n, logits, values):
+//     planes  n x C x H x W floats (the layout of GameState::encode, positions one after another)
+//     logits  n x num_actions floats, raw (not masked, not normalised)
+//     values  n floats in [-1, 1], for the side to move
+//
+// forward may be called from several threads at once (each call uses its own scratch memory).
+// make_backend builds either kind from a checkpoint; asking for cuda where LibTorch sees no GPU,
+// or for an unknown name, throws std::invalid_argument saying so.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "games/game.h"
+#include "model/checkpoint.h"
+
+namespace oppidum::model {
+
+enum class BackendKind { kEigen, kTorch };
+enum class Device { kCpu, kCuda };
+
+// "eigen" | "torch", "cpu" | "cuda"; throw std::invalid_argument naming the accepted values.
+BackendKind parse_backend_kind(std::string_view name);
+Device parse_device(std::string_view name);
+const char* to_string(BackendKind kind);
+const char* to_string(Device device);
+
+// The CPU default, chosen by measurement (docs/PERFORMANCE.md, "Model inference").
+inline constexpr BackendKind kDefaultCpuBackend = BackendKind::kEigen;
+
+struct BackendOptions {
+  BackendKind kind = kDefaultCpuBackend;
+  Device device = Device::kCpu;  // cuda needs kind torch
+  // CPU threads one forward pass may use: 0 = every core. The Eigen backend splits a batch over
+  // them; LibTorch's intra-op thread count is process-wide and set by tune_cpu_runtime().
+  int threads = 1;
+  // LibTorch only: activations and weights in channels-last (NHWC) memory format.
+  bool channels_last = false;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual void forward(const float* planes, int n, float* logits, float* values) = 0;
+  // e.g. "eigen cpu 6x64 (policy 32, value 32/128), 2 threads"
+  virtual std::string describe() const = 0;
+  PlaneShape input_shape() const { return input_; }
+  int num_actions() const { return num_actions_; }
+
+ protected:
+  Backend(PlaneShape input, int num_actions) : input_(input), num_actions_(num_actions) {}
+
+ private:
+  PlaneShape input_;
+  int num_actions_;
+};
+
+// The checkpoint's tensors are checked (check_tensors) but not its game: callers check that with
+// check_compatible first.
+std::unique_ptr<Backend> make_backend(const Checkpoint& checkpoint, const BackendOptions& options);
+
+// The LibTorch backend (model/torch_backend.cpp); make_backend calls it for BackendKind::kTorch.
+std::unique_ptr<Backend> make_torch_backend(const Checkpoint& checkpoint, Device device,
+                                            bool channels_last);
+
+// True when LibTorch was built with CUDA and sees a GPU.
+bool cuda_available();
+
+}  // namespace oppidum::model

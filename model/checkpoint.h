@@ -1,0 +1,92 @@
+// Network checkpoints: one self-describing file per checkpoint, readable without LibTorch (the
+// Eigen backend and the tools use it as is). The byte layout is in docs/FORMATS.md ("Network").
+//
+// A checkpoint holds the game it was trained for (name, encoding version, input shape, action
+// count), the NetConfig, the training step, a free-form metadata string (e.g. the run name), and
+// every tensor of network_tensor_specs() as named float32 arrays: all parameters and the batch-norm
+// running statistics. Optimiser state is the trainer's business and is not stored here.
+//
+// save_checkpoint writes `<path>.tmp` and renames it over `path`, so readers never see half a file.
+// load_checkpoint checks the magic, the format version, the CRC-32 over the whole content, every
+// length against the file size, and that the tensors are exactly those the stored NetConfig needs,
+// with their shapes. A truncated, damaged or foreign file throws CheckpointError naming the file
+// and what is wrong. check_compatible then compares the checkpoint with what the caller expects
+// (game, encoding version, input shape, action count, and optionally the architecture).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "games/game.h"
+#include "model/net_config.h"
+
+namespace oppidum::model {
+
+inline constexpr char kCheckpointMagic[8] = {'O', 'P', 'P', 'I', 'D', 'U', 'M', 'C'};
+inline constexpr std::uint32_t kCheckpointFormatVersion = 1;
+
+// A bad checkpoint file (unreadable, damaged, foreign) or one that does not fit what the caller
+// expects. The message names the file.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct NamedTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::vector<float> data;  // row-major, product(shape) values
+};
+
+struct Checkpoint {
+  std::string game;           // Game::name(), e.g. "mg"
+  int encoding_version = 0;   // Game::encoding_version() at training time
+  PlaneShape input;           // Game::input_shape()
+  int num_actions = 0;        // Game::num_actions()
+  NetConfig config;
+  std::int64_t step = 0;      // training step (optimiser updates) that produced these weights
+  std::string metadata;       // free-form, e.g. the run name and generation
+  std::vector<NamedTensor> tensors;  // network_tensor_specs(config, input, num_actions), in order
+
+  // nullptr when absent.
+  const NamedTensor* find(std::string_view name) const;
+  // Throws CheckpointError when absent or when its shape is not `shape`.
+  const NamedTensor& tensor(std::string_view name, const std::vector<std::int64_t>& shape) const;
+};
+
+// Writes atomically (`<path>.tmp`, then rename). Throws CheckpointError when the tensors do not
+// match the config or the file cannot be written.
+void save_checkpoint(const Checkpoint& checkpoint, const std::string& path);
+
+// Reads and checks the file alone (see above); throws CheckpointError.
+Checkpoint load_checkpoint(const std::string& path);
+
+// Throws CheckpointError, naming `path` and every mismatch, when the checkpoint was not made for
+// `game` (name, encoding version, input shape, action count) or, when `expected` is given, when
+// its architecture differs from *expected.
+void check_compatible(const Checkpoint& checkpoint, const Game& game, const std::string& path,
+                      const NetConfig* expected = nullptr);
+
+// load_checkpoint then check_compatible.
+Checkpoint load_checkpoint(const std::string& path, const Game& game,
+                           const NetConfig* expected = nullptr);
+
+// The checkpoint as bytes, and back (the file content; `source` names it in errors).
+std::vector<char> serialize_checkpoint(const Checkpoint& checkpoint);
+Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::string& source);
+
+// Checks that the tensors are exactly network_tensor_specs() of the stored config and shapes, with
+// the right data sizes; throws CheckpointError mentioning `source`.
+void check_tensors(const Checkpoint& checkpoint, const std::string& source);
+
+// A checkpoint for `game` with seeded random weights (variance 1 / fan-in), and batch-norm parameters and
+// running statistics far from the identity, so that tests and benchmarks exercise every path.
+Checkpoint random_checkpoint(const Game& game, const NetConfig& config, std::uint64_t seed);
+
+// CRC-32 (IEEE 802.3, as zlib's crc32), continuing from `crc` (0 to start).
+std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc = 0);
+
+}  // namespace oppidum::model

@@ -1,0 +1,33 @@
+// Internal to model/: the Eigen forward pass behind EigenNet, compiled twice from
+// model/eigen_kernel.inc: once for the build's baseline instruction set (eigen_kernel_generic.cpp)
+// and once with AVX2 and FMA (eigen_kernel_avx2.cpp, x86-64 only), picked at run time by what the
+// CPU supports. Eigen chooses its SIMD width at compile time, so this is how a portable binary
+// gets the 2-3x of AVX2+FMA without -march=native.
+//
+// One-definition safety: the AVX2 file renames Eigen's namespace (EigenAvx2) and keeps its own
+// code in oppidum::model::avx2, and neither file instantiates std templates out of line, so the
+// linker can never hand AVX2 code to the generic path. Factories return raw owning pointers for
+// the same reason (no std::unique_ptr instantiated in the AVX2 file).
+#pragma once
+
+#include "model/folded_net.h"
+
+namespace oppidum::model::detail {
+
+class EigenKernel {
+ public:
+  virtual ~EigenKernel();  // defined in eigen_net.cpp, so the vtable lives there only
+  // Scratch memory for one chunk at a time; reused across calls, owned by the caller.
+  virtual void* new_scratch() const = 0;
+  virtual void delete_scratch(void* scratch) const = 0;
+  // Forward pass for m positions (planes m x C x H x W) into logits (m x A) and values (m).
+  virtual void run_chunk(const float* planes, int m, float* logits, float* values,
+                         void* scratch) const = 0;
+  virtual const char* isa() const = 0;  // "generic" or "avx2"
+};
+
+EigenKernel* new_eigen_kernel_generic(const FoldedNet& net);
+// nullptr when this build has no AVX2 kernel (not x86-64).
+EigenKernel* new_eigen_kernel_avx2(const FoldedNet& net);
+
+}  // namespace oppidum::model::detail

@@ -1,0 +1,125 @@
+#include "model/eigen_net.h"
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "model/eigen_kernel.h"
+#include "model/folded_net.h"
+
+namespace oppidum::model {
+
+namespace detail {
+EigenKernel::~EigenKernel() = default;
+#ifndef OPPIDUM_HAVE_AVX2_KERNEL
+EigenKernel* new_eigen_kernel_avx2(const FoldedNet&) { return nullptr; }
+#endif
+}  // namespace detail
+
+namespace {
+
+// Positions per chunk: large enough for efficient GEMMs, small enough that the im2col buffer of a
+// 128-filter trunk stays in the cache (measured: docs/PERFORMANCE.md).
+constexpr int kChunkPositions = 16;
+
+bool cpu_has_avx2_fma() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+struct EigenNet::Impl {
+  NetConfig config;
+  int threads = 1;
+  int num_actions = 0;
+  std::ptrdiff_t plane_size = 0;
+  detail::EigenKernel* kernel = nullptr;
+
+  std::mutex scratch_mutex;
+  std::vector<void*> free_scratch;
+
+  ~Impl() {
+    for (void* s : free_scratch) kernel->delete_scratch(s);
+    delete kernel;
+  }
+  void* acquire() {
+    {
+      std::lock_guard<std::mutex> lock(scratch_mutex);
+      if (!free_scratch.empty()) {
+        void* s = free_scratch.back();
+        free_scratch.pop_back();
+        return s;
+      }
+    }
+    return kernel->new_scratch();
+  }
+  void release(void* s) {
+    std::lock_guard<std::mutex> lock(scratch_mutex);
+    free_scratch.push_back(s);
+  }
+};
+
+EigenNet::EigenNet(const Checkpoint& checkpoint, int threads, EigenIsa isa)
+    : Backend(checkpoint.input, checkpoint.num_actions), impl_(std::make_unique<Impl>()) {
+  const FoldedNet net = fold_batch_norm(checkpoint);
+  Impl& m = *impl_;
+  m.config = net.config;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  m.threads = threads > 0 ? threads : cores;
+  m.num_actions = net.num_actions;
+  m.plane_size = net.input.size();
+  // A build for the native CPU (-march=native with AVX2) is at least as good as the AVX2 kernel.
+#if defined(__AVX2__) && defined(__FMA__)
+  const bool baseline_has_avx2 = true;
+#else
+  const bool baseline_has_avx2 = false;
+#endif
+  if (isa == EigenIsa::kBest && !baseline_has_avx2 && cpu_has_avx2_fma())
+    m.kernel = detail::new_eigen_kernel_avx2(net);
+  if (isa == EigenIsa::kAvx2) {
+    if (!cpu_has_avx2_fma()) throw std::invalid_argument("this CPU has no AVX2 and FMA");
+    m.kernel = detail::new_eigen_kernel_avx2(net);
+    if (m.kernel == nullptr) throw std::invalid_argument("this build has no AVX2 Eigen kernel");
+  }
+  if (m.kernel == nullptr) m.kernel = detail::new_eigen_kernel_generic(net);
+}
+
+EigenNet::~EigenNet() = default;
+
+void EigenNet::forward(const float* planes, int n, float* logits, float* values) {
+  if (n <= 0) return;
+  Impl& m = *impl_;
+  const int per_thread = (n + m.threads - 1) / m.threads;
+  const int chunk = std::max(1, std::min(kChunkPositions, per_thread));
+  const int chunks = (n + chunk - 1) / chunk;
+  const auto run = [&](int k) {
+    const int first = k * chunk;
+    const int count = std::min(chunk, n - first);
+    void* s = m.acquire();
+    m.kernel->run_chunk(planes + first * m.plane_size, count,
+                        logits + static_cast<std::ptrdiff_t>(first) * m.num_actions,
+                        values + first, s);
+    m.release(s);
+  };
+#ifdef _OPENMP
+  if (chunks > 1 && m.threads > 1) {
+#pragma omp parallel for num_threads(m.threads) schedule(dynamic, 1)
+    for (int k = 0; k < chunks; ++k) run(k);
+    return;
+  }
+#endif
+  for (int k = 0; k < chunks; ++k) run(k);
+}
+
+std::string EigenNet::describe() const {
+  return std::string("eigen cpu (") + impl_->kernel->isa() + ") " + impl_->config.to_string() +
+         ", " + std::to_string(impl_->threads) + (impl_->threads == 1 ? " thread" : " threads");
+}
+
+}  // namespace oppidum::model

@@ -1,0 +1,70 @@
+#include "model/folded_net.h"
+
+#include <cmath>
+#include <string>
+
+namespace oppidum::model {
+namespace {
+
+FoldedConv fold_conv(const Checkpoint& c, const std::string& conv, const std::string& bn) {
+  const NamedTensor& w = *c.find(conv + ".weight");
+  FoldedConv f;
+  f.out = static_cast<int>(w.shape[0]);
+  f.in = static_cast<int>(w.shape[1]);
+  f.kernel = static_cast<int>(w.shape[2]);
+  const std::vector<float>& gamma = c.find(bn + ".weight")->data;
+  const std::vector<float>& beta = c.find(bn + ".bias")->data;
+  const std::vector<float>& mean = c.find(bn + ".running_mean")->data;
+  const std::vector<float>& var = c.find(bn + ".running_var")->data;
+  const std::size_t per_out = static_cast<std::size_t>(f.in) * f.kernel * f.kernel;
+  f.weight.resize(w.data.size());
+  f.bias.resize(static_cast<std::size_t>(f.out));
+  for (int o = 0; o < f.out; ++o) {
+    const double scale = static_cast<double>(gamma[o]) /
+                         std::sqrt(static_cast<double>(var[o]) + kBatchNormEpsilon);
+    for (std::size_t k = 0; k < per_out; ++k) {
+      const std::size_t at = o * per_out + k;
+      f.weight[at] = static_cast<float>(w.data[at] * scale);
+    }
+    f.bias[o] = static_cast<float>(beta[o] - mean[o] * scale);
+  }
+  return f;
+}
+
+FoldedLinear linear(const Checkpoint& c, const std::string& name) {
+  const NamedTensor& w = *c.find(name + ".weight");
+  FoldedLinear f;
+  f.out = static_cast<int>(w.shape[0]);
+  f.in = static_cast<int>(w.shape[1]);
+  f.weight = w.data;
+  f.bias = c.find(name + ".bias")->data;
+  return f;
+}
+
+}  // namespace
+
+FoldedNet fold_batch_norm(const Checkpoint& c) {
+  check_tensors(c, "for " + c.game + " " + c.config.to_string());
+  FoldedNet net;
+  net.input = c.input;
+  net.num_actions = c.num_actions;
+  net.config = c.config;
+  net.stem = fold_conv(c, "stem.conv", "stem.bn");
+  for (int b = 0; b < c.config.blocks; ++b) {
+    const std::string p = "blocks." + std::to_string(b);
+    FoldedBlock block;
+    block.conv1 = fold_conv(c, p + ".conv1", p + ".bn1");
+    block.conv2 = fold_conv(c, p + ".conv2", p + ".bn2");
+    block.has_pool = c.config.has_pool_bias(b);
+    if (block.has_pool) block.pool = linear(c, p + ".pool");
+    net.blocks.push_back(std::move(block));
+  }
+  net.policy_conv = fold_conv(c, "policy.conv", "policy.bn");
+  net.policy_fc = linear(c, "policy.fc");
+  net.value_conv = fold_conv(c, "value.conv", "value.bn");
+  net.value_fc1 = linear(c, "value.fc1");
+  net.value_fc2 = linear(c, "value.fc2");
+  return net;
+}
+
+}  // namespace oppidum::model

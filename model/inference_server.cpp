@@ -1,0 +1,421 @@
+#include "model/inference_server.h"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <iostream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace oppidum::model {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Checks the evaluator contract on the caller's side, so a bad request fails in its own thread.
+void check_requests(const mcts::EvalRequest* requests, int n, int num_actions) {
+  if (n < 0) throw std::logic_error("evaluate: negative batch size");
+  for (int i = 0; i < n; ++i) {
+    const ActionList* legal = requests[i].legal;
+    if (requests[i].state == nullptr || legal == nullptr || legal->empty())
+      throw std::logic_error("evaluate: request without a state or legal actions");
+    for (Action a : *legal)
+      if (a < 0 || a >= num_actions)
+        throw std::logic_error("evaluate: action " + std::to_string(a) + " outside [0, " +
+                               std::to_string(num_actions) + ")");
+  }
+}
+
+void check_backend(const Game& game, const Backend& backend) {
+  const PlaneShape g = game.input_shape();
+  const PlaneShape b = backend.input_shape();
+  if (g.planes != b.planes || g.height != b.height || g.width != b.width ||
+      game.num_actions() != backend.num_actions())
+    throw std::invalid_argument("backend " + backend.describe() + " was not built for " +
+                                game.name() + "'s input planes and actions");
+}
+
+// Encodes the requests' positions into a buffer owned by the calling thread; it stays untouched
+// until the same thread's next evaluate(), and the thread is blocked in this one meanwhile.
+const float* encode_requests(const mcts::EvalRequest* requests, int n, int plane_size) {
+  thread_local std::vector<float> planes;
+  planes.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(plane_size));
+  for (int i = 0; i < n; ++i)
+    requests[i].state->encode(planes.data() + static_cast<std::ptrdiff_t>(i) * plane_size);
+  return planes.data();
+}
+
+// One caller's evaluate(): lives on the caller's stack until `done`.
+struct Job {
+  const mcts::EvalRequest* requests = nullptr;
+  mcts::EvalResult* results = nullptr;
+  const float* planes = nullptr;
+  int n = 0;
+  int next = 0;       // first position not yet taken into a batch
+  int remaining = 0;  // positions not yet evaluated
+  Clock::time_point enqueued;
+  std::exception_ptr error;
+  bool done = false;
+  std::condition_variable done_cv;
+};
+
+}  // namespace
+
+bool fill_eval_result(const float* logits, float value, const ActionList& legal,
+                      mcts::EvalResult& result) {
+  const int k = legal.size();
+  result.priors.resize(static_cast<std::size_t>(k));
+  bool finite = std::isfinite(value);
+  float top = -INFINITY;
+  for (int i = 0; i < k; ++i) {
+    const float l = logits[legal[i]];
+    finite = finite && std::isfinite(l);
+    top = std::max(top, l);
+  }
+  double sum = 0.0;
+  if (finite) {
+    for (int i = 0; i < k; ++i) {
+      const float e = std::exp(logits[legal[i]] - top);
+      result.priors[static_cast<std::size_t>(i)] = e;
+      sum += e;
+    }
+  }
+  if (!finite || !(sum > 0.0)) {
+    mcts::set_uniform_priors(legal, result.priors);
+    result.value = 0.0f;
+    return false;
+  }
+  const float scale = static_cast<float>(1.0 / sum);
+  for (float& p : result.priors) p *= scale;
+  result.value = std::clamp(value, -1.0f, 1.0f);
+  return true;
+}
+
+std::string InferenceStats::to_string() const {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%llu batches, mean batch %.1f (fill %.2f), %.0f evals/s, queue wait %.3f ms, "
+                "forward %.0f%% of the time, %llu non-finite, %llu weight swaps",
+                static_cast<unsigned long long>(batches), mean_batch, mean_fill, evals_per_second,
+                mean_queue_wait_ms, 100.0 * forward_share,
+                static_cast<unsigned long long>(non_finite),
+                static_cast<unsigned long long>(weight_swaps));
+  return line;
+}
+
+struct InferenceServer::Impl {
+  const Game* game = nullptr;
+  BackendOptions backend_options;
+  InferenceServerOptions options;
+  int plane_size = 0;
+  int num_actions = 0;
+
+  mutable std::mutex mutex;  // guards everything below except `backend` (worker-only)
+  std::condition_variable work_cv;
+  std::deque<Job*> queue;
+  int queued_positions = 0;
+  // Callers seen waiting together: a batch goes as soon as that many jobs are queued. Raised when
+  // more are queued at once, lowered to what had arrived when a wait for the batch times out.
+  int expected_callers = 1;
+  bool closed = false;
+  std::exception_ptr worker_error;
+  std::unique_ptr<Backend> pending;  // installed by the worker before its next batch
+  std::string backend_description;
+
+  // Statistics since start or reset_stats().
+  Clock::time_point stats_start = Clock::now();
+  std::uint64_t batches = 0;
+  std::uint64_t positions = 0;
+  double wait_seconds = 0.0;
+  double forward_seconds = 0.0;
+  std::uint64_t non_finite = 0;
+  std::uint64_t swaps = 0;
+
+  std::unique_ptr<Backend> backend;  // touched by the worker only, once it runs
+  std::thread worker;
+
+  void run();
+  void serve();
+  void fail_all(std::vector<std::pair<Job*, int>>& batch, const std::exception_ptr& error);
+};
+
+void InferenceServer::Impl::run() {
+  try {
+    serve();
+  } catch (const std::exception& e) {
+    std::cerr << "oppidum inference server: worker stopped: " << e.what() << std::endl;
+  } catch (...) {
+    std::cerr << "oppidum inference server: worker stopped by an unknown exception" << std::endl;
+  }
+}
+
+void InferenceServer::Impl::fail_all(std::vector<std::pair<Job*, int>>& batch,
+                                     const std::exception_ptr& error) {
+  std::lock_guard<std::mutex> lock(mutex);
+  worker_error = error;
+  closed = true;
+  const auto fail = [&error](Job* job) {
+    if (job->done) return;
+    job->error = error;
+    job->done = true;
+    job->done_cv.notify_one();
+  };
+  for (auto& entry : batch) fail(entry.first);
+  for (Job* job : queue) fail(job);
+  queue.clear();
+  queued_positions = 0;
+  batch.clear();
+}
+
+void InferenceServer::Impl::serve() {
+  const int max_batch = options.max_batch;
+  std::vector<std::pair<Job*, int>> batch;  // (job, position index in the job)
+  std::vector<float> planes(static_cast<std::size_t>(max_batch) * static_cast<std::size_t>(plane_size));
+  std::vector<float> logits(static_cast<std::size_t>(max_batch) * static_cast<std::size_t>(num_actions));
+  std::vector<float> values(static_cast<std::size_t>(max_batch));
+  try {
+    for (;;) {
+      std::unique_ptr<Backend> retired;
+      Clock::time_point batch_start;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        work_cv.wait(lock, [this] { return closed || !queue.empty(); });
+        if (queue.empty()) return;  // closed and drained
+        // Wait for the batch to fill, unless every caller we expect is already waiting.
+        const auto ready = [this, max_batch] {
+          return closed || queued_positions >= max_batch ||
+                 static_cast<int>(queue.size()) >= expected_callers;
+        };
+        if (!ready()) {
+          const Clock::time_point deadline = queue.front()->enqueued + options.max_wait;
+          if (!work_cv.wait_until(lock, deadline, ready))
+            expected_callers = static_cast<int>(queue.size());  // the others came too late
+        }
+        expected_callers = std::max(expected_callers, static_cast<int>(queue.size()));
+        batch_start = Clock::now();
+        while (!queue.empty() && static_cast<int>(batch.size()) < max_batch) {
+          Job* job = queue.front();
+          const int take = std::min(job->n - job->next, max_batch - static_cast<int>(batch.size()));
+          for (int k = 0; k < take; ++k) batch.emplace_back(job, job->next + k);
+          job->next += take;
+          wait_seconds += take * seconds(batch_start - job->enqueued);
+          if (job->next == job->n) queue.pop_front();
+        }
+        queued_positions -= static_cast<int>(batch.size());
+        if (pending) {
+          retired = std::move(backend);
+          backend = std::move(pending);
+          ++swaps;
+        }
+      }
+      retired.reset();
+
+      const int m = static_cast<int>(batch.size());
+      for (int k = 0; k < m; ++k)
+        std::memcpy(planes.data() + static_cast<std::ptrdiff_t>(k) * plane_size,
+                    batch[k].first->planes + static_cast<std::ptrdiff_t>(batch[k].second) * plane_size,
+                    sizeof(float) * static_cast<std::size_t>(plane_size));
+      std::exception_ptr error;
+      try {
+        backend->forward(planes.data(), m, logits.data(), values.data());
+      } catch (const std::exception& e) {
+        std::cerr << "oppidum inference server: forward pass of " << m
+                  << " positions failed: " << e.what() << std::endl;
+        error = std::current_exception();
+      }
+      const Clock::time_point forward_end = Clock::now();
+      std::uint64_t bad = 0;
+      if (!error)
+        for (int k = 0; k < m; ++k) {
+          Job& job = *batch[k].first;
+          const int i = batch[k].second;
+          if (!fill_eval_result(logits.data() + static_cast<std::ptrdiff_t>(k) * num_actions,
+                                values[k], *job.requests[i].legal, job.results[i]))
+            ++bad;
+        }
+
+      std::lock_guard<std::mutex> lock(mutex);
+      for (auto& [job, i] : batch) {
+        (void)i;
+        if (error && !job->error) job->error = error;
+        if (--job->remaining == 0) {
+          job->done = true;
+          job->done_cv.notify_one();
+        }
+      }
+      batch.clear();
+      ++batches;
+      positions += static_cast<std::uint64_t>(m);
+      non_finite += bad;
+      forward_seconds += seconds(forward_end - batch_start);
+    }
+  } catch (...) {
+    fail_all(batch, std::current_exception());
+    throw;
+  }
+}
+
+InferenceServer::InferenceServer(const Game& game, std::unique_ptr<Backend> backend,
+                                 const BackendOptions& backend_options,
+                                 const InferenceServerOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  if (backend == nullptr) throw std::invalid_argument("InferenceServer: no backend");
+  if (options.max_batch < 1 || options.max_batch > 65536)
+    throw std::invalid_argument("inference server: max_batch " +
+                                std::to_string(options.max_batch) + " is not in 1..65536");
+  if (options.max_wait.count() < 0 || options.max_wait > std::chrono::seconds(1))
+    throw std::invalid_argument("inference server: max_wait must be 0..1 s");
+  check_backend(game, *backend);
+  Impl& s = *impl_;
+  s.game = &game;
+  s.backend_options = backend_options;
+  s.options = options;
+  s.plane_size = game.input_shape().size();
+  s.num_actions = game.num_actions();
+  s.backend_description = backend->describe();
+  s.backend = std::move(backend);
+  s.worker = std::thread([&s] { s.run(); });
+}
+
+InferenceServer::~InferenceServer() { stop(); }
+
+void InferenceServer::stop() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.closed = true;
+  }
+  s.work_cv.notify_all();
+  if (s.worker.joinable()) s.worker.join();
+}
+
+void InferenceServer::evaluate(const mcts::EvalRequest* requests, int n,
+                               mcts::EvalResult* results) {
+  Impl& s = *impl_;
+  check_requests(requests, n, s.num_actions);
+  if (n == 0) return;
+  Job job;
+  job.requests = requests;
+  job.results = results;
+  job.n = n;
+  job.remaining = n;
+  job.planes = encode_requests(requests, n, s.plane_size);
+  {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    if (s.worker_error) std::rethrow_exception(s.worker_error);
+    if (s.closed) throw std::runtime_error("inference server is stopped");
+    job.enqueued = Clock::now();
+    s.queue.push_back(&job);
+    s.queued_positions += n;
+    s.work_cv.notify_one();
+    job.done_cv.wait(lock, [&job] { return job.done; });
+  }
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+std::string InferenceServer::describe() const {
+  const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return "server(max_batch " + std::to_string(s.options.max_batch) + ", wait " +
+         std::to_string(s.options.max_wait.count()) + " us) over " + s.backend_description;
+}
+
+void InferenceServer::swap_weights(const Checkpoint& checkpoint) {
+  check_compatible(checkpoint, *impl_->game, "for " + checkpoint.game + " (swap_weights)");
+  swap_backend(make_backend(checkpoint, impl_->backend_options));
+}
+
+void InferenceServer::swap_backend(std::unique_ptr<Backend> backend) {
+  Impl& s = *impl_;
+  if (backend == nullptr) throw std::invalid_argument("swap_backend: no backend");
+  check_backend(*s.game, *backend);
+  std::unique_ptr<Backend> replaced;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.backend_description = backend->describe();
+    replaced = std::move(s.pending);
+    s.pending = std::move(backend);
+  }
+  s.work_cv.notify_one();
+}
+
+InferenceStats InferenceServer::stats() const {
+  const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  InferenceStats st;
+  st.batches = s.batches;
+  st.positions = s.positions;
+  if (s.batches > 0) {
+    st.mean_batch = static_cast<double>(s.positions) / static_cast<double>(s.batches);
+    st.mean_fill = st.mean_batch / s.options.max_batch;
+  }
+  const double elapsed = seconds(Clock::now() - s.stats_start);
+  if (elapsed > 0) {
+    st.evals_per_second = static_cast<double>(s.positions) / elapsed;
+    st.forward_share = std::min(1.0, s.forward_seconds / elapsed);
+  }
+  if (s.positions > 0)
+    st.mean_queue_wait_ms = 1000.0 * s.wait_seconds / static_cast<double>(s.positions);
+  st.non_finite = s.non_finite;
+  st.weight_swaps = s.swaps;
+  return st;
+}
+
+void InferenceServer::reset_stats() {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.stats_start = Clock::now();
+  s.batches = s.positions = s.non_finite = 0;
+  s.wait_seconds = s.forward_seconds = 0.0;
+}
+
+DirectEvaluator::DirectEvaluator(const Game& game, std::unique_ptr<Backend> backend)
+    : game_(&game), backend_(std::move(backend)) {
+  if (backend_ == nullptr) throw std::invalid_argument("DirectEvaluator: no backend");
+  check_backend(game, *backend_);
+}
+
+void DirectEvaluator::evaluate(const mcts::EvalRequest* requests, int n,
+                               mcts::EvalResult* results) {
+  const int num_actions = game_->num_actions();
+  check_requests(requests, n, num_actions);
+  if (n == 0) return;
+  const float* planes = encode_requests(requests, n, game_->input_shape().size());
+  thread_local std::vector<float> logits, values;
+  logits.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(num_actions));
+  values.resize(static_cast<std::size_t>(n));
+  backend_->forward(planes, n, logits.data(), values.data());
+  for (int i = 0; i < n; ++i)
+    fill_eval_result(logits.data() + static_cast<std::ptrdiff_t>(i) * num_actions, values[i],
+                     *requests[i].legal, results[i]);
+}
+
+std::string DirectEvaluator::describe() const { return "direct over " + backend_->describe(); }
+
+std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
+                                                    const std::string& checkpoint_path,
+                                                    const BackendOptions& backend,
+                                                    const InferenceServerOptions& server) {
+  const Checkpoint checkpoint = load_checkpoint(checkpoint_path, game);
+  return std::make_unique<InferenceServer>(game, make_backend(checkpoint, backend), backend,
+                                           server);
+}
+
+NetEvaluatorMaker net_evaluator_factory(const BackendOptions& backend,
+                                        const InferenceServerOptions& server) {
+  return [backend, server](const Game& game,
+                           const std::string& checkpoint) -> std::shared_ptr<mcts::Evaluator> {
+    return make_net_evaluator(game, checkpoint, backend, server);
+  };
+}
+
+}  // namespace oppidum::model

@@ -1,0 +1,179 @@
+// The alpha-beta baseline: forced wins within its depth, agreement with plain minimax, and the
+// evaluations' basic sense.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arena/alphabeta.h"
+#include "arena/evaluation.h"
+#include "games/dvonn/position.h"
+#include "games/game.h"
+#include "games/mg/position.h"
+#include "mcts/rng.h"
+
+namespace oppidum::arena {
+namespace {
+
+const Game& mg() { return game_by_name("mg"); }
+const Game& dvonn() { return game_by_name("dvonn"); }
+
+std::unique_ptr<GameState> after(const GameState& state, Action action) {
+  auto next = state.clone();
+  next->apply(action);
+  return next;
+}
+
+bool wins_at_once(const GameState& state, Action action) {
+  const auto next = after(state, action);
+  return next->is_terminal() && next->result(state.current_player()) > 0;
+}
+
+AlphaBetaResult search(const GameState& state, int depth, bool table = true) {
+  AlphaBetaOptions options;
+  options.depth = depth;
+  options.transposition_table = table;
+  return alphabeta_search(state, options);
+}
+
+TEST(AlphaBetaTest, MgBreakthroughInOne) {
+  // Light's tower on d5 reaches row 7 (d5-d7, d5-b7 or d5-f7); Dark threatens the same from e3,
+  // so only an immediate breakthrough will do.
+  const auto state =
+      mg().parse_state("t......./......../...T..../......../....t.../......../T....... L");
+  for (int depth = 1; depth <= 3; ++depth) {
+    const AlphaBetaResult r = search(*state, depth);
+    EXPECT_TRUE(wins_at_once(*state, r.action)) << state->action_to_string(r.action);
+    EXPECT_EQ(r.score, kWinScore - 1);
+    EXPECT_EQ(r.depth, 1);  // the win ends the iterations
+  }
+}
+
+TEST(AlphaBetaTest, MgForcedWinInTwoMoves) {
+  // Light: towers d3 and a1, a wall on d5; Dark: towers a7 and h7. d3-d5 turns the wall into a
+  // tower on the launch row, with three open paths (d6-d7, c6-b7, e6-f7): Dark can block at most
+  // one, so Light breaks through next move. No win in one exists.
+  const auto state =
+      mg().parse_state("t......t/......../...W..../......../...T..../......../T....... L");
+  ActionList legal;
+  state->legal_actions(legal);
+  for (Action a : legal) ASSERT_FALSE(wins_at_once(*state, a));
+  EXPECT_LT(search(*state, 2).score, kWinScore - 1000);  // depth 2 cannot see it
+  for (bool table : {true, false}) {
+    const AlphaBetaResult r = search(*state, 3, table);
+    EXPECT_EQ(r.score, kWinScore - 3);
+    // Whatever Dark answers, Light then has a winning move.
+    const auto next = after(*state, r.action);
+    ActionList replies;
+    next->legal_actions(replies);
+    ASSERT_FALSE(replies.empty());
+    for (Action reply : replies) {
+      const auto last = after(*next, reply);
+      ActionList finals;
+      last->legal_actions(finals);
+      bool can_win = false;
+      for (Action f : finals) can_win |= wins_at_once(*last, f);
+      EXPECT_TRUE(can_win) << "after " << state->action_to_string(r.action) << ' '
+                           << next->action_to_string(reply);
+    }
+  }
+}
+
+TEST(AlphaBetaTest, DvonnWinningCaptureInOne) {
+  // Phase 2, White to move: C1 (a white piece) can capture the black stack of three on B1
+  // (C1B1: White tops 4, D1 is cut off from the DVONN pieces and removed, nothing can move: White
+  // wins 4-0), or go onto D1 (C1D1: the new stack is cut off and removed, Black wins 3-0).
+  const auto state = dvonn().parse_state(
+      "R1*,B3,W1,B1,.,.,.,.,R1*/.,.,.,.,.,.,.,.,.,./.,.,.,.,.,.,.,.,.,.,./.,.,.,.,.,.,.,.,.,./"
+      ".,.,.,.,.,.,.,.,R1* W 89");
+  ASSERT_FALSE(state->is_terminal());
+  EXPECT_EQ(state->current_player(), 0);
+  const AlphaBetaResult r = search(*state, 1);
+  EXPECT_EQ(state->action_to_string(r.action), "C1B1");
+  EXPECT_TRUE(wins_at_once(*state, r.action));
+  EXPECT_EQ(r.score, kWinScore - 1);
+  const auto lost = after(*state, state->parse_action("C1D1"));
+  EXPECT_TRUE(lost->is_terminal());
+  EXPECT_EQ(lost->result(0), -1.0);
+}
+
+TEST(AlphaBetaTest, DvonnFindsWinsInOneInRandomEndgames) {
+  // Positions from seeded random games where the side to move can end the game as the winner:
+  // alpha-beta at depth 1 must take such a move.
+  mcts::Rng rng(11);
+  int found = 0;
+  for (int game = 0; game < 300 && found < 15; ++game) {
+    auto state = dvonn().initial_state();
+    ActionList legal;
+    while (!state->is_terminal()) {
+      state->legal_actions(legal);
+      bool has_win = false;
+      if (state->ply() >= dvonn::kPlacementPlies)
+        for (Action a : legal) has_win |= wins_at_once(*state, a);
+      if (has_win) {
+        ++found;
+        const AlphaBetaResult r = search(*state, 1);
+        EXPECT_TRUE(wins_at_once(*state, r.action)) << state->to_string();
+        break;
+      }
+      state->apply(legal[rng.uniform_int(legal.size())]);
+    }
+  }
+  EXPECT_GE(found, 10);
+}
+
+TEST(AlphaBetaTest, AgreesWithMinimax) {
+  // From positions of seeded random games, alpha-beta without the table returns exactly the
+  // minimax value, and with the table the same value (the table holds results of equal depth).
+  mcts::Rng rng(5);
+  for (const Game* game : {&mg(), &dvonn()}) {
+    int checked = 0;
+    for (int trial = 0; trial < 40 && checked < 6; ++trial) {
+      auto state = game->initial_state();
+      const int plies = game->name() == "dvonn" ? 44 + rng.uniform_int(40) : 4 + rng.uniform_int(30);
+      ActionList legal;
+      for (int i = 0; i < plies && !state->is_terminal(); ++i) {
+        state->legal_actions(legal);
+        state->apply(legal[rng.uniform_int(legal.size())]);
+      }
+      if (state->is_terminal()) continue;
+      state->legal_actions(legal);
+      const int depth = legal.size() > 30 ? 2 : 3;
+      const int expected = minimax_value(*state, depth);
+      EXPECT_EQ(search(*state, depth, false).score, expected) << state->to_string();
+      EXPECT_EQ(search(*state, depth, true).score, expected) << state->to_string();
+      ++checked;
+    }
+    EXPECT_GE(checked, 4) << game->name();
+  }
+}
+
+TEST(AlphaBetaTest, RejectsBadDepthAndTerminalPositions) {
+  EXPECT_THROW(AlphaBetaPlayer(0), std::invalid_argument);
+  EXPECT_THROW(search(*mg().initial_state(), 13), std::invalid_argument);
+  // Light already stands on Dark's home row: Dark, to move, has lost.
+  const auto over = mg().parse_state("tW....../......../......../......../......../......../T....... D");
+  ASSERT_TRUE(over->is_terminal());
+  EXPECT_THROW(search(*over, 2), std::logic_error);
+}
+
+TEST(EvaluationTest, MgCountsThreatsAndMaterial) {
+  const auto start = mg::Position::initial();
+  EXPECT_EQ(evaluate_mg(start), 0);  // symmetric
+  EXPECT_EQ(mg_distributions(start, 0), 20);
+  const auto threat = mg::Position::parse("t......./......../...T..../......../......../......../T....... L");
+  EXPECT_EQ(evaluate_mg(threat), kWinNextMove);
+  EXPECT_NE(mg_breakthrough_towers(threat, 0), 0u);
+  EXPECT_EQ(mg_breakthrough_towers(threat, 1), 0u);
+  const auto dark_view = mg::Position::parse("t......./......../...T..../......../......../......../T....... D");
+  EXPECT_LT(evaluate_mg(dark_view), -50);
+}
+
+TEST(EvaluationTest, DvonnIsAntisymmetricAtTheStart) {
+  const auto start = dvonn::Position::initial();
+  EXPECT_EQ(evaluate_dvonn(start), 0);
+}
+
+}  // namespace
+}  // namespace oppidum::arena

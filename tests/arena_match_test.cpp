@@ -1,0 +1,178 @@
+// Matches: paired openings, determinism, strength, the sequential test, records and play_game.
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arena/game_record.h"
+#include "arena/match.h"
+#include "arena/play.h"
+#include "arena/player.h"
+#include "arena/players.h"
+#include "games/game.h"
+
+namespace oppidum::arena {
+namespace {
+
+const Game& mg() { return game_by_name("mg"); }
+
+struct Played {
+  MatchStatus status;
+  std::vector<GameRecord> games;
+  std::vector<std::string> lines;
+};
+
+Played play(const std::string& a_spec, const std::string& b_spec, MatchConfig config,
+            const Game& game = mg()) {
+  auto a = make_player(game, a_spec);
+  auto b = make_player(game, b_spec);
+  Played out;
+  MatchHooks hooks;
+  hooks.on_game = [&](const GameRecord& record) {
+    out.games.push_back(record);
+    const std::array<std::string, 2> specs =
+        record.a_first ? std::array<std::string, 2>{a->spec(), b->spec()}
+                       : std::array<std::string, 2>{b->spec(), a->spec()};
+    out.lines.push_back(format_game_line(game, specs, record.moves, record.result));
+  };
+  out.status = run_match(game, *a, *b, config, hooks);
+  return out;
+}
+
+TEST(MatchTest, AlphaBetaBeatsRandomClearly) {
+  MatchConfig config;
+  config.games = 20;
+  config.threads = 2;
+  config.seed = 3;
+  const Played p = play("alphabeta:depth=2", "random", config);
+  EXPECT_EQ(p.status.games_counted, 20);
+  EXPECT_EQ(p.status.wins + p.status.draws + p.status.losses, 20);
+  EXPECT_GE(p.status.wins, 18);
+  EXPECT_GT(p.status.elo.elo, 200.0);
+  EXPECT_GT(p.status.time[0].moves, 0);
+  EXPECT_GT(p.status.time[1].moves, 0);
+}
+
+TEST(MatchTest, EachOpeningIsPlayedTwiceWithColoursSwapped) {
+  MatchConfig config;
+  config.games = 12;
+  config.seed = 9;
+  const Played p = play("alphabeta:depth=1", "random", config);
+  ASSERT_EQ(p.games.size(), 12u);
+  std::map<std::vector<Action>, int> openings;
+  for (std::size_t i = 0; i < p.games.size(); i += 2) {
+    const GameRecord& first = p.games[i];
+    const GameRecord& second = p.games[i + 1];
+    EXPECT_EQ(first.index / 2, second.index / 2);
+    EXPECT_TRUE(first.a_first);
+    EXPECT_FALSE(second.a_first);
+    EXPECT_EQ(first.opening_plies, 4);
+    const std::vector<Action> a(first.moves.begin(), first.moves.begin() + 4);
+    const std::vector<Action> b(second.moves.begin(), second.moves.begin() + 4);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(a, make_opening(mg(), 4, config.seed, first.index / 2));
+    ++openings[a];
+  }
+  EXPECT_EQ(openings.size(), 6u);  // six different openings
+}
+
+TEST(MatchTest, SameSeedSameGamesWhateverTheThreads) {
+  MatchConfig config;
+  config.games = 8;
+  config.seed = 42;
+  config.max_plies = 120;
+  config.threads = 1;
+  const Played one = play("uct:sims=24", "alphabeta:depth=1", config);
+  config.threads = 2;
+  const Played two = play("uct:sims=24", "alphabeta:depth=1", config);
+  EXPECT_EQ(one.lines, two.lines);
+  EXPECT_EQ(one.status.wins, two.status.wins);
+  EXPECT_EQ(one.status.draws, two.status.draws);
+  config.seed = 43;
+  const Played other = play("uct:sims=24", "alphabeta:depth=1", config);
+  EXPECT_NE(one.lines, other.lines);
+}
+
+TEST(MatchTest, SprtStopsWhenTheEvidenceDecides) {
+  MatchConfig config;
+  config.games = 400;
+  config.threads = 2;
+  config.seed = 5;
+  config.sprt = SprtConfig{0, 50, 0.05, 0.05};
+  const Played p = play("alphabeta:depth=1", "random", config);
+  EXPECT_EQ(p.status.verdict, SprtVerdict::kAcceptH1);
+  EXPECT_GE(p.status.llr, p.status.bounds.upper);
+  EXPECT_LT(p.status.games_counted, 400);
+  EXPECT_EQ(static_cast<int>(p.games.size()), p.status.games_counted);
+  EXPECT_NE(format_match_report(p.status).find("H1 accepted"), std::string::npos);
+}
+
+TEST(MatchTest, RecordsOneLinePerGame) {
+  MatchConfig config;
+  config.games = 2;
+  config.seed = 1;
+  const Played p = play("alphabeta:depth=1", "random", config);
+  ASSERT_EQ(p.lines.size(), 2u);
+  EXPECT_EQ(p.lines[0].rfind("alphabeta:depth=1 random ", 0), 0u) << p.lines[0];
+  EXPECT_EQ(p.lines[1].rfind("random alphabeta:depth=1 ", 0), 0u) << p.lines[1];
+  // The moves replay from the initial position to the recorded result.
+  std::istringstream in(p.lines[0]);
+  std::string first, second, result, move;
+  in >> first >> second >> result;
+  auto state = mg().initial_state();
+  while (in >> move) state->apply(state->parse_action(move));
+  EXPECT_TRUE(state->is_terminal());
+  EXPECT_EQ(result, result_notation(state->result(0)));
+}
+
+TEST(MatchTest, DvonnMatchRuns) {
+  MatchConfig config;
+  config.games = 4;
+  config.threads = 2;
+  const Played p = play("alphabeta:depth=1", "random", config, game_by_name("dvonn"));
+  EXPECT_EQ(p.status.games_counted, 4);
+  for (const auto& g : p.games) EXPECT_EQ(g.opening_plies, 6);
+}
+
+TEST(MatchTest, RefusesHumansAndBadConfigs) {
+  std::istringstream in;
+  std::ostringstream out;
+  HumanPlayer human(in, out);
+  auto random = make_player(mg(), "random");
+  EXPECT_THROW(run_match(mg(), human, *random, MatchConfig{}), std::invalid_argument);
+  MatchConfig bad;
+  bad.games = 0;
+  EXPECT_THROW(run_match(mg(), *random, *random, bad), std::invalid_argument);
+}
+
+TEST(PlayGameTest, HumanAgainstAlphaBetaWithScriptedInput) {
+  // The person plays c1-c3 (after an illegal try), then quits.
+  std::istringstream in("c1-c4\nc1-c3\nquit\n");
+  std::ostringstream out;
+  HumanPlayer human(in, out);
+  auto engine = make_player(mg(), "alphabeta:depth=1");
+  std::vector<std::string> seen;
+  const auto start = mg().initial_state();
+  EXPECT_THROW(play_game(*start, {&human, engine.get()}, 1, 0,
+                         [&](const GameState& before, Action a) {
+                           seen.push_back(before.action_to_string(a));
+                         }),
+               QuitGame);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], "c1-c3");
+  EXPECT_NE(out.str().find("Not playable"), std::string::npos);
+}
+
+TEST(PlayGameTest, EnginesPlayToTheEnd) {
+  auto a = make_player(mg(), "alphabeta:depth=2");
+  auto b = make_player(mg(), "random");
+  const PlayedGame g = play_game(*mg().initial_state(), {a.get(), b.get()}, 4);
+  EXPECT_TRUE(g.final_state->is_terminal());
+  EXPECT_EQ(g.result, 1.0);
+}
+
+}  // namespace
+}  // namespace oppidum::arena

@@ -1,0 +1,139 @@
+// Player specs, the factory's errors, and the random, search and human players.
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "arena/alphabeta.h"
+#include "arena/player.h"
+#include "arena/players.h"
+#include "arena/spec.h"
+#include "games/game.h"
+#include "mcts/evaluator.h"
+
+namespace oppidum::arena {
+namespace {
+
+const Game& mg() { return game_by_name("mg"); }
+
+std::string spec_error(const std::string& spec, const PlayerOptions& options = {}) {
+  try {
+    make_player(mg(), spec, options);
+  } catch (const PlayerSpecError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PlayerSpecTest, ParsesNameAndKeys) {
+  const PlayerSpec s = parse_player_spec("uct:sims=100,cpuct=2");
+  EXPECT_EQ(s.name, "uct");
+  ASSERT_EQ(s.params.size(), 2u);
+  EXPECT_EQ(s.params[1].first, "cpuct");
+  EXPECT_EQ(s.params[1].second, "2");
+  EXPECT_EQ(parse_player_spec("random").params.size(), 0u);
+  EXPECT_THROW(parse_player_spec(""), PlayerSpecError);
+  EXPECT_THROW(parse_player_spec("uct:"), PlayerSpecError);
+  EXPECT_THROW(parse_player_spec("uct:sims"), PlayerSpecError);
+  EXPECT_THROW(parse_player_spec("uct:sims=1,sims=2"), PlayerSpecError);
+  EXPECT_THROW(parse_player_spec("uct: sims=1"), PlayerSpecError);
+}
+
+TEST(PlayerSpecTest, FactoryExplainsBadSpecs) {
+  EXPECT_EQ(spec_error("foo"),
+            "unknown player 'foo'; players: random, uct:sims=N, alphabeta:depth=N, "
+            "net:checkpoint=PATH,sims=N, human");
+  EXPECT_EQ(spec_error("uct:sims=-3"), "uct: sims must be 1..10000000, got -3");
+  EXPECT_EQ(spec_error("uct:sims=abc"), "uct: sims must be an integer 1..10000000, got 'abc'");
+  EXPECT_EQ(spec_error("uct"), "uct: sims is required (e.g. uct:sims=1000)");
+  EXPECT_EQ(spec_error("uct:sims=10,foo=1"),
+            "uct: unknown key 'foo'; keys: sims, cpuct, rollouts");
+  EXPECT_EQ(spec_error("alphabeta:depth=0"), "alphabeta: depth must be 1..12, got 0");
+  EXPECT_EQ(spec_error("random:depth=2"), "random: unknown key 'depth'; random takes no keys");
+  EXPECT_NE(spec_error("net:checkpoint=a.pt,sims=10").find("without network support"),
+            std::string::npos);
+  EXPECT_EQ(spec_error("uct:sims=10,cpuct=-1"), "uct: cpuct must be 0.001..1000, got -1");
+}
+
+TEST(PlayerSpecTest, CanonicalSpecs) {
+  EXPECT_EQ(make_player(mg(), "random")->spec(), "random");
+  EXPECT_EQ(make_player(mg(), "uct:sims=0100")->spec(), "uct:sims=100");
+  EXPECT_EQ(make_player(mg(), "uct:cpuct=2.50,sims=5")->spec(), "uct:sims=5,cpuct=2.5");
+  EXPECT_EQ(make_player(mg(), "alphabeta:depth=3")->spec(), "alphabeta:depth=3");
+}
+
+TEST(PlayerTest, NetPlayerUsesTheRegisteredFactory) {
+  PlayerOptions options;
+  std::string asked;
+  options.net_factory = [&](const Game& game, const std::string& checkpoint) {
+    asked = game.name() + ":" + checkpoint;
+    return std::make_shared<mcts::UniformEvaluator>();
+  };
+  auto player = make_player(mg(), "net:checkpoint=runs/a/best.pt,sims=8", options);
+  EXPECT_EQ(asked, "mg:runs/a/best.pt");
+  EXPECT_EQ(player->spec(), "net:checkpoint=runs/a/best.pt,sims=8");
+  EXPECT_TRUE(player->wants_batching());
+  ASSERT_TRUE(player->search_agent(1).has_value());
+  EXPECT_EQ(player->search_agent(1)->search.simulations, 8);
+  const auto state = mg().initial_state();
+  EXPECT_TRUE(state->is_legal(player->choose_move(*state, 3)));
+}
+
+TEST(PlayerTest, RandomPlayerIsSeeded) {
+  auto player = make_player(mg(), "random");
+  const auto state = mg().initial_state();
+  EXPECT_FALSE(player->search_agent(0).has_value());
+  EXPECT_EQ(player->choose_move(*state, 7), player->choose_move(*state, 7));
+  bool varied = false;
+  for (std::uint64_t seed = 0; seed < 20; ++seed)
+    varied |= player->choose_move(*state, seed) != player->choose_move(*state, 0);
+  EXPECT_TRUE(varied);
+}
+
+TEST(PlayerTest, UctPlayerSearchesWithRollouts) {
+  auto player = make_player(mg(), "uct:sims=50");
+  const auto agent = player->search_agent(5);
+  ASSERT_TRUE(agent.has_value());
+  EXPECT_EQ(agent->search.simulations, 50);
+  EXPECT_EQ(agent->search.dirichlet_weight, 0.0f);
+  EXPECT_NE(agent->evaluator->describe().find("rollout"), std::string::npos);
+  // Light to move wins at once with a breakthrough from d5; the search must find it.
+  const auto state = mg().parse_state("t......./......../...T..../......../......../......../T....... L");
+  auto next = state->clone();
+  next->apply(player->choose_move(*state, 1));
+  EXPECT_TRUE(next->is_terminal());
+  EXPECT_EQ(next->result(0), 1.0);
+}
+
+TEST(HumanPlayerTest, ExplainsAnIllegalMoveAndAsksAgain) {
+  std::istringstream in("\nmoves\nc1-c4\nd7-d5\nc1-c3\n");
+  std::ostringstream out;
+  PlayerOptions options;
+  options.human_in = &in;
+  options.human_out = &out;
+  auto human = make_player(mg(), "human", options);
+  EXPECT_TRUE(human->interactive());
+  const auto state = mg().initial_state();
+  const Action action = human->choose_move(*state, 0);
+  EXPECT_EQ(state->action_to_string(action), "c1-c3");
+  const std::string shown = out.str();
+  EXPECT_NE(shown.find("a b c d e f g h"), std::string::npos) << shown;   // the board
+  EXPECT_NE(shown.find("Legal moves: a1-a3"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("Not playable: move \"c1-c4\""), std::string::npos) << shown;
+  EXPECT_NE(shown.find("Not playable: move \"d7-d5\": illegal"), std::string::npos) << shown;
+}
+
+TEST(HumanPlayerTest, QuitAndEndOfInputEndTheGame) {
+  std::ostringstream out;
+  const auto state = mg().initial_state();
+  std::istringstream quit("quit\n");
+  HumanPlayer a(quit, out);
+  EXPECT_THROW(a.choose_move(*state, 0), QuitGame);
+  std::istringstream eof("");
+  HumanPlayer b(eof, out);
+  EXPECT_THROW(b.choose_move(*state, 0), QuitGame);
+}
+
+}  // namespace
+}  // namespace oppidum::arena

@@ -1,0 +1,115 @@
+// Bradley-Terry ratings and the results file.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "arena/elo.h"
+#include "arena/ratings.h"
+
+namespace oppidum::arena {
+namespace {
+
+std::map<std::string, Rating> by_player(const std::vector<Rating>& ratings) {
+  std::map<std::string, Rating> out;
+  for (const auto& r : ratings) out[r.player] = r;
+  return out;
+}
+
+TEST(RatingsTest, TwoPlayersMatchTheClosedForm) {
+  // One match, 76 wins and 24 losses out of 100: the maximum-likelihood difference is
+  // elo(0.76) = -400 log10(1/0.76 - 1) = 200.24, and its standard error in natural units
+  // 1 / sqrt(n p (1 - p)) = 1 / sqrt(100 * 0.76 * 0.24) = 0.23421, so the 95% half width is
+  // 1.96 * 0.23421 / (ln 10 / 400) = 79.72 Elo.
+  RatingOptions options;
+  options.prior_draws = 0;
+  const auto ratings = by_player(fit_ratings({{"x", "random", 76, 0, 24}}, options));
+  EXPECT_NEAR(ratings.at("random").elo, 0.0, 1e-9);
+  EXPECT_NEAR(ratings.at("x").elo, 200.24, 0.01);
+  EXPECT_NEAR(ratings.at("x").half_width, 79.72, 0.01);
+  EXPECT_EQ(ratings.at("x").games, 100);
+  EXPECT_NEAR(ratings.at("x").score, 0.76, 1e-12);
+}
+
+TEST(RatingsTest, RecoversKnownRatingsFromExpectedResults) {
+  // Every pair plays 100000 games with the expected number of wins (draws counted as half);
+  // the fit must give back the ratings the table was made from.
+  const std::map<std::string, double> truth = {
+      {"random", 0}, {"a", 150}, {"b", 420}, {"c", 300}, {"d", -80}};
+  std::vector<MatchLine> lines;
+  for (const auto& [x, rx] : truth)
+    for (const auto& [y, ry] : truth) {
+      if (x >= y || (x == "d" && y == "random")) continue;  // not every pair needs to meet
+      const int n = 100000;
+      const double points = n * score_from_elo(rx - ry);
+      const int draws = 2000;
+      const int wins = static_cast<int>(std::lround(points - draws / 2.0));
+      lines.push_back({x, y, wins, draws, n - wins - draws});
+    }
+  RatingOptions options;
+  options.prior_draws = 0;
+  const auto ratings = fit_ratings(lines, options);
+  const auto fitted = by_player(ratings);
+  for (const auto& [name, elo] : truth) EXPECT_NEAR(fitted.at(name).elo, elo, 0.1) << name;
+  EXPECT_EQ(ratings.front().player, "b");  // sorted, strongest first
+  EXPECT_EQ(ratings.back().player, "d");
+  EXPECT_EQ(fitted.at("random").half_width, 0.0);
+  EXPECT_GT(fitted.at("c").half_width, 0.0);
+}
+
+TEST(RatingsTest, PerfectScoresNeedThePrior) {
+  const std::vector<MatchLine> lines = {{"strong", "random", 200, 0, 0}};
+  RatingOptions raw;
+  raw.prior_draws = 0;
+  EXPECT_THROW(fit_ratings(lines, raw), std::invalid_argument);
+  // One virtual draw: 200.5 points of 201, elo(200.5 / 201) = 400 log10(401) = 1041.2.
+  const auto ratings = by_player(fit_ratings(lines, RatingOptions{}));
+  EXPECT_NEAR(ratings.at("strong").elo, 1041.2, 0.1);
+}
+
+TEST(RatingsTest, RejectsUnratablePlayers) {
+  EXPECT_THROW(fit_ratings({{"a", "b", 1, 1, 1}}, RatingOptions{}), std::invalid_argument);
+  try {
+    fit_ratings({{"a", "random", 1, 1, 1}, {"b", "c", 1, 1, 1}}, RatingOptions{});
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no chain of games"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
+  std::istringstream in("# comment\n\nuct:sims=100 random 10 2 3\nalphabeta:depth=1 random 5 0 0\n");
+  const auto lines = read_results(in, "test");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].a, "uct:sims=100");
+  EXPECT_EQ(lines[0].draws, 2);
+  EXPECT_EQ(format_result_line(lines[1]), "alphabeta:depth=1 random 5 0 0");
+
+  std::istringstream bad("a random 1 2\n");
+  try {
+    read_results(bad, "results.txt");
+    FAIL() << "expected an error";
+  } catch (const ResultsFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("results.txt line 1"), std::string::npos) << e.what();
+  }
+
+  const std::string path = ::testing::TempDir() + "arena_results_test.txt";
+  std::remove(path.c_str());
+  append_result(path, {"a", "random", 3, 1, 0});
+  append_result(path, {"b", "a", 0, 0, 4});
+  const auto read = read_results_file(path);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[1].losses, 4);
+  EXPECT_THROW(append_result(path, {"has space", "random", 1, 0, 0}), ResultsFileError);
+  const std::string table = format_ratings(fit_ratings(read, RatingOptions{}), RatingOptions{});
+  EXPECT_NE(table.find("random"), std::string::npos);
+  EXPECT_NE(table.find("Bradley-Terry"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace oppidum::arena

@@ -1,0 +1,249 @@
+// Network configs and checkpoint files: round trips, and every kind of bad file refused with a
+// message that says what is wrong.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "games/game.h"
+#include "model/backend.h"
+#include "model/checkpoint.h"
+#include "model/net_config.h"
+#include "tests/model_test_util.h"
+
+namespace oppidum::model {
+namespace {
+
+using test_util::TempDir;
+
+NetConfig small_config(bool pooling = false) {
+  NetConfig c = NetConfig::sized(2, 8);
+  c.policy_channels = 3;
+  c.value_channels = 2;
+  c.value_hidden = 16;
+  c.global_pooling = pooling;
+  return c;
+}
+
+std::vector<char> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The message of the CheckpointError that loading `path` throws ("" if none).
+std::string load_error(const std::string& path, const Game& game,
+                       const NetConfig* expected = nullptr) {
+  try {
+    load_checkpoint(path, game, expected);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NetConfig, ValidateNamesEveryBadField) {
+  NetConfig c;
+  c.filters = 0;
+  c.value_hidden = -3;
+  try {
+    c.validate();
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("filters = 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("value_hidden = -3"), std::string::npos) << what;
+    EXPECT_EQ(what.find("blocks"), std::string::npos) << what;
+  }
+}
+
+TEST(NetConfig, ParseSize) {
+  const NetConfig c = NetConfig::parse_size("10x128");
+  EXPECT_EQ(c.blocks, 10);
+  EXPECT_EQ(c.filters, 128);
+  EXPECT_EQ(c.value_hidden, 256);
+  EXPECT_THROW(NetConfig::parse_size("10x"), std::invalid_argument);
+  EXPECT_THROW(NetConfig::parse_size("axb"), std::invalid_argument);
+  EXPECT_THROW(NetConfig::parse_size("6x64x1"), std::invalid_argument);
+}
+
+TEST(NetConfig, TensorSpecsCoverPoolingBlocks) {
+  const Game& mg = game_by_name("mg");
+  const auto plain = network_tensor_specs(small_config(false), mg.input_shape(), mg.num_actions());
+  const auto pooled = network_tensor_specs(small_config(true), mg.input_shape(), mg.num_actions());
+  EXPECT_EQ(pooled.size(), plain.size() + 2);  // block 1 of 2 carries pool.weight and pool.bias
+  bool found = false;
+  for (const TensorSpec& s : pooled)
+    if (s.name == "blocks.1.pool.weight") {
+      found = true;
+      EXPECT_EQ(s.shape, (std::vector<std::int64_t>{8, 16}));
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(Checkpoint, Crc32KnownValue) {
+  EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u);  // the standard check value
+}
+
+TEST(Checkpoint, SaveLoadRoundTripGivesIdenticalOutputs) {
+  TempDir dir("ckpt");
+  for (const char* name : {"mg", "dvonn"}) {
+    const Game& game = game_by_name(name);
+    Checkpoint c = random_checkpoint(game, small_config(true), 11);
+    c.step = 123456789012LL;
+    c.metadata = "run x, generation 3";
+    const std::string path = dir.file(std::string(name) + ".ckpt");
+    save_checkpoint(c, path);
+    EXPECT_FALSE(std::ifstream(path + ".tmp").good()) << "the temporary file was left behind";
+    const Checkpoint back = load_checkpoint(path, game, &c.config);
+    EXPECT_EQ(back.game, name);
+    EXPECT_EQ(back.encoding_version, game.encoding_version());
+    EXPECT_EQ(back.step, c.step);
+    EXPECT_EQ(back.metadata, c.metadata);
+    EXPECT_EQ(back.config, c.config);
+    ASSERT_EQ(back.tensors.size(), c.tensors.size());
+    for (std::size_t i = 0; i < c.tensors.size(); ++i) {
+      EXPECT_EQ(back.tensors[i].name, c.tensors[i].name);
+      EXPECT_EQ(back.tensors[i].shape, c.tensors[i].shape);
+      EXPECT_EQ(back.tensors[i].data, c.tensors[i].data);
+    }
+    // Same weights, same function: outputs agree bit for bit.
+    const int n = 5;
+    const std::vector<float> planes = test_util::random_planes(game, n, 3);
+    std::vector<float> l1(n * game.num_actions()), l2(l1.size()), v1(n), v2(n);
+    make_backend(c, {})->forward(planes.data(), n, l1.data(), v1.data());
+    make_backend(back, {})->forward(planes.data(), n, l2.data(), v2.data());
+    EXPECT_EQ(l1, l2);
+    EXPECT_EQ(v1, v2);
+  }
+}
+
+TEST(Checkpoint, SavingOverwritesAtomically) {
+  TempDir dir("ckpt");
+  const Game& mg = game_by_name("mg");
+  const std::string path = dir.file("best.ckpt");
+  save_checkpoint(random_checkpoint(mg, small_config(), 1), path);
+  Checkpoint second = random_checkpoint(mg, small_config(), 2);
+  second.step = 2;
+  save_checkpoint(second, path);
+  EXPECT_EQ(load_checkpoint(path).step, 2);
+}
+
+class DamagedCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.file("damaged.ckpt");
+    save_checkpoint(random_checkpoint(mg_, small_config(), 5), path_);
+    bytes_ = read_file(path_);
+    ASSERT_GT(bytes_.size(), 1000u);
+  }
+  std::string error_after_writing(const std::vector<char>& bytes) {
+    write_file(path_, bytes);
+    return load_error(path_, mg_);
+  }
+  TempDir dir_{"damaged"};
+  const Game& mg_ = game_by_name("mg");
+  std::string path_;
+  std::vector<char> bytes_;
+};
+
+TEST_F(DamagedCheckpoint, FlippedByteAnywhereIsRefused) {
+  // Every region: header, config, names, tensor data, the CRC itself.
+  for (std::size_t at : {std::size_t{30}, std::size_t{60}, bytes_.size() / 3, bytes_.size() / 2,
+                         bytes_.size() - 20, bytes_.size() - 2}) {
+    std::vector<char> bad = bytes_;
+    bad[at] = static_cast<char>(bad[at] ^ 0x10);
+    const std::string what = error_after_writing(bad);
+    EXPECT_NE(what.find(path_), std::string::npos) << "byte " << at << ": " << what;
+    EXPECT_NE(what.find("damaged"), std::string::npos) << "byte " << at << ": " << what;
+  }
+}
+
+TEST_F(DamagedCheckpoint, TruncatedFileIsRefused) {
+  for (std::size_t keep : {std::size_t{0}, std::size_t{5}, std::size_t{19}, std::size_t{100},
+                           bytes_.size() / 2, bytes_.size() - 1}) {
+    const std::string what =
+        error_after_writing(std::vector<char>(bytes_.begin(), bytes_.begin() + keep));
+    EXPECT_NE(what.find(path_), std::string::npos) << keep << ": " << what;
+    EXPECT_FALSE(what.empty());
+  }
+  const std::string what =
+      error_after_writing(std::vector<char>(bytes_.begin(), bytes_.end() - 100));
+  EXPECT_NE(what.find("truncated"), std::string::npos) << what;
+}
+
+TEST_F(DamagedCheckpoint, WrongMagicIsRefused) {
+  std::vector<char> bad = bytes_;
+  bad[0] = 'X';
+  const std::string what = error_after_writing(bad);
+  EXPECT_NE(what.find("not an oppidum checkpoint"), std::string::npos) << what;
+}
+
+TEST_F(DamagedCheckpoint, OtherFormatVersionIsRefused) {
+  std::vector<char> bad = bytes_;
+  bad[8] = 9;
+  const std::string what = error_after_writing(bad);
+  EXPECT_NE(what.find("format version 9"), std::string::npos) << what;
+}
+
+TEST_F(DamagedCheckpoint, MissingFileIsRefused) {
+  const std::string what = load_error(dir_.file("nope.ckpt"), mg_);
+  EXPECT_NE(what.find("nope.ckpt"), std::string::npos) << what;
+}
+
+TEST(Checkpoint, WrongGameIsRefused) {
+  TempDir dir("ckpt");
+  const std::string path = dir.file("x.ckpt");
+  save_checkpoint(random_checkpoint(game_by_name("dvonn"), small_config(), 1), path);
+  const std::string what = load_error(path, game_by_name("mg"));
+  EXPECT_NE(what.find("checkpoint " + path + " was trained for dvonn, not mg"), std::string::npos)
+      << what;
+}
+
+TEST(Checkpoint, WrongArchitectureIsRefused) {
+  TempDir dir("ckpt");
+  const Game& mg = game_by_name("mg");
+  const std::string path = dir.file("x.ckpt");
+  save_checkpoint(random_checkpoint(mg, small_config(), 1), path);
+  const NetConfig expected = NetConfig::sized(6, 64);
+  const std::string what = load_error(path, mg, &expected);
+  EXPECT_NE(what.find("network 2x8"), std::string::npos) << what;
+  EXPECT_NE(what.find("expected 6x64"), std::string::npos) << what;
+}
+
+TEST(Checkpoint, WrongEncodingVersionIsRefused) {
+  const Game& mg = game_by_name("mg");
+  Checkpoint c = random_checkpoint(mg, small_config(), 1);
+  c.encoding_version = mg.encoding_version() + 1;
+  try {
+    check_compatible(c, mg, "old.ckpt");
+    FAIL() << "no exception";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("encoding version"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Checkpoint, TensorsMustMatchTheConfig) {
+  const Game& mg = game_by_name("mg");
+  Checkpoint c = random_checkpoint(mg, small_config(), 1);
+  c.tensors.pop_back();
+  EXPECT_THROW(serialize_checkpoint(c), CheckpointError);
+  c = random_checkpoint(mg, small_config(), 1);
+  c.tensors[0].shape[1] += 1;
+  try {
+    serialize_checkpoint(c);
+    FAIL() << "no exception";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("stem.conv.weight"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace oppidum::model

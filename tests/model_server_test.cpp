@@ -1,0 +1,252 @@
+// The batching inference server: each caller gets its own results under concurrency, weight swaps
+// under load, failures reach the callers instead of hanging them, shutdown.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "games/game.h"
+#include "model/backend.h"
+#include "model/checkpoint.h"
+#include "model/inference_server.h"
+#include "tests/model_test_util.h"
+
+namespace oppidum::model {
+namespace {
+
+using test_util::Position;
+
+NetConfig small_config() {
+  NetConfig c = NetConfig::sized(2, 8);
+  c.policy_channels = 4;
+  c.value_channels = 2;
+  c.value_hidden = 16;
+  return c;
+}
+
+bool same_result(const mcts::EvalResult& a, const mcts::EvalResult& b, float tolerance = 1e-5f) {
+  if (a.priors.size() != b.priors.size() || std::abs(a.value - b.value) > tolerance) return false;
+  for (std::size_t i = 0; i < a.priors.size(); ++i)
+    if (std::abs(a.priors[i] - b.priors[i]) > tolerance) return false;
+  return true;
+}
+
+std::vector<mcts::EvalResult> direct_results(const Game& game, const Checkpoint& c,
+                                             const std::vector<Position>& positions) {
+  DirectEvaluator direct(game, make_backend(c, {}));
+  const auto requests = test_util::requests_for(positions);
+  std::vector<mcts::EvalResult> results(requests.size());
+  direct.evaluate(requests.data(), static_cast<int>(requests.size()), results.data());
+  return results;
+}
+
+InferenceServerOptions server_options(int max_batch, int wait_us) {
+  InferenceServerOptions o;
+  o.max_batch = max_batch;
+  o.max_wait = std::chrono::microseconds(wait_us);
+  return o;
+}
+
+TEST(InferenceServer, EachCallerGetsItsOwnResultsUnderConcurrency) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, small_config(), 21);
+  const auto positions = test_util::random_positions(game, 64, 8);
+  const auto expected = direct_results(game, c, positions);
+  InferenceServer server(game, make_backend(c, {}), {}, server_options(16, 300));
+
+  constexpr int kThreads = 8;
+  std::atomic<int> mismatches{0};
+  std::atomic<int> evaluated{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 30; ++round) {
+        // A different slice and size per thread and round (sizes 1..21 cross batch borders).
+        const int n = 1 + (t * 7 + round * 3) % 21;
+        const int first = (t * 13 + round * 5) % (64 - n);
+        std::vector<mcts::EvalRequest> requests;
+        for (int i = 0; i < n; ++i)
+          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
+        std::vector<mcts::EvalResult> results(n);
+        server.evaluate(requests.data(), n, results.data());
+        for (int i = 0; i < n; ++i)
+          if (!same_result(results[i], expected[first + i])) ++mismatches;
+        evaluated += n;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  const InferenceStats s = server.stats();
+  EXPECT_EQ(s.positions, static_cast<std::uint64_t>(evaluated.load()));
+  EXPECT_GT(s.batches, 0u);
+  EXPECT_LE(s.mean_batch, 16.0);
+  EXPECT_GT(s.evals_per_second, 0.0);
+  EXPECT_GE(s.mean_queue_wait_ms, 0.0);
+  EXPECT_FALSE(s.to_string().empty());
+}
+
+TEST(InferenceServer, LargeJobsSpanSeveralBatches) {
+  const Game& game = game_by_name("dvonn");
+  const Checkpoint c = random_checkpoint(game, small_config(), 22);
+  const auto positions = test_util::random_positions(game, 50, 9);
+  const auto expected = direct_results(game, c, positions);
+  InferenceServer server(game, make_backend(c, {}), {}, server_options(8, 0));
+  const auto requests = test_util::requests_for(positions);
+  std::vector<mcts::EvalResult> results(requests.size());
+  server.evaluate(requests.data(), static_cast<int>(requests.size()), results.data());
+  for (std::size_t i = 0; i < results.size(); ++i) EXPECT_TRUE(same_result(results[i], expected[i]));
+  EXPECT_EQ(server.stats().batches, 7u);  // 50 positions in batches of at most 8
+}
+
+TEST(InferenceServer, SwapsWeightsUnderLoad) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint a = random_checkpoint(game, small_config(), 31);
+  NetConfig bigger = small_config();
+  bigger.blocks = 3;  // a swap may change the architecture
+  const Checkpoint b = random_checkpoint(game, bigger, 32);
+  const auto positions = test_util::random_positions(game, 32, 10);
+  const auto expect_a = direct_results(game, a, positions);
+  const auto expect_b = direct_results(game, b, positions);
+  InferenceServer server(game, make_backend(a, {}), {}, server_options(16, 200));
+
+  std::atomic<bool> swapped{false};
+  std::atomic<bool> finish{false};
+  std::atomic<int> invalid{0}, old_after_swap{0}, after_swap{0}, before_swap{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      int round = 0;
+      while (!finish.load()) {
+        const bool swap_done = swapped.load();  // read before the call starts
+        const int first = (t * 8 + round++) % 28;
+        std::vector<mcts::EvalRequest> requests;
+        for (int i = 0; i < 4; ++i)
+          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
+        std::vector<mcts::EvalResult> results(4);
+        server.evaluate(requests.data(), 4, results.data());
+        for (int i = 0; i < 4; ++i) {
+          const bool is_a = same_result(results[i], expect_a[first + i]);
+          const bool is_b = same_result(results[i], expect_b[first + i]);
+          if (!is_a && !is_b) ++invalid;
+          if (swap_done && !is_b) ++old_after_swap;
+        }
+        ++(swap_done ? after_swap : before_swap);
+      }
+    });
+  while (before_swap.load() < 50) std::this_thread::yield();
+  server.swap_weights(b);
+  swapped = true;
+  while (after_swap.load() < 50) std::this_thread::yield();
+  finish = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(invalid.load(), 0);
+  EXPECT_EQ(old_after_swap.load(), 0);
+  EXPECT_EQ(server.stats().weight_swaps, 1u);
+  EXPECT_NE(server.describe().find("3x8"), std::string::npos) << server.describe();
+}
+
+TEST(InferenceServer, SwapRefusesAForeignCheckpoint) {
+  const Game& mg = game_by_name("mg");
+  InferenceServer server(mg, make_backend(random_checkpoint(mg, small_config(), 1), {}), {}, {});
+  EXPECT_THROW(server.swap_weights(random_checkpoint(game_by_name("dvonn"), small_config(), 1)),
+               CheckpointError);
+}
+
+// Wraps a backend; throws from forward while `fail` is set.
+class FlakyBackend final : public Backend {
+ public:
+  FlakyBackend(std::unique_ptr<Backend> inner, std::atomic<bool>& fail)
+      : Backend(inner->input_shape(), inner->num_actions()), inner_(std::move(inner)), fail_(fail) {}
+  void forward(const float* planes, int n, float* logits, float* values) override {
+    if (fail_.load()) throw std::runtime_error("simulated device failure");
+    inner_->forward(planes, n, logits, values);
+  }
+  std::string describe() const override { return "flaky"; }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::atomic<bool>& fail_;
+};
+
+TEST(InferenceServer, AFailedForwardReachesEveryWaitingCaller) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, small_config(), 41);
+  const auto positions = test_util::random_positions(game, 8, 11);
+  const auto requests = test_util::requests_for(positions);
+  std::atomic<bool> fail{true};
+  InferenceServer server(game, std::make_unique<FlakyBackend>(make_backend(c, {}), fail), {},
+                         server_options(64, 2000));
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      std::vector<mcts::EvalResult> results(requests.size());
+      try {
+        server.evaluate(requests.data(), static_cast<int>(requests.size()), results.data());
+      } catch (const std::runtime_error& e) {
+        if (std::string(e.what()) == "simulated device failure") ++errors;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 4);
+  // The server keeps serving once the device recovers.
+  fail = false;
+  std::vector<mcts::EvalResult> results(requests.size());
+  server.evaluate(requests.data(), static_cast<int>(requests.size()), results.data());
+  EXPECT_EQ(results[0].priors.size(), static_cast<std::size_t>(positions[0].legal.size()));
+}
+
+TEST(InferenceServer, StopDrainsThenRefuses) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, small_config(), 51);
+  const auto positions = test_util::random_positions(game, 4, 12);
+  const auto requests = test_util::requests_for(positions);
+  InferenceServer server(game, make_backend(c, {}), {}, {});
+  std::vector<mcts::EvalResult> results(requests.size());
+  server.evaluate(requests.data(), 4, results.data());
+  server.stop();
+  server.stop();  // idempotent
+  EXPECT_THROW(server.evaluate(requests.data(), 4, results.data()), std::runtime_error);
+}
+
+TEST(InferenceServer, RefusesABackendForAnotherGame) {
+  const Checkpoint c = random_checkpoint(game_by_name("dvonn"), small_config(), 1);
+  EXPECT_THROW(InferenceServer(game_by_name("mg"), make_backend(c, {}), {}, {}),
+               std::invalid_argument);
+  EXPECT_THROW(InferenceServer(game_by_name("dvonn"), make_backend(c, {}), {},
+                               server_options(0, 0)),
+               std::invalid_argument);
+}
+
+TEST(MakeNetEvaluator, LoadsACheckpointForTheGame) {
+  test_util::TempDir dir("evaluator");
+  const Game& dvonn = game_by_name("dvonn");
+  const Checkpoint c = random_checkpoint(dvonn, small_config(), 61);
+  const std::string path = dir.file("best.ckpt");
+  save_checkpoint(c, path);
+  BackendOptions torch_backend;
+  torch_backend.kind = BackendKind::kTorch;
+  auto server = make_net_evaluator(dvonn, path, torch_backend, server_options(32, 100));
+  const auto positions = test_util::random_positions(dvonn, 6, 13);
+  const auto requests = test_util::requests_for(positions);
+  const auto expected = direct_results(dvonn, c, positions);
+  std::vector<mcts::EvalResult> results(requests.size());
+  server->evaluate(requests.data(), 6, results.data());
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(same_result(results[i], expected[i], 1e-4f));
+  EXPECT_NE(server->describe().find("torch cpu"), std::string::npos) << server->describe();
+  try {
+    make_net_evaluator(game_by_name("mg"), path, {});
+    FAIL() << "no exception";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("trained for dvonn, not mg"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace oppidum::model
