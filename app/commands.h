@@ -13,6 +13,7 @@ void register_bench_command(CLI::App& app);   // bench rules
 void register_bench_model(CLI::App& bench);    // bench model (app/bench_model_command.cpp)
 void register_games_command(CLI::App& app);   // games: list and replay records
 void register_train_command(CLI::App& app);   // train (trainer/run.h)
+void register_report_command(CLI::App& app);  // report: HTML curves of a run
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those
 // specs are refused with a clear error (the app passes model/'s factory once it exists).
 void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_factory = {});

@@ -8,6 +8,7 @@
 #include "app/commands.h"
 #include "model/cpu_tuning.h"
 #include "trainer/config.h"
+#include "trainer/report.h"
 #include "trainer/run.h"
 
 namespace oppidum::app {
@@ -46,6 +47,25 @@ void register_train_command(CLI::App& app) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     trainer::train(*o, g_stop);
+  });
+}
+
+}  // namespace oppidum::app
+
+namespace oppidum::app {
+
+void register_report_command(CLI::App& app) {
+  auto run = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Write a self-contained HTML page with the curves of a run: losses, ratings over time, "
+      "self-play speed, game length.");
+  cmd->add_option("--run", *run, "run folder (runs/<name>)")->required();
+  cmd->add_option("--out", *out, "output file (default <run>/report.html)");
+  cmd->callback([run, out] {
+    const std::string path = out->empty() ? (std::filesystem::path(*run) / "report.html").string() : *out;
+    std::cout << trainer::write_report(*run, path) << "\n";
   });
 }
 

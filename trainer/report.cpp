@@ -1,0 +1,214 @@
+#include "trainer/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "selfplay/replay_store.h"
+
+namespace oppidum::trainer {
+namespace fs = std::filesystem;
+namespace {
+
+struct Series {
+  std::string name;
+  std::string color;
+  std::vector<std::pair<double, double>> points;
+};
+
+// A CSV file as rows of named fields (quoted fields may hold commas).
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path, int* bad_rows) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> header;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (char c : l) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) out.emplace_back();
+      else out.back() += c;
+    }
+    return out;
+  };
+  if (!std::getline(in, line)) return rows;
+  header = split(line);
+  while (std::getline(in, line)) {
+    const auto fields = split(line);
+    if (fields.size() != header.size()) {
+      ++*bad_rows;  // e.g. a line cut short by a kill
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+bool number(const std::map<std::string, std::string>& row, const std::string& key, double& out) {
+  const auto it = row.find(key);
+  if (it == row.end() || it->second.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(it->second.c_str(), &end);
+  return end && *end == '\0' && std::isfinite(out);
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  if (std::fabs(v) >= 1000 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// One line chart as inline SVG.
+std::string chart(const std::string& title, const std::string& x_label,
+                  const std::vector<Series>& series) {
+  const double w = 640, h = 300, left = 60, right = 20, top = 30, bottom = 40;
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (const auto& s : series)
+    for (const auto& [x, y] : s.points) {
+      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+    }
+  std::ostringstream svg;
+  svg << "<figure><svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
+      << "' font-family='sans-serif' font-size='11'>"
+      << "<text x='" << w / 2 << "' y='16' text-anchor='middle' font-size='13'>" << title
+      << "</text>";
+  if (!std::isfinite(x0)) {
+    svg << "<text x='" << w / 2 << "' y='" << h / 2 << "' text-anchor='middle'>no data yet</text></svg></figure>";
+    return svg.str();
+  }
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 == y0) y1 = y0 + 1, y0 -= 1;
+  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * (w - left - right); };
+  auto py = [&](double y) { return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom); };
+  svg << "<rect x='" << left << "' y='" << top << "' width='" << w - left - right << "' height='"
+      << h - top - bottom << "' fill='none' stroke='#999'/>";
+  for (int i = 0; i <= 4; ++i) {
+    const double y = y0 + (y1 - y0) * i / 4, x = x0 + (x1 - x0) * i / 4;
+    svg << "<text x='" << left - 4 << "' y='" << py(y) + 4 << "' text-anchor='end'>" << fmt(y)
+        << "</text><line x1='" << left << "' x2='" << w - right << "' y1='" << py(y) << "' y2='"
+        << py(y) << "' stroke='#eee'/>"
+        << "<text x='" << px(x) << "' y='" << h - bottom + 14 << "' text-anchor='middle'>"
+        << fmt(x) << "</text>";
+  }
+  svg << "<text x='" << (left + w - right) / 2 << "' y='" << h - 6 << "' text-anchor='middle'>"
+      << x_label << "</text>";
+  int legend = 0;
+  for (const auto& s : series) {
+    if (s.points.empty()) continue;
+    svg << "<polyline fill='none' stroke='" << s.color << "' stroke-width='1.5' points='";
+    for (const auto& [x, y] : s.points) svg << px(x) << ',' << py(y) << ' ';
+    svg << "'/>";
+    if (s.points.size() < 60)
+      for (const auto& [x, y] : s.points)
+        svg << "<circle cx='" << px(x) << "' cy='" << py(y) << "' r='2.5' fill='" << s.color << "'/>";
+    svg << "<text x='" << left + 8 << "' y='" << top + 14 + 14 * legend++ << "' fill='" << s.color
+        << "'>" << s.name << "</text>";
+  }
+  svg << "</svg></figure>";
+  return svg.str();
+}
+
+// Averages y over consecutive groups so a chart of thousands of steps stays readable.
+std::vector<std::pair<double, double>> smooth(const std::vector<std::pair<double, double>>& p,
+                                              std::size_t max_points) {
+  if (p.size() <= max_points) return p;
+  const std::size_t group = (p.size() + max_points - 1) / max_points;
+  std::vector<std::pair<double, double>> out;
+  for (std::size_t i = 0; i < p.size(); i += group) {
+    double x = 0, y = 0;
+    const std::size_t end = std::min(p.size(), i + group);
+    for (std::size_t k = i; k < end; ++k) x += p[k].first, y += p[k].second;
+    out.emplace_back(x / static_cast<double>(end - i), y / static_cast<double>(end - i));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string write_report(const std::string& run_dir, const std::string& out_path) {
+  const fs::path dir(run_dir);
+  if (!fs::exists(dir / "config.yaml"))
+    throw std::runtime_error(run_dir + ": not a run folder (no config.yaml)");
+  int bad_rows = 0;
+  const auto metrics = read_csv(dir / "metrics.csv", &bad_rows);
+  const auto gates = read_csv(dir / "arena.csv", &bad_rows);
+
+  Series policy{"policy loss", "#1f77b4", {}}, value{"value loss", "#d62728", {}};
+  Series best{"best network (chained gate Elo)", "#2ca02c", {}}, gate{"gate Elo of each candidate", "#ff7f0e", {}};
+  Series speed{"self-play positions per second", "#9467bd", {}};
+  double last_t = -1, last_positions = 0;
+  for (const auto& row : metrics) {
+    double step, t, v, positions;
+    const bool is_train = row.count("kind") && row.at("kind") == "train";
+    if (is_train && number(row, "step", step)) {
+      if (number(row, "policy_loss", v)) policy.points.emplace_back(step, v);
+      if (number(row, "value_loss", v)) value.points.emplace_back(step, v);
+    }
+    if (!is_train && number(row, "seconds", t)) {
+      if (number(row, "best_elo", v)) best.points.emplace_back(t / 60, v);
+      if (number(row, "gate_elo", v)) gate.points.emplace_back(t / 60, v);
+    }
+    if (number(row, "seconds", t) && number(row, "positions", positions)) {
+      if (last_t >= 0 && t - last_t >= 20) {
+        speed.points.emplace_back(t / 60, (positions - last_positions) / (t - last_t));
+        last_t = t, last_positions = positions;
+      } else if (last_t < 0 || t < last_t) {
+        last_t = t, last_positions = positions;  // a new session restarts the clock
+      }
+    }
+  }
+  policy.points = smooth(policy.points, 300);
+  value.points = smooth(value.points, 300);
+
+  Series length{"mean game length (plies)", "#8c564b", {}};
+  int problems = 0;
+  std::int64_t games = 0;
+  if (fs::exists(dir / "games")) {
+    selfplay::FolderReplayStore store((dir / "games").string());
+    int index = 0;
+    for (const auto& chunk : store.chunks()) {
+      const auto read = store.read_chunk(chunk);
+      problems += static_cast<int>(read.problems.size());
+      if (read.records.empty()) continue;
+      double plies = 0;
+      for (const auto& r : read.records) plies += static_cast<double>(r.moves.size());
+      games += static_cast<std::int64_t>(read.records.size());
+      length.points.emplace_back(index++, plies / static_cast<double>(read.records.size()));
+    }
+  }
+  length.points = smooth(length.points, 300);
+
+  std::ostringstream html;
+  html << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>oppidum run "
+       << dir.filename().string() << "</title><style>body{font-family:sans-serif;max-width:700px;"
+       << "margin:2em auto}figure{margin:1em 0}</style></head><body><h1>Run "
+       << dir.filename().string() << "</h1><p>" << games << " self-play games, "
+       << metrics.size() << " metric rows, " << gates.size() << " gates"
+       << (bad_rows ? ", " + std::to_string(bad_rows) + " damaged rows skipped" : "")
+       << (problems ? ", " + std::to_string(problems) + " damaged game records skipped" : "")
+       << ".</p>"
+       << chart("Training loss", "optimiser step", {policy, value})
+       << chart("Rating (Elo, from the initial network)", "minutes (of each session)", {best, gate})
+       << chart("Self-play speed", "minutes (of each session)", {speed})
+       << chart("Game length", "replay chunk (oldest first)", {length}) << "</body></html>\n";
+  const std::string tmp = out_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << html.str();
+    if (!out) throw std::runtime_error(tmp + ": write failed");
+  }
+  fs::rename(tmp, out_path);
+  return out_path + ": " + std::to_string(games) + " games, " + std::to_string(gates.size()) +
+         " gates";
+}
+
+}  // namespace oppidum::trainer
