@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "model/cpu_tuning.h"
+#include "model/inference_server.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -19,7 +21,14 @@ int main(int argc, char** argv) {
   oppidum::app::register_train_command(app);
   oppidum::app::register_report_command(app);
   oppidum::app::register_games_command(app);
-  oppidum::app::register_arena_commands(app);
+  // `net:` players get a batching inference server on the CPU default backend; the process is
+  // tuned for network inference the first time one is made.
+  const auto make_net = oppidum::model::net_evaluator_factory({});
+  oppidum::app::register_arena_commands(
+      app, [make_net](const oppidum::Game& game, const std::string& checkpoint) {
+        static const std::string tuned = oppidum::model::tune_cpu_runtime();
+        return make_net(game, checkpoint);
+      });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
