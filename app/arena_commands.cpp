@@ -115,6 +115,9 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
   } catch (const arena::QuitGame&) {
     std::cout << "\nGame abandoned.\n";
     return;
+  } catch (const arena::Forfeit& forfeit) {
+    std::cout << '\n' << opponent->spec() << " forfeits: " << forfeit.what() << "\nYou win.\n";
+    return;
   }
   std::cout << '\n' << played.final_state->pretty();
   const double mine = human_side == 0 ? played.result : -played.result;
@@ -157,7 +160,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   arena_cmd->add_option("--seed", o->seed, "seed of the openings and every random choice")
       ->capture_default_str();
   arena_cmd->add_option("--openings-plies", o->opening_plies,
-                        "random plies of each opening (default: mg 4, dvonn 6)")
+                        "random plies of each opening (default: mg 4, dvonn 6; 0 with an external player)")
       ->check(CLI::Range(0, 1000));
   arena_cmd->add_option("--max-plies", o->max_plies,
                         "adjudicate a draw at this ply (default: the game's bound)")

@@ -17,5 +17,7 @@ void register_report_command(CLI::App& app);  // report: HTML curves of a run
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those
 // specs are refused with a clear error (the app passes model/'s factory once it exists).
 void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_factory = {});
+// engine: one game over the CodeCup line protocol (arena/engine.h), with the same player specs.
+void register_engine_command(CLI::App& app, arena::NetEvaluatorFactory net_factory = {});
 
 }  // namespace oppidum::app

@@ -24,11 +24,13 @@ int main(int argc, char** argv) {
   // `net:` players get a batching inference server on the CPU default backend; the process is
   // tuned for network inference the first time one is made.
   const auto make_net = oppidum::model::net_evaluator_factory({});
-  oppidum::app::register_arena_commands(
-      app, [make_net](const oppidum::Game& game, const std::string& checkpoint) {
+  const oppidum::arena::NetEvaluatorFactory net_factory =
+      [make_net](const oppidum::Game& game, const std::string& checkpoint) {
         static const std::string tuned = oppidum::model::tune_cpu_runtime();
         return make_net(game, checkpoint);
-      });
+      };
+  oppidum::app::register_arena_commands(app, net_factory);
+  oppidum::app::register_engine_command(app, net_factory);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

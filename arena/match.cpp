@@ -103,6 +103,12 @@ class MatchState {
       else if (score < 0.25) ++status_.losses;
       else ++status_.draws;
       if (game->adjudicated) ++status_.adjudicated;
+      if (!game->forfeit.empty()) {
+        ++status_.forfeits;
+        status_.forfeit_lines.push_back("game " + std::to_string(game->index) + ": " +
+                                        (game->score_a() < 0.5 ? "A" : "B") +
+                                        " forfeits: " + game->forfeit);
+      }
       if (hooks_.on_game) hooks_.on_game(*game);
     }
     status_.games_counted += 2;
@@ -132,12 +138,21 @@ class MatchState {
 class ChunkDriver final : public mcts::GameDriver {
  public:
   ChunkDriver(const Game& game, std::array<Player*, 2> players, std::array<bool, 2> direct,
-              const MatchConfig& config, int opening_plies, int first_pair, MatchState& state)
+              const MatchConfig& config, int opening_plies, int first_pair, int num_games,
+              MatchState& state)
       : game_(game), players_(players), config_(config), opening_plies_(opening_plies),
-        first_game_(2 * first_pair), state_(state), direct_(direct) {}
+        first_game_(2 * first_pair), state_(state), direct_(direct),
+        games_(static_cast<std::size_t>(num_games)) {}
+
+  // Games that never finished (the match stopped, or an exception) end here for the players.
+  ~ChunkDriver() override {
+    for (std::size_t i = 0; i < games_.size(); ++i)
+      if (games_[i].started && !games_[i].ended) end_game(first_game_ + static_cast<int>(i));
+  }
 
   mcts::GameSetup setup_game(int index) override {
     const int g = first_game_ + index;
+    games_[static_cast<std::size_t>(index)].started = true;
     mcts::GameSetup setup;
     auto state = game_.initial_state();
     for (Action a : make_opening(game_, opening_plies_, config_.seed, g / 2)) state->apply(a);
@@ -146,25 +161,47 @@ class ChunkDriver final : public mcts::GameDriver {
     return setup;
   }
 
+  mcts::SearchBudget search_budget(int index, const GameState& state,
+                                   const mcts::Agent& agent) override {
+    (void)state;
+    // A forfeited game is played out with the cheapest searches; its moves are thrown away.
+    if (games_[static_cast<std::size_t>(index)].forfeit_side >= 0) return {1, false, false};
+    return {agent.search.simulations, true, true};
+  }
+
   Action choose_move(int index, const GameState& state, const mcts::SearchResult& search) override {
     const int g = first_game_ + index;
+    Progress& progress = games_[static_cast<std::size_t>(index)];
+    if (progress.forfeit_side >= 0) return search.action;
     const int side = (state.current_player() == 0) == a_first(g) ? 0 : 1;
+    ++progress.moves;
     if (!direct_[static_cast<std::size_t>(side)]) return search.action;
     const auto start = Clock::now();
     const std::uint64_t seed = mcts::derive_seed(
         config_.seed, kMoveStream,
         (static_cast<std::uint64_t>(g) << 20) + static_cast<std::uint64_t>(state.ply()));
-    const Action action = players_[static_cast<std::size_t>(side)]->choose_move(state, seed);
+    Action action = search.action;
+    try {
+      action = players_[static_cast<std::size_t>(side)]->choose_move_in_game(g, state, seed);
+    } catch (const Forfeit& forfeit) {
+      progress.forfeit_side = side;
+      progress.forfeit_reason = forfeit.what();
+      --progress.moves;
+    }
     direct_seconds_[static_cast<std::size_t>(side)] += seconds_since(start);
     return action;
   }
 
   void game_finished(mcts::FinishedGame finished) override {
+    Progress& progress = games_[static_cast<std::size_t>(finished.index)];
     GameRecord record;
     record.index = first_game_ + finished.index;
     record.a_first = a_first(record.index);
+    end_game(record.index);
     record.moves = make_opening(game_, opening_plies_, config_.seed, record.index / 2);
     record.opening_plies = static_cast<int>(record.moves.size());
+    if (progress.forfeit_side >= 0)
+      finished.moves.resize(static_cast<std::size_t>(progress.moves));  // the moves before it
     for (const auto& move : finished.moves) {
       record.moves.push_back(move.action);
       const int side = (move.player == 0) == record.a_first ? 0 : 1;
@@ -172,6 +209,12 @@ class ChunkDriver final : public mcts::GameDriver {
     }
     record.result = finished.result;
     record.adjudicated = finished.adjudicated;
+    if (progress.forfeit_side >= 0) {
+      const bool first_forfeits = (progress.forfeit_side == 0) == record.a_first;
+      record.result = first_forfeits ? -1.0 : 1.0;
+      record.adjudicated = false;
+      record.forfeit = progress.forfeit_reason;
+    }
     state_.report(std::move(record));
   }
 
@@ -180,7 +223,22 @@ class ChunkDriver final : public mcts::GameDriver {
   std::int64_t moves(int side) const { return moves_[static_cast<std::size_t>(side)]; }
 
  private:
+  // One game of the chunk.
+  struct Progress {
+    bool started = false;
+    bool ended = false;       // game_ended was called
+    int moves = 0;            // moves played (before a forfeit)
+    int forfeit_side = -1;    // 0: A, 1: B
+    std::string forfeit_reason;
+  };
+
   static bool a_first(int game_index) { return game_index % 2 == 0; }
+
+  void end_game(int g) noexcept {
+    games_[static_cast<std::size_t>(g - first_game_)].ended = true;
+    players_[0]->game_ended(g);
+    if (players_[1] != players_[0]) players_[1]->game_ended(g);
+  }
 
   const Game& game_;
   std::array<Player*, 2> players_;
@@ -189,6 +247,7 @@ class ChunkDriver final : public mcts::GameDriver {
   int first_game_;
   MatchState& state_;
   std::array<bool, 2> direct_{};
+  std::vector<Progress> games_;  // by index in the chunk
   std::array<double, 2> direct_seconds_{};
   std::array<std::int64_t, 2> moves_{};
 };
@@ -218,7 +277,8 @@ void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchCon
     }
     agents.push_back(std::move(agent));
   }
-  ChunkDriver driver(game, players, direct, config, opening_plies, first_pair, state);
+  ChunkDriver driver(game, players, direct, config, opening_plies, first_pair, 2 * num_pairs,
+                     state);
   mcts::RunnerConfig runner_config;
   runner_config.num_games = 2 * num_pairs;
   runner_config.concurrent_games = 2 * num_pairs;
@@ -294,8 +354,16 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
       throw std::invalid_argument("match: " + p->spec() +
                                   " reads moves from a person; use `oppidum play` instead");
   const int num_pairs = (config.games + 1) / 2;
-  const int opening_plies =
+  int opening_plies =
       config.opening_plies >= 0 ? config.opening_plies : default_opening_plies(game);
+  for (const Player* p : {&a, &b}) {
+    if (!p->needs_initial_position()) continue;
+    if (config.opening_plies > 0)
+      throw std::invalid_argument("match: " + p->spec() +
+                                  " plays only from the initial position (the engine protocol "
+                                  "cannot set up a position), so the openings must have 0 plies");
+    opening_plies = 0;
+  }
   make_opening(game, opening_plies, config.seed, 0);  // fails early for an impossible length
 
   MatchStatus status;
@@ -388,7 +456,13 @@ std::string format_match_report(const MatchStatus& s) {
                 s.draws, s.losses, 100.0 * s.elo.score);
   out << buffer;
   if (s.adjudicated > 0) out << "  (" << s.adjudicated << " draws by the ply limit)";
+  if (s.forfeits > 0) out << "  (" << s.forfeits << " lost by forfeit)";
   out << '\n';
+  constexpr std::size_t kShownForfeits = 10;
+  for (std::size_t i = 0; i < s.forfeit_lines.size() && i < kShownForfeits; ++i)
+    out << "forfeit: " << s.forfeit_lines[i] << '\n';
+  if (s.forfeit_lines.size() > kShownForfeits)
+    out << "forfeit: ... and " << s.forfeit_lines.size() - kShownForfeits << " more\n";
   out << "Elo (A - B): " << format_elo(s.elo.elo) << "  95% [" << format_elo(s.elo.elo_low) << ", "
       << format_elo(s.elo.elo_high) << "]  pairs 0/0.5/1/1.5/2 points: " << s.pairs[0] << '/'
       << s.pairs[1] << '/' << s.pairs[2] << '/' << s.pairs[3] << '/' << s.pairs[4] << '\n';

@@ -25,6 +25,18 @@
 // finished games beyond the decision point are not counted (nor recorded). Without a decision the
 // match ends after `games` games (rounded up to whole pairs).
 //
+// Forfeits. A direct player's choose_move_in_game may throw Forfeit (an external program that sends
+// an illegal move or garbage, or nothing in time). The game is then lost by that player at once:
+// its record keeps the moves before the forfeit, the result and the reason (GameRecord::forfeit),
+// and the report lists it. (The runner has no way to stop one game, so the driver plays the rest
+// of a forfeited game out with 1-simulation stand-in moves that are thrown away; no player is
+// asked again.) Every game's end, forfeited, finished or abandoned, reaches both players'
+// game_ended with the game index as its id.
+//
+// Openings: a player that needs the initial position (an external program) makes the match play
+// without random openings (opening_plies -1 becomes 0; a positive value is refused), so its pairs
+// differ only by the colours.
+//
 // Time per move: a direct player's time is measured around choose_move; a search player's is the
 // rest of the runner's wall time (search and evaluation), split between two search players in
 // proportion to the time spent in their evaluators.
@@ -78,6 +90,7 @@ struct GameRecord {
   int opening_plies = 0;
   double result = 0.0;       // for the first player: +1, 0, -1
   bool adjudicated = false;  // stopped at the ply limit (a draw)
+  std::string forfeit;       // empty, or why the loser lost by forfeit (then `moves` ends there)
   double score_a() const;    // A's points: 1, 1/2, 0
 };
 
@@ -93,6 +106,9 @@ struct MatchStatus {
   int games_counted = 0;           // whole pairs, in order
   int wins = 0, draws = 0, losses = 0;  // from A's view
   int adjudicated = 0;             // counted draws by the ply limit
+  int forfeits = 0;                // counted games lost by forfeit
+  // One line per counted forfeit, in game order: "game 3: B forfeits: timeout: ...".
+  std::vector<std::string> forfeit_lines;
   std::array<int, 5> pairs{};      // pairs where A scored 0, 1/2, 1, 3/2, 2 points
   EloEstimate elo;                 // pentanomial (per pair)
   std::optional<SprtConfig> sprt;
@@ -115,8 +131,8 @@ struct MatchHooks {
   std::function<void(const GameRecord&)> on_game;
 };
 
-// Plays the match. Throws std::invalid_argument for a bad config or an interactive player, and
-// rethrows the first exception of any worker (after stopping the others).
+// Plays the match. Throws std::invalid_argument for a bad config, an interactive player, or
+// positive opening plies with a player that needs the initial position, and rethrows the first exception of any worker (after stopping the others).
 MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
                       const MatchHooks& hooks = {});
 

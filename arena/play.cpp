@@ -8,15 +8,35 @@
 
 namespace oppidum::arena {
 
+namespace {
+
+// Ends game 0 for both players however play_game leaves.
+struct GameEnder {
+  std::array<Player*, 2> players;
+  ~GameEnder() {
+    players[0]->game_ended(0);
+    if (players[1] != players[0]) players[1]->game_ended(0);
+  }
+};
+
+}  // namespace
+
 PlayedGame play_game(const GameState& start, std::array<Player*, 2> players, std::uint64_t seed,
                      int max_plies, const std::function<void(const GameState&, Action)>& on_move) {
+  for (const Player* player : players)
+    if (player->needs_initial_position() &&
+        start.to_string() != start.game().initial_state()->to_string())
+      throw std::invalid_argument(player->spec() +
+                                  " plays only from the initial position, not from " +
+                                  start.to_string());
   PlayedGame game;
   auto state = start.clone();
+  const GameEnder ender{players};
   const int limit = max_plies > 0 ? max_plies : state->game().max_game_length();
   while (!state->is_terminal() && state->ply() < limit) {
     Player& player = *players[static_cast<std::size_t>(state->current_player())];
-    const Action action = player.choose_move(
-        *state, mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
+    const Action action = player.choose_move_in_game(
+        0, *state, mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
     if (!state->is_legal(action))
       throw std::logic_error(player.spec() + " chose the illegal action " + std::to_string(action) +
                              " in " + state->to_string());

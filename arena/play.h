@@ -23,8 +23,10 @@ struct PlayedGame {
 
 // Plays from `start` until the game ends or reaches `max_plies` (0: the game's bound).
 // `players[p]` moves for player p; each move is seeded by derive_seed(seed, kMoveStream, ply).
-// `on_move(before, action)` sees every move before it is applied. Exceptions from a player (a
-// person quitting: QuitGame) propagate.
+// `on_move(before, action)` sees every move before it is applied. The game has id 0 for the
+// players (Player::choose_move_in_game; both get game_ended(0) however the call ends). A player
+// that needs the initial position refuses another `start` (std::invalid_argument). Exceptions from
+// a player (a person quitting: QuitGame; an external program's Forfeit) propagate.
 PlayedGame play_game(const GameState& start, std::array<Player*, 2> players, std::uint64_t seed,
                      int max_plies = 0,
                      const std::function<void(const GameState&, Action)>& on_move = {});

@@ -9,24 +9,30 @@
 //   net:checkpoint=PATH,sims=N[,cpuct=C]  PUCT search with a trained network; the network comes
 //                                  from a factory the app passes in (arena/ never sees model/)
 //   human                          a person at the terminal (arena/players.h)
+//   external:cmd="PROGRAM"[,protocol=codecup,timeout_ms=T,name=N]  another program speaking the
+//                                  engine line protocol, one process per game (arena/external.h)
 //
 // Two kinds of players, one interface:
 // - Search players (uct, net) expose a `SearchAgent` (an evaluator and search settings). A match
 //   runs them through mcts::GameRunner, so many games share one thread and their leaf evaluations
 //   go to the evaluator in batches, and each agent keeps its own tree across the moves of a game.
-// - Direct players (random, alphabeta, human) only choose a move from a position.
+// - Direct players (random, alphabeta, human, external) only choose a move from a position.
+// Players that keep something per game (an external program: one process per game) see the game
+// through choose_move_in_game and game_ended; the others ignore both.
 // Every player also answers `choose_move` (a search player runs one fresh search), which is how
 // `oppidum play` and any sequential loop use them.
 //
 // Randomness: `choose_move` and `search_agent` take a seed and draw nothing else, so a player is a
 // pure function of (position, seed) apart from a human's input. Players other than `human` are
-// safe to share between threads.
+// safe to share between threads (an external player as long as every game in progress has its own
+// id).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -41,6 +47,15 @@ namespace oppidum::arena {
 struct SearchAgent {
   std::shared_ptr<mcts::Evaluator> evaluator;
   mcts::SearchConfig search;  // search.simulations is the budget of every move
+};
+
+// Thrown by a player's move choice when the player loses the game by its own fault: an external
+// program that sends an illegal move or garbage, sends nothing in time, or ends. A match records
+// the game as lost by that player with what() as the reason (GameRecord::forfeit); play_game lets
+// it propagate.
+class Forfeit : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class Player {
@@ -59,6 +74,20 @@ class Player {
 
   // The move to play in `state` (not terminal). The same state and seed give the same move.
   virtual Action choose_move(const GameState& state, std::uint64_t seed) = 0;
+
+  // Games with an identity. A match (and play_game) asks for the moves of game `game_id` here and
+  // calls game_ended(game_id) once that game is over or abandoned; the ids of the games in progress
+  // are distinct. A player that keeps a session per game (an external program) keys it by the id;
+  // by default choose_move_in_game is choose_move and game_ended does nothing. May throw Forfeit.
+  virtual Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) {
+    (void)game_id;
+    return choose_move(state, seed);
+  }
+  // Must not throw.
+  virtual void game_ended(int game_id) noexcept { (void)game_id; }
+  // True when the player can only play games from the game's initial position (an external
+  // program: the protocol cannot set up a position). A match then plays no random openings.
+  virtual bool needs_initial_position() const { return false; }
 
   // True for players that read from a person; a match refuses them.
   virtual bool interactive() const { return false; }
@@ -81,7 +110,8 @@ struct PlayerOptions {
 
 // The players a spec can name, for error messages and --help.
 inline constexpr const char* kPlayerList =
-    "random, uct:sims=N, alphabeta:depth=N, net:checkpoint=PATH,sims=N, human";
+    "random, uct:sims=N, alphabeta:depth=N, net:checkpoint=PATH,sims=N, human, "
+    "external:cmd=\"PROGRAM\"";
 
 // Makes the player named by `spec` for `game`; throws PlayerSpecError saying what is wrong with the
 // spec (unknown player, unknown key, value out of range, no network factory for `net:`).

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "arena/alphabeta.h"
+#include "arena/external.h"
 #include "arena/player.h"
 #include "arena/players.h"
 #include "arena/spec.h"
@@ -91,6 +92,8 @@ std::unique_ptr<Player> make_player(const Game& game, std::string_view text,
     return std::make_unique<HumanPlayer>(options.human_in ? *options.human_in : std::cin,
                                          options.human_out ? *options.human_out : std::cout);
   }
+  if (name == "external")
+    return std::make_unique<ExternalPlayer>(parse_external_spec(std::move(spec)));
   throw PlayerSpecError("unknown player '" + name + "'; players: " + kPlayerList);
 }
 

@@ -21,32 +21,63 @@ std::string join(const std::vector<std::string>& items) {
 
 PlayerSpec parse_player_spec(std::string_view text) {
   const std::string quoted = "player spec '" + std::string(text) + "'";
+  const std::string no_spaces =
+      quoted + ": no spaces allowed (quote a value that needs them: key=\"...\")";
+  auto has_space = [](std::string_view part) {
+    return std::any_of(part.begin(), part.end(),
+                       [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
+  };
   if (text.empty()) throw PlayerSpecError("empty player spec");
-  for (char c : text)
-    if (std::isspace(static_cast<unsigned char>(c)))
-      throw PlayerSpecError(quoted + ": no spaces allowed");
   PlayerSpec spec;
   const auto colon = text.find(':');
-  spec.name = std::string(text.substr(0, colon));
+  const std::string_view name = text.substr(0, colon);
+  if (has_space(name)) throw PlayerSpecError(no_spaces);
+  spec.name = std::string(name);
   if (spec.name.empty()) throw PlayerSpecError(quoted + ": the player name is missing");
   if (colon == std::string_view::npos) return spec;
-  std::string_view rest = text.substr(colon + 1);
+  const std::string_view rest = text.substr(colon + 1);
   if (rest.empty()) throw PlayerSpecError(quoted + ": nothing after ':' (expected key=value)");
+  std::size_t at = 0;  // the start of the next key=value
   while (true) {
-    const auto comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    const auto eq = item.find('=');
-    if (eq == std::string_view::npos)
+    const auto eq = rest.find_first_of("=,", at);
+    if (eq == std::string_view::npos || rest[eq] != '=') {
+      const std::string_view item = rest.substr(at, eq == std::string_view::npos ? eq : eq - at);
+      if (has_space(item)) throw PlayerSpecError(no_spaces);
       throw PlayerSpecError(quoted + ": '" + std::string(item) + "' is not key=value");
-    std::string key(item.substr(0, eq));
-    std::string value(item.substr(eq + 1));
+    }
+    std::string key(rest.substr(at, eq - at));
+    if (has_space(key)) throw PlayerSpecError(no_spaces);
     if (key.empty()) throw PlayerSpecError(quoted + ": a key is missing before '='");
+    at = eq + 1;
+    std::string value;
+    if (at < rest.size() && rest[at] == '"') {
+      bool closed = false;
+      for (++at; at < rest.size();) {
+        char c = rest[at++];
+        if (c == '"') {
+          closed = true;
+          break;
+        }
+        if (c == '\\' && at < rest.size() && (rest[at] == '"' || rest[at] == '\\')) c = rest[at++];
+        value += c;
+      }
+      if (!closed)
+        throw PlayerSpecError(quoted + ": the quoted value of " + key + " has no closing '\"'");
+      if (at < rest.size() && rest[at] != ',')
+        throw PlayerSpecError(quoted + ": expected ',' after the quoted value of " + key);
+    } else {
+      const auto comma = rest.find(',', at);
+      const std::string_view item = rest.substr(at, comma == std::string_view::npos ? comma : comma - at);
+      if (has_space(item)) throw PlayerSpecError(no_spaces);
+      value = std::string(item);
+      at = comma == std::string_view::npos ? rest.size() : comma;
+    }
     if (value.empty()) throw PlayerSpecError(quoted + ": " + key + " has no value");
     for (const auto& [k, v] : spec.params)
       if (k == key) throw PlayerSpecError(quoted + ": " + key + " is given twice");
     spec.params.emplace_back(std::move(key), std::move(value));
-    if (comma == std::string_view::npos) break;
-    rest = rest.substr(comma + 1);
+    if (at >= rest.size()) break;
+    ++at;  // the comma
   }
   return spec;
 }

@@ -1,9 +1,12 @@
 // Player specs: the short strings that name a player on the command line, in results files and in
 // game records, e.g. `random`, `uct:sims=1000,cpuct=2`, `alphabeta:depth=3`.
 //
-// Grammar: NAME [':' KEY '=' VALUE (',' KEY '=' VALUE)*]. Names and keys are lower case; values
-// run to the next comma, so a value (a checkpoint path) cannot hold a comma. No whitespace anywhere,
-// which keeps specs single words in the space-separated results and record files.
+// Grammar: NAME [':' KEY '=' VALUE (',' KEY '=' VALUE)*]. Names and keys are lower case. A value
+// either runs to the next comma (so it holds no comma, no whitespace) or is quoted: `"..."` holds
+// any text, spaces and commas included, with `\"` for a quote and `\\` for a backslash (other
+// backslashes stand for themselves), e.g. `external:cmd="./engine --depth 3",timeout_ms=5000`.
+// Whitespace appears nowhere else. Canonical specs (a player's name in the space-separated
+// results and record files) never hold whitespace.
 //
 // Bad specs throw PlayerSpecError with a message that names the player, the key and the rule.
 #pragma once
@@ -27,8 +30,9 @@ struct PlayerSpec {
   std::vector<std::pair<std::string, std::string>> params;  // in the order written
 };
 
-// Splits a spec into its name and key=value pairs; throws PlayerSpecError for an empty spec, a
-// missing '=', an empty key or value, a repeated key, or whitespace.
+// Splits a spec into its name and key=value pairs (quotes removed from quoted values); throws
+// PlayerSpecError for an empty spec, a missing '=', an empty key or value, a repeated key,
+// whitespace outside quotes, or a quoted value without its closing quote or followed by text.
 PlayerSpec parse_player_spec(std::string_view text);
 
 // Reads the values of one spec: each getter consumes its key, finish() rejects the keys nobody

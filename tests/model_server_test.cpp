@@ -104,6 +104,20 @@ TEST(InferenceServer, LargeJobsSpanSeveralBatches) {
   EXPECT_EQ(server.stats().batches, 7u);  // 50 positions in batches of at most 8
 }
 
+// A lone caller never waits for a batch to fill: no one else could fill it.
+TEST(InferenceServer, ALoneCallerDoesNotWaitForOthers) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, small_config(), 23);
+  const auto positions = test_util::random_positions(game, 4, 14);
+  const auto requests = test_util::requests_for(positions);
+  InferenceServer server(game, make_backend(c, {}), {}, server_options(256, 1000000));
+  std::vector<mcts::EvalResult> results(requests.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) server.evaluate(requests.data(), 4, results.data());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+  EXPECT_EQ(server.stats().batches, 10u);
+}
+
 TEST(InferenceServer, SwapsWeightsUnderLoad) {
   const Game& game = game_by_name("mg");
   const Checkpoint a = random_checkpoint(game, small_config(), 31);

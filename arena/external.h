@@ -1,0 +1,90 @@
+// The external player: another program that plays over the engine line protocol
+// (docs/FORMATS.md, "Engine protocol"; the one of the 2011 CodeCup DVONN competition), e.g.
+//
+//   external:cmd="./build/bin/oppidum engine --game mg --player alphabeta:depth=2",timeout_ms=5000
+//
+// Keys: cmd (required; run by /bin/sh -c), protocol (only `codecup`, the default), timeout_ms (the
+// time the program has for each move, 1..3600000, default 10000), name (the player's name in
+// results and records; default the command with its whitespace runs replaced by `_`). The
+// canonical spec is `external:<name>`: a label without whitespace, not a spec to parse again.
+//
+// Sessions. The player keeps one session per game in progress and per side, keyed by the game id
+// of Player::choose_move_in_game (so the two games of a pair running side by side, or the games of
+// several threads, each have their own process, and one player object may even play both sides).
+// A session starts with the first move asked of it: the program is started in its own process
+// group with pipes on its standard input and output (its standard error is the arena's). It is
+// then sent what happened since its last move: `Start` when it is the first player and the game is
+// at its initial position, otherwise the opponent's moves, one line each: usually one; two for
+// DVONN's Black after White's last placement and first move; none for White asked for that first
+// move right after its last placement (the program writes both without reading in between). The
+// player does not need the move list: it finds the opponent's moves by a search over the opponent's
+// legal moves from the position after the program's own last move (or the initial position), as
+// many plies deep as the ply counts differ, until the position equals the one it is asked about. A
+// DVONN pass is an explicit move (`PASS`) like any other. Then one answer line is read, parsed and
+// checked in that position.
+//
+// Forfeits (Player's Forfeit exception, with the reason): a line that is not move notation
+// (`garbage: ...`), a well-formed but illegal move (`illegal move: ...`), no line within
+// timeout_ms (`timeout: ...`), the program closing its output or ending (`no move: ...`). The
+// program is killed at once (SIGKILL to its process group) and its session dropped.
+//
+// End of a game: game_ended(id) sends `Quit` to the sessions of that game, closes their input,
+// waits up to a second for them to exit and then kills the process group; the opponent's last move
+// of a game is not relayed. The destructor kills the programs of any games still open.
+//
+// Games from a position other than the initial one cannot be set up over the protocol, so
+// needs_initial_position() is true (a match then plays without random openings).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "arena/player.h"
+#include "arena/spec.h"
+#include "games/game.h"
+
+namespace oppidum::arena {
+
+struct ExternalConfig {
+  std::string command;     // run by /bin/sh -c
+  std::string name;        // empty: derived from the command
+  int timeout_ms = 10000;  // per move, from sending the opponent's move (or Start) to the answer
+};
+
+// Makes the config of an `external:` spec (its keys read from `spec`); throws PlayerSpecError.
+ExternalConfig parse_external_spec(PlayerSpec spec);
+
+// True when `text` has the shape of a move in `game_name`'s notation (RULES.md), legal or not:
+// Murus Gallicus `c1-c3` / `d5xe6`, DVONN `D4` / `A2A1` / `PASS` (either case).
+bool looks_like_move(const std::string& game_name, const std::string& text);
+
+class ExternalPlayer final : public Player {
+ public:
+  explicit ExternalPlayer(ExternalConfig config);
+  ~ExternalPlayer() override;
+
+  std::string spec() const override;
+  // Throws std::logic_error: an external program needs a game id (choose_move_in_game).
+  Action choose_move(const GameState& state, std::uint64_t seed) override;
+  // Throws Forfeit (see above); std::runtime_error when the program cannot be started at all (no
+  // pipes, no process), std::logic_error when `state` does not follow from the session's last
+  // position by one move.
+  Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) override;
+  void game_ended(int game_id) noexcept override;
+  bool needs_initial_position() const override { return true; }
+
+  const ExternalConfig& config() const { return config_; }
+
+ private:
+  class Session;
+
+  ExternalConfig config_;
+  std::mutex mutex_;
+  std::map<std::pair<int, int>, std::unique_ptr<Session>> sessions_;  // by (game id, side)
+};
+
+}  // namespace oppidum::arena

@@ -1,0 +1,319 @@
+// The engine line protocol: quoted spec values, `oppidum engine` on its standard input, external
+// players in matches (two engines against each other, and scripted programs that cheat or stall).
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arena/engine.h"
+#include "arena/external.h"
+#include "arena/match.h"
+#include "arena/player.h"
+#include "arena/players.h"
+#include "arena/spec.h"
+#include "games/game.h"
+#include "mcts/rng.h"
+
+namespace oppidum::arena {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const Game& mg() { return game_by_name("mg"); }
+const Game& dvonn() { return game_by_name("dvonn"); }
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct CommandResult {
+  std::string out;  // standard output only
+  int status = -1;
+};
+
+// One file per test: CTest runs the tests of this binary as parallel processes.
+std::string temp_file(const std::string& suffix) {
+  return ::testing::TempDir() + "engine_test_" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + suffix;
+}
+
+// Runs the oppidum binary with `args` (shell syntax) and `input` on standard input; standard error
+// goes to `err_path` when given (else it is dropped).
+CommandResult run(const std::string& args, const std::string& input,
+                  const std::string& err_path = "") {
+  const std::string in_path = temp_file("input.txt");
+  std::ofstream(in_path) << input;
+  const std::string cmd = std::string(OPPIDUM_BINARY) + " " + args + " < " + in_path + " 2>" +
+                          (err_path.empty() ? "/dev/null" : err_path);
+  CommandResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string engine_cmd(const std::string& game, const std::string& player) {
+  return std::string(OPPIDUM_BINARY) + " engine --game " + game + " --player " + player;
+}
+
+// A shell script in the test's temp folder; returns the command that runs it.
+std::string script(const std::string& name, const std::string& body) {
+  const std::string path = temp_file(name + ".sh");
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  return "sh " + path;
+}
+
+TEST(SpecQuotesTest, QuotedValuesHoldSpacesCommasAndEscapes) {
+  PlayerSpec s = parse_player_spec("external:cmd=\"./engine --a 1, --b\",timeout_ms=5");
+  ASSERT_EQ(s.params.size(), 2u);
+  EXPECT_EQ(s.params[0].first, "cmd");
+  EXPECT_EQ(s.params[0].second, "./engine --a 1, --b");
+  EXPECT_EQ(s.params[1].second, "5");
+  s = parse_player_spec(R"(external:cmd="say \"hi\" \\ \n")");
+  EXPECT_EQ(s.params[0].second, R"(say "hi" \ \n)");
+  s = parse_player_spec("external:name=x,cmd=\"a b\"");
+  EXPECT_EQ(s.params[1].second, "a b");
+  EXPECT_THROW(parse_player_spec("external:cmd=\"a b"), PlayerSpecError);     // not closed
+  EXPECT_THROW(parse_player_spec("external:cmd=\"a\"b"), PlayerSpecError);    // text after
+  EXPECT_THROW(parse_player_spec("external:cmd=\"\""), PlayerSpecError);      // empty
+  EXPECT_THROW(parse_player_spec("external:cmd=a b"), PlayerSpecError);       // unquoted space
+  EXPECT_THROW(parse_player_spec("external:cmd=\"a\",x=1 2"), PlayerSpecError);
+  EXPECT_THROW(parse_player_spec("external :cmd=\"a\""), PlayerSpecError);
+  EXPECT_THROW(parse_player_spec("external:cmd=\"a\","), PlayerSpecError);
+}
+
+TEST(ExternalSpecTest, CanonicalNameAndErrors) {
+  EXPECT_EQ(make_player(mg(), "external:cmd=\"./x  --y 1\"")->spec(), "external:./x_--y_1");
+  EXPECT_EQ(make_player(mg(), "external:cmd=\"./x\",name=mine,protocol=codecup")->spec(),
+            "external:mine");
+  auto expect_error = [](const std::string& spec, const std::string& part) {
+    try {
+      make_player(mg(), spec);
+      ADD_FAILURE() << spec << " was accepted";
+    } catch (const PlayerSpecError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_error("external", "cmd is required");
+  expect_error("external:cmd=x,protocol=uci", "protocol must be codecup");
+  expect_error("external:cmd=x,timeout_ms=0", "timeout_ms must be 1..3600000");
+  expect_error("external:cmd=x,depth=2", "unknown key 'depth'");
+  EXPECT_TRUE(looks_like_move("mg", "c1-c3"));
+  EXPECT_TRUE(looks_like_move("mg", "D5XE6"));
+  EXPECT_FALSE(looks_like_move("mg", "c1-c9"));
+  EXPECT_TRUE(looks_like_move("dvonn", "PASS"));
+  EXPECT_TRUE(looks_like_move("dvonn", "a2a1"));
+  EXPECT_TRUE(looks_like_move("dvonn", "K5"));
+  EXPECT_FALSE(looks_like_move("dvonn", "L1"));
+  EXPECT_FALSE(looks_like_move("dvonn", "hello"));
+}
+
+TEST(EngineTest, RunEngineAnswersMovesAndStopsAtQuit) {
+  RandomPlayer random;
+  std::istringstream in("Start\nQuit\nc1-c3\n");
+  std::ostringstream out;
+  run_engine(mg(), random, in, out, 1);
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NO_THROW(mg().initial_state()->parse_action(lines[0]));
+
+  std::istringstream second("\r\n  A1 \r\n");  // DVONN: White places the first DVONN piece
+  std::ostringstream answer;
+  run_engine(dvonn(), random, second, answer, 1);
+  auto state = dvonn().initial_state();
+  state->apply(state->parse_action("A1"));
+  ASSERT_EQ(lines_of(answer.str()).size(), 1u);
+  EXPECT_NO_THROW(state->parse_action(lines_of(answer.str())[0]));
+
+  std::istringstream bad("Start\nStart\n");
+  std::ostringstream ignored;
+  EXPECT_THROW(run_engine(mg(), random, bad, ignored, 1), EngineError);
+  std::istringstream illegal("a1-a5\n");
+  try {
+    run_engine(mg(), random, illegal, ignored, 1);
+    ADD_FAILURE() << "an illegal move was accepted";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 1 ('a1-a5')"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EngineTest, BinaryAnswersStartWithOneLegalMove) {
+  for (const Game* game : {&mg(), &dvonn()}) {
+    const CommandResult r =
+        run("engine --game " + game->name() + " --player random --seed 1", "Start\nQuit\n");
+    EXPECT_EQ(r.status, 0);
+    const auto lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 1u) << r.out;
+    EXPECT_NO_THROW(game->initial_state()->parse_action(lines[0])) << lines[0];
+  }
+  // DVONN as the second player: White's first placement, then ours.
+  const CommandResult r = run("engine --game dvonn --player alphabeta:depth=1", "C3\n");
+  EXPECT_EQ(r.status, 0);
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  auto state = dvonn().initial_state();
+  state->apply(state->parse_action("C3"));
+  EXPECT_NO_THROW(state->parse_action(lines[0])) << lines[0];
+}
+
+TEST(EngineTest, BinaryRejectsAnUnplayableMoveOnStandardError) {
+  const std::string err = temp_file("stderr.txt");
+  const CommandResult r = run("engine --game dvonn --player random --seed 1", "A1\nA1\n", err);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(lines_of(r.out).size(), 1u) << r.out;  // the answer to A1, nothing else
+  const std::string diagnostics = read_file(err);
+  EXPECT_NE(diagnostics.find("line 2 ('A1')"), std::string::npos) << diagnostics;
+  EXPECT_NE(diagnostics.find("not playable"), std::string::npos) << diagnostics;
+}
+
+// The test plays one side with random moves (DVONN passes included) against `oppidum engine`
+// through an ExternalPlayer, whose every answer is checked.
+// Returns the passes played.
+int play_against_engine(const Game& game, int engine_side, std::uint64_t seed) {
+  ExternalPlayer engine({engine_cmd(game.name(), "random --seed " + std::to_string(seed)), "", 10000});
+  RandomPlayer random;
+  auto state = game.initial_state();
+  int passes = 0;
+  while (!state->is_terminal()) {
+    const bool engines_turn = state->current_player() == engine_side;
+    const Action a = engines_turn ? engine.choose_move_in_game(7, *state, 0)
+                                  : random.choose_move(*state, seed * 1000 + state->ply());
+    if (state->action_to_string(a) == "PASS") ++passes;
+    state->apply(a);
+  }
+  engine.game_ended(7);
+  return passes;
+}
+
+TEST(EngineTest, FullGamesThroughAnExternalPlayer) {
+  for (int side = 0; side < 2; ++side) EXPECT_EQ(play_against_engine(mg(), side, 3), 0);
+  // DVONN from both sides, until a game had a pass (most seeds give one within two games).
+  int passes = 0;
+  for (std::uint64_t seed = 4; seed < 10 && passes == 0; ++seed)
+    for (int side = 0; side < 2; ++side) passes += play_against_engine(dvonn(), side, seed);
+  EXPECT_GT(passes, 0);
+}
+
+struct Played {
+  MatchStatus status;
+  std::vector<GameRecord> games;
+  double seconds = 0.0;
+};
+
+Played play(const Game& game, const std::string& a_spec, const std::string& b_spec, int games) {
+  auto a = make_player(game, a_spec);
+  auto b = make_player(game, b_spec);
+  Played out;
+  MatchHooks hooks;
+  hooks.on_game = [&](const GameRecord& record) { out.games.push_back(record); };
+  MatchConfig config;
+  config.games = games;
+  const auto start = Clock::now();
+  out.status = run_match(game, *a, *b, config, hooks);
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+TEST(ExternalMatchTest, CheatingAndStallingProgramsForfeit) {
+  const std::string illegal = script("illegal", "read line\necho a1-a5\nread line\n");
+  const std::string garbage = script("garbage", "read line\necho hello world\nread line\n");
+  const std::string stall = script("stall", "read line\nsleep 20\n");
+  const std::string silent = script("silent", "read line\nexit 3\n");
+  struct Case {
+    std::string spec, reason;
+  };
+  const std::vector<Case> cases = {
+      {"external:cmd=\"" + illegal + "\"", "illegal move: sent 'a1-a5' after "},
+      {"external:cmd=\"" + garbage + "\"", "garbage: sent 'hello world' instead of a move"},
+      {"external:cmd=\"" + stall + "\",timeout_ms=300", "timeout: no move within 300 ms"},
+      {"external:cmd=\"" + silent + "\"", "no move: the program exited with status 3"},
+  };
+  for (const Case& c : cases) {
+    const Played p = play(mg(), "random", c.spec, 2);
+    EXPECT_LT(p.seconds, 10.0) << c.spec;  // the stalling program sleeps 20 s: never waited for
+    EXPECT_EQ(p.status.wins, 2) << c.spec;
+    EXPECT_EQ(p.status.forfeits, 2) << c.spec;
+    ASSERT_EQ(p.games.size(), 2u);
+    for (const GameRecord& g : p.games) {
+      EXPECT_EQ(g.opening_plies, 0);  // no openings with an external player
+      EXPECT_NE(g.forfeit.find(c.reason), std::string::npos) << g.forfeit;
+      EXPECT_EQ(g.score_a(), 1.0);
+      // The record stops before the forfeit: B's first move (after Start, or after A's first).
+      EXPECT_EQ(g.moves.size(), g.a_first ? 1u : 0u);
+    }
+    ASSERT_EQ(p.status.forfeit_lines.size(), 2u);
+    EXPECT_EQ(p.status.forfeit_lines[0].rfind("game 0: B forfeits: ", 0), 0u)
+        << p.status.forfeit_lines[0];
+    EXPECT_NE(format_match_report(p.status).find("forfeit: game 1: B forfeits: "),
+              std::string::npos);
+  }
+}
+
+TEST(ExternalMatchTest, OpeningsAreRefused) {
+  auto a = make_player(mg(), "external:cmd=true");
+  RandomPlayer b;
+  MatchConfig config;
+  config.games = 2;
+  config.opening_plies = 2;
+  EXPECT_THROW(run_match(mg(), *a, b, config), std::invalid_argument);
+}
+
+TEST(ExternalMatchTest, ArenaPlaysTwoEnginesAgainstEachOther) {
+  for (const std::string game : {"mg", "dvonn"}) {
+    const std::string a = "'external:cmd=\"" + engine_cmd(game, "random --seed 1") + "\"'";
+    const std::string b = "'external:cmd=\"" + engine_cmd(game, "alphabeta:depth=1") + "\"'";
+    const auto start = Clock::now();
+    const CommandResult r =
+        run("arena --game " + game + " --a " + a + " --b " + b + " --games 2", "");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_LT(seconds_since(start), 60.0);  // a few seconds; generous for loaded machines
+    EXPECT_NE(r.out.find("match: external:" + std::string(OPPIDUM_BINARY) + "_engine_--game_" +
+                         game + "_--player_random_--seed_1 (A) vs external:"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(", 2 games (1 pairs; cap 2), openings 0 random plies"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("result (A's view): +"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("forfeit"), std::string::npos) << r.out;
+  }
+}
+
+TEST(ExternalMatchTest, ArenaReportsAForfeit) {
+  const std::string garbage = script("garbage", "read line\necho '?!'\nread line\n");
+  const CommandResult r = run("arena --game dvonn --a random --b 'external:cmd=\"" + garbage +
+                                  "\",name=cheater' --games 2",
+                              "");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("result (A's view): +2 =0 -0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(2 lost by forfeit)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forfeit: game 0: B forfeits: garbage: sent '?!' instead of a move after "),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace oppidum::arena
