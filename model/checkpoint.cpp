@@ -1,7 +1,10 @@
 #include "model/checkpoint.h"
 
+#include <zlib.h>
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -23,16 +26,6 @@ bool host_is_little_endian() {
   unsigned char first = 0;
   std::memcpy(&first, &one, 1);
   return first == 1;
-}
-
-std::array<std::uint32_t, 256> make_crc_table() {
-  std::array<std::uint32_t, 256> table{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
 }
 
 // Little-endian writer into a byte vector.
@@ -142,11 +135,16 @@ std::size_t element_count(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc) {
-  static const std::array<std::uint32_t, 256> table = make_crc_table();
-  const auto* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  for (std::size_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
-  return ~crc;
+  // zlib's, as for game records; fed in pieces below 4 GiB (uInt).
+  const auto* p = static_cast<const Bytef*>(data);
+  uLong c = crc;
+  while (size > 0) {
+    const auto n = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
+    c = ::crc32(c, p, n);
+    p += n;
+    size -= n;
+  }
+  return static_cast<std::uint32_t>(c);
 }
 
 const NamedTensor* Checkpoint::find(std::string_view name) const {
