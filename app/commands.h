@@ -8,10 +8,11 @@
 
 namespace oppidum::app {
 
-void register_rules_commands(CLI::App& app);  // perft, moves, apply
+void register_rules_commands(CLI::App& app);  // perft, moves, encode, apply
 void register_bench_command(CLI::App& app);   // bench rules
 void register_bench_model(CLI::App& bench);    // bench model (app/bench_model_command.cpp)
 void register_games_command(CLI::App& app);   // games: list and replay records
+void register_export_command(CLI::App& app);  // export: a checkpoint as ONNX (model/onnx_export.h)
 void register_train_command(CLI::App& app);   // train (trainer/run.h)
 void register_report_command(CLI::App& app);  // report: HTML curves of a run
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those

@@ -61,16 +61,40 @@ std::unique_ptr<GameState> load_state(const Game& game, const std::string& posit
   return position.empty() ? game.initial_state() : game.parse_state(position);
 }
 
-void run_moves(const std::string& game_name, const std::string& position) {
+void run_moves(const std::string& game_name, const std::string& position, bool with_actions) {
   const Game& game = game_by_name(game_name);
   const auto state = load_state(game, position);
   ActionList actions;
   state->legal_actions(actions);
   std::vector<std::string> moves;
-  for (Action a : actions) moves.push_back(state->action_to_string(a));
+  for (Action a : actions)
+    moves.push_back(state->action_to_string(a) + (with_actions ? " " + std::to_string(a) : ""));
   std::sort(moves.begin(), moves.end());
   for (const auto& m : moves) std::cout << m << '\n';
   if (moves.empty()) std::cerr << "the game is over: no legal moves\n";
+}
+
+// The network input of a position, one block of rows per plane, for checking another program's
+// encoder against oppidum's (docs/FORMATS.md, docs/EXPORT.md).
+void run_encode(const std::string& game_name, const std::string& position) {
+  const Game& game = game_by_name(game_name);
+  const auto state = load_state(game, position);
+  const PlaneShape s = game.input_shape();
+  std::vector<float> planes(static_cast<std::size_t>(s.size()));
+  state->encode(planes.data());
+  std::cout << "# " << game.name() << " encoding version " << game.encoding_version() << ": "
+            << s.planes << " planes of " << s.height << " rows x " << s.width
+            << " columns, side to move " << state->current_player() << ", position "
+            << state->to_string() << "\n";
+  for (int p = 0; p < s.planes; ++p) {
+    std::cout << "plane " << p << "\n";
+    for (int r = 0; r < s.height; ++r) {
+      for (int c = 0; c < s.width; ++c)
+        std::cout << (c ? " " : "")
+                  << planes[static_cast<std::size_t>((p * s.height + r) * s.width + c)];
+      std::cout << "\n";
+    }
+  }
 }
 
 void run_apply(const std::string& game_name, const std::string& position, const std::string& moves,
@@ -117,13 +141,32 @@ void register_rules_commands(CLI::App& app) {
                   "counts)");
   perft->callback([perft_opts] { run_perft(*perft_opts); });
 
-  auto moves_game = std::make_shared<std::string>();
-  auto moves_pos = std::make_shared<std::string>();
+  struct MovesOptions {
+    std::string game, position;
+    bool actions = false;
+  };
+  auto moves_opts = std::make_shared<MovesOptions>();
   auto* moves = app.add_subcommand(
       "moves", "Print the legal moves of a position in notation, one per line, sorted.");
-  moves->add_option("--game", *moves_game, kGameOptionHelp)->required();
-  moves->add_option("--position", *moves_pos, "position in RULES.md notation (default: initial)");
-  moves->callback([moves_game, moves_pos] { run_moves(*moves_game, *moves_pos); });
+  moves->add_option("--game", moves_opts->game, kGameOptionHelp)->required();
+  moves->add_option("--position", moves_opts->position,
+                    "position in RULES.md notation (default: initial)");
+  moves->add_flag("--actions", moves_opts->actions,
+                  "follow each move with its action number (the network's policy index, "
+                  "docs/FORMATS.md)");
+  moves->callback(
+      [moves_opts] { run_moves(moves_opts->game, moves_opts->position, moves_opts->actions); });
+
+  auto encode_opts = std::make_shared<MovesOptions>();
+  auto* encode = app.add_subcommand(
+      "encode",
+      "Print the network input planes of a position (docs/FORMATS.md): a header line, then for "
+      "each plane `plane <k>` and its rows of values, row 0 first (as stored, not as drawn). "
+      "For checking another program's encoder against oppidum's.");
+  encode->add_option("--game", encode_opts->game, kGameOptionHelp)->required();
+  encode->add_option("--position", encode_opts->position,
+                     "position in RULES.md notation (default: initial)");
+  encode->callback([encode_opts] { run_encode(encode_opts->game, encode_opts->position); });
 
   struct ApplyOptions {
     std::string game, position, moves;

@@ -2,8 +2,6 @@
 
 #include <zlib.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -13,6 +11,8 @@
 #include <limits>
 #include <memory>
 #include <random>
+
+#include "model/atomic_file.h"
 
 namespace oppidum::model {
 namespace {
@@ -305,21 +305,10 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
   const std::vector<char> bytes = serialize_checkpoint(checkpoint);
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr)
-    throw CheckpointError("cannot write checkpoint " + tmp + ": " + std::strerror(errno));
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
-                       std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-  const int write_errno = errno;
-  if (std::fclose(f) != 0 || !written) {
-    std::remove(tmp.c_str());
-    throw CheckpointError("cannot write checkpoint " + tmp + ": " + std::strerror(write_errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    throw CheckpointError("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+  try {
+    write_file_atomically(path, bytes.data(), bytes.size());
+  } catch (const std::runtime_error& e) {
+    throw CheckpointError(std::string("checkpoint: ") + e.what());
   }
 }
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Installs what oppidum needs to build and test on Debian 12, from Debian's packages only.
-# Safe to run again: apt-get skips what is installed. Runs apt-get through sudo when not root.
+# Installs what oppidum needs to build and test on Debian 12, from Debian's packages, plus the
+# onnxruntime-node package from the npm registry (scripts/onnx/, used only by the ONNX export test).
+# Safe to run again: apt-get and npm skip what is installed. Runs apt-get through sudo when not root.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp   # LibTorch 1.13; OpenBLAS with OpenMP for fast CPU inference
   libeigen3-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
+  libonnx-dev libprotobuf-dev        # ONNX export (schema classes, checker)
   libgtest-dev libgmock-dev zlib1g-dev
 )
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -16,14 +20,22 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all packages present"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: run as root or install sudo" >&2; exit 1; }
+    SUDO=sudo
+  fi
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup: run as root or install sudo" >&2; exit 1; }
-  SUDO=sudo
+# onnxruntime-node: its install script would download from a host this kind of network cannot
+# reach; the CPU binaries are inside the package, so the script is skipped.
+if [ ! -f "$root/scripts/onnx/node_modules/onnxruntime-node/package.json" ]; then
+  echo "setup: installing onnxruntime-node into scripts/onnx (for the ONNX export test)"
+  (cd "$root/scripts/onnx" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) ||
+    echo "setup: warning: npm could not install onnxruntime-node; the ONNX runtime test will be" \
+         "skipped" >&2
 fi
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

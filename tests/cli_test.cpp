@@ -74,6 +74,48 @@ TEST(Cli, MovesAreSorted) {
   EXPECT_EQ(d.out.substr(0, 9), "A1\nA2\nA3\n");
 }
 
+// Action numbers as docs/FORMATS.md defines them: (kind * 8 + direction) * 56 + frame square in
+// Murus Gallicus (Dark's frame turned upside down), 0..48 placements in DVONN.
+TEST(Cli, MovesWithActionsPrintsPolicyIndices) {
+  const CommandResult r = run("moves --game mg --actions --position 't......./......../......../......Tw/......../......../.T...... L'");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("b1-b3 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("b1-d3 57\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("g4-e2 310\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("g4xh4 590\n"), std::string::npos) << r.out;
+  // Dark's a7-a5 is action 0, like Light's a1-a3.
+  const std::string after = run("apply --game mg --moves 'h1-h3'").out;
+  const CommandResult dark = run("moves --game mg --actions --position '" + after.substr(0, after.size() - 1) + "'");
+  EXPECT_EQ(dark.status, 0);
+  EXPECT_NE(dark.out.find("a7-a5 0\n"), std::string::npos) << dark.out;
+  const CommandResult d = run("moves --game dvonn --actions");
+  EXPECT_EQ(d.out.substr(0, 16), "A1 0\nA2 9\nA3 19\n") << d.out;
+}
+
+// The planes of docs/FORMATS.md, in the frame of the side to move.
+TEST(Cli, EncodePrintsThePlanesOfAPosition) {
+  const CommandResult r = run("encode --game mg");
+  EXPECT_EQ(r.status, 0);
+  const std::string own_towers = "plane 0\n1 1 1 1 1 1 1 1\n0 0 0 0 0 0 0 0\n";
+  EXPECT_NE(r.out.find(own_towers), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plane 2\n0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0\n"
+                       "0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0\n1 1 1 1 1 1 1 1\nplane 3"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 5 * 8);
+  // Dark to move sees its own home row as row 0.
+  const std::string after = run("apply --game mg --moves 'h1-h3'").out;
+  const CommandResult dark = run("encode --game mg --position '" + after.substr(0, after.size() - 1) + "'");
+  EXPECT_NE(dark.out.find(own_towers), std::string::npos) << dark.out;
+  const CommandResult d = run("encode --game dvonn");
+  EXPECT_EQ(d.status, 0);
+  EXPECT_EQ(std::count(d.out.begin(), d.out.end(), '\n'), 1 + 20 * 6);
+  // Plane 0: the 49 spaces of the 5 x 11 grid (J1, K1, K2, A4, A5, B5 are off the board).
+  EXPECT_NE(d.out.find("plane 0\n1 1 1 1 1 1 1 1 1 0 0\n1 1 1 1 1 1 1 1 1 1 0\n"), std::string::npos)
+      << d.out;
+  const CommandResult bad = run("encode --game mg --position 'xyz'");
+  EXPECT_NE(bad.status, 0);
+}
+
 TEST(Cli, ApplyPrintsThePositionOrWhyAMoveIsIllegal) {
   CommandResult r = run("apply --game mg --moves 'a1-a3 h7-h5'");
   EXPECT_EQ(r.status, 0);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "model/atomic_file.h"
 #include "selfplay/replay_store.h"
 
 namespace oppidum::trainer {
@@ -200,13 +201,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << chart("Rating (Elo, from the initial network)", "minutes (of each session)", {best, gate})
        << chart("Self-play speed", "minutes (of each session)", {speed})
        << chart("Game length", "replay chunk (oldest first)", {length}) << "</body></html>\n";
-  const std::string tmp = out_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << html.str();
-    if (!out) throw std::runtime_error(tmp + ": write failed");
-  }
-  fs::rename(tmp, out_path);
+  model::write_file_atomically(out_path, html.str());
   return out_path + ": " + std::to_string(games) + " games, " + std::to_string(gates.size()) +
          " gates";
 }

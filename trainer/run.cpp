@@ -19,6 +19,7 @@
 #include "arena/match.h"
 #include "arena/players.h"
 #include "mcts/seed.h"
+#include "model/atomic_file.h"
 #include "model/backend.h"
 #include "model/checkpoint.h"
 #include "model/inference_server.h"
@@ -44,14 +45,7 @@ bool is_session_key(const std::string& line) {
 }
 
 void write_text_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error(tmp.string() + ": write failed");
-  }
-  fs::rename(tmp, path);
+  model::write_file_atomically(path.string(), text);
 }
 
 // The files of a run folder.
