@@ -1,19 +1,15 @@
 // The rules commands of the `oppidum` binary: output formats and error reporting.
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "tests/process_util.h"
+
 namespace {
 
-struct CommandResult {
-  std::string out;
-  int status;
-};
+using oppidum::test_util::CommandResult;
 
 // Runs the oppidum binary with `args` (shell syntax), feeding `input` on standard input, and
 // returns stdout+stderr and the exit code.
@@ -27,14 +23,7 @@ CommandResult run(const std::string& args, const std::string& input = "") {
     std::ofstream(path) << input;
     cmd += " < " + path;
   }
-  FILE* pipe = popen(cmd.c_str(), "r");
-  CommandResult r{"", -1};
-  if (!pipe) return r;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return oppidum::test_util::run_shell(cmd);
 }
 
 TEST(Cli, PerftPrintsOneLinePerDepth) {

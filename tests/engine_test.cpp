@@ -1,7 +1,5 @@
 // The engine line protocol: quoted spec values, `oppidum engine` on its standard input, external
 // players in matches (two engines against each other, and scripted programs that cheat or stall).
-#include <sys/wait.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +18,7 @@
 #include "arena/spec.h"
 #include "games/game.h"
 #include "mcts/rng.h"
+#include "tests/process_util.h"
 
 namespace oppidum::arena {
 namespace {
@@ -33,10 +32,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-struct CommandResult {
-  std::string out;  // standard output only
-  int status = -1;
-};
+using test_util::CommandResult;
 
 // One file per test: CTest runs the tests of this binary as parallel processes.
 std::string temp_file(const std::string& suffix) {
@@ -52,14 +48,7 @@ CommandResult run(const std::string& args, const std::string& input,
   std::ofstream(in_path) << input;
   const std::string cmd = std::string(OPPIDUM_BINARY) + " " + args + " < " + in_path + " 2>" +
                           (err_path.empty() ? "/dev/null" : err_path);
-  CommandResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test_util::run_shell(cmd);
 }
 
 std::string read_file(const std::string& path) {

@@ -38,12 +38,7 @@ Outputs run(Backend& backend, const std::vector<float>& planes, int n) {
 }
 
 NetConfig config(int blocks, int filters, bool pooling) {
-  NetConfig c = NetConfig::sized(blocks, filters);
-  c.policy_channels = 4;
-  c.value_channels = 3;
-  c.value_hidden = 24;
-  c.global_pooling = pooling;
-  return c;
+  return test_util::test_config(blocks, filters, pooling);
 }
 
 TEST(Backend, ParsesNamesAndRefusesUnknownOnes) {

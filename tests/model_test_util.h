@@ -11,6 +11,7 @@
 
 #include "games/game.h"
 #include "mcts/evaluator.h"
+#include "model/net_config.h"
 
 namespace oppidum::model::test_util {
 
@@ -39,6 +40,16 @@ inline std::vector<Position> random_positions(const Game& game, int count, std::
     out.push_back(std::move(pos));
   }
   return out;
+}
+
+// A small network of `blocks` x `filters` with narrow heads (policy 4, value 3/24).
+inline NetConfig test_config(int blocks, int filters, bool pooling) {
+  NetConfig c = NetConfig::sized(blocks, filters);
+  c.policy_channels = 4;
+  c.value_channels = 3;
+  c.value_hidden = 24;
+  c.global_pooling = pooling;
+  return c;
 }
 
 inline std::vector<mcts::EvalRequest> requests_for(const std::vector<Position>& positions) {

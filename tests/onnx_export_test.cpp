@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +24,7 @@
 #include "model/checkpoint.h"
 #include "model/eigen_net.h"
 #include "tests/model_test_util.h"
+#include "tests/process_util.h"
 
 namespace oppidum::model {
 namespace {
@@ -32,14 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using test_util::TempDir;
 
-NetConfig config(int blocks, int filters, bool pooling) {
-  NetConfig c = NetConfig::sized(blocks, filters);
-  c.policy_channels = 4;
-  c.value_channels = 3;
-  c.value_hidden = 24;
-  c.global_pooling = pooling;
-  return c;
-}
+using test_util::test_config;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -73,7 +66,7 @@ TEST(OnnxExport, PassesTheCheckerWithNamedInputsOutputsAndMetadata) {
     const Game& game = game_by_name(name);
     for (bool pooling : {false, true}) {
       SCOPED_TRACE(std::string(name) + (pooling ? " pooling" : ""));
-      Checkpoint c = random_checkpoint(game, config(2, 8, pooling), 3);
+      Checkpoint c = random_checkpoint(game, test_config(2, 8, pooling), 3);
       c.step = 12345;
       c.metadata = "run test";
       const std::string path = dir.file(std::string(name) + ".onnx");
@@ -128,7 +121,7 @@ TEST(OnnxExport, PassesTheCheckerWithNamedInputsOutputsAndMetadata) {
 // version makes this test fail until the description is updated.
 TEST(OnnxExport, DescribesEveryGamesCurrentEncodingAndRefusesOthers) {
   for (const char* name : {"mg", "dvonn"}) {
-    Checkpoint c = random_checkpoint(game_by_name(name), config(1, 4, false), 1);
+    Checkpoint c = random_checkpoint(game_by_name(name), test_config(1, 4, false), 1);
     EXPECT_NO_THROW(onnx_metadata(c, "x"));
     c.encoding_version += 1;
     try {
@@ -145,17 +138,17 @@ TEST(OnnxExport, AFailedExportLeavesAnExistingFileAlone) {
   TempDir dir("onnx_keep");
   const std::string path = dir.file("best.onnx");
   std::ofstream(path) << "previous content";
-  Checkpoint c = random_checkpoint(game_by_name("mg"), config(1, 4, false), 1);
+  Checkpoint c = random_checkpoint(game_by_name("mg"), test_config(1, 4, false), 1);
   c.encoding_version = 99;
   EXPECT_THROW(export_onnx(c, "x", path), CheckpointError);
-  c = random_checkpoint(game_by_name("mg"), config(1, 4, false), 1);
+  c = random_checkpoint(game_by_name("mg"), test_config(1, 4, false), 1);
   c.tensors.pop_back();  // damaged: a tensor missing
   EXPECT_THROW(export_onnx(c, "x", path), CheckpointError);
   EXPECT_EQ(read_file(path), "previous content");
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 
   try {
-    export_onnx(random_checkpoint(game_by_name("mg"), config(1, 4, false), 1), "x",
+    export_onnx(random_checkpoint(game_by_name("mg"), test_config(1, 4, false), 1), "x",
                 dir.file("no/such/folder/best.onnx"));
     ADD_FAILURE() << "no exception";
   } catch (const std::runtime_error& e) {
@@ -226,7 +219,7 @@ TEST(OnnxRuntime, MatchesOppidumsForwardPassOnRealPositions) {
     const Game& game = game_by_name(name);
     for (bool pooling : {false, true}) {
       SCOPED_TRACE(std::string(name) + (pooling ? " pooling" : ""));
-      const Checkpoint c = random_checkpoint(game, config(3, 16, pooling), pooling ? 21 : 22);
+      const Checkpoint c = random_checkpoint(game, test_config(3, 16, pooling), pooling ? 21 : 22);
       const std::string model = dir.file(std::string(name) + ".onnx");
       export_onnx(c, "test", model);
 
@@ -273,27 +266,16 @@ TEST(OnnxRuntime, MatchesOppidumsForwardPassOnRealPositions) {
 
 // ---- The command -------------------------------------------------------------------------------
 
-struct CommandResult {
-  std::string out;
-  int status;
-};
+using ::oppidum::test_util::CommandResult;
 
 CommandResult run_oppidum(const std::string& args) {
-  const std::string cmd = std::string(OPPIDUM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  CommandResult r{"", -1};
-  if (!pipe) return r;
-  char buf[4096];
-  while (std::size_t got = std::fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, got);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return ::oppidum::test_util::run_shell(std::string(OPPIDUM_BINARY) + " " + args + " 2>&1");
 }
 
 TEST(ExportCommand, WritesACheckedModelAndRefusesBadInput) {
   TempDir dir("onnx_cli");
   const std::string ckpt = dir.file("net.ckpt");
-  Checkpoint c = random_checkpoint(game_by_name("dvonn"), config(1, 8, true), 4);
+  Checkpoint c = random_checkpoint(game_by_name("dvonn"), test_config(1, 8, true), 4);
   c.step = 777;
   save_checkpoint(c, ckpt);
   const std::string model = dir.file("net.onnx");
