@@ -23,8 +23,7 @@ void run_export(const ExportOptions& o) {
   std::error_code ec;
   if (std::filesystem::equivalent(o.checkpoint, o.out, ec))
     throw std::runtime_error("export: --out " + o.out +
-                             " is the checkpoint itself; refusing to "
-                             "overwrite it");
+                             " is the checkpoint itself; refusing to overwrite it");
   const model::Checkpoint c = model::load_checkpoint(o.checkpoint);
   model::check_compatible(c, game_by_name(c.game), o.checkpoint);
   model::export_onnx(c, o.checkpoint, o.out);

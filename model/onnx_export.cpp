@@ -107,11 +107,7 @@ class GraphBuilder {
   std::string gemm(const std::string& x, const FoldedLinear& l, const std::string& name) {
     const std::string w = initializer(name + ".weight", {l.out, l.in}, l.weight);
     const std::string b = initializer(name + ".bias", {l.out}, l.bias);
-    onnx::NodeProto* n = node("Gemm", {x, w, b}, name);
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name("transB");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(1);
+    int_attribute(node("Gemm", {x, w, b}, name), "transB", 1);
     return name;
   }
 
@@ -120,11 +116,7 @@ class GraphBuilder {
   std::string pool_bias(const std::string& t, const FoldedLinear& l, const std::string& name) {
     const std::string mean = unary("GlobalAveragePool", t, name + ".mean");
     const std::string max = unary("GlobalMaxPool", t, name + ".max");
-    onnx::NodeProto* cat = node("Concat", {mean, max}, name + ".concat");
-    onnx::AttributeProto* a = cat->add_attribute();
-    a->set_name("axis");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(1);
+    int_attribute(node("Concat", {mean, max}, name + ".concat"), "axis", 1);
     FoldedConv as_conv;
     as_conv.out = l.out;
     as_conv.in = l.in;
@@ -145,6 +137,13 @@ class GraphBuilder {
   }
 
  private:
+  static void int_attribute(onnx::NodeProto* n, const char* name, std::int64_t value) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+
   static void ints(onnx::NodeProto* n, const char* name, const std::vector<std::int64_t>& values) {
     onnx::AttributeProto* a = n->add_attribute();
     a->set_name(name);

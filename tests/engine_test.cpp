@@ -51,12 +51,7 @@ CommandResult run(const std::string& args, const std::string& input,
   return test_util::run_shell(cmd);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test_util::read_file;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

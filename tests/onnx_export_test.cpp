@@ -34,10 +34,7 @@ using test_util::TempDir;
 
 using test_util::test_config;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using ::oppidum::test_util::read_file;
 
 onnx::ModelProto parse_model(const std::string& path) {
   onnx::ModelProto m;

@@ -1,9 +1,12 @@
-// Running a command line from a test: its standard output and exit status.
+// For tests that run programs: a command line's standard output and exit status, and the
+// content of a file it wrote.
 #pragma once
 
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace oppidum::test_util {
@@ -23,6 +26,12 @@ inline CommandResult run_shell(const std::string& command) {
   const int status = pclose(pipe);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// The whole file, byte for byte; empty when it cannot be read.
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace oppidum::test_util

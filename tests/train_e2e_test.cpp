@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -16,6 +15,7 @@
 #include "model/checkpoint.h"
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
+#include "tests/process_util.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -23,12 +23,7 @@ namespace fs = std::filesystem;
 const std::string kBinary = OPPIDUM_BINARY;
 const std::string kConfig = OPPIDUM_TINY_CONFIG;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using oppidum::test_util::read_file;
 
 int count_lines(const fs::path& p) {
   const std::string text = read_file(p);
