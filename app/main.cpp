@@ -2,12 +2,39 @@
 // subcommands; each lives in its own app/*_command(s).cpp.
 #include <exception>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "games/quote.h"
 #include "model/cpu_tuning.h"
 #include "model/inference_server.h"
+
+namespace {
+
+// The first argument that is not an option: where the subcommand's name goes ("" if none).
+std::string first_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (!arg.empty() && arg[0] != '-') return std::string(arg);
+  }
+  return "";
+}
+
+bool is_subcommand(const CLI::App& app, const std::string& name) {
+  return !app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(name); }).empty();
+}
+
+std::string subcommand_names(const CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands(std::function<bool(const CLI::App*)>{}))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -32,9 +59,27 @@ int main(int argc, char** argv) {
       };
   oppidum::app::register_arena_commands(app, net_factory);
   oppidum::app::register_engine_command(app, net_factory);
+  // CLI11 quotes the arguments it refuses whole; a refused argument can be 100 KB long, so long
+  // messages are cut like every other quote of user input (games/quote.h).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    std::string message = e.what();
+    if (message.size() > 300) message = oppidum::quote_input(message, 300);
+    return message + "\nRun with --help for more information.\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // `oppidum frobnicate`: CLI11 says only that a subcommand is required or that an argument was
+    // not expected; say which subcommand is unknown and list the known ones.
+    if (e.get_exit_code() != 0 && app.get_subcommands().empty()) {
+      const std::string word = first_word(argc, argv);
+      if (!word.empty() && !is_subcommand(app, word)) {
+        std::cerr << "error: unknown subcommand \"" << oppidum::quote_input(word)
+                  << "\"; the subcommands are " << subcommand_names(app)
+                  << "\nRun with --help for more information.\n";
+        return e.get_exit_code();
+      }
+    }
     return app.exit(e);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << '\n';

@@ -10,6 +10,7 @@
 #include "app/game_dispatch.h"
 #include "games/game.h"
 #include "games/perft.h"
+#include "games/quote.h"
 
 namespace oppidum::app {
 namespace {
@@ -109,7 +110,7 @@ void run_apply(const std::string& game_name, const std::string& position, const 
     try {
       state->apply(state->parse_action(move));
     } catch (const GameError& e) {
-      throw GameError("move " + std::to_string(index) + " (" + move + ") in " +
+      throw GameError("move " + std::to_string(index) + " (" + quote_input(move) + ") in " +
                       state->to_string() + ": " + e.what());
     }
   }

@@ -53,6 +53,50 @@ TEST(Cli, PerftNamesTheBadInputLine) {
   EXPECT_NE(r.out.find("line 2"), std::string::npos) << r.out;
 }
 
+// Bad input is quoted in at most about 100 bytes: a 10 MB line on standard input, or a 100 KB
+// argument, gives a short error (not 10 MB of standard error) and a non-zero exit status.
+TEST(Cli, HugeBadInputGivesAShortError) {
+  const std::string huge_line(10 << 20, 'x');
+  CommandResult r = run("perft --game mg --depth 1 --positions -", huge_line + "\n");
+  EXPECT_NE(r.status, 0);
+  EXPECT_LT(r.out.size(), 400u) << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("standard input line 1: Murus Gallicus position \"xxx"), std::string::npos)
+      << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("... (10485760 bytes)\": expected the board"), std::string::npos)
+      << r.out.substr(0, 600);
+  r = run("perft --game dvonn --depth 1 --positions -", huge_line + "\n");
+  EXPECT_NE(r.status, 0);
+  EXPECT_LT(r.out.size(), 400u) << r.out.substr(0, 600);
+  // One argument may be at most 128 KB; the whole shell command is one.
+  const std::string huge_arg(100000, 'c');
+  r = run("apply --game mg --moves 'a1-a3 " + huge_arg + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_LT(r.out.size(), 600u) << r.out.substr(0, 800);
+  EXPECT_NE(r.out.find("move 2 (ccc"), std::string::npos) << r.out.substr(0, 800);
+  r = run("perft --game " + huge_arg + " --depth 1");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_LT(r.out.size(), 400u) << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("unknown game"), std::string::npos) << r.out.substr(0, 600);
+  r = run("perft --game mg --depth 1" + huge_arg);
+  EXPECT_NE(r.status, 0);
+  EXPECT_LT(r.out.size(), 600u) << r.out.substr(0, 800);
+}
+
+TEST(Cli, UnknownSubcommandIsNamedAndTheSubcommandsListed) {
+  for (const char* args : {"frobnicate", "frobnicate --game mg", "--bogus frobnicate"}) {
+    const CommandResult r = run(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_NE(r.out.find("unknown subcommand \"frobnicate\"; the subcommands are perft, moves, "),
+              std::string::npos)
+        << args << ": " << r.out;
+    for (const char* sub : {"apply", "bench", "train", "arena", "engine", "export"})
+      EXPECT_NE(r.out.find(sub), std::string::npos) << args << ": " << r.out;
+  }
+  const CommandResult none = run("");
+  EXPECT_NE(none.status, 0);
+  EXPECT_EQ(none.out.find("unknown subcommand"), std::string::npos) << none.out;
+}
+
 TEST(Cli, MovesAreSorted) {
   const CommandResult r = run("moves --game mg --position 't......./......../......../......Tw/......../......../.T...... L'");
   EXPECT_EQ(r.status, 0);

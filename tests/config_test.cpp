@@ -1,7 +1,9 @@
 // Run configs: every file in configs/ loads; unknown keys, bad types and out-of-range values are
 // errors that name the key; the effective config written out reads back identically.
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -72,6 +74,110 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(error_of("", {"nett.blocks=9"}).find("unknown section"), std::string::npos);
   EXPECT_NE(error_of("net: {blocks: 99}").find("test.yaml: net.blocks"), std::string::npos)
       << "errors name the file";
+}
+
+// A config means what it says: nothing in it is silently overridden or ignored.
+TEST(Config, KeysAndSectionsGivenTwiceAreErrorsWithTheirLines) {
+  EXPECT_EQ(error_of("run:\n  seed: 1\ntraining:\n  batch_size: 8\n  warmup_steps: 1\n\n"
+                     "  batch_size: 16\n"),
+            "test.yaml: line 7: training.batch_size is given twice (first at line 4)");
+  EXPECT_EQ(error_of("training: {batch_size: 8, batch_size: 8}\n"),
+            "test.yaml: line 1: training.batch_size is given twice (first at line 1)");
+  EXPECT_EQ(error_of("net:\n  blocks: 2\nrun:\n  seed: 1\nnet:\n  filters: 8\n"),
+            "test.yaml: line 5: section net is given twice (first at line 1)");
+  EXPECT_EQ(error_of("# a comment\nrun:\nrun:\n"),
+            "test.yaml: line 3: section run is given twice (first at line 2)");
+  // The same key in two sections is two keys.
+  EXPECT_EQ(error_of("selfplay: {simulations: 50}\narena: {simulations: 50}\n"), "");
+  // An unknown section is refused even when it is empty.
+  EXPECT_NE(error_of("trainin:\n").find("test.yaml: trainin: unknown section"), std::string::npos)
+      << error_of("trainin:\n");
+}
+
+TEST(Config, ASecondYamlDocumentIsAnError) {
+  EXPECT_EQ(error_of("net: {blocks: 2}\n---\nnet: {blocks: 3}\n"),
+            "test.yaml: line 2: a second YAML document; a config is one document");
+  EXPECT_EQ(error_of("---\nnet: {blocks: 2}\n# the end\n---\n"),
+            "test.yaml: line 4: a second YAML document; a config is one document");
+  EXPECT_EQ(error_of("net:\n  blocks: 2\n--- 3\n"),
+            "test.yaml: line 3: a second YAML document; a config is one document");
+  // One document, with its optional markers, is fine.
+  EXPECT_EQ(parse_config("---\nnet: {blocks: 2}\n...\n", "x").net.blocks, 2);
+}
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  // Writes `text` to a file of its own and returns the error of loading it ("" if none).
+  std::string load_error(const std::string& text) {
+    const std::string path = ::testing::TempDir() + "config_test_" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                             "_" + std::to_string(files_.size()) + ".yaml";
+    std::ofstream(path, std::ios::binary) << text;
+    files_.push_back(path);
+    return load_error_of_path(path);
+  }
+  static std::string load_error_of_path(const std::string& path) {
+    try {
+      load_config(path);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  void TearDown() override {
+    for (const std::string& f : files_) std::filesystem::remove(f);
+  }
+  std::vector<std::string> files_;
+};
+
+TEST_F(ConfigFile, EmptyFilesAndDirectoriesAreErrorsNotDefaultRuns) {
+  for (const std::string text : {"", "\n\n", "# only\n  # comments\n", "~\n", "{}\n"}) {
+    const std::string message = load_error(text);
+    EXPECT_EQ(message, files_.back() + ": the file is empty (no sections)") << "text: " << text;
+  }
+  std::string dir = ::testing::TempDir();
+  EXPECT_EQ(load_error_of_path(dir), dir + ": a directory, not a config file");
+  while (!dir.empty() && dir.back() == '/') dir.pop_back();
+  EXPECT_EQ(load_error_of_path(dir), dir + ": a directory, not a config file");
+  EXPECT_NE(load_error_of_path(dir + "/no-such-config.yaml").find("cannot open"),
+            std::string::npos);
+  EXPECT_EQ(load_error("run:\n  seed: 5\n"), "") << "one section is a config";
+  EXPECT_EQ(load_config(files_.back()).run.seed, 5u);
+  const std::string twice = load_error("run:\n  seed: 5\nrun:\n  seed: 6\n");
+  EXPECT_EQ(twice, files_.back() + ": line 3: section run is given twice (first at line 1)");
+  const std::string second = load_error("run:\n  seed: 5\n---\nrun:\n  seed: 6\n");
+  EXPECT_EQ(second, files_.back() + ": line 3: a second YAML document; a config is one document");
+}
+
+// Bad input is quoted in at most about 100 bytes: a 1 MB value, key or --set gives a short
+// message that still says what is wrong.
+TEST(Config, HugeBadInputIsQuotedShort) {
+  const std::string huge(1 << 20, '9');
+  struct Case {
+    std::string yaml;
+    std::vector<std::string> overrides;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"run:\n  game: x" + huge + "\n", {}, "test.yaml: run.game: \"x999"},
+      {"net:\n  blocks: " + huge + "\n", {}, "test.yaml: net.blocks: expected a whole number"},
+      {"training:\n  learning_rate: x" + huge + "\n", {},
+       "training.learning_rate: expected a number"},
+      {"net:\n  global_pooling: " + huge + "\n", {}, "net.global_pooling: expected true or false"},
+      // Plain keys are at most 1024 characters in YAML; explicit keys (`? key`) have no limit.
+      {"net:\n  ? k" + huge + "\n  : 1\n", {}, "unknown key; the keys of net are blocks"},
+      {"? s" + huge + "\n: {k: 1}\n", {}, "unknown section"},
+      {"net: {k" + std::string(1000, '9') + ": 1}\n", {}, "unknown key"},
+      {"", {"net.blocks=" + huge}, "--set net.blocks: expected a whole number"},
+      {"", {"net.blocks" + huge}, "expected section.key=value"},
+      {"", {"n" + huge + ".blocks=1"}, "unknown section"},
+  };
+  for (const Case& c : cases) {
+    const std::string message = error_of(c.yaml, c.overrides);
+    EXPECT_LT(message.size(), 400u) << message.substr(0, 600);
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message.substr(0, 600);
+    EXPECT_NE(message.find(" bytes)"), std::string::npos) << message.substr(0, 600);
+  }
 }
 
 TEST(Config, OverridesApplyAfterTheFile) {

@@ -564,6 +564,31 @@ TEST(DvonnNotation, MalformedAndIllegalMovesSayWhy) {
   EXPECT_EQ(one.parse_action("e4"), placement_action(kSpaceOfCell[cell("E4")]));
 }
 
+// A 1 MB position or move is quoted in at most about 100 bytes; the message still says what is
+// wrong and how large the input was.
+TEST(DvonnNotation, HugeBadInputGivesAShortMessage) {
+  const std::string huge(1 << 20, 'W');
+  const std::string fields = parse_error(huge);
+  EXPECT_LT(fields.size(), 400u) << fields.substr(0, 500);
+  EXPECT_NE(fields.find("expected three fields"), std::string::npos) << fields.substr(0, 500);
+  EXPECT_NE(fields.find("WWW... (1048576 bytes)'"), std::string::npos) << fields.substr(0, 500);
+  const std::string token =
+      parse_error(position_text({{"D3", "W" + std::string(1 << 20, '1')}}, 'W', 49));
+  EXPECT_LT(token.size(), 400u) << token.substr(0, 500);
+  EXPECT_NE(token.find("row 3, space 4 (D3): bad height '111"), std::string::npos)
+      << token.substr(0, 500);
+  const std::string side = parse_error(std::string(kEmptyBoard) + " " + huge + " 0");
+  EXPECT_LT(side.size(), 400u) << side.substr(0, 500);
+  EXPECT_NE(side.find("bad side to move 'WWW"), std::string::npos) << side.substr(0, 500);
+  const std::string move = move_error(Position::initial(), huge);
+  EXPECT_LT(move.size(), 400u) << move.substr(0, 500);
+  EXPECT_EQ(move.rfind("DVONN move 'WWW", 0), 0u) << move.substr(0, 500);
+  EXPECT_NE(move.find("... (1048576 bytes)': expected a placement like D4"), std::string::npos)
+      << move.substr(0, 500);
+  EXPECT_EQ(move_error(Position::initial(), "\x01"),
+            "DVONN move '\\x01': expected a placement like D4, a move like A2A1, or PASS");
+}
+
 // --- Random games -----------------------------------------------------------------------------
 
 TEST(DvonnRandomGames, LastAboutSeventyFiveToEightyFivePlies) {

@@ -174,6 +174,28 @@ TEST(MgRules, MoveErrorsSayWhy) {
   EXPECT_EQ(error_of(kStart, "A1-A3"), "") << "upper case columns are accepted";
 }
 
+// A 1 MB position or move is quoted in at most about 100 bytes; the message still says what is
+// wrong and how large the input was.
+TEST(MgRules, HugeBadInputGivesAShortMessage) {
+  const std::string no_side = parse_error_of(std::string(1 << 20, 't'));
+  EXPECT_LT(no_side.size(), 400u) << no_side.substr(0, 500);
+  EXPECT_NE(no_side.find("expected the board, a space and the side to move"), std::string::npos)
+      << no_side.substr(0, 500);
+  EXPECT_NE(no_side.find("... (1048576 bytes)"), std::string::npos) << no_side.substr(0, 500);
+  const std::string bad_side = parse_error_of(kStart.substr(0, kStart.size() - 1) +
+                                              std::string(1 << 20, 'L'));
+  EXPECT_LT(bad_side.size(), 400u) << bad_side.substr(0, 500);
+  EXPECT_NE(bad_side.find("the side to move must be L or D"), std::string::npos) << bad_side;
+  const std::string bad_char = parse_error_of("ttt\x01tttt/" + kStart.substr(9));
+  EXPECT_NE(bad_char.find("unknown character '\\x01' at d7"), std::string::npos) << bad_char;
+  const std::string move = error_of(kStart, std::string(1 << 20, 'c'));
+  EXPECT_LT(move.size(), 400u) << move.substr(0, 500);
+  EXPECT_EQ(move.rfind("move \"cccc", 0), 0u) << move.substr(0, 500);
+  EXPECT_NE(move.find("... (1048576 bytes)\": expected a distribution like c1-c3"),
+            std::string::npos)
+      << move.substr(0, 500);
+}
+
 TEST(MgRules, RandomGamesKeepInvariants) {
   std::mt19937_64 rng(1);
   ActionList actions;

@@ -1,12 +1,17 @@
 #include "trainer/config.h"
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
+
+#include "games/quote.h"
 
 namespace oppidum::config {
 namespace {
@@ -56,7 +61,7 @@ T parse_value(const std::string& text, const std::string& key) {
   if (text.empty() || end != begin + text.size() || errno == ERANGE)
     throw ConfigError(key + ": expected " +
                       (std::is_floating_point_v<T> ? "a number" : "a whole number") + ", got \"" +
-                      text + "\"");
+                      quote_input(text) + "\"");
   return value;
 }
 
@@ -72,7 +77,7 @@ Field<S> make_field(const char* name, const char* doc, T S::*member, const T& de
     (void)hi;
     f.read = [member, allowed](S& s, const std::string& value, const std::string& key) {
       if (!allowed.empty() && ("|" + allowed + "|").find("|" + value + "|") == std::string::npos)
-        throw ConfigError(key + ": \"" + value + "\" is not one of " + allowed);
+        throw ConfigError(key + ": \"" + quote_input(value) + "\" is not one of " + allowed);
       s.*member = value;
     };
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -81,7 +86,7 @@ Field<S> make_field(const char* name, const char* doc, T S::*member, const T& de
     f.read = [member](S& s, const std::string& value, const std::string& key) {
       if (value == "true") s.*member = true;
       else if (value == "false") s.*member = false;
-      else throw ConfigError(key + ": expected true or false, got \"" + value + "\"");
+      else throw ConfigError(key + ": expected true or false, got \"" + quote_input(value) + "\"");
     };
   } else {
     const T low = static_cast<T>(lo), high = static_cast<T>(hi);
@@ -142,8 +147,17 @@ void set_field(S& section, const std::string& section_name, const std::string& k
   }
   std::string keys;
   for (const auto& f : fields<S>()) keys += std::string(keys.empty() ? "" : ", ") + f.name;
-  throw ConfigError(where + section_name + "." + key + ": unknown key; the keys of " +
+  throw ConfigError(where + section_name + "." + quote_input(key) + ": unknown key; the keys of " +
                     section_name + " are " + keys);
+}
+
+bool is_section(const std::string& section_name) {
+  static const RunConfig defaults;
+  bool found = false;
+  for_each_section(defaults, [&](const char* name, const auto&) {
+    if (section_name == name) found = true;
+  });
+  return found;
 }
 
 // Sets section.key to value in `config`; false if there is no such section.
@@ -172,36 +186,89 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
     throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
 }
 
-}  // namespace
+std::string line_of(const YAML::Node& node) {
+  return "line " + std::to_string(node.Mark().line + 1);
+}
 
-RunConfig parse_config(std::string_view yaml_text, const std::string& source,
-                       const std::vector<std::string>& overrides) {
+// The line (1-based) where the second YAML document of `text` starts: its "---" marker, or where
+// its content starts when it has none.
+int second_document_line(std::string_view text, const YAML::Node& first,
+                         const YAML::Node& second) {
+  const int after = first.Mark().line;
+  const int until = second.Mark().is_null() ? INT_MAX : second.Mark().line;
+  int marker = -1;
+  int line = 0;
+  for (std::size_t begin = 0; begin < text.size() && line <= until; ++line) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view l = text.substr(begin, end - begin);
+    if (line > after && l.substr(0, 3) == "---" &&
+        (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r'))
+      marker = line;
+    begin = end + 1;
+  }
+  return (marker >= 0 ? marker : until == INT_MAX ? line - 1 : until) + 1;
+}
+
+// A key of a map, as a string; throws if it is not a plain scalar.
+std::string key_name(const YAML::Node& key, const std::string& where) {
+  if (!key.IsScalar())
+    throw ConfigError(where + line_of(key) + ": expected a name as the key, not a list or a map");
+  return key.Scalar();
+}
+
+// `refuse_empty`: a text without sections is an error (a config file), not the defaults.
+RunConfig parse(std::string_view yaml_text, const std::string& source,
+                const std::vector<std::string>& overrides, bool refuse_empty) {
   const std::string where = source.empty() ? "" : source + ": ";
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(std::string(yaml_text));
+    documents = YAML::LoadAll(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
     throw ConfigError(where + "not valid YAML: " + e.what());
   }
+  if (documents.size() > 1)
+    throw ConfigError(where + "line " +
+                      std::to_string(second_document_line(yaml_text, documents[0], documents[1])) +
+                      ": a second YAML document; a config is one document");
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
   RunConfig config;
+  const bool has_sections = root && root.IsMap() && root.size() > 0;
+  if (!has_sections && refuse_empty && (!root || root.IsNull() || root.IsMap()))
+    throw ConfigError(where + "the file is empty (no sections)");
   if (root && !root.IsNull()) {
     if (!root.IsMap()) throw ConfigError(where + "expected a map of sections (run, net, ...)");
+    std::map<std::string, int> section_lines;
     for (const auto& section : root) {
-      const std::string section_name = section.first.as<std::string>();
+      const std::string section_name = key_name(section.first, where);
+      const int section_line = section.first.Mark().line + 1;
+      if (!is_section(section_name))
+        throw ConfigError(where + quote_input(section_name) +
+                          ": unknown section; the sections are run, net, selfplay, training, "
+                          "arena, inference");
+      if (const auto [it, first] = section_lines.emplace(section_name, section_line); !first)
+        throw ConfigError(where + "line " + std::to_string(section_line) + ": section " +
+                          section_name + " is given twice (first at line " +
+                          std::to_string(it->second) + ")");
       const YAML::Node& body = section.second;
       if (body.IsNull()) continue;
       if (!body.IsMap())
-        throw ConfigError(where + section_name + ": expected a map of keys (line " +
-                          std::to_string(body.Mark().line + 1) + ")");
+        throw ConfigError(where + section_name + ": expected a map of keys (" + line_of(body) +
+                          ")");
+      std::map<std::string, int> key_lines;
       for (const auto& kv : body) {
-        const std::string key = kv.first.as<std::string>();
+        const std::string key = key_name(kv.first, where);
         if (!kv.second.IsScalar())
-          throw ConfigError(where + section_name + "." + key + ": expected a single value (line " +
-                            std::to_string(kv.second.Mark().line + 1) + ")");
-        if (!set_key(config, section_name, key, kv.second.Scalar(), where))
-          throw ConfigError(where + section_name +
-                            ": unknown section; the sections are run, net, selfplay, training, "
-                            "arena, inference");
+          throw ConfigError(where + section_name + "." + quote_input(key) +
+                            ": expected a single value (" + line_of(kv.second) + ")");
+        // The first time a key is seen, set_key refuses it if it is unknown; so a key given
+        // twice is a known one.
+        const int key_line = kv.first.Mark().line + 1;
+        if (const auto [it, first] = key_lines.emplace(key, key_line); !first)
+          throw ConfigError(where + "line " + std::to_string(key_line) + ": " + section_name +
+                            "." + key + " is given twice (first at line " +
+                            std::to_string(it->second) + ")");
+        set_key(config, section_name, key, kv.second.Scalar(), where);
       }
     }
   }
@@ -209,21 +276,34 @@ RunConfig parse_config(std::string_view yaml_text, const std::string& source,
     const auto eq = o.find('=');
     const auto dot = o.find('.');
     if (eq == std::string::npos || dot == std::string::npos || dot > eq)
-      throw ConfigError("--set " + o + ": expected section.key=value, e.g. training.batch_size=128");
+      throw ConfigError("--set " + quote_input(o) +
+                        ": expected section.key=value, e.g. training.batch_size=128");
     if (!set_key(config, o.substr(0, dot), o.substr(dot + 1, eq - dot - 1), o.substr(eq + 1),
                  "--set "))
-      throw ConfigError("--set " + o + ": unknown section \"" + o.substr(0, dot) + "\"");
+      throw ConfigError("--set " + quote_input(o) + ": unknown section \"" +
+                        quote_input(o.substr(0, dot)) + "\"");
   }
   check_cross_field_rules(config, where);
   return config;
 }
 
+}  // namespace
+
+RunConfig parse_config(std::string_view yaml_text, const std::string& source,
+                       const std::vector<std::string>& overrides) {
+  return parse(yaml_text, source, overrides, /*refuse_empty=*/false);
+}
+
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw ConfigError(path + ": a directory, not a config file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open the config file");
   std::stringstream text;
   text << in.rdbuf();
-  return parse_config(text.str(), path, overrides);
+  if (in.bad()) throw ConfigError(path + ": cannot read the config file");
+  return parse(text.str(), path, overrides, /*refuse_empty=*/true);
 }
 
 std::string to_yaml(const RunConfig& config) {

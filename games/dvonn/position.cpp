@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "games/quote.h"
 #include "games/zobrist.h"
 
 namespace oppidum::dvonn {
@@ -118,12 +119,15 @@ int col_of(int cell) { return cell % kCols; }
 int first_col(int row) { return row > 2 ? row - 2 : 0; }
 int last_col(int row) { return row < 2 ? 8 + row : kCols - 1; }
 
+// A printable rendering of user text for error messages, in single quotes and cut short.
+std::string quoted(std::string_view text) { return "'" + quote_input(text) + "'"; }
+
 [[noreturn]] void position_error(const std::string& what) {
   throw GameError("bad DVONN position: " + what);
 }
 
 [[noreturn]] void move_error(std::string_view move, const std::string& what) {
-  throw GameError("DVONN move '" + std::string(move) + "': " + what);
+  throw GameError("DVONN move " + quoted(move) + ": " + what);
 }
 
 // Splits on a separator, keeping empty pieces.
@@ -156,23 +160,6 @@ std::vector<std::string_view> split_fields(std::string_view text) {
 }
 
 bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
-
-// A printable rendering of user text for error messages.
-std::string quoted(std::string_view text) {
-  std::string out = "'";
-  for (char ch : text) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u >= 32 && u < 127) {
-      out += ch;
-    } else {
-      static const char* const kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out + "'";
-}
 
 // Parses "A1".."K5" (upper case) into a grid cell on the board; throws for the move `move`.
 int parse_cell(std::string_view name, std::string_view move) {

@@ -3,6 +3,7 @@
 #include <cassert>
 #include <sstream>
 
+#include "games/quote.h"
 #include "games/zobrist.h"
 
 namespace oppidum::mg {
@@ -193,7 +194,7 @@ std::string Position::to_string() const {
 }
 
 Position Position::parse(std::string_view text) {
-  const std::string where = "Murus Gallicus position \"" + std::string(text) + "\": ";
+  const std::string where = "Murus Gallicus position \"" + quote_input(text) + "\": ";
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r'))
     text.remove_suffix(1);
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
@@ -206,7 +207,8 @@ Position Position::parse(std::string_view text) {
   Position p;
   if (side == "L") p.side_ = 0;
   else if (side == "D") p.side_ = 1;
-  else throw GameError(where + "the side to move must be L or D, not \"" + std::string(side) + "\"");
+  else
+    throw GameError(where + "the side to move must be L or D, not \"" + quote_input(side) + "\"");
 
   int row = kRows - 1;
   int col = 0;
@@ -230,9 +232,9 @@ Position Position::parse(std::string_view text) {
       case 't': p.towers_[1] |= b; break;
       case 'w': p.walls_[1] |= b; break;
       default:
-        throw GameError(where + "unknown character '" + std::string(1, ch) + "' at " +
-                        square_name(row * kCols + col) + " (character " + std::to_string(i + 1) +
-                        "); use . T W t w");
+        throw GameError(where + "unknown character '" + quote_input(board.substr(i, 1)) +
+                        "' at " + square_name(row * kCols + col) + " (character " +
+                        std::to_string(i + 1) + "); use . T W t w");
     }
     ++col;
   }
@@ -299,7 +301,7 @@ std::string Position::illegal_reason(Kind kind, int from, int d, int target) con
 }
 
 Action Position::parse_action(std::string_view move) const {
-  const std::string where = "move \"" + std::string(move) + "\": ";
+  const std::string where = "move \"" + quote_input(move) + "\": ";
   while (!move.empty() && move.back() == ' ') move.remove_suffix(1);
   while (!move.empty() && move.front() == ' ') move.remove_prefix(1);
   auto parse_square = [&](std::size_t at) {
@@ -307,11 +309,11 @@ Action Position::parse_action(std::string_view move) const {
     const char c = static_cast<char>(move[at] | 0x20);  // accept upper case
     const char r = move[at + 1];
     if (c < 'a' || c > 'h')
-      throw GameError(where + "'" + std::string(1, move[at]) + "' at character " +
+      throw GameError(where + "'" + quote_input(move.substr(at, 1)) + "' at character " +
                       std::to_string(at + 1) + " is not a column (a..h)");
     if (r < '1' || r > '7')
-      throw GameError(where + "'" + std::string(1, r) + "' at character " + std::to_string(at + 2) +
-                      " is not a row (1..7)");
+      throw GameError(where + "'" + quote_input(move.substr(at + 1, 1)) + "' at character " +
+                      std::to_string(at + 2) + " is not a row (1..7)");
     return (r - '1') * kCols + (c - 'a');
   };
   if (move.size() != 5 || (move[2] != '-' && move[2] != 'x' && move[2] != 'X'))
