@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -31,13 +32,21 @@ using Action = int;
 inline constexpr int kMaxLegalActions = 352;
 
 // A fixed-capacity list of actions that lives on the stack (no allocation in move generation).
+// Debug builds check every push and index (the tests and sanitizer builds run in Debug).
 class ActionList {
  public:
-  void push_back(Action a) { data_[size_++] = static_cast<std::uint16_t>(a); }
+  void push_back(Action a) {
+    assert(size_ < kMaxLegalActions && "ActionList full");
+    assert(a >= 0 && a <= 0xFFFF && "action out of range");
+    data_[size_++] = static_cast<std::uint16_t>(a);
+  }
   void clear() { size_ = 0; }
   int size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  Action operator[](int i) const { return data_[i]; }
+  Action operator[](int i) const {
+    assert(i >= 0 && i < size_ && "ActionList index out of range");
+    return data_[i];
+  }
   const std::uint16_t* begin() const { return data_.data(); }
   const std::uint16_t* end() const { return data_.data() + size_; }
   bool contains(Action a) const {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "games/game.h"
+#include "games/quote.h"
 
 namespace oppidum {
 namespace {
@@ -192,8 +193,86 @@ TEST_P(ConformanceTest, BadMoveStringsAreErrorsNotCrashes) {
   }
 }
 
+// Error messages quote at most about 100 bytes of the bad input, however large it is: a 1 MB
+// position or move gives a message of one short line (not 1 MB of standard error).
+TEST_P(ConformanceTest, HugeBadInputIsQuotedShort) {
+  const std::size_t n = 1 << 20;
+  const std::string start = game().initial_state()->to_string();
+  const std::vector<std::string> positions = {
+      std::string(n, 'x'),                                   // no fields at all
+      std::string(n, 'Z') + start,                           // a huge bad token on the board
+      start + " " + std::string(n, 'Q'),                     // a huge extra field
+      start.substr(0, start.find(' ')) + " " + std::string(n, '\x01'),  // a huge side to move
+      std::string(n / 2, '.') + "\n\t\x7f" + std::string(n / 2, '/'),
+  };
+  for (const std::string& text : positions) {
+    try {
+      game().parse_state(text);
+      ADD_FAILURE() << "accepted a bad position of " << text.size() << " bytes";
+    } catch (const GameError& e) {
+      const std::string message = e.what();
+      EXPECT_LT(message.size(), 400u) << message.substr(0, 1000);
+      EXPECT_TRUE(std::all_of(message.begin(), message.end(),
+                              [](char ch) { return ch >= 32 && ch < 127; }))
+          << "the message is printable: " << message.substr(0, 1000);
+    }
+  }
+  const auto s = game().initial_state();
+  for (const std::string& move : {std::string(n, 'a'), "A1" + std::string(n, '-'),
+                                  std::string(n, '\xff'), "c1-c3 " + std::string(n, 'x')}) {
+    try {
+      s->parse_action(move);
+      ADD_FAILURE() << "accepted a bad move of " << move.size() << " bytes";
+    } catch (const GameError& e) {
+      const std::string message = e.what();
+      EXPECT_LT(message.size(), 400u) << message.substr(0, 1000);
+      EXPECT_NE(message.find("(" + std::to_string(move.size()) + " bytes)"), std::string::npos)
+          << "the message gives the size of what it cut: " << message;
+    }
+  }
+  try {
+    game_by_name(std::string(n, 'g'));
+    ADD_FAILURE() << "accepted a game name of 1 MB";
+  } catch (const GameError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+  }
+}
+
+TEST(QuoteInput, KeepsShortPrintableTextAndCutsTheRest) {
+  EXPECT_EQ(quote_input("c1-c3"), "c1-c3");
+  EXPECT_EQ(quote_input(""), "");
+  EXPECT_EQ(quote_input(std::string(100, 'a')), std::string(100, 'a'));
+  EXPECT_EQ(quote_input(std::string(101, 'a')), std::string(100, 'a') + "... (101 bytes)");
+  EXPECT_EQ(quote_input(std::string(104857600, 'a')),
+            std::string(100, 'a') + "... (104857600 bytes)");
+  EXPECT_EQ(quote_input("abcdef", 3), "abc... (6 bytes)");
+  EXPECT_EQ(quote_input("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+  EXPECT_EQ(quote_input(std::string("\x00\x1f\x7f\xc3\xa9", 5)), "\\x00\\x1f\\x7f\\xc3\\xa9");
+  // An escape is never cut in half: "\x01" does not fit in the last 2 bytes.
+  EXPECT_EQ(quote_input(std::string(98, 'a') + "\x01"), std::string(98, 'a') + "... (99 bytes)");
+}
+
 INSTANTIATE_TEST_SUITE_P(AllGames, ConformanceTest, ::testing::Values("mg", "dvonn"),
                          [](const auto& param_info) { return param_info.param; });
 
 }  // namespace
 }  // namespace oppidum
+
+#ifndef NDEBUG
+// Debug builds (the tests' sanitizer build) catch an overflowing or misindexed action list.
+TEST(ActionListDeathTest, PushBeyondCapacityAndBadIndexAreCaught) {
+  EXPECT_DEATH(
+      {
+        oppidum::ActionList list;
+        for (int i = 0; i <= oppidum::kMaxLegalActions; ++i) list.push_back(i);
+      },
+      "ActionList full");
+  EXPECT_DEATH(
+      {
+        oppidum::ActionList list;
+        list.push_back(3);
+        (void)list[1];
+      },
+      "index out of range");
+}
+#endif
