@@ -1,6 +1,17 @@
 // arena, ratings, play: matches between players, the rating table, a person against a program.
+//
+// `arena` on SIGINT or SIGTERM: the first signal kills every external program at once (their
+// process groups) and stops the match; the report of the counted games is printed with a line
+// saying so, and the process exits with 128 + the signal (130, 143). A second signal kills the
+// programs again and exits at once.
+#include <signal.h>
+#include <unistd.h>
+
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -11,6 +22,7 @@
 #include "app/commands.h"
 #include "app/game_dispatch.h"
 #include "arena/game_record.h"
+#include "arena/external.h"
 #include "arena/match.h"
 #include "arena/play.h"
 #include "arena/player.h"
@@ -22,6 +34,37 @@ namespace oppidum::app {
 namespace {
 
 const std::string kSpecHelp = std::string("player spec: ") + arena::kPlayerList;
+
+// What the arena's signal handler touches: lock-free atomics only.
+std::atomic<bool> g_arena_stop{false};  // MatchHooks::stop
+std::atomic<int> g_arena_signal{0};     // the first signal received, 0: none
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free);
+
+void write_stderr(const char* text) {
+  const ssize_t ignored = write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
+
+// The stop flag is set before the programs die, so that the match, seeing one end, asks no other.
+extern "C" void on_arena_signal(int signo) {
+  const bool again = g_arena_signal.exchange(signo) != 0;
+  g_arena_stop.store(true);
+  arena::kill_all_external_engines();
+  if (again) std::_Exit(128 + signo);
+  write_stderr(signo == SIGINT ? "\n[arena] SIGINT: stopping the match (again: exit at once)\n"
+                               : "\n[arena] SIGTERM: stopping the match (again: exit at once)\n");
+}
+
+void install_arena_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_arena_signal;
+  sigemptyset(&action.sa_mask);
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  action.sa_flags = SA_RESTART;  // the other threads' writes and waits go on; poll() still wakes
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 struct ArenaOptions {
   std::string game, a, b, sprt, results, record;
@@ -50,6 +93,7 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   arena::MatchHooks hooks;
+  hooks.stop = &g_arena_stop;
   using Clock = std::chrono::steady_clock;
   auto last_progress = Clock::now();
   hooks.on_progress = [&](const arena::MatchStatus& status) {
@@ -72,6 +116,15 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
             << 2 * ((o.games + 1) / 2) << " games, " << o.threads << " thread(s)" << std::endl;
   const arena::MatchStatus status = arena::run_match(game, *a, *b, config, hooks);
   std::cout << arena::format_match_report(status);
+  const int signo = g_arena_signal.load();
+  if (signo != 0) {
+    // The games the match counted before the signal are in the report (and the record file), but
+    // a stopped match is not a result to rate.
+    std::cout << "stopped by a signal (" << (signo == SIGINT ? "SIGINT" : "SIGTERM") << ") after "
+              << status.games_counted << " games"
+              << (o.results.empty() ? "" : "; nothing appended to " + o.results) << std::endl;
+    throw CLI::RuntimeError(128 + signo);
+  }
   if (!o.results.empty()) {
     arena::append_result(o.results, {status.a, status.b, status.wins, status.draws, status.losses});
     std::cout << "appended to " << o.results << ": "
@@ -173,7 +226,10 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   arena_cmd->add_option("--progress-seconds", o->progress_seconds,
                         "seconds between progress lines on standard error")
       ->capture_default_str();
-  arena_cmd->callback([o, net_factory] { run_arena(*o, net_factory); });
+  arena_cmd->callback([o, net_factory] {
+    install_arena_signal_handlers();
+    run_arena(*o, net_factory);
+  });
 
   auto results = std::make_shared<std::string>();
   auto rating_options = std::make_shared<arena::RatingOptions>();

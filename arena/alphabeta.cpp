@@ -129,7 +129,6 @@ class Searcher {
     pos.legal_actions(legal);
     if (legal.empty()) return terminal_score(pos, ply);
 
-    const int alpha_start = alpha;
     Action table_move = -1;
     TableEntry* entry = nullptr;
     const std::uint64_t key = table_.empty() ? 0 : pos.hash();
@@ -146,6 +145,11 @@ class Searcher {
         }
       }
     }
+    // The window actually searched: a stored bound may have narrowed it, and the result is exact
+    // only inside it (a deeper entry's lower bound can raise alpha above what this shallower
+    // search finds; failing low against the raised alpha is then an upper bound, not exact).
+    const int alpha_start = alpha;
+    const int beta_start = beta;
 
     std::array<std::pair<int, Action>, kMaxLegalActions> moves;
     const int n = legal.size();
@@ -181,8 +185,8 @@ class Searcher {
       entry->move = static_cast<std::int16_t>(best_move);
       entry->depth = static_cast<std::int8_t>(depth);
       entry->bound = best <= alpha_start ? Bound::kUpper
-                     : best >= beta      ? Bound::kLower
-                                         : Bound::kExact;
+                     : best >= beta_start ? Bound::kLower
+                                          : Bound::kExact;
     }
     return best;
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "arena/match.h"
+#include "games/quote.h"
 #include "mcts/seed.h"
 
 namespace oppidum::arena {
@@ -40,7 +41,8 @@ void run_engine(const Game& game, Player& player, std::istream& in, std::ostream
   for (int line_number = 1; std::getline(in, raw); ++line_number) {
     const std::string line = trim(raw);
     if (line.empty()) continue;
-    const std::string where = "engine: line " + std::to_string(line_number) + " ('" + line + "'): ";
+    const std::string where =
+        "engine: line " + std::to_string(line_number) + " ('" + quote_input(line, 60) + "'): ";
     if (is_word(line, "quit")) return;
     if (state->is_terminal())
       throw EngineError(where + "the game is over (" + state->to_string() + "); expected Quit");

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "games/quote.h"
 
 extern char** environ;
 
@@ -26,8 +30,32 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxLineLength = 4096;
 constexpr auto kQuitGrace = std::chrono::milliseconds(1000);
 
+constexpr std::size_t kQuotedBytes = 60;  // of a program's line in a forfeit reason
+
 std::string system_error(const std::string& what, int error) {
   return what + ": " + std::strerror(error);
+}
+
+// The process groups of the programs running now, for kill_all_external_engines; 0 marks a free
+// slot. Lock-free atomics only, since a signal handler reads them.
+constexpr std::size_t kMaxRegisteredGroups = 4096;
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+std::array<std::atomic<pid_t>, kMaxRegisteredGroups> g_engine_groups{};
+// Set by kill_all_external_engines: a program started from then on is killed as soon as it is
+// registered (so one started while the handler scanned the registry does not escape it).
+std::atomic<bool> g_engines_killed{false};
+
+// The slot of `group` in the registry; -1 when it is full (the group is then not registered).
+int register_group(pid_t group) noexcept {
+  for (std::size_t i = 0; i < g_engine_groups.size(); ++i) {
+    pid_t free_slot = 0;
+    if (g_engine_groups[i].compare_exchange_strong(free_slot, group)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void unregister_group(int slot) noexcept {
+  if (slot >= 0) g_engine_groups[static_cast<std::size_t>(slot)].store(0);
 }
 
 // A program run by /bin/sh -c in its own process group, with pipes on its standard input and
@@ -76,6 +104,10 @@ class ChildProcess {
       close_pipes();
       throw std::runtime_error(system_error("cannot start /bin/sh -c '" + command + "'", error));
     }
+    // posix_spawn returns once the child has set its process group, so the group exists. Either
+    // kill_all_external_engines' scan sees the slot, or this sees its flag.
+    registry_slot_ = register_group(pid_);
+    if (g_engines_killed.load()) kill(-pid_, SIGKILL);
   }
 
   ChildProcess(const ChildProcess&) = delete;
@@ -141,19 +173,19 @@ class ChildProcess {
 
   // After the output ended: how the program ended, waiting up to a fifth of a second for it.
   std::string describe_end() {
-    for (int i = 0; i < 200 && !reaped_; ++i) {
-      if (try_reap()) break;
+    for (int i = 0; i < 200 && !exited(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (!reaped_) return "the program closed its output";
-    if (WIFEXITED(status_))
-      return "the program exited with status " + std::to_string(WEXITSTATUS(status_));
-    if (WIFSIGNALED(status_))
-      return "the program was killed by signal " + std::to_string(WTERMSIG(status_));
+    if (!exited_) return "the program closed its output";
+    if (exit_code_ == CLD_EXITED)
+      return "the program exited with status " + std::to_string(exit_status_);
+    if (exit_code_ == CLD_KILLED || exit_code_ == CLD_DUMPED)
+      return "the program was killed by signal " + std::to_string(exit_status_);
     return "the program ended";
   }
 
-  // Closes its input, waits up to `grace` for it to exit, then kills its process group; reaps it.
+  // Closes its input, waits up to `grace` for the program to exit, then kills its process group
+  // (whatever the program left running in it, also when the program itself has exited) and reaps
+  // the program.
   void finish(std::chrono::milliseconds grace) noexcept {
     if (to_child_ >= 0) {
       close(to_child_);
@@ -161,24 +193,37 @@ class ChildProcess {
     }
     if (pid_ > 0 && !reaped_) {
       const auto deadline = Clock::now() + grace;
-      while (!try_reap() && Clock::now() < deadline)
+      while (!exited() && Clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      if (!reaped_) {
-        kill(-pid_, SIGKILL);
-        kill(pid_, SIGKILL);
-        while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {}
-        reaped_ = true;
-      }
+      // The program is not reaped yet (at most a zombie), so its pid, the group's id, is still
+      // ours: the signal reaches its group and nothing else.
+      kill(-pid_, SIGKILL);
+      if (!exited_) kill(pid_, SIGKILL);  // in case it left its group
+      unregister_group(registry_slot_);
+      registry_slot_ = -1;
+      int status = 0;
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+      reaped_ = true;
     }
     close_pipes();
   }
 
  private:
-  bool try_reap() noexcept {
-    if (reaped_ || pid_ <= 0) return reaped_;
-    const pid_t r = waitpid(pid_, &status_, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
-    return reaped_;
+  // True once the program has exited; it stays unreaped (WNOWAIT) until finish().
+  bool exited() noexcept {
+    if (exited_ || pid_ <= 0) return exited_;
+    siginfo_t info{};
+    int r;
+    while ((r = waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT)) < 0 &&
+           errno == EINTR) {}
+    if (r == 0 && info.si_pid == pid_) {
+      exited_ = true;
+      exit_code_ = info.si_code;
+      exit_status_ = info.si_status;
+    } else if (r < 0 && errno == ECHILD) {
+      exited_ = true;  // not our child any more (cannot happen while we hold it)
+    }
+    return exited_;
   }
 
   void close_pipes() noexcept {
@@ -187,12 +232,15 @@ class ChildProcess {
     to_child_ = from_child_ = -1;
   }
 
-  pid_t pid_ = -1;
+  pid_t pid_ = -1;  // also the id of its process group
+  int registry_slot_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;
   std::string buffer_;
+  bool exited_ = false;  // seen by waitid(WNOWAIT): a zombie until reaped
+  int exit_code_ = 0;    // CLD_EXITED, CLD_KILLED or CLD_DUMPED
+  int exit_status_ = 0;  // the exit status or the signal
   bool reaped_ = false;
-  int status_ = 0;
 };
 
 std::string trim(const std::string& text) {
@@ -202,15 +250,8 @@ std::string trim(const std::string& text) {
   return text.substr(first, last - first + 1);
 }
 
-// The text for a reason string: printable, at most 40 characters.
-std::string shown(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (out.size() >= 40) return "'" + out + "...'";
-    out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-  }
-  return "'" + out + "'";
-}
+// A program's text in a reason string: quoted, every byte printable, at most kQuotedBytes of it.
+std::string shown(const std::string& text) { return "'" + quote_input(text, kQuotedBytes) + "'"; }
 
 // The opponent's moves (in notation) that lead from `from` to `to` in exactly `plies` plies, `me`
 // being to move in `to` and nowhere before it; false when there are none. A depth-first search: in
@@ -241,6 +282,16 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 }  // namespace
+
+void kill_all_external_engines() noexcept {
+  const int saved_errno = errno;
+  g_engines_killed.store(true);
+  for (const auto& group : g_engine_groups) {
+    const pid_t g = group.load();
+    if (g > 0) kill(-g, SIGKILL);
+  }
+  errno = saved_errno;
+}
 
 class ExternalPlayer::Session {
  public:

@@ -25,12 +25,22 @@
 //
 // Forfeits (Player's Forfeit exception, with the reason): a line that is not move notation
 // (`garbage: ...`), a well-formed but illegal move (`illegal move: ...`), no line within
-// timeout_ms (`timeout: ...`), the program closing its output or ending (`no move: ...`). The
-// program is killed at once (SIGKILL to its process group) and its session dropped.
+// timeout_ms (`timeout: ...`), the program closing its output or ending (`no move: ...`). A reason
+// quotes at most 60 bytes of the program's line, every byte made printable (games/quote.h), so the
+// message is one readable line and never cut short by a NUL. The program is killed at once
+// (SIGKILL to its process group) and its session dropped.
 //
 // End of a game: game_ended(id) sends `Quit` to the sessions of that game, closes their input,
 // waits up to a second for them to exit and then kills the process group; the opponent's last move
 // of a game is not relayed. The destructor kills the programs of any games still open.
+//
+// Process groups. On every way out (forfeit, game end, destructor) the whole process group gets
+// SIGKILL, also when the program itself (`/bin/sh -c`) has already exited: whatever it left behind
+// in its group (a background job, the rest of a pipeline) must not outlive the game or keep the
+// arena's standard error open. The program's exit is detected without reaping it, so its pid, which
+// is also the group's id, cannot be reused before the group is killed; it is reaped after that.
+// Every live group is also in a small process-wide registry, so that kill_all_external_engines()
+// (a signal handler's call) can kill them all at once.
 //
 // Games from a position other than the initial one cannot be set up over the protocol, so
 // needs_initial_position() is true (a match then plays without random openings).
@@ -57,6 +67,14 @@ struct ExternalConfig {
 
 // Makes the config of an `external:` spec (its keys read from `spec`); throws PlayerSpecError.
 ExternalConfig parse_external_spec(PlayerSpec spec);
+
+// Sends SIGKILL to the process group of every external program running in this process (of every
+// ExternalPlayer), and to every program started after it: meant for a process that is stopping
+// (`oppidum arena` on a signal). Touches only lock-free atomics and calls only kill(2) (errno is
+// kept), so a signal handler may call it; the players still reap their programs as usual (a killed
+// program forfeits the move it was asked for). Groups beyond the registry's capacity (4096
+// programs at once) are not reached.
+void kill_all_external_engines() noexcept;
 
 // True when `text` has the shape of a move in `game_name`'s notation (RULES.md), legal or not:
 // Murus Gallicus `c1-c3` / `d5xe6`, DVONN `D4` / `A2A1` / `PASS` (either case).

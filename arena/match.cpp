@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -22,6 +23,8 @@ namespace oppidum::arena {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr auto kStopPoll = std::chrono::milliseconds(10);  // how often MatchHooks::stop is read
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -51,11 +54,22 @@ class MatchState {
       : status_(std::move(status)), finished_(static_cast<std::size_t>(2 * num_pairs)),
         hooks_(hooks), start_(Clock::now()) {}
 
+  // The runners' stop flag: set when the match is decided, at its cap, failed or stopped.
   std::atomic<bool>& stop() { return stop_; }
+
+  // True once the match is to end; reads MatchHooks::stop and passes it on to stop().
+  bool stopping() {
+    if (!stop_ && hooks_.stop && hooks_.stop->load()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!status_.finished) stopped_ = true;  // else the match ended on its own just before
+      stop_ = true;
+    }
+    return stop_;
+  }
 
   void report(GameRecord record) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (status_.finished) return;
+    if (status_.finished || stopped_) return;
     finished_[static_cast<std::size_t>(record.index)] = std::move(record);
     const int num_pairs = static_cast<int>(finished_.size() / 2);
     while (counted_pairs_ < num_pairs && !status_.finished) {
@@ -90,7 +104,8 @@ class MatchState {
   MatchStatus finish() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_) std::rethrow_exception(error_);
-    status_.finished = true;
+    status_.finished = !stopped_;
+    status_.stopped = stopped_;
     status_.seconds = seconds_since(start_);
     return status_;
   }
@@ -131,7 +146,41 @@ class MatchState {
   const MatchHooks& hooks_;
   Clock::time_point start_;
   std::atomic<bool> stop_{false};
+  bool stopped_ = false;  // by MatchHooks::stop, before the match ended on its own
   std::exception_ptr error_;
+};
+
+// While it lives, polls MatchHooks::stop every kStopPoll on a thread of its own (the runners only
+// read one flag, MatchState::stop, and a search player's runner may not call the driver for many
+// rounds), so that a stop request reaches the runners within kStopPoll.
+class StopWatcher {
+ public:
+  explicit StopWatcher(MatchState& state, bool active) : state_(state) {
+    if (active) thread_ = std::thread([this] { watch(); });
+  }
+  StopWatcher(const StopWatcher&) = delete;
+  StopWatcher& operator=(const StopWatcher&) = delete;
+  ~StopWatcher() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, kStopPoll, [this] { return done_; }))
+      if (state_.stopping()) return;
+  }
+
+  MatchState& state_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
 };
 
 // Drives the games of one chunk of pairs in one runner. Agent 0 is A, agent 1 is B.
@@ -176,6 +225,8 @@ class ChunkDriver final : public mcts::GameDriver {
     const int side = (state.current_player() == 0) == a_first(g) ? 0 : 1;
     ++progress.moves;
     if (!direct_[static_cast<std::size_t>(side)]) return search.action;
+    // A stopping match abandons this game: its direct player (an external program) is not asked.
+    if (state_.stopping()) return search.action;
     const auto start = Clock::now();
     const std::uint64_t seed = mcts::derive_seed(
         config_.seed, kMoveStream,
@@ -385,7 +436,8 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
   const std::array<Player*, 2> players = {&a, &b};
   auto worker = [&] {
     try {
-      for (int chunk = next_chunk++; chunk < num_chunks && !state.stop(); chunk = next_chunk++) {
+      for (int chunk = next_chunk++; chunk < num_chunks && !state.stopping();
+           chunk = next_chunk++) {
         const int first_pair = chunk * pairs_per_chunk;
         const int pairs = std::min(pairs_per_chunk, num_pairs - first_pair);
         play_chunk(game, players, config, opening_plies, chunk, first_pair, pairs, state);
@@ -395,10 +447,13 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
     }
   };
   const int num_threads = std::min(config.threads, num_chunks);
-  std::vector<std::thread> threads;
-  for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  {
+    const StopWatcher watcher(state, hooks.stop != nullptr);
+    std::vector<std::thread> threads;
+    for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads) t.join();
+  }
   return state.finish();
 }
 
@@ -415,6 +470,8 @@ std::string describe_verdict(const MatchStatus& status) {
     case SprtVerdict::kContinue:
       break;
   }
+  if (status.stopped)
+    return "no decision: stopped after " + std::to_string(status.games_counted) + " games";
   return "no decision after " + std::to_string(status.games_counted) + " games (the cap)";
 }
 
@@ -472,6 +529,9 @@ std::string format_match_report(const MatchStatus& s) {
                   s.bounds.upper);
     out << buffer;
   }
+  if (s.stopped)
+    out << "stopped: the match was stopped after " << s.games_counted << " of up to " << s.games_cap
+        << " games; the games in progress were abandoned\n";
   out << "time per move: A " << format_seconds(s.time[0].per_move()) << " (" << s.time[0].moves
       << " moves), B " << format_seconds(s.time[1].per_move()) << " (" << s.time[1].moves
       << " moves); wall " << format_seconds(s.seconds) << '\n';

@@ -25,6 +25,13 @@
 // finished games beyond the decision point are not counted (nor recorded). Without a decision the
 // match ends after `games` games (rounded up to whole pairs).
 //
+// Stopping. When MatchHooks::stop becomes true (the trainer's or the arena's Ctrl-C flag), the
+// match ends in the same way within a few milliseconds (it is polled every 10 ms; a direct player
+// busy with a move is not interrupted): no game starts any more, the games in progress are
+// abandoned, no pair is counted after that moment, and run_match returns the counted prefix with
+// `stopped` set and `finished` clear. A stop that comes after the match decided or reached its cap
+// changes nothing.
+//
 // Forfeits. A direct player's choose_move_in_game may throw Forfeit (an external program that sends
 // an illegal move or garbage, or nothing in time). The game is then lost by that player at once:
 // its record keeps the moves before the forfeit, the result and the reason (GameRecord::forfeit),
@@ -43,6 +50,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -121,7 +129,8 @@ struct MatchStatus {
   std::uint64_t seed = 0;
   int games_cap = 0;
   int opening_plies = 0;
-  bool finished = false;
+  bool finished = false;           // decided by the SPRT or played to the cap
+  bool stopped = false;            // ended early by MatchHooks::stop (then not finished)
 };
 
 struct MatchHooks {
@@ -129,10 +138,13 @@ struct MatchHooks {
   std::function<void(const MatchStatus&)> on_progress;
   // Every counted game, in index order, under the lock.
   std::function<void(const GameRecord&)> on_game;
+  // When it becomes true the match stops (see "Stopping" above). Must outlive run_match.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Plays the match. Throws std::invalid_argument for a bad config, an interactive player, or
-// positive opening plies with a player that needs the initial position, and rethrows the first exception of any worker (after stopping the others).
+// positive opening plies with a player that needs the initial position, and rethrows the first
+// exception of any worker (after stopping the others).
 MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
                       const MatchHooks& hooks = {});
 

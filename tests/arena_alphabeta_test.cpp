@@ -149,6 +149,32 @@ TEST(AlphaBetaTest, AgreesWithMinimax) {
   }
 }
 
+// With the transposition table, over many positions searched deep enough for positions to recur
+// by different move orders, the table changes no value.
+TEST(AlphaBetaTest, TheTableAgreesWithMinimaxOnManyPositions) {
+  mcts::Rng rng(17);
+  int checked = 0;
+  for (const Game* game : {&mg(), &dvonn()}) {
+    for (int trial = 0; trial < 400 && checked < 150; ++trial) {
+      auto state = game->initial_state();
+      const int plies = game->name() == "dvonn" ? 49 + rng.uniform_int(30) : 6 + rng.uniform_int(40);
+      ActionList legal;
+      for (int i = 0; i < plies && !state->is_terminal(); ++i) {
+        state->legal_actions(legal);
+        state->apply(legal[rng.uniform_int(legal.size())]);
+      }
+      if (state->is_terminal()) continue;
+      state->legal_actions(legal);
+      if (legal.size() > 14) continue;
+      const int depth = 4;
+      EXPECT_EQ(search(*state, depth, true).score, minimax_value(*state, depth))
+          << game->name() << " " << state->to_string();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 60);
+}
+
 TEST(AlphaBetaTest, RejectsBadDepthAndTerminalPositions) {
   EXPECT_THROW(AlphaBetaPlayer(0), std::invalid_argument);
   EXPECT_THROW(search(*mg().initial_state(), 13), std::invalid_argument);

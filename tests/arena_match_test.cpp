@@ -1,8 +1,14 @@
-// Matches: paired openings, determinism, strength, the sequential test, records and play_game.
+// Matches: paired openings, determinism, strength, the sequential test, the stop flag, records and
+// play_game.
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -108,6 +114,105 @@ TEST(MatchTest, SprtStopsWhenTheEvidenceDecides) {
   EXPECT_LT(p.status.games_counted, 400);
   EXPECT_EQ(static_cast<int>(p.games.size()), p.status.games_counted);
   EXPECT_NE(format_match_report(p.status).find("H1 accepted"), std::string::npos);
+}
+
+// A random player that notes the games it was asked about and the games that ended.
+class TrackingPlayer final : public Player {
+ public:
+  std::string spec() const override { return "tracking"; }
+  Action choose_move(const GameState& state, std::uint64_t seed) override {
+    return random_.choose_move(state, seed);
+  }
+  Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      asked_.insert(game_id);
+    }
+    return random_.choose_move(state, seed);
+  }
+  void game_ended(int game_id) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ended_.insert(game_id);
+  }
+  std::set<int> asked() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return asked_;
+  }
+  std::set<int> ended() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ended_;
+  }
+
+ private:
+  RandomPlayer random_;
+  std::mutex mutex_;
+  std::set<int> asked_, ended_;
+};
+
+TEST(MatchTest, StopFlagEndsTheMatchWithTheCountedPrefix) {
+  using Clock = std::chrono::steady_clock;
+  auto uct = make_player(mg(), "uct:sims=16");
+  TrackingPlayer tracking;
+  MatchConfig config;
+  config.games = 1'000'000;  // hours of games: only the stop flag ends this match in time
+  config.threads = 2;
+  config.seed = 7;
+  std::atomic<bool> stop{false};
+  std::atomic<int> progress{0};
+  MatchHooks hooks;
+  hooks.stop = &stop;
+  hooks.on_progress = [&](const MatchStatus&) { ++progress; };
+  Clock::time_point stop_time;
+  std::thread stopper([&] {
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (progress == 0 && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    stop_time = Clock::now();
+    stop = true;
+  });
+  const MatchStatus status = run_match(mg(), *uct, tracking, config, hooks);
+  const double after_stop = std::chrono::duration<double>(Clock::now() - stop_time).count();
+  stopper.join();
+  EXPECT_TRUE(status.stopped);
+  EXPECT_FALSE(status.finished);
+  EXPECT_LT(after_stop, 5.0);  // a few milliseconds, plus the moves in progress
+  EXPECT_GE(status.games_counted, 2);
+  EXPECT_LT(status.games_counted, status.games_cap);
+  EXPECT_EQ(status.games_counted % 2, 0);
+  EXPECT_EQ(status.wins + status.draws + status.losses, status.games_counted);
+  EXPECT_EQ(progress, status.games_counted / 2);  // no pair counted after the end
+  // Every game that a player was asked about ended for it, the abandoned ones included.
+  const std::set<int> asked = tracking.asked(), ended = tracking.ended();
+  for (int id : asked) EXPECT_EQ(ended.count(id), 1u) << "game " << id << " never ended";
+  const std::string report = format_match_report(status);
+  EXPECT_NE(report.find("stopped: the match was stopped after " +
+                        std::to_string(status.games_counted) + " of up to 1000000 games"),
+            std::string::npos)
+      << report;
+
+  // A flag already set: no game is played at all.
+  TrackingPlayer idle;
+  const MatchStatus none = run_match(mg(), *uct, idle, config, hooks);
+  EXPECT_TRUE(none.stopped);
+  EXPECT_EQ(none.games_counted, 0);
+  EXPECT_TRUE(idle.asked().empty());
+}
+
+TEST(MatchTest, StopFlagAfterTheEndChangesNothing) {
+  std::atomic<bool> stop{false};
+  MatchHooks hooks;
+  hooks.stop = &stop;
+  hooks.on_progress = [&](const MatchStatus& s) {
+    if (s.finished) stop = true;  // set as the last pair is counted
+  };
+  auto a = make_player(mg(), "alphabeta:depth=1");
+  auto b = make_player(mg(), "random");
+  MatchConfig config;
+  config.games = 4;
+  const MatchStatus status = run_match(mg(), *a, *b, config, hooks);
+  EXPECT_TRUE(status.finished);
+  EXPECT_FALSE(status.stopped);
+  EXPECT_EQ(status.games_counted, 4);
 }
 
 TEST(MatchTest, RecordsOneLinePerGame) {

@@ -143,6 +143,16 @@ TEST(EngineTest, RunEngineAnswersMovesAndStopsAtQuit) {
   } catch (const EngineError& e) {
     EXPECT_NE(std::string(e.what()).find("line 1 ('a1-a5')"), std::string::npos) << e.what();
   }
+  // A NUL byte in the opponent's line is shown, and the reason after it is not cut off.
+  std::istringstream nul(std::string("a1\0-a5\n", 7));
+  try {
+    run_engine(mg(), random, nul, ignored, 1);
+    ADD_FAILURE() << "a line with a NUL byte was accepted";
+  } catch (const EngineError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("line 1 ('a1\\x00-a5')"), std::string::npos) << what;
+    EXPECT_NE(what.find("not playable"), std::string::npos) << what;
+  }
 }
 
 TEST(EngineTest, BinaryAnswersStartWithOneLegalMove) {
@@ -297,6 +307,34 @@ TEST(ExternalMatchTest, ArenaReportsAForfeit) {
   EXPECT_NE(r.out.find("forfeit: game 0: B forfeits: garbage: sent '?!' instead of a move after "),
             std::string::npos)
       << r.out;
+}
+
+TEST(ExternalMatchTest, ControlBytesAreQuotedAndTheReasonIsWhole) {
+  // A NUL inside the move, then a long line of control bytes: both quoted byte for byte as
+  // printable escapes, the long one cut after 60 bytes of its quote, and the reason goes on to
+  // its end (the ply).
+  const std::string nul = script("nul", "read line\nprintf 'c1\\0-c3\\n'\nread line\n");
+  const std::string noise =
+      script("noise", "read line\ni=0\nwhile [ $i -lt 50 ]; do printf 'ab\\0\\001'; "
+                      "i=$((i+1)); done\necho\nread line\n");
+  const Played p = play(mg(), "random", "external:cmd=\"" + nul + "\"", 2);
+  ASSERT_EQ(p.games.size(), 2u);
+  EXPECT_EQ(p.games[1].forfeit, "garbage: sent 'c1\\x00-c3' instead of a move after Start (ply 0)");
+  ASSERT_EQ(p.status.forfeit_lines.size(), 2u);
+  EXPECT_NE(format_match_report(p.status)
+                .find("forfeit: game 1: B forfeits: garbage: sent 'c1\\x00-c3' instead of a move "
+                      "after Start (ply 0)\n"),
+            std::string::npos)
+      << format_match_report(p.status);
+
+  const Played q = play(mg(), "random", "external:cmd=\"" + noise + "\"", 2);
+  ASSERT_EQ(q.games.size(), 2u);
+  const std::string& reason = q.games[1].forfeit;
+  // 'ab\x00\x01' is 10 bytes quoted: six of them fit in 60 bytes.
+  std::string expected = "garbage: sent '";
+  for (int i = 0; i < 6; ++i) expected += "ab\\x00\\x01";
+  expected += "... (200 bytes)' instead of a move after Start (ply 0)";
+  EXPECT_EQ(reason, expected);
 }
 
 }  // namespace
