@@ -1,5 +1,6 @@
 // `oppidum games`: lists the game records of a run (or of one chunk file) and replays one game,
-// printing every position in RULES.md notation. Damaged records are reported and skipped.
+// printing every position in docs/RULES.md notation. Damaged records are reported and skipped.
+// Read-only: it never writes, renames or deletes anything in the run, so it can run beside `train`.
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -44,16 +45,19 @@ void print_replay(const selfplay::GameRecord& r) {
 
 void run_games(const GamesOptions& o) {
   std::vector<std::string> files;
+  int problems = 0;
   if (!o.file.empty()) {
     files.push_back(o.file);
   } else {
     const std::string folder = (std::filesystem::path(o.run) / "games").string();
     if (!std::filesystem::is_directory(folder))
       throw std::runtime_error(folder + ": no such folder; is " + o.run + " a run folder?");
-    files = selfplay::FolderReplayStore(folder).chunks();
+    const selfplay::FolderReplayStore store(folder, selfplay::FolderReplayStore::Mode::kReadOnly);
+    files = store.chunks();
+    for (const std::string& p : store.problems()) std::cerr << "warning: " << p << "\n";
+    problems += static_cast<int>(store.problems().size());
   }
   int index = 0;
-  int problems = 0;
   for (const std::string& file : files) {
     const selfplay::ReadResult read = selfplay::read_game_file(file);
     for (const std::string& p : read.problems) {

@@ -36,6 +36,9 @@ void register_train_command(CLI::App& app) {
                   "override a config key, e.g. --set training.batch_size=128 (repeatable)")
       ->take_all();
   cmd->add_flag("!--no-status", o->status_line, "no live status line (log lines instead)");
+  cmd->add_flag("--recover", o->recover,
+                "rebuild a missing or damaged trainer.ckpt, best.ckpt or state.yaml from the "
+                "newest intact checkpoints instead of refusing to continue");
   cmd->footer("Config keys (section.key, default, meaning):\n" + config::describe_keys());
   cmd->callback([o] {
     if (o->run_dir.empty()) {

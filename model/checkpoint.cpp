@@ -1,7 +1,5 @@
 #include "model/checkpoint.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -12,7 +10,7 @@
 #include <memory>
 #include <random>
 
-#include "model/atomic_file.h"
+#include "util/file_io.h"
 
 namespace oppidum::model {
 namespace {
@@ -134,19 +132,6 @@ std::size_t element_count(const std::vector<std::int64_t>& shape) {
 
 }  // namespace
 
-std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc) {
-  // zlib's, as for game records; fed in pieces below 4 GiB (uInt).
-  const auto* p = static_cast<const Bytef*>(data);
-  uLong c = crc;
-  while (size > 0) {
-    const auto n = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
-    c = ::crc32(c, p, n);
-    p += n;
-    size -= n;
-  }
-  return static_cast<std::uint32_t>(c);
-}
-
 const NamedTensor* Checkpoint::find(std::string_view name) const {
   for (const NamedTensor& t : tensors)
     if (t.name == name) return &t;
@@ -189,6 +174,11 @@ void check_tensors(const Checkpoint& checkpoint, const std::string& source) {
     if (t->data.size() != element_count(t->shape))
       fail("tensor " + spec.name + " holds " + std::to_string(t->data.size()) +
            " values for shape " + shape_to_string(t->shape));
+    for (std::size_t i = 0; i < t->data.size(); ++i)
+      if (!std::isfinite(t->data[i]))
+        fail("tensor " + spec.name + " holds a non-finite value (" + std::to_string(t->data[i]) +
+             ") at index " + std::to_string(i) + "; a network with NaN or infinite weights is " +
+             "never written or loaded");
   }
   if (checkpoint.tensors.size() != specs.size()) {
     for (const NamedTensor& t : checkpoint.tensors) {
@@ -230,7 +220,7 @@ std::vector<char> serialize_checkpoint(const Checkpoint& c) {
     w.floats(t.data);
   }
   w.patch_u64(length_at, w.size());
-  const std::uint32_t crc = crc32(w.buffer().data(), w.size());
+  const std::uint32_t crc = util::crc32(w.buffer().data(), w.size());
   w.u32(crc);
   return std::move(w.buffer());
 }
@@ -256,7 +246,7 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
   for (int i = 0; i < 4; ++i)
     stored_crc |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[length + i]))
                   << (8 * i);
-  if (crc32(bytes, static_cast<std::size_t>(length)) != stored_crc)
+  if (util::crc32(bytes, static_cast<std::size_t>(length)) != stored_crc)
     throw CheckpointError("checkpoint " + source +
                           ": damaged: the CRC-32 of the content does not match the stored one");
 
@@ -306,7 +296,7 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
   const std::vector<char> bytes = serialize_checkpoint(checkpoint);
   try {
-    write_file_atomically(path, bytes.data(), bytes.size());
+    util::write_file_atomically(path, bytes.data(), bytes.size());
   } catch (const std::runtime_error& e) {
     throw CheckpointError(std::string("checkpoint: ") + e.what());
   }

@@ -6,11 +6,12 @@
 // every tensor of network_tensor_specs() as named float32 arrays: all parameters and the batch-norm
 // running statistics. Optimiser state is the trainer's business and is not stored here.
 //
-// save_checkpoint writes `<path>.tmp` and renames it over `path`, so readers never see half a file.
-// load_checkpoint checks the magic, the format version, the CRC-32 over the whole content, every
-// length against the file size, and that the tensors are exactly those the stored NetConfig needs,
-// with their shapes. A truncated, damaged or foreign file throws CheckpointError naming the file
-// and what is wrong. check_compatible then compares the checkpoint with what the caller expects
+// save_checkpoint writes durably and atomically (util/file_io.h), so readers never see half a
+// file. load_checkpoint checks the magic, the format version, the CRC-32 over the whole content,
+// every length against the file size, that the tensors are exactly those the stored NetConfig
+// needs, with their shapes, and that every value is finite (save_checkpoint refuses NaN and
+// infinities too, so no checkpoint with a non-finite weight is ever written or loaded). A
+// truncated, damaged or foreign file throws CheckpointError naming the file and what is wrong. check_compatible then compares the checkpoint with what the caller expects
 // (game, encoding version, input shape, action count, and optionally the architecture).
 #pragma once
 
@@ -79,14 +80,11 @@ std::vector<char> serialize_checkpoint(const Checkpoint& checkpoint);
 Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::string& source);
 
 // Checks that the tensors are exactly network_tensor_specs() of the stored config and shapes, with
-// the right data sizes; throws CheckpointError mentioning `source`.
+// the right data sizes and only finite values; throws CheckpointError mentioning `source`.
 void check_tensors(const Checkpoint& checkpoint, const std::string& source);
 
 // A checkpoint for `game` with seeded random weights (variance 1 / fan-in), and batch-norm parameters and
 // running statistics far from the identity, so that tests and benchmarks exercise every path.
 Checkpoint random_checkpoint(const Game& game, const NetConfig& config, std::uint64_t seed);
-
-// CRC-32 (IEEE 802.3, as zlib's crc32), continuing from `crc` (0 to start).
-std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc = 0);
 
 }  // namespace oppidum::model

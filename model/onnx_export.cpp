@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-#include "model/atomic_file.h"
+#include "util/file_io.h"
 #include "model/folded_net.h"
 
 namespace oppidum::model {
@@ -261,7 +261,7 @@ std::string onnx_model_bytes(const Checkpoint& checkpoint, const std::string& so
 }
 
 void export_onnx(const Checkpoint& checkpoint, const std::string& source, const std::string& path) {
-  write_file_atomically(path, onnx_model_bytes(checkpoint, source));
+  util::write_file_atomically(path, onnx_model_bytes(checkpoint, source));
 }
 
 }  // namespace oppidum::model

@@ -44,6 +44,12 @@ class BoundedQueue {
     not_empty_.notify_all();
   }
 
+  // Opens a closed, drained queue again (for a producer and consumer that restart).
+  void reopen() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = false;
+  }
+
   std::size_t size() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return items_.size();

@@ -1,12 +1,11 @@
 #include "selfplay/game_record.h"
 
-#include <zlib.h>
-
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
+
+#include "util/file_io.h"
 
 namespace oppidum::selfplay {
 namespace {
@@ -64,10 +63,9 @@ class Reader {
   std::size_t at_ = 0;
 };
 
-std::uint32_t crc_of(const std::string& data) {
-  return static_cast<std::uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
-}
+std::uint32_t crc_of(const std::string& data) { return util::crc32(data.data(), data.size()); }
+
+constexpr std::size_t kMaxFileBytes = std::size_t{1} << 30;
 
 }  // namespace
 
@@ -130,38 +128,35 @@ GameRecord decode_record(const std::string& payload) {
 }
 
 void write_game_file(const std::string& path, const std::vector<GameRecord>& records) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(tmp + ": cannot open for writing");
-    Writer header;
-    for (char c : kMagic) header.put<char>(c);
-    header.put<std::uint32_t>(kRecordFormatVersion);
-    header.put<std::uint32_t>(static_cast<std::uint32_t>(records.size()));
-    out << header.take();
-    for (const GameRecord& r : records) {
-      const std::string payload = encode_record(r);
-      Writer frame;
-      frame.put<std::uint32_t>(static_cast<std::uint32_t>(payload.size()));
-      frame.put<std::uint32_t>(crc_of(payload));
-      out << frame.take() << payload;
-    }
-    out.flush();
-    if (!out) throw std::runtime_error(tmp + ": write failed");
+  Writer out;
+  for (char c : kMagic) out.put<char>(c);
+  out.put<std::uint32_t>(kRecordFormatVersion);
+  out.put<std::uint32_t>(static_cast<std::uint32_t>(records.size()));
+  std::string bytes = out.take();
+  for (const GameRecord& r : records) {
+    const std::string payload = encode_record(r);
+    Writer frame;
+    frame.put<std::uint32_t>(static_cast<std::uint32_t>(payload.size()));
+    frame.put<std::uint32_t>(crc_of(payload));
+    bytes += frame.take();
+    bytes += payload;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": rename failed: " + ec.message());
+  try {
+    util::write_file_atomically(path, bytes);
+  } catch (const util::FileError& e) {
+    throw std::runtime_error(e.what());
+  }
 }
 
 ReadResult read_game_file(const std::string& path) {
   ReadResult result;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    result.problems.push_back(path + ": cannot open");
+  std::string data;
+  try {
+    data = util::read_regular_file(path, kMaxFileBytes);
+  } catch (const util::FileError& e) {
+    result.problems.push_back(e.what());
     return result;
   }
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (data.size() < 16 || std::memcmp(data.data(), kMagic, 8) != 0) {
     result.problems.push_back(path + ": not an oppidum game file (bad magic)");
     return result;
@@ -209,17 +204,60 @@ ReadResult read_game_file(const std::string& path) {
 }
 
 std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record) {
-  const Game& game = game_by_name(record.game);
+  const auto fail = [](const std::string& what) { throw RecordError(what); };
+  const Game* game = nullptr;
+  try {
+    game = &game_by_name(record.game);
+  } catch (const std::exception&) {
+    fail("unknown game \"" + record.game.substr(0, 40) + "\"");
+  }
   std::vector<std::unique_ptr<GameState>> states;
-  states.push_back(game.parse_state(record.start));
+  try {
+    states.push_back(game->parse_state(record.start));
+  } catch (const GameError& e) {
+    fail(std::string("bad start position: ") + e.what());
+  }
+  ActionList legal;
+  std::vector<bool> seen(static_cast<std::size_t>(game->num_actions()));
   for (std::size_t i = 0; i < record.moves.size(); ++i) {
-    const Action a = record.moves[i].action;
-    if (!states.back()->is_legal(a))
-      throw GameError("move " + std::to_string(i + 1) + " (action " + std::to_string(a) +
-                      ") is illegal in " + states.back()->to_string());
-    auto next = states.back()->clone();
-    next->apply(a);
+    const MoveRecord& m = record.moves[i];
+    const GameState& before = *states.back();
+    const std::string where = "move " + std::to_string(i + 1);
+    before.legal_actions(legal);
+    if (legal.empty()) fail(where + ": the game was already over in " + before.to_string());
+    if (!legal.contains(m.action))
+      fail(where + " (action " + std::to_string(m.action) + ") is illegal in " + before.to_string());
+    if (!std::isfinite(m.root_value) || m.root_value < -1.0f || m.root_value > 1.0f)
+      fail(where + ": root value " + std::to_string(m.root_value) + " is not in [-1, 1]");
+    std::fill(seen.begin(), seen.end(), false);
+    for (const VisitCount& v : m.visits) {
+      if (v.action >= seen.size() || !legal.contains(v.action))
+        fail(where + ": visits for action " + std::to_string(v.action) +
+             ", which is not a legal move there");
+      if (seen[v.action])
+        fail(where + ": two visit entries for action " + std::to_string(v.action));
+      if (v.visits == 0) fail(where + ": a visit entry with zero visits");
+      seen[v.action] = true;
+    }
+    auto next = before.clone();
+    next->apply(m.action);
     states.push_back(std::move(next));
+  }
+  const GameState& last = *states.back();
+  if (record.adjudicated) {
+    if (last.is_terminal()) fail("marked adjudicated, but the game is over after its last move");
+    if (record.result != 0) fail("adjudicated, but the result is not a draw");
+  } else {
+    if (!last.is_terminal())
+      fail("the game is not over after its last move (" + std::to_string(record.moves.size()) +
+           " moves) and is not marked adjudicated");
+    if (record.result != static_cast<int>(last.result(0)))
+      fail("the result " + std::to_string(record.result) + " is not the rules' result " +
+           std::to_string(static_cast<int>(last.result(0))));
+    for (int p = 0; p < 2; ++p)
+      if (record.score[p] != last.score(p))
+        fail("the score of player " + std::to_string(p) + " is " + std::to_string(record.score[p]) +
+             ", the rules give " + std::to_string(last.score(p)));
   }
   return states;
 }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,15 +53,27 @@ std::string encode_record(const GameRecord& record);
 // Throws std::runtime_error when the payload is malformed.
 GameRecord decode_record(const std::string& payload);
 
-// Writes all records to `path` (via `path.tmp` and a rename). Throws std::runtime_error on I/O
-// errors, leaving any existing file at `path` untouched.
+// Writes all records to `path`, durably and atomically (util/file_io.h). Throws std::runtime_error
+// on I/O errors, leaving any existing file at `path` untouched.
 void write_game_file(const std::string& path, const std::vector<GameRecord>& records);
-// Never throws for damaged content: problems are listed and intact records returned.
+// Never throws for damaged content: problems are listed and intact records returned. Only regular
+// files are read (a directory or a device is a problem, not a hang). Records are not replayed here:
+// use replay() before trusting one.
 ReadResult read_game_file(const std::string& path);
 
-// Replays a record through the rules; throws GameError if a move is illegal (a corrupt record
-// that passed its checksum, or a rules change). Returns the states before each move and the
-// final state (moves.size() + 1 states).
+// A record that does not hold up against the rules; the message says which move and why.
+class RecordError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Replays a record through the rules and checks everything the trainer would use, since a record
+// can pass its CRC and still be wrong (written by a buggy or foreign program, or a rules change):
+// a known game and a valid start position; every move legal where it is played, and played before
+// the game is over; every visit entry for a legal action, once, with at least one visit; root
+// values finite and in [-1, 1]; at the end, a game over with the rules' result and scores, or,
+// when adjudicated, a game not over and scored a draw. Throws RecordError. Returns the states
+// before each move and the final state (moves.size() + 1 states).
 std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record);
 
 }  // namespace oppidum::selfplay

@@ -85,6 +85,8 @@ SelfPlay::~SelfPlay() { stop(); }
 void SelfPlay::start() {
   if (!threads_.empty()) throw std::logic_error("SelfPlay::start called twice");
   stop_ = false;
+  finished_.reopen();  // closed by a previous stop()
+  ++starts_;
   threads_.emplace_back([this] { writer(); });
   for (int i = 0; i < settings_.threads; ++i) threads_.emplace_back([this, i] { worker(i); });
 }
@@ -108,8 +110,10 @@ void SelfPlay::record_error(const std::string& what) {
 void SelfPlay::worker(int index) {
   try {
     const Game& game = game_by_name(settings_.game);
+    // A restart after stop() plays new games too.
     const std::uint64_t runner_seed = mcts::derive_seed(
-        settings_.seed, kSessionStream + settings_.session, static_cast<std::uint64_t>(index));
+        settings_.seed, kSessionStream + settings_.session,
+        static_cast<std::uint64_t>(index) + (std::uint64_t{1} << 32) * (starts_ - 1));
     mcts::RunnerConfig rc;
     rc.num_games = INT_MAX;
     rc.concurrent_games = settings_.concurrent_games;

@@ -8,7 +8,7 @@
 // (how many times the run was started) and the worker and game index.
 //
 // Stopping: stop() sets the stop flag, the workers drop the games in progress, and the writer
-// writes every finished game still queued before it exits. A record names the network that was
+// writes every finished game still queued before it exits. start() after stop() plays on. A record names the network that was
 // current when the game ended (the evaluator may switch weights during a game).
 #pragma once
 
@@ -78,6 +78,7 @@ class SelfPlay {
   std::function<std::int64_t()> network_step_;
   BoundedQueue<GameRecord> finished_;
   std::atomic<bool> stop_{false};
+  std::uint64_t starts_ = 0;  // start() calls; 1 during the first
   std::vector<std::thread> threads_;
   std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, chunks_{0};
   mutable std::mutex error_mutex_;

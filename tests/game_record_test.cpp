@@ -24,7 +24,8 @@ GameRecord random_record(const std::string& game_name, std::uint64_t seed) {
   ActionList actions;
   for (state->legal_actions(actions); !actions.empty(); state->legal_actions(actions)) {
     MoveRecord m;
-    for (Action a : actions) m.visits.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint32_t>(rng() % 50)});
+    for (Action a : actions)
+      m.visits.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint32_t>(1 + rng() % 50)});
     m.action = actions[static_cast<int>(rng() % actions.size())];
     m.root_value = static_cast<float>(rng() % 200) / 100.0f - 1.0f;
     m.policy_target = rng() % 2;
@@ -139,7 +140,7 @@ TEST_F(GameFileTest, RandomCorruptionNeverCrashes) {
 TEST(GameRecord, ReplayRefusesAnIllegalMove) {
   GameRecord r = random_record("mg", 9);
   r.moves[3].action = r.moves[2].action;  // almost surely illegal
-  EXPECT_THROW(replay(r), GameError);
+  EXPECT_THROW(replay(r), RecordError);
 }
 
 }  // namespace

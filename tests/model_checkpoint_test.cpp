@@ -11,6 +11,7 @@
 #include "games/game.h"
 #include "model/backend.h"
 #include "model/checkpoint.h"
+#include "util/file_io.h"
 #include "model/net_config.h"
 #include "tests/model_test_util.h"
 
@@ -89,7 +90,7 @@ TEST(NetConfig, TensorSpecsCoverPoolingBlocks) {
 }
 
 TEST(Checkpoint, Crc32KnownValue) {
-  EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u);  // the standard check value
+  EXPECT_EQ(util::crc32("123456789", 9), 0xCBF43926u);  // the standard check value
 }
 
 TEST(Checkpoint, SaveLoadRoundTripGivesIdenticalOutputs) {

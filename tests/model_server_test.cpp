@@ -84,11 +84,20 @@ TEST(InferenceServer, EachCallerGetsItsOwnResultsUnderConcurrency) {
   EXPECT_EQ(mismatches.load(), 0);
   const InferenceStats s = server.stats();
   EXPECT_EQ(s.positions, static_cast<std::uint64_t>(evaluated.load()));
+  // Eight callers share the batches: fewer batches than calls, none larger than max_batch.
   EXPECT_GT(s.batches, 0u);
+  EXPECT_LT(s.batches, static_cast<std::uint64_t>(kThreads * 30));
   EXPECT_LE(s.mean_batch, 16.0);
+  EXPECT_GT(s.mean_batch, 1.0);
+  EXPECT_DOUBLE_EQ(s.mean_batch * static_cast<double>(s.batches), static_cast<double>(s.positions));
   EXPECT_GT(s.evals_per_second, 0.0);
-  EXPECT_GE(s.mean_queue_wait_ms, 0.0);
-  EXPECT_FALSE(s.to_string().empty());
+  EXPECT_GT(s.mean_queue_wait_ms, 0.0);
+  EXPECT_LT(s.mean_queue_wait_ms, 60000.0);
+  EXPECT_GT(s.forward_share, 0.0);
+  EXPECT_LE(s.forward_share, 1.0);
+  EXPECT_EQ(s.non_finite, 0u);
+  EXPECT_NE(s.to_string().find(std::to_string(s.batches) + " batches"), std::string::npos)
+      << s.to_string();
 }
 
 TEST(InferenceServer, LargeJobsSpanSeveralBatches) {

@@ -11,15 +11,16 @@
 namespace oppidum::trainer {
 namespace {
 
-// A record of a real game from the start, playing the first legal action each ply; each move's
-// visit target puts 3 visits on the move played and 1 on the last legal action.
+// The first plies of a real game from the start, playing the first legal action each ply, then
+// stopped and scored a draw (as self-play adjudicates at its ply limit); each move's visit target
+// puts 3 visits on the move played and 1 on the last legal action.
 selfplay::GameRecord first_action_game(const std::string& name, int plies) {
   const Game& game = game_by_name(name);
   auto state = game.initial_state();
   selfplay::GameRecord r;
   r.game = name;
   r.start = state->to_string();
-  r.result = 1;
+  r.adjudicated = true;
   ActionList legal;
   for (int i = 0; i < plies; ++i) {
     state->legal_actions(legal);
@@ -33,6 +34,30 @@ selfplay::GameRecord first_action_game(const std::string& name, int plies) {
     state->apply(legal[0]);
   }
   return r;
+}
+
+// A whole random game with a winner, as a record; visits only on even plies' moves.
+selfplay::GameRecord decided_random_game(const std::string& name) {
+  const Game& game = game_by_name(name);
+  for (std::uint64_t seed = 1;; ++seed) {
+    mcts::Rng rng(seed);
+    auto state = game.initial_state();
+    selfplay::GameRecord r;
+    r.game = name;
+    r.start = state->to_string();
+    ActionList legal;
+    for (state->legal_actions(legal); !legal.empty(); state->legal_actions(legal)) {
+      selfplay::MoveRecord m;
+      m.action = static_cast<std::uint16_t>(legal[rng.uniform_int(legal.size())]);
+      m.visits = {{m.action, 2}};
+      m.policy_target = r.moves.size() % 2 == 0;
+      r.moves.push_back(m);
+      state->apply(m.action);
+    }
+    r.result = static_cast<std::int8_t>(state->result(0));
+    for (int p = 0; p < 2; ++p) r.score[p] = static_cast<std::int16_t>(state->score(p));
+    if (r.result != 0) return r;
+  }
 }
 
 class ReplayWindowTest : public ::testing::TestWithParam<std::string> {};
@@ -79,22 +104,31 @@ TEST_P(ReplayWindowTest, PolicyTargetsFollowTheSymmetry) {
 TEST_P(ReplayWindowTest, ValuesAreForTheSideToMove) {
   const Game& game = game_by_name(GetParam());
   ReplayWindow window(game, {1000, 1000, 0.5});
-  // Two positions: ply 0 (player 0 to move, who won: +1) ... sample until both are seen.
-  selfplay::GameRecord record = first_action_game(GetParam(), 2);
-  ASSERT_TRUE(window.add_game(record));
+  // A decided game: each position's value is the result for its side to move, so the winner's
+  // positions are +1 and the loser's -1; the window holds exactly one sample per position.
+  const selfplay::GameRecord record = decided_random_game(GetParam());
+  std::string why;
+  ASSERT_TRUE(window.add_game(record, &why)) << why;
+  const auto states = selfplay::replay(record);
+  double expected_sum = 0;
+  for (std::size_t i = 0; i < record.moves.size(); ++i)
+    expected_sum += states[i]->current_player() == 0 ? record.result : -record.result;
   mcts::Rng rng(4);
   TrainingBatch batch;
-  window.sample(200, rng, batch);
+  window.sample(4000, rng, batch);
   int with_target = 0;
   std::set<float> values;
+  double sum = 0;
   for (int i = 0; i < batch.n; ++i) {
     values.insert(batch.value[static_cast<std::size_t>(i)]);
+    sum += batch.value[static_cast<std::size_t>(i)];
     with_target += batch.policy_weight[static_cast<std::size_t>(i)] > 0;
   }
-  // Murus Gallicus alternates; in DVONN plies 0 and 1 are White's and Black's placements.
   EXPECT_EQ(values, (std::set<float>{-1.0f, 1.0f}));
-  EXPECT_GT(with_target, 50);
-  EXPECT_LT(with_target, 150) << "only the first position has a policy target";
+  // The mean sampled value estimates the mean over positions (4000 samples: within 0.1).
+  EXPECT_NEAR(sum / batch.n, expected_sum / static_cast<double>(record.moves.size()), 0.1);
+  EXPECT_GT(with_target, 1700);
+  EXPECT_LT(with_target, 2300) << "half the positions have a policy target";
 }
 
 TEST_P(ReplayWindowTest, WindowGrowsWithTheDataAndDropsTheOldest) {

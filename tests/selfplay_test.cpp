@@ -44,7 +44,7 @@ class SelfPlayTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SelfPlayTest, GamesReachTheStoreAsLegalRecords) {
   mcts::UniformEvaluator uniform;
-  FolderReplayStore store(temp_folder("selfplay_" + GetParam()));
+  FolderReplayStore store(temp_folder("selfplay_" + GetParam()), FolderReplayStore::Mode::kOwner);
   SelfPlay sp(uniform, store, small_settings(GetParam()), [] { return std::int64_t{42}; });
   sp.start();
   run_until(sp, 9);
@@ -91,18 +91,94 @@ TEST(FolderReplayStore, ContinuesNumberingAndDropsInterruptedWrites) {
   r.game = "mg";
   r.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
   {
-    FolderReplayStore store(folder);
+    FolderReplayStore store(folder, FolderReplayStore::Mode::kOwner);
     store.append({r});
     store.append({r, r});
   }
   std::ofstream(std::filesystem::path(folder) / "chunk-00000002.bin.tmp") << "half written";
-  FolderReplayStore again(folder);
+  FolderReplayStore again(folder, FolderReplayStore::Mode::kOwner);
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder) / "chunk-00000002.bin.tmp"));
   again.append({r});
   const auto chunks = again.chunks();
   ASSERT_EQ(chunks.size(), 3u);
   EXPECT_NE(chunks[2].find("chunk-00000002.bin"), std::string::npos);
   EXPECT_EQ(again.read_chunk(chunks[1]).records.size(), 2u);
+}
+
+// Readers never touch a live run: a read-only store leaves the owner's temporary files (a chunk
+// being written) alone, creates nothing and refuses to write.
+TEST(FolderReplayStore, ReadOnlyStoreNeverWrites) {
+  namespace fs = std::filesystem;
+  const std::string folder = temp_folder("store_read_only");
+  GameRecord r;
+  r.game = "mg";
+  r.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
+  FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
+  owner.append({r});
+  const fs::path in_flight = fs::path(folder) / "chunk-00000001.bin.tmp";
+  std::ofstream(in_flight) << "being written";
+  FolderReplayStore reader(folder, FolderReplayStore::Mode::kReadOnly);
+  EXPECT_TRUE(fs::exists(in_flight)) << "a reader deleted the writer's temporary file";
+  EXPECT_EQ(reader.chunks().size(), 1u);
+  EXPECT_THROW(reader.append({r}), std::logic_error);
+  EXPECT_THROW(FolderReplayStore(temp_folder("store_missing") + "/nope",
+                                 FolderReplayStore::Mode::kReadOnly),
+               std::runtime_error);
+  EXPECT_FALSE(fs::exists(temp_folder("store_missing") + "/nope"));
+}
+
+// Odd entries named like chunks are skipped and named, never a crash or a hang: a number too large
+// for any counter, a directory, and a symlink to /dev/zero.
+TEST(FolderReplayStore, SkipsOddEntriesNamingThem) {
+  namespace fs = std::filesystem;
+  const std::string folder = temp_folder("store_odd");
+  GameRecord r;
+  r.game = "mg";
+  r.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
+  FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
+  owner.append({r});
+  std::ofstream(fs::path(folder) / "chunk-99999999999999999999.bin") << "x";
+  fs::create_directory(fs::path(folder) / "chunk-00000007.bin");
+  fs::create_symlink("/dev/zero", fs::path(folder) / "chunk-00000008.bin");
+  FolderReplayStore reader(folder, FolderReplayStore::Mode::kReadOnly);
+  const auto chunks = reader.chunks();
+  ASSERT_EQ(chunks.size(), 1u);
+  const auto problems = reader.problems();
+  ASSERT_EQ(problems.size(), 3u);
+  std::string all;
+  for (const auto& p : problems) all += p + "\n";
+  for (const char* name : {"chunk-99999999999999999999.bin", "chunk-00000007.bin",
+                           "chunk-00000008.bin"})
+    EXPECT_NE(all.find(name), std::string::npos) << all;
+  // The owner's numbering is not thrown off by them either.
+  FolderReplayStore again(folder, FolderReplayStore::Mode::kOwner);
+  again.append({r});
+  EXPECT_EQ(again.chunks().size(), 2u);
+  // Reading such a file directly is an error naming it, not a hang.
+  const ReadResult zero = read_game_file((fs::path(folder) / "chunk-00000008.bin").string());
+  ASSERT_EQ(zero.problems.size(), 1u);
+  EXPECT_NE(zero.problems[0].find("chunk-00000008.bin: not a regular file"), std::string::npos)
+      << zero.problems[0];
+}
+
+// Self-play can be started again after a stop, and then plays and stores games as before.
+TEST(SelfPlay, StartsAgainAfterStop) {
+  mcts::UniformEvaluator uniform;
+  FolderReplayStore store(temp_folder("selfplay_restart"), FolderReplayStore::Mode::kOwner);
+  SelfPlay sp(uniform, store, small_settings("mg"), [] { return std::int64_t{1}; });
+  sp.start();
+  run_until(sp, 3);
+  sp.stop();
+  const std::int64_t first = sp.stats().games;
+  ASSERT_GE(first, 3);
+  sp.start();
+  run_until(sp, first + 3);
+  sp.stop();
+  EXPECT_EQ(sp.error(), "");
+  EXPECT_GE(sp.stats().games, first + 3) << "games after a restart were dropped";
+  std::int64_t stored = 0;
+  for (const std::string& chunk : store.chunks()) stored += static_cast<std::int64_t>(store.read_chunk(chunk).records.size());
+  EXPECT_EQ(stored, sp.stats().games);
 }
 
 }  // namespace

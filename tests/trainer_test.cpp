@@ -1,21 +1,28 @@
 // The optimisation step: the loss falls when training on a fixed set of games; the learning-rate
-// schedule; the trainer's saved state (weights, optimiser, step) round-trips.
+// schedule; the trainer's saved state (weights, optimiser, step) round-trips; training stays finite
+// (a NaN loss stops before any weight changes; damaged or non-finite optimiser state starts fresh,
+// saying so in one line).
 #include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include "games/game.h"
 #include "mcts/evaluator.h"
 #include "mcts/rollout_evaluator.h"
 #include "model/checkpoint.h"
+#include "model/torch_net.h"
 #include "selfplay/replay_store.h"
 #include "selfplay/selfplay.h"
 #include "trainer/replay_window.h"
 #include "trainer/trainer.h"
+#include "util/file_io.h"
 
 namespace oppidum::trainer {
 namespace {
@@ -43,7 +50,7 @@ TrainerSettings settings() {
 ReplayWindow games_window(const std::string& game_name, const std::string& folder) {
   mcts::RolloutEvaluator rollouts(11);
   std::filesystem::remove_all(folder);
-  selfplay::FolderReplayStore store(folder);
+  selfplay::FolderReplayStore store(folder, selfplay::FolderReplayStore::Mode::kOwner);
   selfplay::SelfPlaySettings s;
   s.game = game_name;
   s.threads = 1;
@@ -57,8 +64,11 @@ ReplayWindow games_window(const std::string& game_name, const std::string& folde
   {
     selfplay::SelfPlay sp(rollouts, store, s, [] { return std::int64_t{0}; });
     sp.start();
-    while (sp.stats().games < 8) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (sp.stats().games < 8 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     sp.stop();
+    EXPECT_GE(sp.stats().games, 8) << "self-play made too few games in two minutes";
   }
   ReplayWindow window(game_by_name(game_name), {100000, 100000, 0.5});
   for (const auto& chunk : store.chunks())
@@ -126,42 +136,57 @@ TEST(Trainer, LearningRateWarmsUpThenDecays) {
   EXPECT_NEAR(trainer.learning_rate_at(1000), 0.01, 1e-12);
 }
 
-TEST(Trainer, SavedStateRoundTrips) {
+// A small window of one DVONN game, and a trainer that took a few steps on it.
+struct SmallSetup {
   const Game& game = game_by_name("dvonn");
-  const std::string prefix = ::testing::TempDir() + "trainer_state";
-  Trainer a(game, small_net(), settings(), 1);
-  mcts::Rng rng(3);
+  ReplayWindow window{game, {1000, 1000, 0.5}};
+  mcts::Rng rng{3};
   TrainingBatch batch;
-  ReplayWindow window(game, {1000, 1000, 0.5});
-  selfplay::GameRecord r;
-  r.game = "dvonn";
-  auto state = game.initial_state();
-  r.start = state->to_string();
-  ActionList legal;
-  for (int i = 0; i < 20; ++i) {
-    state->legal_actions(legal);
-    selfplay::MoveRecord m;
-    m.action = static_cast<std::uint16_t>(legal[i % legal.size()]);
-    m.visits = {{m.action, 5}};
-    r.moves.push_back(m);
-    state->apply(m.action);
+
+  SmallSetup() {
+    selfplay::GameRecord r;
+    r.game = "dvonn";
+    auto state = game.initial_state();
+    r.start = state->to_string();
+    ActionList legal;
+    for (int i = 0; i < 20; ++i) {
+      state->legal_actions(legal);
+      selfplay::MoveRecord m;
+      m.action = static_cast<std::uint16_t>(legal[i % legal.size()]);
+      m.visits = {{m.action, 5}};
+      r.moves.push_back(m);
+      state->apply(m.action);
+    }
+    r.adjudicated = true;  // not over after 20 placements
+    std::string why;
+    EXPECT_TRUE(window.add_game(r, &why)) << why;
   }
-  ASSERT_TRUE(window.add_game(r));
-  for (int i = 0; i < 3; ++i) {
-    window.sample(16, rng, batch);
-    a.step(batch);
+  void train(Trainer& t, int steps) {
+    for (int i = 0; i < steps; ++i) {
+      window.sample(16, rng, batch);
+      t.step(batch);
+    }
   }
+};
+
+TEST(Trainer, SavedStateRoundTrips) {
+  SmallSetup s;
+  const std::string prefix = ::testing::TempDir() + "trainer_state";
+  Trainer a(s.game, small_net(), settings(), 1);
+  s.train(a, 3);
   a.save_state(prefix);
-  Trainer b(game, small_net(), settings(), 99);
-  EXPECT_FALSE(b.load_state(prefix + "-missing"));
-  ASSERT_TRUE(b.load_state(prefix));
+  Trainer b(s.game, small_net(), settings(), 99);
+  EXPECT_FALSE(b.load_state(prefix + "-missing").found);
+  const Trainer::LoadResult loaded = b.load_state(prefix);
+  ASSERT_TRUE(loaded.found);
+  EXPECT_EQ(loaded.warning, "");
   EXPECT_EQ(b.steps(), 3);
   const model::Checkpoint ca = a.checkpoint(""), cb = b.checkpoint("");
   ASSERT_EQ(ca.tensors.size(), cb.tensors.size());
   for (std::size_t i = 0; i < ca.tensors.size(); ++i) EXPECT_EQ(ca.tensors[i].data, cb.tensors[i].data);
   // With the optimiser state restored, the next step is the same in both.
-  window.sample(16, rng, batch);
-  const StepStats sa = a.step(batch), sb = b.step(batch);
+  s.window.sample(16, s.rng, s.batch);
+  const StepStats sa = a.step(s.batch), sb = b.step(s.batch);
   EXPECT_DOUBLE_EQ(sa.loss, sb.loss);
   const model::Checkpoint na = a.checkpoint(""), nb = b.checkpoint("");
   for (std::size_t i = 0; i < na.tensors.size(); ++i) {
@@ -169,6 +194,93 @@ TEST(Trainer, SavedStateRoundTrips) {
     for (std::size_t k = 0; k < na.tensors[i].data.size(); ++k)
       ASSERT_NEAR(na.tensors[i].data[k], nb.tensors[i].data[k], 1e-6) << na.tensors[i].name;
   }
+}
+
+TEST(Trainer, ANonFiniteLossStopsBeforeAnyWeightChanges) {
+  SmallSetup s;
+  Trainer t(s.game, small_net(), settings(), 1);
+  s.train(t, 2);
+  const model::Checkpoint before = t.checkpoint("");
+  s.window.sample(16, s.rng, s.batch);
+  s.batch.value[5] = std::numeric_limits<float>::quiet_NaN();  // a NaN loss, finite forward pass
+  try {
+    t.step(s.batch);
+    FAIL() << "a NaN loss was trained on";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("training diverged at step 3"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(t.steps(), 2);
+  // The forward pass updated batch-norm running statistics; no trained weight moved.
+  const model::Checkpoint after = t.checkpoint("");
+  for (std::size_t i = 0; i < before.tensors.size(); ++i)
+    if (before.tensors[i].name.find("running_") == std::string::npos)
+      EXPECT_EQ(before.tensors[i].data, after.tensors[i].data) << before.tensors[i].name;
+}
+
+TEST(Trainer, ADamagedOptimiserFileStartsFreshInOneLine) {
+  SmallSetup s;
+  const std::string prefix = ::testing::TempDir() + "trainer_damaged_optim";
+  Trainer a(s.game, small_net(), settings(), 1);
+  s.train(a, 3);
+  a.save_state(prefix);
+  std::string bytes = util::read_regular_file(prefix + ".optim");
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
+  util::write_file_atomically(prefix + ".optim", bytes);
+  Trainer b(s.game, small_net(), settings(), 9);
+  const Trainer::LoadResult loaded = b.load_state(prefix);
+  ASSERT_TRUE(loaded.found);
+  EXPECT_EQ(b.steps(), 3);
+  EXPECT_NE(loaded.warning.find("damaged"), std::string::npos) << loaded.warning;
+  EXPECT_EQ(loaded.warning.find('\n'), std::string::npos) << loaded.warning;
+  // A framed file whose content LibTorch cannot read: one line too, not LibTorch's backtrace.
+  const char magic[8] = {'O', 'P', 'P', 'O', 'P', 'T', 'I', 'M'};
+  util::write_file_atomically(prefix + ".optim", util::frame(magic, 1, "not an archive"));
+  const Trainer::LoadResult garbage = b.load_state(prefix);
+  EXPECT_FALSE(garbage.warning.empty());
+  EXPECT_EQ(garbage.warning.find('\n'), std::string::npos) << garbage.warning;
+}
+
+// Optimiser state holding NaN (written by a broken or foreign program, with a valid checksum) is
+// not loaded: it would turn every later step into NaN.
+TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
+  SmallSetup s;
+  const std::string prefix = ::testing::TempDir() + "trainer_nan_optim";
+  Trainer a(s.game, small_net(), settings(), 1);
+  s.train(a, 3);
+  a.save_state(prefix);
+  // The same optimiser state with NaN momentum, framed as the trainer frames it.
+  const char magic[8] = {'O', 'P', 'P', 'O', 'P', 'T', 'I', 'M'};
+  const std::string payload =
+      util::unframe(util::read_regular_file(prefix + ".optim"), magic, 1, "optim");
+  model::TorchNet net = model::make_torch_net(s.game, small_net());
+  torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  {
+    std::istringstream in(payload);
+    torch::serialize::InputArchive archive;
+    archive.load_from(in);
+    sgd.load(archive);
+  }
+  int poisoned = 0;
+  for (auto& [key, state] : sgd.state()) {
+    auto& sgd_state = static_cast<torch::optim::SGDParamState&>(*state);
+    sgd_state.momentum_buffer().fill_(std::numeric_limits<float>::quiet_NaN());
+    ++poisoned;
+  }
+  ASSERT_GT(poisoned, 0);
+  std::ostringstream out;
+  torch::serialize::OutputArchive archive;
+  sgd.save(archive);
+  archive.write("oppidum_step", torch::tensor(std::int64_t{3}));
+  archive.save_to(out);
+  util::write_file_atomically(prefix + ".optim", util::frame(magic, 1, out.str()));
+
+  Trainer b(s.game, small_net(), settings(), 9);
+  const Trainer::LoadResult loaded = b.load_state(prefix);
+  EXPECT_NE(loaded.warning.find("NaN"), std::string::npos) << loaded.warning;
+  s.train(b, 3);
+  s.window.sample(16, s.rng, s.batch);
+  EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
 }
 
 }  // namespace

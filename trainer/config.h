@@ -5,8 +5,11 @@
 //
 // Errors name the key: an unknown key ("training.batch_sise: unknown key; keys of training: ..."),
 // a value of the wrong type or out of range ("selfplay.simulations: 0 is out of range 1..1000000"),
-// a malformed file (with the line and column yaml-cpp reports). This header does not include
-// yaml-cpp or LibTorch.
+// a malformed file (with the line and column yaml-cpp reports). A config says what it means: a key
+// or a section given twice ("x.yaml: line 7: training.batch_size is given twice (first at line
+// 3)"), a second YAML document after `---`, an empty config file (or one of comments only) and a
+// directory are errors, never a silent default. Bad input quoted in a message is cut to about 100
+// bytes (games/quote.h). This header does not include yaml-cpp or LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -69,13 +72,17 @@ namespace oppidum::config {
   F(int, threads, 0, 0, 256, "LibTorch threads for training (0: all cores)")
 
 #define OPPIDUM_ARENA_FIELDS(F)                                                               \
-  F(int, max_games, 200, 2, 100000, "game cap of a gate match (paired, so even)")            \
+  F(int, max_games, 200, 0, 100000,                                                          \
+    "game cap of a gate match (paired, so even); 0: no gate, every candidate is promoted")            \
   F(int, simulations, 100, 1, 1000000, "search simulations per move in gate matches")         \
   F(double, elo0, 0, -1000, 1000, "SPRT: H0 Elo difference")                                 \
   F(double, elo1, 20, -1000, 1000, "SPRT: H1 Elo difference")                                \
   F(double, alpha, 0.05, 1e-6, 0.5, "SPRT: false-positive rate")                             \
   F(double, beta, 0.05, 1e-6, 0.5, "SPRT: false-negative rate")                              \
-  F(int, opening_plies, 4, 0, 100, "random plies that make each paired opening")
+  F(int, opening_plies, 4, 0, 100, "random plies that make each paired opening")             \
+  F(std::string, anchor, "alphabeta:depth=2", "", 0,                                          \
+    "fixed opponent each new best network plays, for a rating that does not chain")            \
+  F(int, anchor_games, 20, 0, 100000, "games against the anchor per promotion (0: none)")
 
 #define OPPIDUM_INFERENCE_FIELDS(F)                                                            \
   F(std::string, backend, "eigen", "eigen|torch", 0, "CPU inference backend")                 \
@@ -109,9 +116,12 @@ class ConfigError : public std::runtime_error {
 };
 
 // Parses YAML text; `source` names it in errors (a file name). `overrides` are "section.key=value"
-// strings applied after the file (the CLI's --set). Checks cross-field rules too.
+// strings applied after the file (the CLI's --set). Checks cross-field rules too. Text without
+// sections (empty, comments only) gives the defaults.
 RunConfig parse_config(std::string_view yaml_text, const std::string& source,
                        const std::vector<std::string>& overrides = {});
+// Reads and parses the file `path`, as parse_config does, except that a file without sections is
+// an error ("<path>: the file is empty (no sections)"), as is a directory.
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 // The effective config as YAML, every field written (it parses back to the same config).
 std::string to_yaml(const RunConfig& config);

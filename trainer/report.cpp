@@ -9,7 +9,8 @@
 #include <sstream>
 #include <vector>
 
-#include "model/atomic_file.h"
+#include "util/csv_table.h"
+#include "util/file_io.h"
 #include "selfplay/replay_store.h"
 
 namespace oppidum::trainer {
@@ -22,30 +23,11 @@ struct Series {
   std::vector<std::pair<double, double>> points;
 };
 
-// A CSV file as rows of named fields (quoted fields may hold commas).
+// A CSV file of the run as rows of named fields (read-only; damaged rows counted in bad_rows).
 std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path, int* bad_rows) {
+  util::CsvTable::Row header;
   std::vector<std::map<std::string, std::string>> rows;
-  std::ifstream in(path);
-  std::string line;
-  std::vector<std::string> header;
-  auto split = [](const std::string& l) {
-    std::vector<std::string> out(1);
-    bool quoted = false;
-    for (char c : l) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) out.emplace_back();
-      else out.back() += c;
-    }
-    return out;
-  };
-  if (!std::getline(in, line)) return rows;
-  header = split(line);
-  while (std::getline(in, line)) {
-    const auto fields = split(line);
-    if (fields.size() != header.size()) {
-      ++*bad_rows;  // e.g. a line cut short by a kill
-      continue;
-    }
+  for (const auto& fields : util::CsvTable::read(path.string(), &header, bad_rows)) {
     std::map<std::string, std::string> row;
     for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
     rows.push_back(std::move(row));
@@ -174,9 +156,12 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   int problems = 0;
   std::int64_t games = 0;
   if (fs::exists(dir / "games")) {
-    selfplay::FolderReplayStore store((dir / "games").string());
+    const selfplay::FolderReplayStore store((dir / "games").string(),
+                                            selfplay::FolderReplayStore::Mode::kReadOnly);
     int index = 0;
-    for (const auto& chunk : store.chunks()) {
+    const auto chunks = store.chunks();
+    problems += static_cast<int>(store.problems().size());
+    for (const auto& chunk : chunks) {
       const auto read = store.read_chunk(chunk);
       problems += static_cast<int>(read.problems.size());
       if (read.records.empty()) continue;
@@ -201,7 +186,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << chart("Rating (Elo, from the initial network)", "minutes (of each session)", {best, gate})
        << chart("Self-play speed", "minutes (of each session)", {speed})
        << chart("Game length", "replay chunk (oldest first)", {length}) << "</body></html>\n";
-  model::write_file_atomically(out_path, html.str());
+  util::write_file_atomically(out_path, html.str());
   return out_path + ": " + std::to_string(games) + " games, " + std::to_string(gates.size()) +
          " gates";
 }

@@ -6,27 +6,27 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
-#include "arena/match.h"
 #include "arena/players.h"
 #include "mcts/seed.h"
-#include "model/atomic_file.h"
-#include "model/backend.h"
 #include "model/checkpoint.h"
 #include "model/inference_server.h"
 #include "selfplay/replay_store.h"
 #include "selfplay/selfplay.h"
+#include "trainer/gate.h"
 #include "trainer/replay_window.h"
+#include "trainer/run_folder.h"
+#include "trainer/settings.h"
 #include "trainer/trainer.h"
+#include "util/file_io.h"
 
 namespace oppidum::trainer {
 namespace fs = std::filesystem;
@@ -36,72 +36,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint64_t kInitStream = 0x494E495400000000ULL;    // initial network weights
 constexpr std::uint64_t kSampleStream = 0x53414D504C450000ULL;  // batch sampling, by session
-constexpr std::uint64_t kGateStream = 0x4741544500000000ULL;    // gate matches, by generation
 
 // Keys whose value may change between invocations of one run: stop conditions, not identity.
 bool is_session_key(const std::string& line) {
   return line.find("stop_after_minutes:") != std::string::npos ||
          line.find("max_generations:") != std::string::npos;
-}
-
-void write_text_atomically(const fs::path& path, const std::string& text) {
-  model::write_file_atomically(path.string(), text);
-}
-
-// The files of a run folder.
-struct RunPaths {
-  fs::path dir;
-  fs::path config() const { return dir / "config.yaml"; }
-  fs::path state() const { return dir / "state.yaml"; }
-  fs::path best() const { return dir / "checkpoints" / "best.ckpt"; }
-  fs::path candidate(int generation) const {
-    char name[32];
-    std::snprintf(name, sizeof name, "gen-%04d.ckpt", generation);
-    return dir / "checkpoints" / name;
-  }
-  std::string trainer_prefix() const { return (dir / "trainer").string(); }
-  fs::path games() const { return dir / "games"; }
-  fs::path arena() const { return dir / "arena.csv"; }
-  fs::path metrics() const { return dir / "metrics.csv"; }
-  fs::path log() const { return dir / "log.txt"; }
-};
-
-// What state.yaml keeps: only what cannot be derived from the other files.
-struct RunState {
-  std::uint64_t sessions = 0;  // starts of the run so far (seeds each session's self-play anew)
-  double best_elo = 0.0;       // chained gate estimates from the initial network
-  std::string last_gate;       // one line about the last gate
-};
-
-RunState load_state(const RunPaths& paths) {
-  RunState s;
-  if (!fs::exists(paths.state())) return s;
-  try {
-    const YAML::Node n = YAML::LoadFile(paths.state().string());
-    s.sessions = n["sessions"].as<std::uint64_t>();
-    s.best_elo = n["best_elo"].as<double>();
-    s.last_gate = n["last_gate"] ? n["last_gate"].as<std::string>() : "";
-  } catch (const std::exception& e) {
-    throw std::runtime_error(paths.state().string() + ": damaged (" + e.what() +
-                             "); restore it or remove it to restart the counters");
-  }
-  return s;
-}
-
-void save_state(const RunPaths& paths, const RunState& s) {
-  YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "sessions" << YAML::Value << s.sessions << YAML::Key << "best_elo"
-      << YAML::Value << s.best_elo << YAML::Key << "last_gate" << YAML::Value << s.last_gate
-      << YAML::EndMap;
-  write_text_atomically(paths.state(), std::string(out.c_str()) + "\n");
-}
-
-// Appends one line (a CSV row) and flushes, creating the file with its header first.
-void append_line(const fs::path& path, const std::string& header, const std::string& line) {
-  const bool fresh = !fs::exists(path);
-  std::ofstream out(path, std::ios::app);
-  if (fresh) out << header << '\n';
-  out << line << '\n';
 }
 
 // The keys (section.key: value) where two configs differ, stop conditions left out.
@@ -147,136 +86,264 @@ std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths) {
   return logger;
 }
 
-model::NetConfig net_config(const config::NetSection& n) {
-  model::NetConfig c;
-  c.blocks = n.blocks;
-  c.filters = n.filters;
-  c.policy_channels = n.policy_channels;
-  c.value_channels = n.value_channels;
-  c.value_hidden = n.value_hidden;
-  c.global_pooling = n.global_pooling;
-  return c;
-}
-
-model::BackendOptions backend_options(const config::InferenceSection& s) {
-  model::BackendOptions b;
-  b.kind = model::parse_backend_kind(s.backend);
-  b.device = model::parse_device(s.device);
-  b.threads = 1;
-  return b;
-}
-
-selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& c, std::uint64_t session) {
-  selfplay::SelfPlaySettings s;
-  s.game = c.run.game;
-  s.threads = c.selfplay.threads;
-  s.concurrent_games = c.selfplay.concurrent_games;
-  s.simulations = c.selfplay.simulations;
-  s.fast_simulations = c.selfplay.fast_simulations;
-  s.full_search_fraction = c.selfplay.full_search_fraction;
-  s.search.cpuct = static_cast<float>(c.selfplay.cpuct);
-  s.search.fpu_reduction = static_cast<float>(c.selfplay.fpu_reduction);
-  s.search.dirichlet_alpha_scale = static_cast<float>(c.selfplay.dirichlet_alpha_scale);
-  s.search.dirichlet_weight = static_cast<float>(c.selfplay.dirichlet_weight);
-  s.search.temperature_plies = c.selfplay.temperature_plies;
-  s.search.temperature = static_cast<float>(c.selfplay.temperature);
-  s.search.final_temperature = static_cast<float>(c.selfplay.final_temperature);
-  s.max_plies = c.selfplay.max_plies;
-  s.games_per_chunk = c.selfplay.games_per_chunk;
-  s.seed = c.run.seed;
-  s.session = session;
-  return s;
-}
-
-TrainerSettings trainer_settings(const config::RunConfig& c) {
-  TrainerSettings t;
-  t.optimizer = c.training.optimizer;
-  t.learning_rate = c.training.learning_rate;
-  t.warmup_steps = c.training.warmup_steps;
-  t.lr_decay_steps = c.training.lr_decay_steps;
-  t.momentum = c.training.momentum;
-  t.weight_decay = c.training.weight_decay;
-  t.value_loss_weight = c.training.value_loss_weight;
-  t.device = c.inference.device;
-  t.threads = c.training.threads;
-  return t;
-}
-
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
 
-// The training loop of one session: owns every moving part and the counters.
+bool intact(const std::string& path, const Game& game) {
+  try {
+    model::load_checkpoint(path, game);
+    return true;
+  } catch (const model::CheckpointError&) {
+    return false;
+  }
+}
+
+// The training loop of one session of a run (the trainer node): owns every moving part.
 class Session {
  public:
   Session(const TrainOptions& options, const std::atomic<bool>& stop)
       : options_(options), stop_(stop), paths_{options.run_dir} {}
 
   void run() {
-    fs::create_directories(paths_.dir / "checkpoints");
+    open_folder();
+    try {
+      if (new_run_) create_run();
+      restore();
+      start_services();
+      loop();
+      selfplay_->stop();
+      ingest();
+      trainer_->save_state(paths_.trainer_prefix());  // a clean stop keeps every step
+      if (status_shown_) std::fputc('\n', stderr);
+      log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
+                 "continue", window_->total_positions(), trainer_->steps(), generation());
+    } catch (const std::exception& e) {
+      if (status_shown_) std::fputc('\n', stderr);
+      log_->sinks().front()->set_level(spdlog::level::off);  // the console gets it from main
+      log_->error("stopped by an error: {}", e.what());
+      log_->flush();
+      throw;
+    }
+  }
+
+ private:
+  // Resolves the config before anything is created, so a refused config leaves no trace; then
+  // takes the folder's lock and looks again (another process may have created the run meanwhile).
+  void open_folder() {
+    check_not_orphaned();
     config_ = resolve_config(options_, paths_);
-    const bool new_run = !fs::exists(paths_.config());
-    if (new_run) write_text_atomically(paths_.config(), config::to_yaml(config_));
-    log_ = make_logger(paths_);
+    const bool had_config = fs::exists(paths_.config());
+    folder_ = std::make_unique<RunFolder>(paths_.dir);
+    if (folder_->exists() != had_config) {
+      check_not_orphaned();
+      config_ = resolve_config(options_, paths_);
+    }
+    new_run_ = !folder_->exists();
     game_ = &game_by_name(config_.run.game);
-    state_ = load_state(paths_);
-    ++state_.sessions;
-    save_state(paths_, state_);
-    log_->info("{} run {} (session {}): {} {}", new_run ? "starting" : "resuming",
+    log_ = make_logger(paths_);
+  }
+
+  // A folder that holds training progress but no config.yaml lost its config: never start over.
+  void check_not_orphaned() const {
+    if (fs::exists(paths_.config())) return;
+    const auto found = progress_files(paths_);
+    if (found.empty()) return;
+    std::string list;
+    for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;
+    throw RunFolderError(paths_.config().string() + " is missing, but " + paths_.dir.string() +
+                         " holds a run (" + list +
+                         "); restore config.yaml (the run's effective config) to continue it, or "
+                         "start the new run in another folder");
+  }
+
+  std::unique_ptr<Trainer> make_trainer() const {
+    return std::make_unique<Trainer>(*game_, net_config(config_.net), trainer_settings(config_),
+                                     mcts::derive_seed(config_.run.seed, kInitStream, 0));
+  }
+
+  // Writes the initial network (gen-0000 and best), the state and, last, config.yaml: a run
+  // interrupted before that is created again from scratch.
+  void create_run() {
+    const model::Checkpoint initial = make_trainer()->checkpoint("initial network");
+    model::save_checkpoint(initial, paths_.candidate(0).string());
+    model::save_checkpoint(initial, paths_.best().string());
+    folder_->save_state(RunState{});
+    util::write_file_atomically(paths_.config().string(), config::to_yaml(config_));
+    log_->info("created run {}: initial network in {}", paths_.dir.string(),
+               paths_.candidate(0).string());
+  }
+
+  std::string recover_hint(const std::string& what) const {
+    return what + "; restore it, or run the same command with --recover to rebuild the run from "
+                  "its newest intact checkpoints (docs/FORMATS.md, \"Run folder\")";
+  }
+
+  // Checks and repairs the folder (trainer/run_folder.h), loads the trainer and the best network,
+  // and finds a gate left unfinished.
+  void restore() {
+    state_ = folder_->load_state(options_.recover);
+    for (const auto& line : folder_->open_tables()) log_->warn("repaired {}", line);
+    load_trainer();
+    for (const auto& line : folder_->drop_rows_after(trainer_->steps(),
+                                                     config_.training.steps_per_generation))
+      log_->warn("repaired {}", line);
+    load_best();
+    const int trained = generation();
+    const int gated = folder_->gates().empty() ? 0 : folder_->gates().back().generation;
+    if (trainer_->steps() % config_.training.steps_per_generation == 0 && trained > gated) {
+      if (!intact(paths_.candidate(trained).string(), *game_)) {
+        model::save_checkpoint(trainer_->checkpoint(candidate_metadata(trained)),
+                               paths_.candidate(trained).string());
+        log_->info("rewrote {} from the trainer's state", paths_.candidate(trained).string());
+      }
+      pending_gate_ = trained;
+      log_->info("generation {} was not gated yet: its gate comes first", trained);
+    }
+    if (config_.arena.anchor_games > 0) {
+      arena::PlayerOptions options;
+      options.net_factory = model::net_evaluator_factory(backend_options(config_.inference));
+      try {
+        arena::make_player(*game_, config_.arena.anchor, options);
+      } catch (const std::exception& e) {
+        throw config::ConfigError("arena.anchor: " + std::string(e.what()));
+      }
+    }
+    ++state_.sessions;  // only now: a refused resume changes nothing
+    folder_->save_state(state_);
+    log_->info("{} run {} (session {}): {} {}", new_run_ ? "starting" : "resuming",
                paths_.dir.string(), state_.sessions, game_->name(),
                net_config(config_.net).to_string());
+  }
 
-    trainer_ = std::make_unique<Trainer>(*game_, net_config(config_.net), trainer_settings(config_),
-                                         mcts::derive_seed(config_.run.seed, kInitStream, 0));
-    if (!fs::exists(paths_.best())) {
-      model::save_checkpoint(trainer_->checkpoint("initial network"), paths_.best().string());
-      log_->info("wrote the initial network to {}", paths_.best().string());
+  void load_trainer() {
+    trainer_ = make_trainer();
+    Trainer::LoadResult loaded;
+    try {
+      loaded = trainer_->load_state(paths_.trainer_prefix());
+    } catch (const model::CheckpointError& e) {
+      if (!options_.recover) throw RunFolderError(recover_hint(e.what()));
+      recover_trainer(e.what());
+      return;
     }
-    if (trainer_->load_state(paths_.trainer_prefix()))
-      log_->info("trainer resumes at step {} (generation {})", trainer_->steps(), generation());
-    else
-      trainer_->load_weights(model::load_checkpoint(paths_.best().string(), *game_));
+    if (!loaded.warning.empty()) log_->warn("trainer: {}", loaded.warning);
+    if (loaded.found) {
+      if (trainer_->steps() > 0)
+        log_->info("trainer resumes at step {} (generation {})", trainer_->steps(), generation());
+      return;
+    }
+    // No trainer state: right for a run that never finished its first generation.
+    if (fs::exists(paths_.candidate(1)) || !folder_->gates().empty()) {
+      const std::string what = paths_.trainer_weights().string() +
+                               " is missing, but the run has trained generations";
+      if (!options_.recover) throw RunFolderError(recover_hint(what));
+      recover_trainer(what);
+      return;
+    }
+    const std::string initial =
+        fs::exists(paths_.candidate(0)) ? paths_.candidate(0).string() : paths_.best().string();
+    trainer_->load_weights(model::load_checkpoint(initial, *game_));
+  }
 
-    best_step_ = load_best().step;
+  // --recover: the trainer from the newest intact gen-*.ckpt, with fresh optimiser state.
+  void recover_trainer(const std::string& why) {
+    for (int gen = newest_candidate(); gen >= 0; --gen) {
+      const std::string path = paths_.candidate(gen).string();
+      if (!intact(path, *game_)) continue;
+      const model::Checkpoint c = model::load_checkpoint(path, *game_);
+      trainer_->load_weights(c);
+      trainer_->set_steps(c.step);
+      trainer_->save_state(paths_.trainer_prefix());
+      log_->warn("recovered: {}; the trainer restarts from {} (step {}) with fresh optimiser state",
+                 why, path, c.step);
+      return;
+    }
+    throw RunFolderError(why + ", and no intact checkpoints/gen-*.ckpt is left to recover from");
+  }
+
+  int newest_candidate() const {
+    int newest = -1;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(paths_.checkpoints(), ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.size() == 13 && name.rfind("gen-", 0) == 0 && name.compare(8, 5, ".ckpt") == 0 &&
+          name.substr(4, 4).find_first_not_of("0123456789") == std::string::npos)
+        newest = std::max(newest, std::stoi(name.substr(4, 4)));
+    }
+    return newest;
+  }
+
+  // best.ckpt must be the last promoted generation (gen-0000 when none was): a kill between a
+  // gate's commit and the copy is rolled forward; a missing or damaged one is an error, or with
+  // --recover copied again.
+  void load_best() {
+    const auto promoted = folder_->last_promoted();
+    const int best_gen = promoted ? promoted->generation : 0;
+    const std::int64_t best_step = promoted ? promoted->step : 0;
+    const std::string source = paths_.candidate(best_gen).string();
+    std::string problem;
+    try {
+      const model::Checkpoint best =
+          model::load_checkpoint(paths_.best().string(), *game_, nullptr);
+      if (best.step == best_step) {
+        best_step_ = best_step;
+        return;
+      }
+      problem = "it holds step " + std::to_string(best.step) + ", not generation " +
+                std::to_string(best_gen) + " (step " + std::to_string(best_step) +
+                "), the last promoted in arena.csv";
+    } catch (const model::CheckpointError& e) {
+      if (!options_.recover && fs::exists(paths_.best()))
+        throw RunFolderError(recover_hint(e.what()));
+      if (!options_.recover)
+        throw RunFolderError(recover_hint(paths_.best().string() + " is missing"));
+      problem = e.what();
+    }
+    if (!fs::exists(source) && best_gen == 0 && !promoted) {
+      // A run from before gen-0000 existed, whose best is still its initial network: keep it.
+      best_step_ = 0;
+      return;
+    }
+    const model::Checkpoint copy = model::load_checkpoint(source, *game_);
+    model::save_checkpoint(copy, paths_.best().string());
+    best_step_ = copy.step;
+    log_->warn("{}: {}; copied {} to it", paths_.best().string(), problem, source);
+  }
+
+  void start_services() {
     server_ = model::make_net_evaluator(*game_, paths_.best().string(),
                                         backend_options(config_.inference),
-                                        {config_.inference.max_batch,
-                                         std::chrono::microseconds(config_.inference.max_wait_us)});
-    store_ = std::make_unique<selfplay::FolderReplayStore>(paths_.games().string());
+                                        server_options(config_.inference));
+    store_ = std::make_unique<selfplay::FolderReplayStore>(
+        paths_.games().string(), selfplay::FolderReplayStore::Mode::kOwner);
     window_ = std::make_unique<ReplayWindow>(
         *game_, WindowSettings{config_.training.window_min, config_.training.window_max,
                                config_.training.window_growth});
     ingest();
     log_->info("replay: {} positions in {} chunks, window {}", window_->total_positions(),
                ingested_chunks_, window_->size());
-
     selfplay_ = std::make_unique<selfplay::SelfPlay>(
         *server_, *store_, selfplay_settings(config_, state_.sessions),
         [this] { return best_step_.load(); });
     selfplay_->start();
     start_ = Clock::now();
-    loop();
-    selfplay_->stop();
-    ingest();
-    if (status_shown_) std::fputc('\n', stderr);
-    log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
-               "continue", window_->total_positions(), trainer_->steps(), generation());
   }
 
- private:
   int generation() const {
     return static_cast<int>(trainer_->steps() / config_.training.steps_per_generation);
   }
 
-  model::Checkpoint load_best() const {
-    return model::load_checkpoint(paths_.best().string(), *game_);
+  std::string candidate_metadata(int gen) const {
+    return paths_.dir.filename().string() + " generation " + std::to_string(gen);
   }
 
   bool should_stop() const {
     if (stop_.load()) return true;
-    if (config_.run.max_generations > 0 && generation() >= config_.run.max_generations) return true;
+    if (config_.run.max_generations > 0 && generation() >= config_.run.max_generations &&
+        pending_gate_ == 0)
+      return true;
     if (config_.run.stop_after_minutes > 0 &&
         std::chrono::duration<double>(Clock::now() - start_).count() >=
             config_.run.stop_after_minutes * 60.0)
@@ -286,17 +353,25 @@ class Session {
     return false;
   }
 
+  // Reads the chunks written since the last call into the window. Every record is replayed and
+  // checked (selfplay::replay); one that does not hold up is dropped, counted and logged.
   void ingest() {
     const auto chunks = store_->chunks();
+    for (const std::string& p : store_->problems())
+      if (logged_problems_.insert(p).second) log_->warn("games: {}", p);
     for (; ingested_chunks_ < chunks.size(); ++ingested_chunks_) {
-      const selfplay::ReadResult read = store_->read_chunk(chunks[ingested_chunks_]);
+      const std::string& chunk = chunks[ingested_chunks_];
+      const selfplay::ReadResult read = store_->read_chunk(chunk);
       for (const std::string& p : read.problems) log_->warn("skipping damaged data: {}", p);
-      for (const selfplay::GameRecord& r : read.records) {
+      for (std::size_t i = 0; i < read.records.size(); ++i) {
         std::string why;
-        if (!window_->add_game(r, &why))
-          log_->warn("skipping a game of {}: {}", chunks[ingested_chunks_], why);
-        else
+        if (window_->add_game(read.records[i], &why)) {
           ++games_;
+        } else {
+          ++rejected_games_;
+          log_->warn("dropped game {} of {} ({} dropped so far): {}", i, chunk, rejected_games_,
+                     why);
+        }
       }
     }
   }
@@ -306,6 +381,10 @@ class Session {
     TrainingBatch batch;
     auto last_ingest = Clock::now();
     while (!should_stop()) {
+      if (pending_gate_ > 0) {
+        gate(pending_gate_);
+        continue;
+      }
       if (Clock::now() - last_ingest > std::chrono::milliseconds(500)) {
         ingest();
         last_ingest = Clock::now();
@@ -320,102 +399,98 @@ class Session {
       }
       window_->sample(config_.training.batch_size, rng, batch);
       last_step_ = trainer_->step(batch);
-      append_line(paths_.metrics(), kMetricsHeader,
-                  "train," + fixed(elapsed(), 1) + "," + std::to_string(trainer_->steps()) + "," +
-                      std::to_string(generation()) + "," + std::to_string(positions) + "," +
-                      std::to_string(games_) + "," + fixed(last_step_.policy_loss, 5) + "," +
-                      fixed(last_step_.value_loss, 5) + "," + fixed(last_step_.learning_rate, 6) +
-                      ",,,,");
+      folder_->append_train({elapsed(), trainer_->steps(), generation(), positions, games_,
+                             last_step_.policy_loss, last_step_.value_loss,
+                             last_step_.learning_rate});
       if (trainer_->steps() % config_.training.steps_per_generation == 0) end_generation();
     }
   }
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  // Saves the candidate, gates it against the best, promotes it, then saves the trainer. The
-  // trainer's state is saved last: a kill before that resumes at the previous generation and
-  // trains and gates a new candidate (arena.csv may then show the generation twice, each row for
-  // a different candidate), so no candidate is ever left ungated.
+  // Steps 1 and 2 of trainer/run_folder.h; the gate follows in the loop.
   void end_generation() {
     const int gen = generation();
-    const model::Checkpoint candidate =
-        trainer_->checkpoint(paths_.dir.filename().string() + " generation " + std::to_string(gen));
-    model::save_checkpoint(candidate, paths_.candidate(gen).string());
-    log_->info("generation {}: candidate {} (step {}), gating against generation {}", gen,
-               paths_.candidate(gen).filename().string(), candidate.step, best_generation());
+    trainer_->save_state(paths_.trainer_prefix());
+    model::save_checkpoint(trainer_->checkpoint(candidate_metadata(gen)),
+                           paths_.candidate(gen).string());
+    pending_gate_ = gen;
+  }
+
+  // Steps 3 to 6: the gate of generation `gen` against the best network, its commit, and the
+  // promotion. A stopped gate leaves no trace and is played again when the run continues.
+  void gate(int gen) {
     const int opponent = best_generation();
-    const arena::MatchStatus gate = run_gate(gen);
-    const bool promote = gate.verdict == arena::SprtVerdict::kAcceptH1 ||
-                         (gate.verdict == arena::SprtVerdict::kContinue && gate.llr > 0);
-    const std::string elo = arena::format_elo(gate.elo.elo) + " [" +
-                            arena::format_elo(gate.elo.elo_low) + ", " +
-                            arena::format_elo(gate.elo.elo_high) + "]";
-    state_.last_gate = "gen " + std::to_string(gen) + " " + elo + " over " +
-                       std::to_string(gate.games_counted) + " games: " +
-                       (promote ? "promoted" : "rejected");
-    if (promote) {
+    log_->info("generation {}: gating {} against generation {}", gen,
+               paths_.candidate(gen).filename().string(), opponent);
+    GateInputs in;
+    in.game = game_;
+    in.config = &config_;
+    in.generation = gen;
+    in.candidate_path = paths_.candidate(gen).string();
+    in.best_path = paths_.best().string();
+    in.candidate_name = "gen-" + std::to_string(gen);
+    in.best_name = "gen-" + std::to_string(opponent);
+    in.stop = &stop_;
+    in.on_progress = [this](const std::string& line) {
+      gate_progress_ = line;
+      show_status();
+    };
+    const GateMatches m = play_gate(in);
+    gate_progress_.clear();
+    if (m.stopped()) {
+      if (status_shown_) std::fputc('\n', stderr);
+      log_->info("generation {}: gate stopped; it is played again when the run continues", gen);
+      return;
+    }
+    const model::Checkpoint candidate = model::load_checkpoint(in.candidate_path, *game_);
+    GateRow row;
+    row.generation = gen;
+    row.step = candidate.step;
+    row.opponent_generation = opponent;
+    row.games = m.gate.games_counted;
+    row.wins = m.gate.wins;
+    row.draws = m.gate.draws;
+    row.losses = m.gate.losses;
+    row.elo = m.gate.elo.elo;
+    row.elo_low = m.gate.elo.elo_low;
+    row.elo_high = m.gate.elo.elo_high;
+    row.llr = m.gate.llr;
+    row.verdict = m.gate.games_cap == 0 ? "no gate (arena.max_games 0)"
+                                        : arena::describe_verdict(m.gate);
+    row.promoted = m.promoted;
+    row.seconds = elapsed();
+    row.rating = folder_->rating() + (m.promoted && std::isfinite(row.elo) ? row.elo : 0.0);
+    if (m.anchor) {
+      row.anchor = config_.arena.anchor;
+      row.anchor_games = m.anchor->games_counted;
+      row.anchor_score = m.anchor->elo.score;
+      row.anchor_elo = m.anchor->elo.elo;
+      row.anchor_elo_low = m.anchor->elo.elo_low;
+      row.anchor_elo_high = m.anchor->elo.elo_high;
+    }
+    folder_->append_gate(row, window_->total_positions(), games_);
+    pending_gate_ = 0;
+    if (m.promoted) {
       model::save_checkpoint(candidate, paths_.best().string());
       server_->swap_weights(candidate);
       best_step_ = candidate.step;
-      if (std::isfinite(gate.elo.elo)) state_.best_elo += gate.elo.elo;
     }
-    append_line(paths_.arena(), kArenaHeader,
-                std::to_string(gen) + "," + std::to_string(candidate.step) + "," +
-                    std::to_string(opponent) + "," + std::to_string(gate.games_counted) + "," +
-                    std::to_string(gate.wins) + "," + std::to_string(gate.draws) + "," +
-                    std::to_string(gate.losses) + "," + fixed(gate.elo.elo, 1) + "," +
-                    fixed(gate.elo.elo_low, 1) + "," + fixed(gate.elo.elo_high, 1) + "," +
-                    fixed(gate.llr, 3) + ",\"" + arena::describe_verdict(gate) + "\"," +
-                    (promote ? "1" : "0") + "," + fixed(elapsed(), 1));
-    append_line(paths_.metrics(), kMetricsHeader,
-                "gate," + fixed(elapsed(), 1) + "," + std::to_string(trainer_->steps()) + "," +
-                    std::to_string(gen) + "," + std::to_string(window_->total_positions()) + "," +
-                    std::to_string(games_) + ",,,," + fixed(gate.elo.elo, 1) + "," +
-                    (promote ? "1" : "0") + "," + fixed(state_.best_elo, 1) + "," +
-                    std::to_string(gate.games_counted));
-    save_state(paths_, state_);
-    trainer_->save_state(paths_.trainer_prefix());
+    last_gate_ = "gen " + std::to_string(gen) + " " + arena::format_elo(row.elo) + " [" +
+                 arena::format_elo(row.elo_low) + ", " + arena::format_elo(row.elo_high) +
+                 "] over " + std::to_string(row.games) + " games: " +
+                 (m.promoted ? "promoted" : "rejected");
+    if (m.anchor)
+      last_gate_ += "; vs " + row.anchor + " " + fixed(100.0 * row.anchor_score, 1) + "% (" +
+                    arena::format_elo(row.anchor_elo) + " Elo)";
     if (status_shown_) std::fputc('\n', stderr);
-    log_->info("generation {}: {}; best is generation {} (rating {:+.0f})", gen, state_.last_gate,
-               best_generation(), state_.best_elo);
+    log_->info("generation {}: {}; best is generation {} (chained rating {:+.0f})", gen, last_gate_,
+               best_generation(), folder_->rating());
   }
 
   // The generation of the best network, from its training step.
   int best_generation() const {
     return static_cast<int>(best_step_.load() / config_.training.steps_per_generation);
-  }
-
-  arena::MatchStatus run_gate(int gen) {
-    const model::BackendOptions backend = backend_options(config_.inference);
-    const model::InferenceServerOptions server{config_.inference.max_batch,
-                                               std::chrono::microseconds(config_.inference.max_wait_us)};
-    std::shared_ptr<mcts::Evaluator> cand = model::make_net_evaluator(
-        *game_, paths_.candidate(gen).string(), backend, server);
-    std::shared_ptr<mcts::Evaluator> best =
-        model::make_net_evaluator(*game_, paths_.best().string(), backend, server);
-    const mcts::SearchConfig search = arena::arena_search_config(
-        config_.arena.simulations, static_cast<float>(config_.selfplay.cpuct));
-    arena::SearchPlayer a("gen-" + std::to_string(gen), search, [cand](std::uint64_t) { return cand; },
-                          true);
-    arena::SearchPlayer b("gen-" + std::to_string(best_generation()), search,
-                          [best](std::uint64_t) { return best; }, true);
-    arena::MatchConfig mc;
-    mc.games = config_.arena.max_games;
-    mc.threads = 1;
-    mc.opening_plies = config_.arena.opening_plies;
-    mc.seed = mcts::derive_seed(config_.run.seed, kGateStream, static_cast<std::uint64_t>(gen));
-    mc.sprt = arena::SprtConfig{config_.arena.elo0, config_.arena.elo1, config_.arena.alpha,
-                                config_.arena.beta};
-    mc.pairs_per_runner = 32;
-    mc.max_plies = config_.selfplay.max_plies;
-    arena::MatchHooks hooks;
-    hooks.on_progress = [this](const arena::MatchStatus& s) {
-      gate_progress_ = arena::format_progress(s);
-      show_status();
-    };
-    const arena::MatchStatus result = arena::run_match(*game_, a, b, mc, hooks);
-    gate_progress_.clear();
-    return result;
   }
 
   void show_status() {
@@ -432,10 +507,10 @@ class Session {
                        " | step " + std::to_string(trainer_->steps()) + " loss " +
                        fixed(last_step_.loss, 3) + " (p " + fixed(last_step_.policy_loss, 3) +
                        " v " + fixed(last_step_.value_loss, 3) + ") | best gen " +
-                       std::to_string(best_generation()) + " " + arena::format_elo(state_.best_elo) +
-                       " Elo";
+                       std::to_string(best_generation()) + " " +
+                       arena::format_elo(folder_->rating()) + " Elo";
     if (!gate_progress_.empty()) line += " | gate " + gate_progress_;
-    else if (!state_.last_gate.empty()) line += " | last gate " + state_.last_gate;
+    else if (!last_gate_.empty()) line += " | last gate " + last_gate_;
     if (options_.status_line && isatty(2)) {
       std::fprintf(stderr, "\r%s\033[K", line.c_str());
       status_shown_ = true;
@@ -445,17 +520,12 @@ class Session {
     }
   }
 
-  static constexpr const char* kMetricsHeader =
-      "kind,seconds,step,generation,positions,games,policy_loss,value_loss,learning_rate,"
-      "gate_elo,promoted,best_elo,gate_games";
-  static constexpr const char* kArenaHeader =
-      "generation,step,opponent_generation,games,wins,draws,losses,elo,elo_low,elo_high,llr,"
-      "verdict,promoted,seconds";
-
   const TrainOptions& options_;
   const std::atomic<bool>& stop_;
   RunPaths paths_;
   config::RunConfig config_;
+  std::unique_ptr<RunFolder> folder_;
+  bool new_run_ = false;
   std::shared_ptr<spdlog::logger> log_;
   const Game* game_ = nullptr;
   RunState state_;
@@ -467,10 +537,13 @@ class Session {
   std::unique_ptr<selfplay::SelfPlay> selfplay_;
   std::size_t ingested_chunks_ = 0;
   std::int64_t games_ = 0;
+  std::int64_t rejected_games_ = 0;
+  std::set<std::string> logged_problems_;
+  int pending_gate_ = 0;  // a generation saved but not gated yet
   StepStats last_step_;
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_status_{}, last_status_log_{};
-  std::string gate_progress_;
+  std::string gate_progress_, last_gate_;
   bool status_shown_ = false;
 };
 

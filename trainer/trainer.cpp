@@ -2,14 +2,28 @@
 
 #include <cmath>
 #include <filesystem>
-#include <iostream>
+#include <sstream>
 #include <thread>
 
 #include <torch/torch.h>
 
 #include "model/torch_net.h"
+#include "util/file_io.h"
 
 namespace oppidum::trainer {
+namespace {
+
+constexpr char kOptimizerMagic[8] = {'O', 'P', 'P', 'O', 'P', 'T', 'I', 'M'};
+constexpr std::uint32_t kOptimizerFormatVersion = 1;
+
+// The first line of a message (LibTorch's errors carry a backtrace after it).
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+bool all_finite(const torch::Tensor& t) {
+  return !t.defined() || torch::isfinite(t).all().item<bool>();
+}
+
+}  // namespace
 
 struct Trainer::Impl {
   const Game& game;
@@ -62,6 +76,33 @@ struct Trainer::Impl {
     }
   }
 
+  // Throws NonFiniteError naming the first parameter or buffer that holds a NaN or an infinity.
+  void check_weights_finite(const std::string& when) const {
+    for (const auto& p : net->named_parameters())
+      if (!all_finite(p.value()))
+        throw NonFiniteError("training diverged: weight " + p.key() + " is not finite " + when +
+                             "; the run stops with the last good files in place (lower "
+                             "training.learning_rate, then resume)");
+    for (const auto& b : net->named_buffers())
+      if (!all_finite(b.value()))
+        throw NonFiniteError("training diverged: buffer " + b.key() + " is not finite " + when +
+                             "; the run stops with the last good files in place");
+  }
+
+  // Empty when every optimiser state tensor is finite, else the name of the first that is not.
+  std::string non_finite_optimizer_state() const {
+    for (const auto& [key, state] : optimizer->state()) {
+      if (const auto* s = dynamic_cast<const torch::optim::SGDParamState*>(state.get())) {
+        if (!all_finite(s->momentum_buffer())) return "a momentum buffer";
+      } else if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(state.get())) {
+        if (!all_finite(a->exp_avg()) || !all_finite(a->exp_avg_sq()) ||
+            !all_finite(a->max_exp_avg_sq()))
+          return "an AdamW moment";
+      }
+    }
+    return "";
+  }
+
   // Losses of the batch under the current mode (train or eval).
   std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> losses(const TrainingBatch& b) {
     const PlaneShape shape = game.input_shape();
@@ -98,6 +139,8 @@ void Trainer::load_weights(const model::Checkpoint& checkpoint) {
   model::load_weights(*impl_->net, checkpoint);
 }
 
+void Trainer::set_steps(std::int64_t steps) { impl_->steps = steps; }
+
 double Trainer::learning_rate_at(std::int64_t step) const {
   const TrainerSettings& s = impl_->settings;
   if (s.warmup_steps > 0 && step < s.warmup_steps)
@@ -114,10 +157,19 @@ StepStats Trainer::step(const TrainingBatch& batch) {
   m.set_learning_rate(lr);
   m.optimizer->zero_grad();
   auto [policy_loss, value_loss, loss] = m.losses(batch);
+  const StepStats stats{policy_loss.item<double>(), value_loss.item<double>(), loss.item<double>(),
+                        lr};
+  if (!std::isfinite(stats.loss))
+    throw NonFiniteError("training diverged at step " + std::to_string(m.steps + 1) +
+                         ": the loss is " + std::to_string(stats.loss) + " (policy " +
+                         std::to_string(stats.policy_loss) + ", value " +
+                         std::to_string(stats.value_loss) +
+                         "); no weight was changed and the run stops with the last good files in "
+                         "place (lower training.learning_rate, then resume)");
   loss.backward();
   m.optimizer->step();
   ++m.steps;
-  return {policy_loss.item<double>(), value_loss.item<double>(), loss.item<double>(), lr};
+  return stats;
 }
 
 StepStats Trainer::evaluate(const TrainingBatch& batch) {
@@ -132,44 +184,55 @@ StepStats Trainer::evaluate(const TrainingBatch& batch) {
 std::int64_t Trainer::steps() const { return impl_->steps; }
 
 model::Checkpoint Trainer::checkpoint(const std::string& metadata) const {
+  impl_->check_weights_finite("at step " + std::to_string(impl_->steps));
   return model::to_checkpoint(*impl_->net, impl_->game, impl_->steps, metadata);
 }
 
 void Trainer::save_state(const std::string& prefix) const {
-  const std::string optim = prefix + ".optim";
+  const model::Checkpoint weights = checkpoint("trainer state");  // checks the weights first
+  std::ostringstream archive_bytes;
   {
     torch::serialize::OutputArchive archive;
     impl_->optimizer->save(archive);
     archive.write("oppidum_step", torch::tensor(static_cast<std::int64_t>(impl_->steps)));
-    archive.save_to(optim + ".tmp");
+    archive.save_to(archive_bytes);
   }
-  model::save_checkpoint(checkpoint("trainer state"), prefix + ".ckpt");
-  std::filesystem::rename(optim + ".tmp", optim);
+  util::write_file_atomically(prefix + ".optim",
+                              util::frame(kOptimizerMagic, kOptimizerFormatVersion,
+                                          archive_bytes.str()));
+  model::save_checkpoint(weights, prefix + ".ckpt");
 }
 
-bool Trainer::load_state(const std::string& prefix) {
+Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
+  LoadResult result;
   const std::string weights = prefix + ".ckpt";
-  if (!std::filesystem::exists(weights)) return false;
+  if (!std::filesystem::exists(weights)) return result;
   const model::Checkpoint ckpt = model::load_checkpoint(weights, impl_->game,
                                                         &impl_->net->config());
   model::load_weights(*impl_->net, ckpt);
   impl_->steps = ckpt.step;
   impl_->make_optimizer();
+  result.found = true;
+  const std::string optim = prefix + ".optim";
   try {
+    const std::string payload = util::unframe(util::read_regular_file(optim), kOptimizerMagic,
+                                              kOptimizerFormatVersion, optim);
+    std::istringstream in(payload);
     torch::serialize::InputArchive archive;
-    archive.load_from(prefix + ".optim");
+    archive.load_from(in);
     torch::Tensor step;
     archive.read("oppidum_step", step);
     if (step.item<std::int64_t>() != ckpt.step)
-      throw std::runtime_error("optimiser state is from step " +
-                               std::to_string(step.item<std::int64_t>()) + ", weights from step " +
-                               std::to_string(ckpt.step));
+      throw std::runtime_error(optim + " is from step " + std::to_string(step.item<std::int64_t>()) +
+                               ", the weights from step " + std::to_string(ckpt.step));
     impl_->optimizer->load(archive);
+    const std::string bad = impl_->non_finite_optimizer_state();
+    if (!bad.empty()) throw std::runtime_error(optim + ": " + bad + " holds NaN or infinity");
   } catch (const std::exception& e) {
-    std::cerr << "trainer: starting with fresh optimiser state (" << e.what() << ")\n";
+    result.warning = "starting with fresh optimiser state: " + first_line(e.what());
     impl_->make_optimizer();
   }
-  return true;
+  return result;
 }
 
 }  // namespace oppidum::trainer

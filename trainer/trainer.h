@@ -8,13 +8,21 @@
 // Learning rate: linear warm-up over warmup_steps to learning_rate, then constant, or cosine decay
 // to 10% of it over lr_decay_steps when that is set.
 //
-// State: save_state writes the weights (a checkpoint, model/checkpoint.h) and the optimiser state
-// (a LibTorch archive) to temporary names and renames them; load_state restores both, and falls
-// back to fresh optimiser state (saying so) when the two files do not belong together.
+// State: save_state writes the optimiser state (`<prefix>.optim`: a LibTorch archive with the step,
+// framed with a magic, a version and a CRC-32 like every other file of a run, util/file_io.h) and
+// then the weights (`<prefix>.ckpt`, a checkpoint), each durably and atomically. load_state
+// restores both; when the optimiser file is missing, damaged, from another step, or holds a
+// non-finite value, it falls back to fresh optimiser state and says so in one line (the weights
+// are what matters; momentum rebuilds in a few hundred steps).
+//
+// Finite training: step() checks the loss before the optimiser changes any weight, and
+// checkpoint() and save_state() check every weight; a NaN or an infinity throws NonFiniteError and
+// writes nothing, so a diverged run stops with the last good files in place.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "games/game.h"
@@ -36,6 +44,12 @@ struct TrainerSettings {
   int threads = 0;                // LibTorch intra-op threads; 0 = every core
 };
 
+// Training produced a NaN or an infinity (a loss or a weight). The message says which and where.
+class NonFiniteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct StepStats {
   double policy_loss = 0;  // cross-entropy, mean over positions with a target
   double value_loss = 0;   // mean squared error
@@ -53,17 +67,25 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   void load_weights(const model::Checkpoint& checkpoint);  // keeps the optimiser state
+  // The step counter (after load_weights of a checkpoint from another run state, e.g. recovery).
+  void set_steps(std::int64_t steps);
+  // Throws NonFiniteError (before changing any weight) when the loss is not finite.
   StepStats step(const TrainingBatch& batch);
   // Mean losses on a batch without changing anything (eval mode).
   StepStats evaluate(const TrainingBatch& batch);
   std::int64_t steps() const;
   double learning_rate_at(std::int64_t step) const;
+  // Throws NonFiniteError when a weight is not finite.
   model::Checkpoint checkpoint(const std::string& metadata) const;
 
-  // Files `<prefix>.ckpt` and `<prefix>.optim`.
+  // Files `<prefix>.optim` and `<prefix>.ckpt`. Throws NonFiniteError or util::FileError.
   void save_state(const std::string& prefix) const;
-  // Returns false when there is no saved state (a new run); throws on a damaged weights file.
-  bool load_state(const std::string& prefix);
+  struct LoadResult {
+    bool found = false;   // false: there is no `<prefix>.ckpt` (nothing was loaded)
+    std::string warning;  // one line when the optimiser state had to start fresh
+  };
+  // Throws model::CheckpointError for a damaged or foreign weights file.
+  LoadResult load_state(const std::string& prefix);
 
  private:
   struct Impl;

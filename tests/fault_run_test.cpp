@@ -1,0 +1,386 @@
+// A run is never lost: `oppidum train` and the commands that read a run, driven the way a hostile
+// tester drives them (kill -9, a second process, damaged and missing files, odd files, Ctrl-C
+// during a gate), on the tiny config. Each test checks what the run folder guarantees
+// (docs/FORMATS.md, "Run folder"). Label `fault`; run serially (they train).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "model/checkpoint.h"
+#include "selfplay/game_record.h"
+#include "selfplay/replay_store.h"
+#include "tests/process_util.h"
+#include "util/csv_table.h"
+#include "util/file_io.h"
+#include "util/folder_lock.h"
+
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using oppidum::test_util::BackgroundProcess;
+using oppidum::test_util::CommandResult;
+using oppidum::test_util::read_file;
+using oppidum::test_util::run_shell;
+using oppidum::test_util::wait_until;
+using oppidum::util::CsvTable;
+
+const std::string kBinary = OPPIDUM_BINARY;
+const std::string kConfig = OPPIDUM_TINY_CONFIG;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("fault_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+// `oppidum train` on `dir` (tiny config), standard error included in the output.
+CommandResult train(const fs::path& dir, const std::string& extra = "") {
+  return run_shell(kBinary + " train --config " + kConfig + " --run " + dir.string() +
+                   " --no-status " + extra + " 2>&1");
+}
+
+std::string train_command(const fs::path& dir, const std::string& extra) {
+  return kBinary + " train --config " + kConfig + " --run " + dir.string() + " --no-status " +
+         extra + " >" + dir.string() + ".out 2>&1";
+}
+
+// A finished two-generation run.
+fs::path finished_run(const std::string& name) {
+  const fs::path dir = fresh_dir(name);
+  const CommandResult r = train(dir);
+  EXPECT_EQ(r.status, 0) << r.out;
+  return dir;
+}
+
+std::vector<CsvTable::Row> table(const fs::path& file, CsvTable::Row& header) {
+  int skipped = 0;
+  auto rows = CsvTable::read(file.string(), &header, &skipped);
+  EXPECT_EQ(skipped, 0) << file << " has cut-off or malformed rows";
+  return rows;
+}
+
+std::size_t column(const CsvTable::Row& header, const std::string& name) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return i;
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
+// What every run folder must hold after any sequence of kills and resumes: every checkpoint
+// loads; one metrics row per step from 1 to the trainer's step and one per gate; one arena row
+// per generation in order, each decided by the promotion rule; best.ckpt the last promoted
+// generation; every game record replays.
+void expect_consistent(const fs::path& dir) {
+  const auto trainer = oppidum::model::load_checkpoint((dir / "trainer.ckpt").string());
+  for (const auto& entry : fs::directory_iterator(dir / "checkpoints"))
+    EXPECT_NO_THROW(oppidum::model::load_checkpoint(entry.path().string())) << entry.path();
+
+  CsvTable::Row mh;
+  const auto metrics = table(dir / "metrics.csv", mh);
+  std::set<long> steps;
+  std::set<int> gate_rows;
+  for (const auto& row : metrics) {
+    if (row[0] == "train") {
+      EXPECT_TRUE(steps.insert(std::stol(row[column(mh, "step")])).second)
+          << "two rows for step " << row[column(mh, "step")];
+    } else {
+      EXPECT_TRUE(gate_rows.insert(std::stoi(row[column(mh, "generation")])).second);
+    }
+  }
+  if (trainer.step > 0) {
+    ASSERT_FALSE(steps.empty());
+    EXPECT_EQ(*steps.begin(), 1);
+    EXPECT_EQ(*steps.rbegin(), trainer.step);
+  }
+  EXPECT_EQ(static_cast<long>(steps.size()), trainer.step) << "a step without its row";
+
+  CsvTable::Row ah;
+  const auto gates = table(dir / "arena.csv", ah);
+  int previous = 0;
+  long best_step = 0;
+  for (const auto& row : gates) {
+    const int generation = std::stoi(row[column(ah, "generation")]);
+    EXPECT_GT(generation, previous) << "a generation gated twice or out of order";
+    previous = generation;
+    EXPECT_TRUE(gate_rows.count(generation)) << "gate " << generation << " has no metrics row";
+    const int games = std::stoi(row[column(ah, "games")]);
+    const double points = std::stoi(row[column(ah, "wins")]) + 0.5 * std::stoi(row[column(ah, "draws")]);
+    const std::string verdict = row[column(ah, "verdict")];
+    const bool promoted = row[column(ah, "promoted")] == "1";
+    // The promotion rule of trainer/gate.h.
+    if (verdict.find("H1 accepted") != std::string::npos) EXPECT_TRUE(promoted) << verdict;
+    else if (verdict.find("H0 accepted") != std::string::npos) EXPECT_FALSE(promoted) << verdict;
+    else EXPECT_EQ(promoted, points > 0.5 * games) << verdict << " " << points << "/" << games;
+    if (promoted) best_step = std::stol(row[column(ah, "step")]);
+  }
+  EXPECT_EQ(gate_rows.size(), gates.size());
+  EXPECT_EQ(oppidum::model::load_checkpoint((dir / "checkpoints/best.ckpt").string()).step,
+            best_step);
+
+  const oppidum::selfplay::FolderReplayStore store(
+      (dir / "games").string(), oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);
+  for (const auto& chunk : store.chunks()) {
+    const auto read = store.read_chunk(chunk);
+    EXPECT_TRUE(read.problems.empty()) << read.problems.front();
+    for (const auto& r : read.records) EXPECT_NO_THROW(oppidum::selfplay::replay(r));
+  }
+}
+
+// Item 1: `games` and `report` never delete, rename or create anything in a run; a chunk being
+// written (its .tmp file) survives them, also while `train` writes chunks.
+TEST(FaultRun, ReadersNeverTouchALiveRun) {
+  const fs::path dir = finished_run("readers");
+  const fs::path in_flight = dir / "games" / "chunk-00000500.bin.tmp";
+  std::ofstream(in_flight) << "a chunk being written";
+  const CommandResult games = run_shell(kBinary + " games --run " + dir.string() + " 2>&1");
+  EXPECT_EQ(games.status, 0) << games.out;
+  const CommandResult report = run_shell(kBinary + " report --run " + dir.string() + " --out " +
+                                         dir.string() + ".html 2>&1");
+  EXPECT_EQ(report.status, 0) << report.out;
+  EXPECT_TRUE(fs::exists(in_flight)) << "a reader deleted the writer's temporary file";
+
+  // The same beside a live train: it must never die of a vanished temporary file.
+  BackgroundProcess live(train_command(dir, "--set run.max_generations=1000"));
+  ASSERT_TRUE(live.started());
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(run_shell(kBinary + " games --run " + dir.string() + " >/dev/null 2>&1").status, 0);
+    EXPECT_EQ(run_shell(kBinary + " report --run " + dir.string() + " --out " + dir.string() +
+                        ".html >/dev/null 2>&1").status, 0);
+  }
+  live.signal(SIGINT);
+  const auto status = live.wait_for(60s);
+  ASSERT_TRUE(status.has_value()) << "train did not stop on SIGINT";
+  EXPECT_EQ(*status, 0) << read_file(dir.string() + ".out");
+  EXPECT_EQ(read_file(dir.string() + ".out").find("failed"), std::string::npos);
+  expect_consistent(dir);
+}
+
+// Item 2: one owner per run folder; a second `train` is refused, naming the first one's pid, and
+// the first trains on undisturbed.
+TEST(FaultRun, ASecondTrainIsRefusedNamingTheOwner) {
+  const fs::path dir = fresh_dir("lock");
+  BackgroundProcess first(train_command(dir, "--set run.max_generations=1000"));
+  ASSERT_TRUE(first.started());
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir / "config.yaml"); }, 60s));
+  const CommandResult second = train(dir, "--set run.max_generations=1000");
+  EXPECT_NE(second.status, 0);
+  EXPECT_NE(second.out.find("in use by process " + std::to_string(first.pid())), std::string::npos)
+      << second.out;
+  // Nor may a second process take the folder while the first holds it.
+  EXPECT_THROW(oppidum::util::FolderLock(dir.string(), "test"), oppidum::util::FolderLockedError);
+  first.signal(SIGTERM);
+  const auto status = first.wait_for(60s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(*status, 0) << read_file(dir.string() + ".out");
+  expect_consistent(dir);
+  // The lock goes with its process, even after kill -9.
+  {
+    BackgroundProcess killed(train_command(dir, "--set run.max_generations=1000"));
+    ASSERT_TRUE(wait_until([&] { return read_file(dir / "log.txt").find("session 2") != std::string::npos; }, 60s));
+    ::kill(killed.pid(), SIGKILL);
+    ASSERT_TRUE(killed.wait_for(30s).has_value());
+  }
+  EXPECT_NO_THROW(oppidum::util::FolderLock(dir.string(), "test"));
+}
+
+// Item 3: a record with a valid CRC but a visit entry outside the action range, or an illegal
+// one, is dropped, counted and logged, never trained on (it used to corrupt the heap).
+TEST(FaultRun, RecordsThatDoNotHoldUpAreDropped) {
+  const fs::path dir = finished_run("records");
+  const oppidum::selfplay::FolderReplayStore store(
+      (dir / "games").string(), oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);
+  const auto chunks = store.chunks();
+  ASSERT_FALSE(chunks.empty());
+  const auto good = store.read_chunk(chunks.front()).records.at(0);
+  auto out_of_range = good;
+  out_of_range.moves[0].visits[0].action = 60000;
+  auto illegal = good;
+  {  // visits for an action in range but not legal at the second move
+    const auto states = oppidum::selfplay::replay(good);
+    oppidum::ActionList legal;
+    states[1]->legal_actions(legal);
+    std::uint16_t a = 0;
+    while (legal.contains(a)) ++a;
+    illegal.moves[1].visits.push_back({a, 7});
+  }
+  oppidum::selfplay::write_game_file((dir / "games" / "chunk-00009000.bin").string(),
+                                     {out_of_range, good, illegal});
+  const CommandResult r = train(dir, "--set run.max_generations=3");
+  EXPECT_EQ(r.status, 0) << r.out;
+  const std::string log = read_file(dir / "log.txt");
+  EXPECT_NE(log.find("dropped game 0 of"), std::string::npos) << log;
+  EXPECT_NE(log.find("action 60000"), std::string::npos) << log;
+  EXPECT_NE(log.find("dropped game 2 of"), std::string::npos) << log;
+  EXPECT_NE(log.find("(2 dropped so far)"), std::string::npos) << log;
+  fs::remove(dir / "games" / "chunk-00009000.bin");
+  expect_consistent(dir);
+}
+
+// Item 4: a run that diverges stops with a clear error, in the log too, and leaves no checkpoint
+// with a non-finite weight.
+TEST(FaultRun, DivergedTrainingStopsWithTheLastGoodFiles) {
+  const fs::path dir = fresh_dir("diverge");
+  const CommandResult r = train(dir, "--set training.learning_rate=10 --set training.weight_decay=1"
+                                     " --set training.value_loss_weight=100");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("training diverged"), std::string::npos) << r.out;
+  EXPECT_NE(read_file(dir / "log.txt").find("stopped by an error: training diverged"),
+            std::string::npos);
+  for (const auto& entry : fs::directory_iterator(dir / "checkpoints"))
+    EXPECT_NO_THROW(oppidum::model::load_checkpoint(entry.path().string())) << entry.path();
+  EXPECT_FALSE(fs::exists(dir / "checkpoints" / "gen-0001.ckpt"));
+}
+
+// Item 5: missing files are errors that say how to recover, never a fresh start; --recover
+// rebuilds them from the newest intact checkpoints without overwriting any generation.
+TEST(FaultRun, MissingFilesAreErrorsAndRecoverRebuildsThem) {
+  const fs::path dir = finished_run("missing");
+  const std::string gen1 = read_file(dir / "checkpoints" / "gen-0001.ckpt");
+
+  fs::remove(dir / "checkpoints" / "best.ckpt");
+  CommandResult r = train(dir, "--set run.max_generations=3");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("best.ckpt is missing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--recover"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "checkpoints" / "best.ckpt")) << "a refused resume wrote a network";
+
+  fs::remove(dir / "trainer.ckpt");
+  r = train(dir, "--set run.max_generations=3");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("trainer.ckpt is missing"), std::string::npos) << r.out;
+
+  fs::remove(dir / "state.yaml");
+  r = train(dir, "--set run.max_generations=3");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("state.yaml is missing"), std::string::npos) << r.out;
+
+  r = train(dir, "--set run.max_generations=3 --recover");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("recovered"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(dir / "checkpoints" / "gen-0001.ckpt"), gen1) << "generation 1 overwritten";
+  EXPECT_EQ(oppidum::model::load_checkpoint((dir / "trainer.ckpt").string()).step, 30);
+  EXPECT_NE(read_file(dir / "state.yaml").find("sessions: 2"), std::string::npos)
+      << read_file(dir / "state.yaml");
+  expect_consistent(dir);
+}
+
+// A run folder whose config.yaml went missing is not a new run.
+TEST(FaultRun, ARunWithoutItsConfigIsNotStartedAgain) {
+  const fs::path dir = finished_run("orphan");
+  fs::remove(dir / "config.yaml");
+  const std::string best = read_file(dir / "checkpoints" / "best.ckpt");
+  const CommandResult r = train(dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("config.yaml is missing, but"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(dir / "checkpoints" / "best.ckpt"), best);
+}
+
+// Item 6: every write is checked; damaged tables are repaired on resume.
+TEST(FaultRun, TableWritesAreCheckedAndRepaired) {
+  const fs::path dir = finished_run("tables");
+  // metrics.csv replaced by a directory: an error naming it, in the log too; never exit 0.
+  fs::rename(dir / "metrics.csv", dir / "metrics.saved");
+  fs::create_directory(dir / "metrics.csv");
+  CommandResult r = train(dir, "--set run.max_generations=3");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("metrics.csv"), std::string::npos) << r.out;
+  EXPECT_NE(read_file(dir / "log.txt").find("stopped by an error"), std::string::npos);
+  fs::remove(dir / "metrics.csv");
+
+  // Cut off in the middle of a row (a kill, a full disk): repaired, no merged rows.
+  std::string text = read_file(dir / "metrics.saved");
+  text.resize(text.size() - 7);
+  std::ofstream(dir / "metrics.csv", std::ios::binary) << text;
+  r = train(dir, "--set run.max_generations=3");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("repaired"), std::string::npos) << r.out;
+  expect_consistent(dir);
+
+  // Empty: it gets its header again (the steps before are gone, the rows after are well-formed).
+  std::ofstream(dir / "metrics.csv", std::ios::trunc).flush();
+  r = train(dir, "--set run.max_generations=4");
+  EXPECT_EQ(r.status, 0) << r.out;
+  CsvTable::Row header;
+  const auto rows = table(dir / "metrics.csv", header);
+  EXPECT_EQ(header.at(0), "kind");
+  EXPECT_FALSE(rows.empty());
+}
+
+// Items 5 and 6: kill -9 at any moment, then the same command, any number of times, leaves one
+// consistent run: one row per step, no generation gated twice, best.ckpt the last promoted.
+TEST(FaultRun, KillNineAndResumeKeepOneConsistentRun) {
+  const fs::path dir = fresh_dir("kill");
+  for (int round = 0; round < 4; ++round) {
+    BackgroundProcess run(train_command(dir, "--set run.max_generations=1000"));
+    ASSERT_TRUE(run.started());
+    const std::string session = "(session " + std::to_string(round + 1) + ")";
+    ASSERT_TRUE(wait_until([&] { return read_file(dir / "log.txt").find(session) != std::string::npos; }, 60s));
+    // Kill at different points: early in training, mid-gate, right after a generation.
+    const auto generation_file = dir / "checkpoints" / ("gen-000" + std::to_string(round + 1) + ".ckpt");
+    ASSERT_TRUE(wait_until([&] { return fs::exists(generation_file); }, 120s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(37 * round * round));
+    ::kill(run.pid(), SIGKILL);
+    ASSERT_TRUE(run.wait_for(30s).has_value());
+  }
+  const CommandResult r = train(dir, "--set run.max_generations=6");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(read_file(dir / "state.yaml").find("sessions: 5"), std::string::npos);
+  expect_consistent(dir);
+}
+
+// Item 7: Ctrl-C during a gate stops within seconds (not after arena.max_games games); the gate
+// leaves no row and is played again when the run continues.
+TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {
+  const fs::path dir = fresh_dir("ctrl_c");
+  BackgroundProcess run(train_command(dir, "--set arena.max_games=100000 --set arena.elo1=1000"
+                                           " --set arena.elo0=999 --set arena.alpha=0.000001"
+                                           " --set arena.beta=0.000001 --set run.max_generations=5"));
+  ASSERT_TRUE(run.started());
+  ASSERT_TRUE(wait_until([&] { return read_file(dir / "log.txt").find("gating") != std::string::npos; }, 120s));
+  std::this_thread::sleep_for(500ms);
+  const auto sent = std::chrono::steady_clock::now();
+  run.signal(SIGINT);
+  const auto status = run.wait_for(30s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(*status, 0) << read_file(dir.string() + ".out");
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 10s);
+  EXPECT_NE(read_file(dir / "log.txt").find("gate stopped"), std::string::npos);
+  CsvTable::Row header;
+  EXPECT_TRUE(table(dir / "arena.csv", header).empty());
+}
+
+// Item 9: odd entries in games/ never stop a reader or the trainer: a chunk number too large for
+// any counter, a directory named like a chunk, a symlink to /dev/zero.
+TEST(FaultRun, OddFilesDoNotStopReaders) {
+  const fs::path dir = finished_run("odd");
+  std::ofstream(dir / "games" / "chunk-99999999999999999999.bin") << "x";
+  fs::create_directory(dir / "games" / "chunk-00000777.bin");
+  fs::create_symlink("/dev/zero", dir / "games" / "chunk-00000778.bin");
+  const CommandResult games = run_shell("timeout 60 " + kBinary + " games --run " + dir.string() + " 2>&1");
+  EXPECT_EQ(games.status, 0) << games.out;
+  for (const char* name : {"chunk-99999999999999999999.bin", "chunk-00000777.bin", "chunk-00000778.bin"})
+    EXPECT_NE(games.out.find(name), std::string::npos) << games.out;
+  const CommandResult r = run_shell("timeout 120 " + kBinary + " train --config " + kConfig +
+                                    " --run " + dir.string() +
+                                    " --no-status --set run.max_generations=3 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+// Item 10: a refused config creates nothing.
+TEST(FaultRun, ARefusedConfigCreatesNothing) {
+  const fs::path dir = fresh_dir("refused");
+  const CommandResult r = train(dir, "--set training.batch_sise=3");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("batch_sise"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+}  // namespace

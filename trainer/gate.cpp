@@ -1,0 +1,90 @@
+#include "trainer/gate.h"
+
+#include <memory>
+
+#include "arena/players.h"
+#include "mcts/seed.h"
+#include "model/inference_server.h"
+#include "trainer/settings.h"
+
+namespace oppidum::trainer {
+namespace {
+
+constexpr std::uint64_t kGateStream = 0x4741544500000000ULL;    // gate matches, by generation
+constexpr std::uint64_t kAnchorStream = 0x414E43484F520000ULL;  // anchor matches, by generation
+
+arena::MatchConfig match_config(const config::RunConfig& c, int games, std::uint64_t seed,
+                                bool sprt) {
+  arena::MatchConfig mc;
+  mc.games = games;
+  mc.threads = 1;
+  mc.opening_plies = c.arena.opening_plies;
+  mc.seed = seed;
+  if (sprt) mc.sprt = arena::SprtConfig{c.arena.elo0, c.arena.elo1, c.arena.alpha, c.arena.beta};
+  mc.pairs_per_runner = 32;
+  mc.max_plies = c.selfplay.max_plies;
+  return mc;
+}
+
+// A search player on a network server of its own.
+std::unique_ptr<arena::SearchPlayer> net_player(const GateInputs& in, const std::string& name,
+                                                const std::string& checkpoint) {
+  const config::RunConfig& c = *in.config;
+  std::shared_ptr<mcts::Evaluator> server = model::make_net_evaluator(
+      *in.game, checkpoint, backend_options(c.inference), server_options(c.inference));
+  return std::make_unique<arena::SearchPlayer>(
+      name, arena::arena_search_config(c.arena.simulations, static_cast<float>(c.selfplay.cpuct)),
+      [server](std::uint64_t) { return server; }, true);
+}
+
+arena::MatchHooks hooks(const GateInputs& in, const std::string& label) {
+  arena::MatchHooks h;
+  h.stop = in.stop;
+  if (in.on_progress)
+    h.on_progress = [&in, label](const arena::MatchStatus& s) {
+      in.on_progress(label + arena::format_progress(s));
+    };
+  return h;
+}
+
+}  // namespace
+
+bool promotes(const arena::MatchStatus& gate) {
+  if (gate.stopped) return false;
+  if (gate.games_cap == 0) return true;  // no gate
+  if (gate.verdict == arena::SprtVerdict::kAcceptH1) return true;
+  if (gate.verdict == arena::SprtVerdict::kAcceptH0) return false;
+  const bool at_cap = gate.games_counted >= gate.games_cap && gate.games_counted > 0;
+  const double points = gate.wins + 0.5 * gate.draws;
+  return at_cap && points > 0.5 * gate.games_counted;
+}
+
+GateMatches play_gate(const GateInputs& in) {
+  const config::RunConfig& c = *in.config;
+  const auto gen = static_cast<std::uint64_t>(in.generation);
+  GateMatches result;
+  result.gate.games_cap = c.arena.max_games;
+  if (c.arena.max_games > 0) {
+    const auto candidate = net_player(in, in.candidate_name, in.candidate_path);
+    const auto best = net_player(in, in.best_name, in.best_path);
+    result.gate = arena::run_match(
+        *in.game, *candidate, *best,
+        match_config(c, c.arena.max_games, mcts::derive_seed(c.run.seed, kGateStream, gen), true),
+        hooks(in, ""));
+  }
+  result.promoted = promotes(result.gate);
+  if (!result.promoted || c.arena.anchor_games <= 0 || c.arena.anchor.empty()) return result;
+  const auto candidate = net_player(in, in.candidate_name, in.candidate_path);
+  arena::PlayerOptions options;
+  options.net_factory = model::net_evaluator_factory(backend_options(c.inference),
+                                                     server_options(c.inference));
+  const auto anchor = arena::make_player(*in.game, c.arena.anchor, options);
+  result.anchor = arena::run_match(
+      *in.game, *candidate, *anchor,
+      match_config(c, c.arena.anchor_games, mcts::derive_seed(c.run.seed, kAnchorStream, gen),
+                   false),
+      hooks(in, "anchor "));
+  return result;
+}
+
+}  // namespace oppidum::trainer

@@ -1,0 +1,60 @@
+// Gating: does a candidate network replace the best one? And how strong is the best one against
+// a fixed anchor?
+//
+// The gate match. The candidate plays the best network over paired openings (arena/match.h) with
+// arena.simulations per move, up to arena.max_games games, with the SPRT of arena.elo0/elo1/alpha/
+// beta deciding early. Its seed derives from the run seed and the generation, so a gate played
+// again after a kill plays the same games.
+//
+// With arena.max_games 0 there is no gate match: every candidate is promoted (AlphaZero's way).
+//
+// The promotion rule (promotes()): the candidate replaces the best network when the SPRT accepts
+// H1 (it is stronger by elo1 at the chosen error rates), or when the match reaches its game cap
+// undecided and the candidate scored more than half of the points. The second case keeps a small
+// gate (tens of games on a laptop) from freezing the run; at equal strength it promotes about half
+// the time, a random walk among equals that costs nothing in strength (AlphaZero promotes every
+// network). A stopped match (Ctrl-C) promotes nothing and is played again on resume.
+//
+// Ratings. The chained rating adds the gate estimate of each promoted candidate to the rating of
+// the network it beat, starting from 0 for the initial network. Because only candidates that won
+// their gate are added, it is biased upwards (winner's curse), so each new best network also plays
+// arena.anchor_games games against the fixed player arena.anchor (a baseline spec such as
+// alphabeta:depth=2): that score and Elo difference are an unbiased measure that does not chain,
+// comparable across generations and runs (docs/BASELINES.md rates the baselines).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "arena/match.h"
+#include "games/game.h"
+#include "trainer/config.h"
+
+namespace oppidum::trainer {
+
+// The rule above.
+bool promotes(const arena::MatchStatus& gate);
+
+struct GateMatches {
+  arena::MatchStatus gate;
+  bool promoted = false;
+  std::optional<arena::MatchStatus> anchor;  // played when promoted and arena.anchor_games > 0
+  bool stopped() const { return gate.stopped || (anchor && anchor->stopped); }
+};
+
+struct GateInputs {
+  const Game* game = nullptr;
+  const config::RunConfig* config = nullptr;
+  int generation = 0;
+  std::string candidate_path, best_path;
+  std::string candidate_name, best_name;  // "gen-12"
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(const std::string& progress)> on_progress;  // one line, e.g. for a status line
+};
+
+// Plays the gate, and the anchor match when the candidate is promoted. Never writes a file.
+GateMatches play_gate(const GateInputs& inputs);
+
+}  // namespace oppidum::trainer

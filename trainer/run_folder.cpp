@@ -1,0 +1,279 @@
+#include "trainer/run_folder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "util/file_io.h"
+
+namespace oppidum::trainer {
+namespace fs = std::filesystem;
+namespace {
+
+const util::CsvTable::Row kArenaHeader = {
+    "generation", "step",     "opponent_generation", "games",        "wins",
+    "draws",      "losses",   "elo",                 "elo_low",      "elo_high",
+    "llr",        "verdict",  "promoted",            "seconds",      "rating",
+    "anchor",     "anchor_games", "anchor_score",    "anchor_elo",   "anchor_elo_low",
+    "anchor_elo_high"};
+
+const util::CsvTable::Row kMetricsHeader = {
+    "kind",       "seconds",       "step",     "generation", "positions",
+    "games",      "policy_loss",   "value_loss", "learning_rate", "gate_elo",
+    "promoted",   "best_elo",      "gate_games", "anchor_score", "anchor_elo"};
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+double number(const std::string& text) {
+  if (text.empty()) return std::nan("");
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return end != nullptr && *end == '\0' ? v : std::nan("");
+}
+
+// A whole number field of `table`'s row; throws RunFolderError naming the file and row.
+std::int64_t whole(const util::CsvTable& table, const util::CsvTable::Row& row,
+                   const std::string& column, std::size_t index) {
+  const std::string& text = row[table.column(column)];
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end == nullptr || *end != '\0')
+    throw RunFolderError(table.path() + ": row " + std::to_string(index + 2) + ": " + column +
+                         " is not a whole number (\"" + text.substr(0, 40) + "\")");
+  return v;
+}
+
+GateRow gate_from_row(const util::CsvTable& t, const util::CsvTable::Row& r, std::size_t index,
+                      double previous_rating) {
+  GateRow g;
+  g.generation = static_cast<int>(whole(t, r, "generation", index));
+  g.step = whole(t, r, "step", index);
+  g.opponent_generation = static_cast<int>(whole(t, r, "opponent_generation", index));
+  g.games = static_cast<int>(whole(t, r, "games", index));
+  g.wins = static_cast<int>(whole(t, r, "wins", index));
+  g.draws = static_cast<int>(whole(t, r, "draws", index));
+  g.losses = static_cast<int>(whole(t, r, "losses", index));
+  g.elo = number(r[t.column("elo")]);
+  g.elo_low = number(r[t.column("elo_low")]);
+  g.elo_high = number(r[t.column("elo_high")]);
+  g.llr = number(r[t.column("llr")]);
+  g.verdict = r[t.column("verdict")];
+  g.promoted = whole(t, r, "promoted", index) != 0;
+  g.seconds = number(r[t.column("seconds")]);
+  // Rows of runs from before the rating column chain the estimates as they were then.
+  const double rating = number(r[t.column("rating")]);
+  g.rating = std::isfinite(rating) ? rating
+             : previous_rating + (g.promoted && std::isfinite(g.elo) ? g.elo : 0.0);
+  g.anchor = r[t.column("anchor")];
+  if (!g.anchor.empty()) {
+    g.anchor_games = static_cast<int>(whole(t, r, "anchor_games", index));
+    g.anchor_score = number(r[t.column("anchor_score")]);
+    g.anchor_elo = number(r[t.column("anchor_elo")]);
+    g.anchor_elo_low = number(r[t.column("anchor_elo_low")]);
+    g.anchor_elo_high = number(r[t.column("anchor_elo_high")]);
+  }
+  return g;
+}
+
+// The metrics.csv row of a gate.
+util::CsvTable::Row gate_metrics_row(const GateRow& g, const std::string& positions,
+                                     const std::string& games) {
+  const bool anchored = !g.anchor.empty();
+  return {"gate", fixed(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
+          positions, games, "", "", "", fixed(g.elo, 1), g.promoted ? "1" : "0",
+          fixed(g.rating, 1), std::to_string(g.games), anchored ? fixed(g.anchor_score, 4) : "",
+          anchored ? fixed(g.anchor_elo, 1) : ""};
+}
+
+// The highest "(session N)" in the log, 0 when there is none.
+std::uint64_t last_session_in_log(const fs::path& log) {
+  std::string text;
+  try {
+    text = util::read_regular_file(log.string());
+  } catch (const util::FileError&) {
+    return 0;
+  }
+  std::uint64_t last = 0;
+  const std::string key = "(session ";
+  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + 1))
+    last = std::max<std::uint64_t>(last, std::strtoull(text.c_str() + at + key.size(), nullptr, 10));
+  return last;
+}
+
+// The folder, created if needed (the lock file goes inside it).
+std::string created(const fs::path& dir) {
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace
+
+fs::path RunPaths::candidate(int generation) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "gen-%04d.ckpt", generation);
+  return checkpoints() / name;
+}
+
+std::vector<std::string> progress_files(const RunPaths& paths) {
+  std::vector<std::string> found;
+  for (const fs::path& p : {paths.trainer_weights(), paths.candidate(1), paths.arena()})
+    if (fs::exists(p)) found.push_back(p.filename().string());
+  std::error_code ec;
+  if (fs::is_directory(paths.games(), ec))
+    for (const auto& entry : fs::directory_iterator(paths.games(), ec))
+      if (entry.path().extension() == ".bin") {
+        found.push_back("games/");
+        break;
+      }
+  return found;
+}
+
+RunFolder::RunFolder(const fs::path& dir)
+    : paths_{dir}, lock_(created(dir), "oppidum train") {
+  fs::create_directories(paths_.checkpoints());
+}
+
+bool RunFolder::exists() const { return fs::exists(paths_.config()); }
+
+RunState RunFolder::load_state(bool recover) const {
+  const std::string path = paths_.state().string();
+  std::string problem;
+  RunState s;
+  if (!fs::exists(paths_.state())) {
+    problem = path + " is missing";
+  } else {
+    try {
+      const YAML::Node n = YAML::Load(util::read_regular_file(path, 1 << 20));
+      if (!n.IsMap() || !n["sessions"]) throw std::runtime_error("no sessions counter");
+      s.sessions = n["sessions"].as<std::uint64_t>();
+      return s;
+    } catch (const std::exception& e) {
+      problem = path + " is damaged (" + std::string(e.what()).substr(0, 200) + ")";
+    }
+  }
+  if (!recover)
+    throw RunFolderError(problem +
+                         "; restore it from a backup, or run the same command with --recover to "
+                         "rebuild it from log.txt");
+  s.sessions = last_session_in_log(paths_.log());
+  return s;
+}
+
+void RunFolder::save_state(const RunState& s) const {
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "sessions" << YAML::Value << s.sessions << YAML::EndMap;
+  util::write_file_atomically(paths_.state().string(), std::string(out.c_str()) + "\n");
+}
+
+std::vector<std::string> RunFolder::open_tables() {
+  std::vector<std::string> repairs;
+  arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
+  metrics_ = std::make_unique<util::CsvTable>(paths_.metrics().string(), kMetricsHeader, false);
+  for (const auto* table : {arena_.get(), metrics_.get()})
+    if (table->dropped_on_open() > 0)
+      repairs.push_back(table->path() + ": dropped " + std::to_string(table->dropped_on_open()) +
+                        " cut-off or malformed row(s)");
+  gates_.clear();
+  double rating = 0;
+  for (std::size_t i = 0; i < arena_->rows().size(); ++i) {
+    gates_.push_back(gate_from_row(*arena_, arena_->rows()[i], i, rating));
+    rating = gates_.back().rating;
+    if (i > 0 && gates_[i].generation <= gates_[i - 1].generation)
+      throw RunFolderError(arena_->path() + ": row " + std::to_string(i + 2) + " gates generation " +
+                           std::to_string(gates_[i].generation) + " after generation " +
+                           std::to_string(gates_[i - 1].generation) +
+                           "; the table is out of order (edited by hand?)");
+  }
+  return repairs;
+}
+
+std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
+                                                    int steps_per_generation) {
+  std::vector<std::string> repairs;
+  const int trained = static_cast<int>(trainer_step / steps_per_generation);
+  const std::size_t generation_column = arena_->column("generation");
+  const int gone_gates = arena_->retain([&](const util::CsvTable::Row& row) {
+    return std::atoll(row[generation_column].c_str()) <= trained;
+  });
+  if (gone_gates > 0) {
+    repairs.push_back(arena_->path() + ": dropped " + std::to_string(gone_gates) +
+                      " gate(s) of generations after the trainer's step " +
+                      std::to_string(trainer_step));
+    open_tables();
+  }
+  const int gated = gates_.empty() ? 0 : gates_.back().generation;
+  std::set<int> gate_rows_seen;
+  std::map<std::int64_t, std::size_t> last_row_of_step;
+  const auto& rows = metrics_->rows();
+  const std::size_t kind = metrics_->column("kind"), step = metrics_->column("step"),
+                    generation = metrics_->column("generation");
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i][kind] == "train") last_row_of_step[std::atoll(rows[i][step].c_str())] = i;
+  std::size_t index = 0;
+  const int gone_metrics = metrics_->retain([&](const util::CsvTable::Row& row) {
+    const std::size_t i = index++;
+    if (row[kind] == "train") {
+      const std::int64_t s = std::atoll(row[step].c_str());
+      return s <= trainer_step && last_row_of_step[s] == i;  // the newest row of a step counts
+    }
+    if (row[kind] == "gate") {
+      const int g = std::atoi(row[generation].c_str());
+      return g <= gated && gate_rows_seen.insert(g).second;
+    }
+    return false;
+  });
+  if (gone_metrics > 0)
+    repairs.push_back(metrics_->path() + ": dropped " + std::to_string(gone_metrics) +
+                      " row(s) of steps after " + std::to_string(trainer_step) +
+                      ", of ungated generations, or repeated");
+  // A gate's metrics row lost after its commit (a hand-cut file) is rebuilt from arena.csv.
+  int rebuilt = 0;
+  for (const GateRow& g : gates_) {
+    if (gate_rows_seen.count(g.generation)) continue;
+    metrics_->append(gate_metrics_row(g, "", ""));
+    ++rebuilt;
+  }
+  if (rebuilt > 0)
+    repairs.push_back(metrics_->path() + ": rebuilt " + std::to_string(rebuilt) +
+                      " gate row(s) from arena.csv");
+  return repairs;
+}
+
+std::optional<GateRow> RunFolder::last_promoted() const {
+  for (auto it = gates_.rbegin(); it != gates_.rend(); ++it)
+    if (it->promoted) return *it;
+  return std::nullopt;
+}
+
+void RunFolder::append_train(const TrainRow& r) {
+  metrics_->append({"train", fixed(r.seconds, 1), std::to_string(r.step),
+                    std::to_string(r.generation), std::to_string(r.positions),
+                    std::to_string(r.games), fixed(r.policy_loss, 5), fixed(r.value_loss, 5),
+                    fixed(r.learning_rate, 6), "", "", "", "", "", ""});
+}
+
+void RunFolder::append_gate(const GateRow& g, std::int64_t positions, std::int64_t games) {
+  const bool anchored = !g.anchor.empty();
+  metrics_->append(gate_metrics_row(g, std::to_string(positions), std::to_string(games)));
+  arena_->append({std::to_string(g.generation), std::to_string(g.step),
+                  std::to_string(g.opponent_generation), std::to_string(g.games),
+                  std::to_string(g.wins), std::to_string(g.draws), std::to_string(g.losses),
+                  fixed(g.elo, 1), fixed(g.elo_low, 1), fixed(g.elo_high, 1), fixed(g.llr, 3),
+                  g.verdict, g.promoted ? "1" : "0", fixed(g.seconds, 1), fixed(g.rating, 1),
+                  g.anchor, anchored ? std::to_string(g.anchor_games) : "",
+                  anchored ? fixed(g.anchor_score, 4) : "", anchored ? fixed(g.anchor_elo, 1) : "",
+                  anchored ? fixed(g.anchor_elo_low, 1) : "",
+                  anchored ? fixed(g.anchor_elo_high, 1) : ""});
+  gates_.push_back(g);
+}
+
+}  // namespace oppidum::trainer

@@ -1,0 +1,142 @@
+// The run folder of `oppidum train`: its files, its one owner, its tables, and how a run stopped
+// in any way (Ctrl-C, kill -9, a full disk, a power cut) is checked on resume and brought back to
+// one consistent state. docs/FORMATS.md ("Run folder") lists the files and what they guarantee.
+//
+//   config.yaml               the effective config; written last when a run is created
+//   lock                      flock(2)-ed by the one process that owns the folder (util/folder_lock.h)
+//   state.yaml                what cannot be derived from the other files: the session counter
+//   trainer.optim, .ckpt      the trainer's optimiser state and weights, saved at each generation
+//                             and when the run stops cleanly
+//   checkpoints/gen-NNNN.ckpt the candidate of generation N; gen-0000 is the initial network
+//   checkpoints/best.ckpt     a copy of the best network: the last generation promoted in arena.csv
+//   arena.csv                 one row per gated generation; a gate counts once its row is written
+//   metrics.csv               one row per training step ("train", keyed by step) and per gate
+//                             ("gate", keyed by generation)
+//   games/chunk-N.bin         self-play games (selfplay/replay_store.h)
+//   log.txt                   the log, errors included
+//
+// The end of generation N writes, in this order (spg = training.steps_per_generation):
+//   1. trainer.optim and trainer.ckpt at step N*spg
+//   2. checkpoints/gen-N.ckpt, the same weights
+//   3. the gate match (writes nothing)
+//   4. the metrics.csv gate row
+//   5. the arena.csv row, fsynced: the commit of the gate
+//   6. best.ckpt, a copy of gen-N, when promoted
+// Resume (check_and_repair) rolls a kill between any two steps forward or back to one state: the
+// trainer's saved step S decides; train rows after S and gate rows of ungated generations are
+// dropped (so every step and every gate has exactly one row), a missing gen-N.ckpt is rewritten
+// from the trainer (the same network), a gate without its arena.csv row is played again (same
+// seed, same candidate), and a best.ckpt that is not the last promoted generation is copied from
+// it. No generation is gated twice and every step has one network.
+//
+// Missing or damaged files are errors that say what is missing and how to recover, never a fresh
+// start: `oppidum train --recover` rebuilds the trainer from the newest intact gen-*.ckpt, best.ckpt
+// from the last promoted generation, and state.yaml from the log.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/csv_table.h"
+#include "util/folder_lock.h"
+
+namespace oppidum::trainer {
+
+// A run folder that cannot be used as it is; the message says what is wrong and what to do.
+class RunFolderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RunPaths {
+  std::filesystem::path dir;
+  std::filesystem::path config() const { return dir / "config.yaml"; }
+  std::filesystem::path state() const { return dir / "state.yaml"; }
+  std::filesystem::path checkpoints() const { return dir / "checkpoints"; }
+  std::filesystem::path best() const { return checkpoints() / "best.ckpt"; }
+  std::filesystem::path candidate(int generation) const;  // checkpoints/gen-NNNN.ckpt
+  std::string trainer_prefix() const { return (dir / "trainer").string(); }
+  std::filesystem::path trainer_weights() const { return dir / "trainer.ckpt"; }
+  std::filesystem::path games() const { return dir / "games"; }
+  std::filesystem::path arena() const { return dir / "arena.csv"; }
+  std::filesystem::path metrics() const { return dir / "metrics.csv"; }
+  std::filesystem::path log() const { return dir / "log.txt"; }
+};
+
+// What state.yaml keeps.
+struct RunState {
+  std::uint64_t sessions = 0;  // starts of the run so far (seeds each session's self-play anew)
+};
+
+// One gate: a row of arena.csv.
+struct GateRow {
+  int generation = 0;
+  std::int64_t step = 0;
+  int opponent_generation = 0;
+  int games = 0, wins = 0, draws = 0, losses = 0;
+  double elo = 0, elo_low = 0, elo_high = 0, llr = 0;
+  std::string verdict;
+  bool promoted = false;
+  double seconds = 0;     // session time when the gate ended
+  double rating = 0;      // chained rating of the best network after this gate
+  std::string anchor;     // the anchor's spec; empty: no anchor match
+  int anchor_games = 0;
+  double anchor_score = 0, anchor_elo = 0, anchor_elo_low = 0, anchor_elo_high = 0;
+};
+
+// One training step: a "train" row of metrics.csv.
+struct TrainRow {
+  double seconds = 0;
+  std::int64_t step = 0;
+  int generation = 0;
+  std::int64_t positions = 0, games = 0;
+  double policy_loss = 0, value_loss = 0, learning_rate = 0;
+};
+
+// The names of a run's files that hold training progress (trainer state, candidates after
+// gen-0000, gates, games); empty for a folder that holds no run or only a run being created.
+std::vector<std::string> progress_files(const RunPaths& paths);
+
+class RunFolder {
+ public:
+  // Creates the folder if needed and takes its lock for the lifetime of this object. Throws
+  // util::FolderLockedError naming the process that holds it.
+  explicit RunFolder(const std::filesystem::path& dir);
+
+  const RunPaths& paths() const { return paths_; }
+  bool exists() const;  // config.yaml is there: the run was created
+
+  // state.yaml. load_state throws RunFolderError when it is missing or damaged (with `recover`,
+  // rebuilds it from log.txt instead).
+  RunState load_state(bool recover) const;
+  void save_state(const RunState& state) const;
+
+  // Opens arena.csv and metrics.csv (repairing torn lines; see util/csv_table.h). Returns one line
+  // per repair made, for the log.
+  std::vector<std::string> open_tables();
+  // Drops what lies beyond the trainer's saved step: arena rows of later generations, train rows
+  // after `trainer_step`, gate rows of generations without an arena row, and duplicate keys; and
+  // rebuilds the metrics row of a committed gate that lost it. Returns one line per repair made.
+  std::vector<std::string> drop_rows_after(std::int64_t trainer_step, int steps_per_generation);
+
+  const std::vector<GateRow>& gates() const { return gates_; }
+  // The last promoted gate, or nothing (the best network is then gen-0000).
+  std::optional<GateRow> last_promoted() const;
+  double rating() const { return gates_.empty() ? 0.0 : gates_.back().rating; }
+
+  void append_train(const TrainRow& row);  // flushed, not fsynced (a kill is repaired on resume)
+  // The metrics row of a gate, then the arena row (fsynced: the commit).
+  void append_gate(const GateRow& row, std::int64_t positions, std::int64_t games);
+
+ private:
+  RunPaths paths_;
+  util::FolderLock lock_;
+  std::unique_ptr<util::CsvTable> arena_, metrics_;
+  std::vector<GateRow> gates_;
+};
+
+}  // namespace oppidum::trainer

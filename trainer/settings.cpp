@@ -1,0 +1,64 @@
+#include "trainer/settings.h"
+
+namespace oppidum::trainer {
+
+model::NetConfig net_config(const config::NetSection& n) {
+  model::NetConfig c;
+  c.blocks = n.blocks;
+  c.filters = n.filters;
+  c.policy_channels = n.policy_channels;
+  c.value_channels = n.value_channels;
+  c.value_hidden = n.value_hidden;
+  c.global_pooling = n.global_pooling;
+  return c;
+}
+
+model::BackendOptions backend_options(const config::InferenceSection& s) {
+  model::BackendOptions b;
+  b.kind = model::parse_backend_kind(s.backend);
+  b.device = model::parse_device(s.device);
+  b.threads = 1;
+  return b;
+}
+
+model::InferenceServerOptions server_options(const config::InferenceSection& s) {
+  return {s.max_batch, std::chrono::microseconds(s.max_wait_us)};
+}
+
+selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& c, std::uint64_t session) {
+  selfplay::SelfPlaySettings s;
+  s.game = c.run.game;
+  s.threads = c.selfplay.threads;
+  s.concurrent_games = c.selfplay.concurrent_games;
+  s.simulations = c.selfplay.simulations;
+  s.fast_simulations = c.selfplay.fast_simulations;
+  s.full_search_fraction = c.selfplay.full_search_fraction;
+  s.search.cpuct = static_cast<float>(c.selfplay.cpuct);
+  s.search.fpu_reduction = static_cast<float>(c.selfplay.fpu_reduction);
+  s.search.dirichlet_alpha_scale = static_cast<float>(c.selfplay.dirichlet_alpha_scale);
+  s.search.dirichlet_weight = static_cast<float>(c.selfplay.dirichlet_weight);
+  s.search.temperature_plies = c.selfplay.temperature_plies;
+  s.search.temperature = static_cast<float>(c.selfplay.temperature);
+  s.search.final_temperature = static_cast<float>(c.selfplay.final_temperature);
+  s.max_plies = c.selfplay.max_plies;
+  s.games_per_chunk = c.selfplay.games_per_chunk;
+  s.seed = c.run.seed;
+  s.session = session;
+  return s;
+}
+
+TrainerSettings trainer_settings(const config::RunConfig& c) {
+  TrainerSettings t;
+  t.optimizer = c.training.optimizer;
+  t.learning_rate = c.training.learning_rate;
+  t.warmup_steps = c.training.warmup_steps;
+  t.lr_decay_steps = c.training.lr_decay_steps;
+  t.momentum = c.training.momentum;
+  t.weight_decay = c.training.weight_decay;
+  t.value_loss_weight = c.training.value_loss_weight;
+  t.device = c.inference.device;
+  t.threads = c.training.threads;
+  return t;
+}
+
+}  // namespace oppidum::trainer

@@ -1,0 +1,24 @@
+// The run config (trainer/config.h) turned into the settings of the modules it drives: the
+// network shape, the inference backend and server, self-play, the optimiser. One place, so that
+// the trainer node and a self-play worker node build the same objects from the same config.
+#pragma once
+
+#include <cstdint>
+
+#include "model/backend.h"
+#include "model/inference_server.h"
+#include "model/net_config.h"
+#include "selfplay/selfplay.h"
+#include "trainer/config.h"
+#include "trainer/trainer.h"
+
+namespace oppidum::trainer {
+
+model::NetConfig net_config(const config::NetSection& net);
+model::BackendOptions backend_options(const config::InferenceSection& inference);
+model::InferenceServerOptions server_options(const config::InferenceSection& inference);
+// `session` distinguishes the starts of a run, so each plays new games.
+selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& config, std::uint64_t session);
+TrainerSettings trainer_settings(const config::RunConfig& config);
+
+}  // namespace oppidum::trainer

@@ -1,0 +1,201 @@
+#include "util/csv_table.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "util/file_io.h"
+
+namespace oppidum::util {
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 || errno != ENOENT;
+}
+
+// Splits `text` into complete lines; a last line without its newline goes to `torn`.
+std::vector<std::string> complete_lines(const std::string& text, bool* torn) {
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto newline = text.find('\n', at);
+    if (newline == std::string::npos) {
+      *torn = true;
+      break;
+    }
+    lines.push_back(text.substr(at, newline - at));
+    at = newline + 1;
+  }
+  return lines;
+}
+
+std::string header_text(const CsvTable::Row& header) { return CsvTable::format(header); }
+
+}  // namespace
+
+std::string CsvTable::format(const Row& row) {
+  std::string line;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (i > 0) line += ',';
+    const std::string& f = row[i];
+    if (f.find_first_of(",\"\n\r") == std::string::npos) {
+      line += f;
+      continue;
+    }
+    line += '"';
+    for (char c : f) {
+      if (c == '"') line += '"';
+      line += c == '\n' || c == '\r' ? ' ' : c;
+    }
+    line += '"';
+  }
+  return line;
+}
+
+CsvTable::Row CsvTable::parse(const std::string& line) {
+  Row out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, int* skipped) {
+  std::vector<Row> rows;
+  if (!exists(path)) return rows;
+  bool torn = false;
+  const auto lines = complete_lines(read_regular_file(path), &torn);
+  if (torn && skipped) ++*skipped;
+  if (lines.empty()) return rows;
+  const Row head = parse(lines.front());
+  if (header) *header = head;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    Row row = parse(lines[i]);
+    if (row.size() != head.size()) {
+      if (skipped) ++*skipped;
+      continue;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+CsvTable::CsvTable(std::string path, Row header, bool durable)
+    : path_(std::move(path)), header_(std::move(header)), durable_(durable) {
+  bool repair = false;
+  if (exists(path_)) {
+    bool torn = false;
+    const auto lines = complete_lines(read_regular_file(path_), &torn);
+    if (torn) ++dropped_;
+    if (lines.empty()) {
+      repair = true;  // empty, or a header cut off by a kill: start again with the header
+    }
+    // Columns are only ever added at the end: an older file's header is a prefix of this one, and
+    // its rows get empty new fields.
+    const Row found = lines.empty() ? header_ : parse(lines.front());
+    const bool older = found.size() < header_.size() &&
+                       std::equal(found.begin(), found.end(), header_.begin());
+    if (!lines.empty() && found != header_ && !older)
+      throw FileError(path_ + ": line 1 is not the header this program writes (\n  found:    " +
+                      lines.front().substr(0, 300) + "\n  expected: " + header_text(header_) +
+                      "\n); the file has another layout or is not a table of this run");
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      Row row = parse(lines[i]);
+      if (row.size() != found.size()) {
+        ++dropped_;
+        continue;
+      }
+      row.resize(header_.size());
+      rows_.push_back(std::move(row));
+    }
+    repair = repair || older || dropped_ > 0;
+  } else {
+    repair = true;
+  }
+  if (repair) rewrite();
+  open_for_append();
+}
+
+CsvTable::~CsvTable() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t CsvTable::column(const std::string& name) const {
+  for (std::size_t i = 0; i < header_.size(); ++i)
+    if (header_[i] == name) return i;
+  throw std::logic_error("CsvTable " + path_ + ": no column " + name);
+}
+
+void CsvTable::rewrite() {
+  std::string text = header_text(header_) + "\n";
+  for (const Row& row : rows_) text += format(row) + "\n";
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  write_file_atomically(path_, text);
+}
+
+void CsvTable::open_for_append() {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd_ < 0) throw FileError("cannot open " + path_ + " for appending: " + std::strerror(errno));
+}
+
+int CsvTable::retain(const std::function<bool(const Row&)>& keep) {
+  std::vector<Row> kept;
+  for (Row& row : rows_)
+    if (keep(row)) kept.push_back(std::move(row));
+  const int gone = static_cast<int>(rows_.size() - kept.size());
+  rows_ = std::move(kept);
+  if (gone > 0) {
+    rewrite();
+    open_for_append();
+  }
+  return gone;
+}
+
+void CsvTable::append(const Row& row) {
+  if (row.size() != header_.size())
+    throw std::logic_error("CsvTable " + path_ + ": a row of " + std::to_string(row.size()) +
+                           " fields for " + std::to_string(header_.size()) + " columns");
+  const std::string line = format(row) + "\n";
+  const char* data = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw FileError("cannot append to " + path_ + ": " +
+                      std::strerror(n == 0 ? EIO : errno));
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (durable_ && ::fdatasync(fd_) != 0)
+    throw FileError("cannot sync " + path_ + ": " + std::strerror(errno));
+  rows_.push_back(row);
+}
+
+}  // namespace oppidum::util

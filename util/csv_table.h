@@ -1,0 +1,64 @@
+// An append-only CSV table with one writer (the owner of a run folder): metrics.csv, arena.csv.
+//
+// Opening it repairs what a kill or a full disk can leave behind: a last line without its newline
+// (cut off mid-write) and rows whose field count is not the header's are dropped and counted, and
+// the file is rewritten atomically without them. A missing or empty file gets the header. A path
+// that is not a regular file (a directory), or a file whose first line is not the expected header
+// (another layout), is refused with FileError naming it. Columns are only ever added at the end,
+// so a file with an older header (a prefix of this one) is read with empty new fields and
+// rewritten. Every append is checked; a durable table also fsyncs each row before append()
+// returns, so a row that was appended survives a crash.
+//
+// Fields holding a comma, a quote or a newline are quoted ("a ""b"""), as RFC 4180 does.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace oppidum::util {
+
+class CsvTable {
+ public:
+  using Row = std::vector<std::string>;
+
+  CsvTable(std::string path, Row header, bool durable);
+  ~CsvTable();
+  CsvTable(const CsvTable&) = delete;
+  CsvTable& operator=(const CsvTable&) = delete;
+
+  const std::string& path() const { return path_; }
+  const Row& header() const { return header_; }
+  const std::vector<Row>& rows() const { return rows_; }
+  int dropped_on_open() const { return dropped_; }
+  // The index of a header column; throws std::logic_error when there is none.
+  std::size_t column(const std::string& name) const;
+
+  // Keeps the rows for which keep(row) is true, in order; rewrites the file (atomically) when any
+  // goes. Returns how many went.
+  int retain(const std::function<bool(const Row&)>& keep);
+  // Appends one row (as many fields as the header). Throws FileError when the write fails.
+  void append(const Row& row);
+
+  // One CSV line (without its newline), and back.
+  static std::string format(const Row& row);
+  static Row parse(const std::string& line);
+
+  // The rows of a CSV file for read-only users (reports, the web page): the header and every
+  // complete row with the header's field count; `skipped` counts the others. A missing file has
+  // no rows. Never writes. Throws FileError when the path exists but is not a readable file.
+  static std::vector<Row> read(const std::string& path, Row* header, int* skipped);
+
+ private:
+  void rewrite();
+  void open_for_append();
+
+  std::string path_;
+  Row header_;
+  bool durable_;
+  std::vector<Row> rows_;
+  int dropped_ = 0;
+  int fd_ = -1;
+};
+
+}  // namespace oppidum::util
