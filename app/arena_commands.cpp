@@ -157,7 +157,7 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
   if (human_side == 1) std::swap(players[0], players[1]);
   const std::uint64_t seed = o.seed_given ? o.seed : std::random_device{}();
   std::cout << "You play " << (human_side == 0 ? "first" : "second") << " against "
-            << opponent->spec() << ". Moves in RULES.md notation.\n";
+            << opponent->spec() << ". Moves in docs/RULES.md notation.\n";
   const auto start = game.initial_state();
   arena::PlayedGame played;
   try {
@@ -250,7 +250,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
 
   auto p = std::make_shared<PlayOptions>();
   auto* play_cmd = app.add_subcommand(
-      "play", "Play a game against a program in the terminal (moves in RULES.md notation).");
+      "play", "Play a game against a program in the terminal (moves in docs/RULES.md notation).");
   play_cmd->add_option("--game", p->game, kGameOptionHelp)->required();
   play_cmd->add_option("--opponent", p->opponent, "the program: " + kSpecHelp)->required();
   play_cmd->add_option("--color", p->color, "first (Light / White) or second")

@@ -38,7 +38,7 @@ void register_engine_command(CLI::App& app, arena::NetEvaluatorFactory net_facto
   auto* cmd = app.add_subcommand(
       "engine",
       "Play one game over the CodeCup line protocol on standard input and output: `Start` makes "
-      "this the first player; every other line is the opponent's move (RULES.md notation, DVONN "
+      "this the first player; every other line is the opponent's move (docs/RULES.md notation, DVONN "
       "PASS included), answered by one line with this player's move; `Quit` ends. Diagnostics go "
       "to standard error; an unplayable opponent move exits with status 1.");
   cmd->add_option("--game", o->game, kGameOptionHelp)->required();

@@ -132,7 +132,7 @@ void register_rules_commands(CLI::App& app) {
       ->required()
       ->check(CLI::Range(0, 64));
   auto* pos_opt = perft->add_option("--position", perft_opts->position,
-                                    "start position in RULES.md notation (default: the initial "
+                                    "start position in docs/RULES.md notation (default: the initial "
                                     "position)");
   perft->add_option("--positions", perft_opts->positions,
                     "`-`: read positions, one per line, from standard input")
@@ -151,7 +151,7 @@ void register_rules_commands(CLI::App& app) {
       "moves", "Print the legal moves of a position in notation, one per line, sorted.");
   moves->add_option("--game", moves_opts->game, kGameOptionHelp)->required();
   moves->add_option("--position", moves_opts->position,
-                    "position in RULES.md notation (default: initial)");
+                    "position in docs/RULES.md notation (default: initial)");
   moves->add_flag("--actions", moves_opts->actions,
                   "follow each move with its action number (the network's policy index, "
                   "docs/FORMATS.md)");
@@ -166,7 +166,7 @@ void register_rules_commands(CLI::App& app) {
       "For checking another program's encoder against oppidum's.");
   encode->add_option("--game", encode_opts->game, kGameOptionHelp)->required();
   encode->add_option("--position", encode_opts->position,
-                     "position in RULES.md notation (default: initial)");
+                     "position in docs/RULES.md notation (default: initial)");
   encode->callback([encode_opts] { run_encode(encode_opts->game, encode_opts->position); });
 
   struct ApplyOptions {
@@ -180,7 +180,7 @@ void register_rules_commands(CLI::App& app) {
       "and why (exit status 1).");
   apply->add_option("--game", apply_opts->game, kGameOptionHelp)->required();
   apply->add_option("--position", apply_opts->position,
-                    "start position in RULES.md notation (default: initial)");
+                    "start position in docs/RULES.md notation (default: initial)");
   apply->add_option("--moves", apply_opts->moves, "moves separated by spaces, e.g. \"c1-c3 f7-f5\"")
       ->required();
   apply->add_flag("--pretty", apply_opts->pretty, "also draw the resulting board");

@@ -4,7 +4,7 @@
 //
 // The engine reads one line at a time. `Start` (only as the first line) makes it the first player
 // (Murus Gallicus Light, DVONN White); a move as the first line makes it the second. Every other
-// line is a move of the opponent in RULES.md notation (Murus Gallicus `c1-c3`, `d5xe6`; DVONN `D4`,
+// line is a move of the opponent in docs/RULES.md notation (Murus Gallicus `c1-c3`, `d5xe6`; DVONN `D4`,
 // `A2A1`, `PASS`), checked and applied. Whenever it is then the engine's turn by the rules, it
 // writes its move, one line, flushed at once, and keeps writing while it stays its turn: only
 // DVONN's White moves twice in a row, its last placement (ply 48) and its first move (ply 49), so

@@ -5,7 +5,7 @@
 //
 // The first player is Murus Gallicus Light / DVONN White. The result is `1-0` (the first player
 // won), `0-1` or `1/2-1/2` (a draw, including a game stopped at the ply limit). The moves are in
-// RULES.md notation from the game's initial position, the random opening plies included.
+// docs/RULES.md notation from the game's initial position, the random opening plies included.
 #pragma once
 
 #include <array>

@@ -50,7 +50,7 @@ class QuitGame : public std::runtime_error {
   QuitGame() : std::runtime_error("the game was abandoned (quit or end of input)") {}
 };
 
-// A person: draws the board to `out`, reads a move in RULES.md notation from `in`, explains an
+// A person: draws the board to `out`, reads a move in docs/RULES.md notation from `in`, explains an
 // illegal or malformed move (the GameError message) and asks again. `moves` lists the legal moves,
 // `quit` or the end of input throws QuitGame.
 class HumanPlayer final : public Player {

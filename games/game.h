@@ -96,7 +96,7 @@ class GameState {
   // winner, 0 otherwise). Meaningful when terminal.
   virtual int score(int player) const = 0;
 
-  // Notation of RULES.md.
+  // Notation of docs/RULES.md.
   virtual std::string to_string() const = 0;
   virtual std::string action_to_string(Action action) const = 0;
   // Parses a move in notation and checks it is legal here; throws GameError saying why not.

@@ -34,7 +34,7 @@ struct MoveRecord {
 
 struct GameRecord {
   std::string game;                 // "mg" or "dvonn"
-  std::string start;                // start position in RULES.md notation
+  std::string start;                // start position in docs/RULES.md notation
   std::uint64_t seed = 0;           // the seed of the game's search streams
   std::int64_t network_step = -1;   // training step of the network that played; -1: none
   std::int8_t result = 0;           // for player 0: +1 win, 0 draw, -1 loss

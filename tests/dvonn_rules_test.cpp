@@ -1,4 +1,4 @@
-// DVONN rules: the situations of RULES.md one by one (placement order, mobility, exact distance,
+// DVONN rules: the situations of docs/RULES.md one by one (placement order, mobility, exact distance,
 // landing, DVONN stacks, disconnection, passing, the end and the score), the notations and their
 // error messages, random game length, and the board symmetries.
 #include <algorithm>
@@ -148,7 +148,7 @@ TEST(DvonnBoard, BitboardNeighboursMatchTheSixAxes) {
     }
     EXPECT_EQ(neighbours(Bitboard{1} << g), expected) << cell_name(g);
   }
-  // A1 touches B1, A2 and B2 (RULES.md).
+  // A1 touches B1, A2 and B2 (docs/RULES.md).
   EXPECT_EQ(neighbours(bit("A1")), bit("B1") | bit("A2") | bit("B2"));
 }
 

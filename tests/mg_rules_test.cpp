@@ -103,7 +103,7 @@ TEST(MgRules, SacrificeNeverTargetsATowerAndIsNeverForced) {
 }
 
 TEST(MgRules, SacrificeWorksAtTheEdge) {
-  // RULES.md: the g4 tower may sacrifice against h4 although distributing that way leaves the board.
+  // docs/RULES.md: the g4 tower may sacrifice against h4 although distributing that way leaves the board.
   const auto moves = moves_of(Position::parse("t......./......../......../......Tw/......../......../.T...... L"));
   EXPECT_TRUE(moves.count("g4xh4"));
   EXPECT_FALSE(moves.count("g4-i4"));

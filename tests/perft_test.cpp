@@ -1,5 +1,5 @@
-// Perft counts known from independent implementations (shared/RULES.md), through the fast path
-// and through the game contract.
+// Perft counts known from independent implementations (docs/RULES.md lists the reference counts),
+// through the fast path and through the game contract.
 #include <gtest/gtest.h>
 
 #include "games/dvonn/position.h"

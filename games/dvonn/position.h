@@ -1,4 +1,4 @@
-// DVONN (Kris Burm, project GIPF) as a small value type; the rules are those of shared/RULES.md.
+// DVONN (Kris Burm, project GIPF) as a small value type; the rules are those of docs/RULES.md.
 //
 // Board: 49 spaces in rows of 9, 10, 11, 10, 9: row 1 A1..I1, row 2 A2..J2, row 3 A3..K3, row 4
 // B4..K4, row 5 C5..K5. They sit on a 5 x 11 grid, grid index = row * 11 + col (row 0..4 for rows
@@ -38,7 +38,7 @@
 //   18 own-topped stack with a legal move now (phase 2 only)
 //   19 opponent-topped stack that would have a legal move if the opponent were to move (phase 2)
 //
-// Position notation (RULES.md): rows 1..5 joined by '/', spaces of a row joined by ','; a space is
+// Position notation (docs/RULES.md): rows 1..5 joined by '/', spaces of a row joined by ','; a space is
 // '.' or <W|B|R><height>[*] ('*': the stack holds a DVONN piece; a lone DVONN piece is written
 // `R1*`, `R1` is accepted), then ' ' side (W|B) ' ' ply.
 #pragma once
@@ -130,7 +130,7 @@ class Position {
   enum Top : std::uint8_t { kWhite = 0, kBlack = 1, kRed = 2 };
 
   static Position initial();
-  // One line in the notation of RULES.md; throws GameError saying what and where.
+  // One line in the notation of docs/RULES.md; throws GameError saying what and where.
   static Position parse(std::string_view text);
 
   int side_to_move() const {

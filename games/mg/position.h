@@ -1,4 +1,4 @@
-// Murus Gallicus (Phil Leduc, 2009) on bitboards; the rules are those of shared/RULES.md.
+// Murus Gallicus (Phil Leduc, 2009) on bitboards; the rules are those of docs/RULES.md.
 //
 // Board: 8 columns a..h, 7 rows 1..7; square index = row * 8 + col (a1 = 0, h7 = 55), so the board
 // fits one 64-bit word. Light (player 0) owns row 1 and moves first; Dark (player 1) owns row 7.
@@ -62,7 +62,7 @@ int transform_cell(int symmetry, int row, int col);
 class Position {
  public:
   static Position initial();
-  // One line in the notation of RULES.md; throws GameError saying what and where.
+  // One line in the notation of docs/RULES.md; throws GameError saying what and where.
   static Position parse(std::string_view text);
 
   int side_to_move() const { return side_; }
