@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -32,7 +33,9 @@ using oppidum::test_util::run_shell;
 using oppidum::test_util::wait_until;
 using oppidum::util::CsvTable;
 
-const std::string kBinary = OPPIDUM_BINARY;
+// OPPIDUM_TEST_BINARY runs the scenarios against another build (e.g. an older one, to see them fail).
+const std::string kBinary =
+    std::getenv("OPPIDUM_TEST_BINARY") ? std::getenv("OPPIDUM_TEST_BINARY") : OPPIDUM_BINARY;
 const std::string kConfig = OPPIDUM_TINY_CONFIG;
 
 fs::path fresh_dir(const std::string& name) {

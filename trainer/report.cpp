@@ -126,7 +126,9 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   const auto gates = read_csv(dir / "arena.csv", &bad_rows);
 
   Series policy{"policy loss", "#1f77b4", {}}, value{"value loss", "#d62728", {}};
-  Series best{"best network (chained gate Elo)", "#2ca02c", {}}, gate{"gate Elo of each candidate", "#ff7f0e", {}};
+  Series best{"best network (chained gate Elo, biased upwards)", "#2ca02c", {}},
+      gate{"gate Elo of each candidate", "#ff7f0e", {}},
+      anchor{"new best against the fixed anchor (Elo)", "#17becf", {}};
   Series speed{"self-play positions per second", "#9467bd", {}};
   double last_t = -1, last_positions = 0;
   for (const auto& row : metrics) {
@@ -139,6 +141,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
     if (!is_train && number(row, "seconds", t)) {
       if (number(row, "best_elo", v)) best.points.emplace_back(t / 60, v);
       if (number(row, "gate_elo", v)) gate.points.emplace_back(t / 60, v);
+      if (number(row, "anchor_elo", v)) anchor.points.emplace_back(t / 60, v);
     }
     if (number(row, "seconds", t) && number(row, "positions", positions)) {
       if (last_t >= 0 && t - last_t >= 20) {
@@ -183,7 +186,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << (problems ? ", " + std::to_string(problems) + " damaged game records skipped" : "")
        << ".</p>"
        << chart("Training loss", "optimiser step", {policy, value})
-       << chart("Rating (Elo, from the initial network)", "minutes (of each session)", {best, gate})
+       << chart("Rating (Elo, from the initial network)", "minutes (of each session)", {best, gate, anchor})
        << chart("Self-play speed", "minutes (of each session)", {speed})
        << chart("Game length", "replay chunk (oldest first)", {length}) << "</body></html>\n";
   util::write_file_atomically(out_path, html.str());
