@@ -317,6 +317,33 @@ TEST(FaultRun, TableWritesAreCheckedAndRepaired) {
   EXPECT_FALSE(rows.empty());
 }
 
+// Item 6: a full disk stops the run with an error naming the file (never exit 0 with lost
+// writes), and a copy of the folder on a disk with room continues consistently. Needs a small
+// tmpfs, so root with mount rights; skipped (saying why) elsewhere.
+TEST(FaultRun, AFullDiskStopsTheRunAndTheFolderContinuesElsewhere) {
+  const fs::path mount_point = fresh_dir("full_disk_mount");
+  fs::create_directories(mount_point);
+  if (run_shell("mount -t tmpfs -o size=3m tmpfs " + mount_point.string() + " 2>&1").status != 0)
+    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root with mount rights)";
+  struct Unmount {
+    fs::path at;
+    ~Unmount() { run_shell("umount " + at.string() + " 2>&1"); }
+  } unmount{mount_point};
+  const fs::path dir = mount_point / "run";
+  const CommandResult r = run_shell("timeout 300 " + kBinary + " train --config " + kConfig +
+                                    " --run " + dir.string() +
+                                    " --no-status --set run.max_generations=1000 2>&1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(dir.string()), std::string::npos) << "the error names the file: " << r.out;
+  const fs::path copy = fresh_dir("full_disk_copy");
+  fs::copy(dir, copy, fs::copy_options::recursive);
+  const CommandResult resumed = run_shell(kBinary + " train --run " + copy.string() +
+                                          " --no-status --set run.max_generations=4 2>&1");
+  EXPECT_EQ(resumed.status, 0) << resumed.out;
+  expect_consistent(copy);
+}
+
 // Items 5 and 6: kill -9 at any moment, then the same command, any number of times, leaves one
 // consistent run: one row per step, no generation gated twice, best.ckpt the last promoted.
 TEST(FaultRun, KillNineAndResumeKeepOneConsistentRun) {

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -135,6 +138,37 @@ TEST(Checkpoint, SavingOverwritesAtomically) {
   second.step = 2;
   save_checkpoint(second, path);
   EXPECT_EQ(load_checkpoint(path).step, 2);
+}
+
+// No checkpoint with a NaN or an infinite value is ever written or loaded, even one whose CRC is
+// right (written by a program that did not check).
+TEST(Checkpoint, NonFiniteWeightsAreNeverWrittenOrLoaded) {
+  TempDir dir("ckpt_nan");
+  const Game& mg = game_by_name("mg");
+  const std::string path = dir.file("nan.ckpt");
+  Checkpoint c = random_checkpoint(mg, small_config(), 3);
+  c.tensors[2].data[7] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    save_checkpoint(c, path);
+    FAIL() << "a NaN weight was written";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("non-finite"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  // The same bytes with the infinity put in after the check, and the CRC made right again.
+  c.tensors[2].data[7] = 0.5f;
+  std::vector<char> bytes = serialize_checkpoint(c);
+  const float half = 0.5f, infinite = std::numeric_limits<float>::infinity();
+  std::size_t found = 0, at = 0;
+  for (std::size_t i = 0; i + 4 <= bytes.size(); ++i)
+    if (std::memcmp(bytes.data() + i, &half, 4) == 0) ++found, at = i;
+  ASSERT_EQ(found, 1u) << "the marked weight is not unique in the file";
+  std::memcpy(bytes.data() + at, &infinite, 4);
+  const std::uint32_t crc = util::crc32(bytes.data(), bytes.size() - 4);
+  for (int k = 0; k < 4; ++k) bytes[bytes.size() - 4 + k] = static_cast<char>((crc >> (8 * k)) & 0xFF);
+  write_file(path, bytes);
+  const std::string error = load_error(path, mg);
+  EXPECT_NE(error.find("non-finite value (inf)"), std::string::npos) << error;
 }
 
 class DamagedCheckpoint : public ::testing::Test {

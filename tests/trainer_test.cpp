@@ -20,6 +20,7 @@
 #include "model/torch_net.h"
 #include "selfplay/replay_store.h"
 #include "selfplay/selfplay.h"
+#include "trainer/gate.h"
 #include "trainer/replay_window.h"
 #include "trainer/trainer.h"
 #include "util/file_io.h"
@@ -281,6 +282,32 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   s.train(b, 3);
   s.window.sample(16, s.rng, s.batch);
   EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
+}
+
+// The promotion rule of trainer/gate.h: H1 promotes, H0 does not, an undecided match promotes
+// only at its cap with more than half the points; a stopped match never; no gate always.
+TEST(Gate, PromotionRule) {
+  arena::MatchStatus s;
+  s.games_cap = 60;
+  s.games_counted = 20;
+  s.wins = 15, s.draws = 0, s.losses = 5;
+  s.verdict = arena::SprtVerdict::kAcceptH1;
+  EXPECT_TRUE(promotes(s));
+  s.verdict = arena::SprtVerdict::kAcceptH0;
+  EXPECT_FALSE(promotes(s));
+  s.verdict = arena::SprtVerdict::kContinue;
+  EXPECT_FALSE(promotes(s)) << "undecided before the cap: no promotion on a lean";
+  s.games_counted = 60;
+  s.wins = 30, s.draws = 1, s.losses = 29;
+  EXPECT_TRUE(promotes(s)) << "30.5 of 60 points at the cap";
+  s.wins = 29, s.draws = 2, s.losses = 29;
+  EXPECT_FALSE(promotes(s)) << "exactly half is not more than half";
+  s.wins = 40, s.draws = 0, s.losses = 20;
+  s.stopped = true;
+  EXPECT_FALSE(promotes(s)) << "a stopped gate is played again, never decided";
+  arena::MatchStatus none;
+  none.games_cap = 0;
+  EXPECT_TRUE(promotes(none)) << "arena.max_games 0: every candidate is promoted";
 }
 
 }  // namespace

@@ -1,0 +1,144 @@
+// util/: durable atomic writes, framed files, bounded reads of regular files only, the folder lock,
+// and CSV tables that repair what a kill leaves behind.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/process_util.h"
+#include "util/csv_table.h"
+#include "util/file_io.h"
+#include "util/folder_lock.h"
+
+namespace oppidum::util {
+namespace {
+namespace fs = std::filesystem;
+using test_util::read_file;
+
+fs::path fresh(const std::string& name) {
+  const fs::path p = fs::path(::testing::TempDir()) / ("util_" + name);
+  fs::remove_all(p);
+  return p;
+}
+
+TEST(FileIo, AtomicWriteReplacesWholeAndLeavesNoTemporary) {
+  const fs::path file = fresh("atomic.bin");
+  write_file_atomically(file.string(), "first");
+  write_file_atomically(file.string(), "second");
+  EXPECT_EQ(read_file(file), "second");
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  // A write that cannot happen leaves the old content and says where.
+  try {
+    write_file_atomically((fresh("missing_dir") / "x").string(), "data");
+    FAIL() << "no error";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("util_missing_dir/x.tmp"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FileIo, FramedFilesDetectEveryKindOfDamage) {
+  constexpr char kMagic[8] = {'T', 'E', 'S', 'T', 'F', 'I', 'L', 'E'};
+  const std::string framed = frame(kMagic, 3, "payload bytes");
+  EXPECT_EQ(unframe(framed, kMagic, 3, "f"), "payload bytes");
+  const auto error_of = [&](std::string bytes, std::uint32_t version) -> std::string {
+    try {
+      unframe(bytes, kMagic, version, "f");
+    } catch (const FileError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(framed, 4).find("format version 3"), std::string::npos);
+  EXPECT_NE(error_of("OTHERMAGxxxxxxxxxxxxxxxxxxxxxx", 3).find("not a file of this kind"), std::string::npos);
+  EXPECT_NE(error_of(framed.substr(0, framed.size() - 3), 3).find("truncated"), std::string::npos);
+  for (std::size_t at = 8; at < framed.size(); ++at) {
+    std::string flipped = framed;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x04);
+    EXPECT_FALSE(error_of(flipped, 3).empty()) << "a flipped bit at byte " << at << " went unseen";
+  }
+}
+
+TEST(FileIo, ReadsOnlyRegularFilesWithinTheLimit) {
+  const fs::path file = fresh("regular.txt");
+  std::ofstream(file) << "0123456789";
+  EXPECT_EQ(read_regular_file(file.string()), "0123456789");
+  EXPECT_THROW(read_regular_file(file.string(), 5), FileError);
+  EXPECT_THROW(read_regular_file("/dev/zero"), FileError);  // would never end
+  const fs::path dir = fresh("a_directory");
+  fs::create_directory(dir);
+  try {
+    read_regular_file(dir.string());
+    FAIL() << "a directory was read";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("a directory"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FolderLock, OneOwnerAtATimeAndTheOwnerIsNamed) {
+  const fs::path dir = fresh("lock");
+  fs::create_directory(dir);
+  {
+    FolderLock first(dir.string(), "test owner");
+    try {
+      FolderLock second(dir.string(), "intruder");
+      FAIL() << "two owners";
+    } catch (const FolderLockedError& e) {
+      EXPECT_NE(std::string(e.what()).find("process " + std::to_string(getpid()) + " (test owner"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(FolderLock(dir.string(), "next owner")) << "the lock went with its owner";
+}
+
+TEST(CsvTable, AppendsQuotesAndReadsBack) {
+  const fs::path file = fresh("table.csv");
+  {
+    CsvTable t(file.string(), {"a", "b"}, true);
+    t.append({"1", "two, with a comma"});
+    t.append({"3", "say \"hi\""});
+    EXPECT_THROW(t.append({"only one field"}), std::logic_error);
+  }
+  EXPECT_EQ(read_file(file), "a,b\n1,\"two, with a comma\"\n3,\"say \"\"hi\"\"\"\n");
+  CsvTable again(file.string(), {"a", "b"}, false);
+  ASSERT_EQ(again.rows().size(), 2u);
+  EXPECT_EQ(again.rows()[1][1], "say \"hi\"");
+  EXPECT_EQ(again.dropped_on_open(), 0);
+}
+
+TEST(CsvTable, RepairsCutOffAndMergedRowsAndRefusesOtherLayouts) {
+  const fs::path file = fresh("repair.csv");
+  std::ofstream(file) << "a,b\n1,2\n3,4,5\n6,";  // a malformed row and a cut-off last line
+  {
+    CsvTable t(file.string(), {"a", "b"}, false);
+    EXPECT_EQ(t.dropped_on_open(), 2);
+    ASSERT_EQ(t.rows().size(), 1u);
+    t.append({"7", "8"});
+  }
+  EXPECT_EQ(read_file(file), "a,b\n1,2\n7,8\n");
+  std::ofstream(file, std::ios::trunc).flush();  // empty: the header comes back
+  { CsvTable t(file.string(), {"a", "b"}, false); }
+  EXPECT_EQ(read_file(file), "a,b\n");
+  std::ofstream(file, std::ios::trunc) << "x,y\n1,2\n";
+  EXPECT_THROW(CsvTable(file.string(), {"a", "b"}, false), FileError);
+  EXPECT_EQ(read_file(file), "x,y\n1,2\n") << "a refused table is left as it was";
+  const fs::path dir = fresh("dir.csv");
+  fs::create_directory(dir);
+  EXPECT_THROW(CsvTable(dir.string(), {"a"}, false), FileError);
+}
+
+TEST(CsvTable, OlderLayoutsGetTheNewColumnsAndRetainRewrites) {
+  const fs::path file = fresh("older.csv");
+  std::ofstream(file) << "a,b\n1,2\n3,4\n";
+  CsvTable t(file.string(), {"a", "b", "c"}, false);
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.rows()[0], (CsvTable::Row{"1", "2", ""}));
+  EXPECT_EQ(t.retain([](const CsvTable::Row& r) { return r[0] != "1"; }), 1);
+  t.append({"5", "6", "7"});
+  EXPECT_EQ(read_file(file), "a,b,c\n3,4,\n5,6,7\n");
+}
+
+}  // namespace
+}  // namespace oppidum::util
