@@ -123,6 +123,17 @@ TEST(AlphaBetaTest, DvonnFindsWinsInOneInRandomEndgames) {
   EXPECT_GE(found, 10);
 }
 
+// The position after `plies` random moves from the start (or the end of the game, if sooner).
+std::unique_ptr<GameState> random_position(const Game& game, int plies, mcts::Rng& rng) {
+  auto state = game.initial_state();
+  ActionList legal;
+  for (int i = 0; i < plies && !state->is_terminal(); ++i) {
+    state->legal_actions(legal);
+    state->apply(legal[rng.uniform_int(legal.size())]);
+  }
+  return state;
+}
+
 TEST(AlphaBetaTest, AgreesWithMinimax) {
   // From positions of seeded random games, alpha-beta without the table returns exactly the
   // minimax value, and with the table the same value (the table holds results of equal depth).
@@ -130,14 +141,10 @@ TEST(AlphaBetaTest, AgreesWithMinimax) {
   for (const Game* game : {&mg(), &dvonn()}) {
     int checked = 0;
     for (int trial = 0; trial < 40 && checked < 6; ++trial) {
-      auto state = game->initial_state();
       const int plies = game->name() == "dvonn" ? 44 + rng.uniform_int(40) : 4 + rng.uniform_int(30);
-      ActionList legal;
-      for (int i = 0; i < plies && !state->is_terminal(); ++i) {
-        state->legal_actions(legal);
-        state->apply(legal[rng.uniform_int(legal.size())]);
-      }
+      const auto state = random_position(*game, plies, rng);
       if (state->is_terminal()) continue;
+      ActionList legal;
       state->legal_actions(legal);
       const int depth = legal.size() > 30 ? 2 : 3;
       const int expected = minimax_value(*state, depth);
@@ -156,14 +163,10 @@ TEST(AlphaBetaTest, TheTableAgreesWithMinimaxOnManyPositions) {
   int checked = 0;
   for (const Game* game : {&mg(), &dvonn()}) {
     for (int trial = 0; trial < 400 && checked < 150; ++trial) {
-      auto state = game->initial_state();
       const int plies = game->name() == "dvonn" ? 49 + rng.uniform_int(30) : 6 + rng.uniform_int(40);
-      ActionList legal;
-      for (int i = 0; i < plies && !state->is_terminal(); ++i) {
-        state->legal_actions(legal);
-        state->apply(legal[rng.uniform_int(legal.size())]);
-      }
+      const auto state = random_position(*game, plies, rng);
       if (state->is_terminal()) continue;
+      ActionList legal;
       state->legal_actions(legal);
       if (legal.size() > 14) continue;
       const int depth = 4;

@@ -71,10 +71,7 @@ std::vector<CsvTable::Row> table(const fs::path& file, CsvTable::Row& header) {
 }
 
 std::size_t column(const CsvTable::Row& header, const std::string& name) {
-  for (std::size_t i = 0; i < header.size(); ++i)
-    if (header[i] == name) return i;
-  ADD_FAILURE() << "no column " << name;
-  return 0;
+  return CsvTable::column_of(header, name);
 }
 
 // What every run folder must hold after any sequence of kills and resumes: every checkpoint
@@ -119,9 +116,13 @@ void expect_consistent(const fs::path& dir) {
     const std::string verdict = row[column(ah, "verdict")];
     const bool promoted = row[column(ah, "promoted")] == "1";
     // The promotion rule of trainer/gate.h.
-    if (verdict.find("H1 accepted") != std::string::npos) EXPECT_TRUE(promoted) << verdict;
-    else if (verdict.find("H0 accepted") != std::string::npos) EXPECT_FALSE(promoted) << verdict;
-    else EXPECT_EQ(promoted, points > 0.5 * games) << verdict << " " << points << "/" << games;
+    if (verdict.find("H1 accepted") != std::string::npos) {
+      EXPECT_TRUE(promoted) << verdict;
+    } else if (verdict.find("H0 accepted") != std::string::npos) {
+      EXPECT_FALSE(promoted) << verdict;
+    } else {
+      EXPECT_EQ(promoted, points > 0.5 * games) << verdict << " " << points << "/" << games;
+    }
     if (promoted) best_step = std::stol(row[column(ah, "step")]);
   }
   EXPECT_EQ(gate_rows.size(), gates.size());

@@ -40,6 +40,14 @@ void run_until(SelfPlay& sp, std::int64_t games) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
+// A record with no moves (the store does not look inside records).
+GameRecord empty_mg_record() {
+  GameRecord r;
+  r.game = "mg";
+  r.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
+  return r;
+}
+
 class SelfPlayTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SelfPlayTest, GamesReachTheStoreAsLegalRecords) {
@@ -87,9 +95,7 @@ INSTANTIATE_TEST_SUITE_P(BothGames, SelfPlayTest, ::testing::Values("mg", "dvonn
 
 TEST(FolderReplayStore, ContinuesNumberingAndDropsInterruptedWrites) {
   const std::string folder = temp_folder("store_numbering");
-  GameRecord r;
-  r.game = "mg";
-  r.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
+  const GameRecord r = empty_mg_record();
   {
     FolderReplayStore store(folder, FolderReplayStore::Mode::kOwner);
     store.append({r});
@@ -110,9 +116,7 @@ TEST(FolderReplayStore, ContinuesNumberingAndDropsInterruptedWrites) {
 TEST(FolderReplayStore, ReadOnlyStoreNeverWrites) {
   namespace fs = std::filesystem;
   const std::string folder = temp_folder("store_read_only");
-  GameRecord r;
-  r.game = "mg";
-  r.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
+  const GameRecord r = empty_mg_record();
   FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
   owner.append({r});
   const fs::path in_flight = fs::path(folder) / "chunk-00000001.bin.tmp";
@@ -132,9 +136,7 @@ TEST(FolderReplayStore, ReadOnlyStoreNeverWrites) {
 TEST(FolderReplayStore, SkipsOddEntriesNamingThem) {
   namespace fs = std::filesystem;
   const std::string folder = temp_folder("store_odd");
-  GameRecord r;
-  r.game = "mg";
-  r.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
+  const GameRecord r = empty_mg_record();
   FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
   owner.append({r});
   std::ofstream(fs::path(folder) / "chunk-99999999999999999999.bin") << "x";

@@ -37,10 +37,7 @@ std::vector<CsvTable::Row> rows(const fs::path& file, CsvTable::Row* header) {
 }
 
 std::size_t column(const CsvTable::Row& header, const std::string& name) {
-  for (std::size_t i = 0; i < header.size(); ++i)
-    if (header[i] == name) return i;
-  ADD_FAILURE() << "no column " << name;
-  return 0;
+  return CsvTable::column_of(header, name);
 }
 
 TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
@@ -82,7 +79,9 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   std::set<std::string> steps;
   int gate_rows = 0;
   for (const auto& row : metrics) {
-    if (row[0] == "train") EXPECT_TRUE(steps.insert(row[column(metrics_header, "step")]).second);
+    if (row[0] == "train") {
+      EXPECT_TRUE(steps.insert(row[column(metrics_header, "step")]).second);
+    }
     if (row[0] == "gate") ++gate_rows;
   }
   EXPECT_EQ(steps.size(), 20u) << "one row per step";

@@ -215,8 +215,9 @@ TEST(Trainer, ANonFiniteLossStopsBeforeAnyWeightChanges) {
   // The forward pass updated batch-norm running statistics; no trained weight moved.
   const model::Checkpoint after = t.checkpoint("");
   for (std::size_t i = 0; i < before.tensors.size(); ++i)
-    if (before.tensors[i].name.find("running_") == std::string::npos)
+    if (before.tensors[i].name.find("running_") == std::string::npos) {
       EXPECT_EQ(before.tensors[i].data, after.tensors[i].data) << before.tensors[i].name;
+    }
 }
 
 TEST(Trainer, ADamagedOptimiserFileStartsFreshInOneLine) {

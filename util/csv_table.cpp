@@ -143,10 +143,10 @@ CsvTable::~CsvTable() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::size_t CsvTable::column(const std::string& name) const {
-  for (std::size_t i = 0; i < header_.size(); ++i)
-    if (header_[i] == name) return i;
-  throw std::logic_error("CsvTable " + path_ + ": no column " + name);
+std::size_t CsvTable::column_of(const Row& header, const std::string& name) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return i;
+  throw std::logic_error("CSV table: no column " + name);
 }
 
 void CsvTable::rewrite() {

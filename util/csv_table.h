@@ -32,7 +32,8 @@ class CsvTable {
   const std::vector<Row>& rows() const { return rows_; }
   int dropped_on_open() const { return dropped_; }
   // The index of a header column; throws std::logic_error when there is none.
-  std::size_t column(const std::string& name) const;
+  std::size_t column(const std::string& name) const { return column_of(header_, name); }
+  static std::size_t column_of(const Row& header, const std::string& name);
 
   // Keeps the rows for which keep(row) is true, in order; rewrites the file (atomically) when any
   // goes. Returns how many went.
