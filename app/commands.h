@@ -14,6 +14,7 @@ void register_bench_model(CLI::App& bench);    // bench model (app/bench_model_c
 void register_games_command(CLI::App& app);   // games: list and replay records
 void register_export_command(CLI::App& app);  // export: a checkpoint as ONNX (model/onnx_export.h)
 void register_train_command(CLI::App& app);   // train (trainer/run.h)
+void register_selfplay_command(CLI::App& app);  // selfplay: a worker node (worker/worker.h)
 void register_report_command(CLI::App& app);  // report: HTML curves of a run
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those
 // specs are refused with a clear error (the app passes model/'s factory once it exists).

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   oppidum::app::register_rules_commands(app);
   oppidum::app::register_bench_command(app);
   oppidum::app::register_train_command(app);
+  oppidum::app::register_selfplay_command(app);
   oppidum::app::register_report_command(app);
   oppidum::app::register_games_command(app);
   oppidum::app::register_export_command(app);

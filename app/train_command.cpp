@@ -1,26 +1,18 @@
 // `oppidum train`: the self-play / training / gating loop of trainer/run.h. Ctrl-C stops it
 // cleanly (a second Ctrl-C kills it; either way the same command continues the run).
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "app/commands.h"
+#include "app/stop_signal.h"
 #include "model/cpu_tuning.h"
+#include "store/redis_url.h"
 #include "trainer/config.h"
 #include "trainer/report.h"
 #include "trainer/run.h"
 
 namespace oppidum::app {
-namespace {
-
-std::atomic<bool> g_stop{false};  // set by SIGINT/SIGTERM; the one flag a signal handler may touch
-
-extern "C" void on_signal(int) {
-  if (g_stop.exchange(true)) std::_Exit(130);
-}
-
-}  // namespace
 
 void register_train_command(CLI::App& app) {
   auto o = std::make_shared<trainer::TrainOptions>();
@@ -36,20 +28,32 @@ void register_train_command(CLI::App& app) {
                   "override a config key, e.g. --set training.batch_size=128 (repeatable)")
       ->take_all();
   cmd->add_flag("!--no-status", o->status_line, "no live status line (log lines instead)");
+  auto store = std::make_shared<std::string>();
+  cmd->add_option("--store", *store,
+                  "a Redis store for self-play on many machines: redis://[user[:password]@]host"
+                  "[:port]/RUN (sets run.store; the password may come from OPPIDUM_REDIS_PASSWORD "
+                  "and is never written to the run folder)");
+  cmd->add_flag("--insecure", o->insecure,
+                "allow a Redis store that is not on this machine without a password");
   cmd->add_flag("--recover", o->recover,
                 "rebuild a missing or damaged trainer.ckpt, best.ckpt or state.yaml from the "
                 "newest intact checkpoints instead of refusing to continue");
   cmd->footer("Config keys (section.key, default, meaning):\n" + config::describe_keys());
-  cmd->callback([o] {
+  cmd->callback([o, store] {
+    if (!store->empty()) {
+      // The password stays in memory; the config (copied into the run folder) gets the URL
+      // without it.
+      const store::RedisUrl url = store::parse_redis_url(*store, nullptr);
+      o->store_password = url.password;
+      o->overrides.push_back("run.store=" + url.without_password());
+    }
     if (o->run_dir.empty()) {
       if (o->config_path.empty()) throw std::runtime_error("train: give --config or --run");
       const std::string name = std::filesystem::path(o->config_path).stem().string();
       o->run_dir = "runs/" + name;
     }
     std::cerr << model::tune_cpu_runtime() << "\n";
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    trainer::train(*o, g_stop);
+    trainer::train(*o, install_stop_signals());
   });
 }
 

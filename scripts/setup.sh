@@ -11,6 +11,8 @@ packages=(
   libeigen3-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
   libonnx-dev libprotobuf-dev        # ONNX export (schema classes, checker)
   libgtest-dev libgmock-dev zlib1g-dev
+  libhiredis-dev redis-server        # self-play on many machines (docs/DISTRIBUTED.md); the tests
+                                     # start their own redis-server on a loopback port
 )
 command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 

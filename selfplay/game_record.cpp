@@ -75,6 +75,8 @@ std::string encode_record(const GameRecord& r) {
   w.put_string16(r.start);
   w.put<std::uint64_t>(r.seed);
   w.put<std::int64_t>(r.network_step);
+  w.put_string16(r.node);
+  w.put_string16(r.origin);
   w.put<std::int8_t>(r.result);
   w.put<std::int16_t>(r.score[0]);
   w.put<std::int16_t>(r.score[1]);
@@ -94,13 +96,21 @@ std::string encode_record(const GameRecord& r) {
   return w.take();
 }
 
-GameRecord decode_record(const std::string& payload) {
+GameRecord decode_record(const std::string& payload, std::uint32_t version) {
+  if (version < 1 || version > kRecordFormatVersion)
+    throw std::runtime_error("record format version " + std::to_string(version) +
+                             " is not supported (this build reads 1 to " +
+                             std::to_string(kRecordFormatVersion) + ")");
   Reader rd(payload);
   GameRecord r;
   r.game = rd.get_string16();
   r.start = rd.get_string16();
   r.seed = rd.get<std::uint64_t>();
   r.network_step = rd.get<std::int64_t>();
+  if (version >= 2) {
+    r.node = rd.get_string16();
+    r.origin = rd.get_string16();
+  }
   r.result = rd.get<std::int8_t>();
   r.score[0] = rd.get<std::int16_t>();
   r.score[1] = rd.get<std::int16_t>();
@@ -164,9 +174,9 @@ ReadResult read_game_file(const std::string& path) {
   std::uint32_t version, count;
   std::memcpy(&version, data.data() + 8, 4);
   std::memcpy(&count, data.data() + 12, 4);
-  if (version != kRecordFormatVersion) {
+  if (version < 1 || version > kRecordFormatVersion) {
     result.problems.push_back(path + ": format version " + std::to_string(version) +
-                              " is not supported (this build reads version " +
+                              " is not supported (this build reads versions 1 to " +
                               std::to_string(kRecordFormatVersion) + ")");
     return result;
   }
@@ -192,7 +202,7 @@ ReadResult read_game_file(const std::string& path) {
       continue;
     }
     try {
-      result.records.push_back(decode_record(payload));
+      result.records.push_back(decode_record(payload, version));
     } catch (const std::exception& e) {
       result.problems.push_back(where + ": " + e.what() + ", record skipped");
     }

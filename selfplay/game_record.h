@@ -18,7 +18,8 @@
 
 namespace oppidum::selfplay {
 
-inline constexpr std::uint32_t kRecordFormatVersion = 1;
+// Version 2 adds the node and the origin; version 1 files are still read (both fields empty).
+inline constexpr std::uint32_t kRecordFormatVersion = 2;
 
 struct VisitCount {
   std::uint16_t action = 0;
@@ -37,6 +38,8 @@ struct GameRecord {
   std::string start;                // start position in docs/RULES.md notation
   std::uint64_t seed = 0;           // the seed of the game's search streams
   std::int64_t network_step = -1;   // training step of the network that played; -1: none
+  std::string node;                 // the self-play node that played it ("": the trainer itself)
+  std::string origin;               // where the trainer got it: a stream entry id ("": local)
   std::int8_t result = 0;           // for player 0: +1 win, 0 draw, -1 loss
   std::int16_t score[2] = {0, 0};   // final scores (DVONN heights; Murus Gallicus 1 for the winner)
   bool adjudicated = false;         // stopped at the ply limit and scored as a draw
@@ -49,9 +52,9 @@ struct ReadResult {
   std::vector<std::string> problems;  // e.g. "games/chunk-3.bin: record 5 at byte 812: CRC mismatch"
 };
 
-std::string encode_record(const GameRecord& record);
-// Throws std::runtime_error when the payload is malformed.
-GameRecord decode_record(const std::string& payload);
+std::string encode_record(const GameRecord& record);  // in the current format version
+// Throws std::runtime_error when the payload is malformed or the version unknown.
+GameRecord decode_record(const std::string& payload, std::uint32_t version = kRecordFormatVersion);
 
 // Writes all records to `path`, durably and atomically (util/file_io.h). Throws std::runtime_error
 // on I/O errors, leaving any existing file at `path` untouched.

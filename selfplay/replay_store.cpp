@@ -94,6 +94,8 @@ std::vector<std::string> FolderReplayStore::problems() const {
   return problems_;
 }
 
-ReadResult FolderReplayStore::read_chunk(const std::string& id) const { return read_game_file(id); }
+ReadResult FolderReplayStore::read_chunk(const std::string& path) const {
+  return read_game_file(path);
+}
 
 }  // namespace oppidum::selfplay

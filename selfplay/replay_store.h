@@ -1,8 +1,9 @@
-// Where finished games go and where the trainer reads them back. The store is an interface so that
-// a networked implementation (self-play nodes pushing to a shared server) can replace the embedded
-// default, FolderReplayStore: numbered chunk files (`chunk-00000012.bin`, the game-record format
-// of selfplay/game_record.h) in one folder of the run, each written whole and durably, and renamed
-// into place.
+// Where finished games go (GameSink, what self-play writes to) and where the trainer keeps them
+// (FolderReplayStore): numbered chunk files (`chunk-00000012.bin`, the game-record format of
+// selfplay/game_record.h) in one folder of the run, each written whole and durably, and renamed
+// into place. The other sink is the Redis stream of a run spread over machines
+// (store/redis_game_sink.h); the trainer node then writes what it reads from the stream into its
+// folder store.
 //
 // Owner and readers. Exactly one process writes a run's games: the one holding the run folder's
 // lock (trainer/run_folder.h). Its store is opened with FolderReplayStore::Mode::kOwner, which
@@ -24,18 +25,14 @@
 
 namespace oppidum::selfplay {
 
-class ReplayStore {
+class GameSink {
  public:
-  virtual ~ReplayStore() = default;
-  // Stores the games as one chunk; durable when it returns. Thread-safe.
+  virtual ~GameSink() = default;
+  // Stores the games (one chunk); durable when it returns. Thread-safe. Throws on failure.
   virtual void append(const std::vector<GameRecord>& games) = 0;
-  // Ids of the chunks stored so far, oldest first.
-  virtual std::vector<std::string> chunks() const = 0;
-  // Reads one chunk; damaged content is reported in ReadResult::problems, never thrown.
-  virtual ReadResult read_chunk(const std::string& id) const = 0;
 };
 
-class FolderReplayStore final : public ReplayStore {
+class FolderReplayStore final : public GameSink {
  public:
   enum class Mode { kOwner, kReadOnly };
 
@@ -46,8 +43,10 @@ class FolderReplayStore final : public ReplayStore {
 
   // Throws std::logic_error on a read-only store.
   void append(const std::vector<GameRecord>& games) override;
-  std::vector<std::string> chunks() const override;  // file paths
-  ReadResult read_chunk(const std::string& id) const override;
+  // The chunk files stored so far, oldest first.
+  std::vector<std::string> chunks() const;
+  // Reads one chunk; damaged content is reported in ReadResult::problems, never thrown.
+  ReadResult read_chunk(const std::string& path) const;
   const std::string& folder() const { return folder_; }
   // One line per odd entry skipped by the last chunks() call.
   std::vector<std::string> problems() const;

@@ -72,7 +72,7 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
   return r;
 }
 
-SelfPlay::SelfPlay(mcts::Evaluator& evaluator, ReplayStore& store, SelfPlaySettings settings,
+SelfPlay::SelfPlay(mcts::Evaluator& evaluator, GameSink& store, SelfPlaySettings settings,
                    std::function<std::int64_t()> network_step)
     : evaluator_(evaluator),
       store_(store),

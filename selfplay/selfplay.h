@@ -57,7 +57,7 @@ class SelfPlay {
  public:
   // `evaluator` and `store` must outlive this object. `network_step` is called from worker threads
   // when a game ends.
-  SelfPlay(mcts::Evaluator& evaluator, ReplayStore& store, SelfPlaySettings settings,
+  SelfPlay(mcts::Evaluator& evaluator, GameSink& store, SelfPlaySettings settings,
            std::function<std::int64_t()> network_step);
   ~SelfPlay();  // stops and joins
 
@@ -73,7 +73,7 @@ class SelfPlay {
   void record_error(const std::string& what);
 
   mcts::Evaluator& evaluator_;
-  ReplayStore& store_;
+  GameSink& store_;
   const SelfPlaySettings settings_;
   std::function<std::int64_t()> network_step_;
   BoundedQueue<GameRecord> finished_;

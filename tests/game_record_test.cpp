@@ -7,6 +7,7 @@
 
 #include "games/game.h"
 #include "selfplay/game_record.h"
+#include "util/file_io.h"
 
 namespace oppidum::selfplay {
 namespace {
@@ -135,6 +136,38 @@ TEST_F(GameFileTest, RandomCorruptionNeverCrashes) {
       }
     }
   }
+}
+
+// Version 2 added the node and the origin; a version 1 file (without them) still reads.
+TEST_F(GameFileTest, ReadsVersionOneFiles) {
+  GameRecord r = records_[0];
+  r.node = "worker-7";
+  r.origin = "1700000000000-3";
+  const std::string file = path("v2.bin");
+  write_game_file(file, {r});
+  const ReadResult v2 = read_game_file(file);
+  ASSERT_EQ(v2.records.size(), 1u);
+  EXPECT_EQ(v2.records[0].node, "worker-7");
+  EXPECT_EQ(v2.records[0].origin, "1700000000000-3");
+
+  std::string payload = encode_record(records_[0]);  // empty node and origin: two zero lengths
+  const std::size_t at = 2 + records_[0].game.size() + 2 + records_[0].start.size() + 8 + 8;
+  ASSERT_EQ(payload.substr(at, 4), std::string(4, '\0'));
+  payload.erase(at, 4);
+  auto le32 = [](std::uint32_t v) {
+    std::string b(4, '\0');
+    for (int k = 0; k < 4; ++k) b[static_cast<std::size_t>(k)] = static_cast<char>((v >> (8 * k)) & 0xFF);
+    return b;
+  };
+  const std::string bytes = std::string("OPPGAMES") + le32(1) + le32(1) +
+                            le32(static_cast<std::uint32_t>(payload.size())) +
+                            le32(util::crc32(payload.data(), payload.size())) + payload;
+  std::ofstream(path("v1.bin"), std::ios::binary) << bytes;
+  const ReadResult v1 = read_game_file(path("v1.bin"));
+  ASSERT_TRUE(v1.problems.empty()) << v1.problems.front();
+  ASSERT_EQ(v1.records.size(), 1u);
+  expect_same(v1.records[0], records_[0]);
+  EXPECT_EQ(v1.records[0].node, "");
 }
 
 TEST(GameRecord, ReplayRefusesAnIllegalMove) {

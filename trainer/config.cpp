@@ -182,6 +182,13 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
     throw ConfigError(where + "selfplay.fast_simulations must not exceed selfplay.simulations");
   if (c.arena.elo1 <= c.arena.elo0)
     throw ConfigError(where + "arena.elo1 must be larger than arena.elo0");
+  if (c.selfplay.threads == 0 && c.run.store.empty())
+    throw ConfigError(where + "selfplay.threads 0 needs run.store: a run without self-play of its "
+                              "own gets its games from self-play nodes through a Redis store");
+  if (c.run.store.find('@') != std::string::npos &&
+      c.run.store.find(':', c.run.store.find("//") + 2) < c.run.store.find('@'))
+    throw ConfigError(where + "run.store: a password does not belong in a config (configs are "
+                              "copied into the run folder); put it in OPPIDUM_REDIS_PASSWORD");
   if (c.arena.max_games % 2 != 0)
     throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
 }

@@ -26,7 +26,12 @@ namespace oppidum::config {
   F(std::string, game, "mg", "mg|dvonn", 0, "the game: mg (Murus Gallicus) or dvonn")          \
   F(std::uint64_t, seed, 1, 0, UINT64_MAX, "run seed; every random stream derives from it")    \
   F(double, stop_after_minutes, 0, 0, 1e7, "stop training after this many minutes (0: never)") \
-  F(int, max_generations, 0, 0, 1000000, "stop after this many generations (0: never)")
+  F(int, max_generations, 0, 0, 1000000, "stop after this many generations (0: never)")      \
+  F(std::string, store, "", "", 0,                                                             \
+    "where self-play games meet: empty for the run folder, or redis://[user@]host[:port]/RUN "  \
+    "(password in OPPIDUM_REDIS_PASSWORD; docs/DISTRIBUTED.md)")                                \
+  F(int, stream_max_games, 100000, 100, 1000000000,                                            \
+    "the Redis stream keeps about this many games for the trainer to read")
 
 #define OPPIDUM_NET_FIELDS(F)                                                          \
   F(int, blocks, 4, 0, 64, "residual blocks in the trunk")                             \
@@ -37,7 +42,8 @@ namespace oppidum::config {
   F(bool, global_pooling, false, 0, 1, "global pooling bias in every second residual block")
 
 #define OPPIDUM_SELFPLAY_FIELDS(F)                                                               \
-  F(int, threads, 1, 1, 256, "self-play threads, each playing many games at once")               \
+  F(int, threads, 1, 0, 256,                                                                     \
+    "self-play threads, each playing many games at once (0: none here; needs run.store)")        \
   F(int, concurrent_games, 64, 1, 4096, "games in progress per thread (the evaluation batch)")   \
   F(int, simulations, 100, 1, 1000000, "search simulations of a full search")                    \
   F(int, fast_simulations, 25, 1, 1000000, "simulations of a fast search (playout cap)")         \

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <cstdlib>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,6 +24,8 @@
 #include "model/inference_server.h"
 #include "selfplay/replay_store.h"
 #include "selfplay/selfplay.h"
+#include "store/redis_game_sink.h"
+#include "store/run_channel.h"
 #include "trainer/gate.h"
 #include "trainer/replay_window.h"
 #include "trainer/run_folder.h"
@@ -39,8 +44,9 @@ constexpr std::uint64_t kSampleStream = 0x53414D504C450000ULL;  // batch samplin
 
 // Keys whose value may change between invocations of one run: stop conditions, not identity.
 bool is_session_key(const std::string& line) {
-  return line.find("stop_after_minutes:") != std::string::npos ||
-         line.find("max_generations:") != std::string::npos;
+  for (const char* key : {"stop_after_minutes:", "max_generations:", "store:", "stream_max_games:"})
+    if (line.find(key) != std::string::npos) return true;
+  return false;
 }
 
 // The keys (section.key: value) where two configs differ, stop conditions left out.
@@ -73,7 +79,8 @@ config::RunConfig resolve_config(const TrainOptions& o, const RunPaths& paths) {
     throw config::ConfigError(
         (o.config_path.empty() ? std::string("--set") : o.config_path) + " differs from the config " +
         paths.dir.string() + " was started with:" + differences +
-        "\nonly run.stop_after_minutes and run.max_generations may change when a run continues");
+        "\nonly run.stop_after_minutes, run.max_generations, run.store and run.stream_max_games may "
+        "change when a run continues");
   return asked;
 }
 
@@ -114,8 +121,10 @@ class Session {
       restore();
       start_services();
       loop();
-      selfplay_->stop();
+      closing_ = true;  // a push waiting for Redis gives up: those games were in flight
+      if (selfplay_) selfplay_->stop();
       ingest();
+      if (channel_) drain_stream();
       trainer_->save_state(paths_.trainer_prefix());  // a clean stop keeps every step
       if (status_shown_) std::fputc('\n', stderr);
       log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
@@ -135,6 +144,7 @@ class Session {
   void open_folder() {
     check_not_orphaned();
     config_ = resolve_config(options_, paths_);
+    check_store();
     const bool had_config = fs::exists(paths_.config());
     folder_ = std::make_unique<RunFolder>(paths_.dir);
     if (folder_->exists() != had_config) {
@@ -144,6 +154,16 @@ class Session {
     new_run_ = !folder_->exists();
     game_ = &game_by_name(config_.run.game);
     log_ = make_logger(paths_);
+  }
+
+  // The run's Redis store, if it has one; refused before anything is created or connected.
+  void check_store() {
+    if (config_.run.store.empty()) return;
+    const char* env = std::getenv("OPPIDUM_REDIS_PASSWORD");
+    url_ = store::parse_redis_url(config_.run.store, options_.store_password.empty()
+                                                         ? env
+                                                         : options_.store_password.c_str());
+    store::check_security(*url_, options_.insecure);
   }
 
   // A folder that holds training progress but no config.yaml lost its config: never start over.
@@ -321,14 +341,40 @@ class Session {
     window_ = std::make_unique<ReplayWindow>(
         *game_, WindowSettings{config_.training.window_min, config_.training.window_max,
                                config_.training.window_growth});
-    ingest();
+    ingest_folder();
     log_->info("replay: {} positions in {} chunks, window {}", window_->total_positions(),
                ingested_chunks_, window_->size());
-    selfplay_ = std::make_unique<selfplay::SelfPlay>(
-        *server_, *store_, selfplay_settings(config_, state_.sessions),
-        [this] { return best_step_.load(); });
-    selfplay_->start();
+    selfplay::GameSink* sink = store_.get();
+    std::uint64_t session = state_.sessions;
+    if (url_) {
+      channel_ = std::make_unique<store::RunChannel>(
+          *url_, [this](const std::string& line) { log_->warn("redis: {}", line); }, &stop_);
+      log_->info("store {}: publishing the config and generation {}; workers join with "
+                 "`oppidum selfplay --store {}`", url_->to_string(), best_generation(),
+                 url_->to_string());
+      channel_->publish_config(config::to_yaml(config_));
+      publish_best();
+      session = channel_->new_session();
+      sink_ = std::make_unique<store::RedisGameSink>(
+          *url_, "trainer", config_.run.stream_max_games,
+          [this](const std::string& line) { log_->warn("redis (self-play): {}", line); }, &closing_);
+      sink = sink_.get();
+    }
+    if (config_.selfplay.threads > 0) {
+      selfplay_ = std::make_unique<selfplay::SelfPlay>(*server_, *sink,
+                                                       selfplay_settings(config_, session),
+                                                       [this] { return best_step_.load(); });
+      selfplay_->start();
+    }
     start_ = Clock::now();
+  }
+
+  // Publishes best.ckpt to the store as the run's network (workers switch to it).
+  void publish_best() {
+    const std::string bytes = util::read_regular_file(paths_.best().string());
+    const std::int64_t version = channel_->publish_network(
+        bytes, best_step_.load(), best_generation(), game_->name(), game_->encoding_version());
+    log_->info("published generation {} as network version {}", best_generation(), version);
   }
 
   int generation() const {
@@ -348,14 +394,26 @@ class Session {
         std::chrono::duration<double>(Clock::now() - start_).count() >=
             config_.run.stop_after_minutes * 60.0)
       return true;
-    const std::string error = selfplay_->error();
+    const std::string error = selfplay_ ? selfplay_->error() : "";
     if (!error.empty()) throw std::runtime_error("self-play failed: " + error);
     return false;
   }
 
+  // New games into the window: from the run's chunks, and with a Redis store from its stream.
+  void ingest() {
+    if (channel_) ingest_stream();
+    else ingest_folder();
+  }
+
+  // Keeps the window's count of a dropped game, and logs why.
+  void drop_game(const std::string& where, const std::string& why) {
+    ++rejected_games_;
+    log_->warn("dropped game {} ({} dropped so far): {}", where, rejected_games_, why);
+  }
+
   // Reads the chunks written since the last call into the window. Every record is replayed and
   // checked (selfplay::replay); one that does not hold up is dropped, counted and logged.
-  void ingest() {
+  void ingest_folder() {
     const auto chunks = store_->chunks();
     for (const std::string& p : store_->problems())
       if (logged_problems_.insert(p).second) log_->warn("games: {}", p);
@@ -364,16 +422,75 @@ class Session {
       const selfplay::ReadResult read = store_->read_chunk(chunk);
       for (const std::string& p : read.problems) log_->warn("skipping damaged data: {}", p);
       for (std::size_t i = 0; i < read.records.size(); ++i) {
+        const selfplay::GameRecord& r = read.records[i];
         std::string why;
-        if (window_->add_game(read.records[i], &why)) {
+        if (window_->add_game(r, &why)) {
           ++games_;
+          if (!r.origin.empty() && store::compare_stream_ids(r.origin, stored_until_) > 0)
+            stored_until_ = r.origin;
         } else {
-          ++rejected_games_;
-          log_->warn("dropped game {} of {} ({} dropped so far): {}", i, chunk, rejected_games_,
-                     why);
+          drop_game(std::to_string(i) + " of " + chunk, why);
         }
       }
     }
+  }
+
+  // Reads the stream entries after the cursor: the good games go into the window and, as one
+  // chunk, into the run folder; then the cursor moves past them (state.yaml). After a kill between
+  // the two writes, entries already in a chunk (up to stored_until_) are read again but not kept
+  // twice. When caught up, the stream's entries-added tells how many were evicted unread.
+  void ingest_stream() {
+    for (int round = 0; round < 8; ++round) {
+      const auto entries = channel_->read_games(state_.stream_cursor, 512);
+      if (entries.empty()) break;
+      std::vector<selfplay::GameRecord> kept;
+      for (const store::StreamEntry& e : entries) {
+        ++state_.stream_read;
+        if (!e.problem.empty()) {
+          drop_game("entry " + e.id + " from " + e.node, e.problem);
+          continue;
+        }
+        if (store::compare_stream_ids(e.id, stored_until_) <= 0) continue;  // already in a chunk
+        std::string why;
+        if (!window_->add_game(e.record, &why)) {
+          drop_game("entry " + e.id + " from " + e.node, why);
+          continue;
+        }
+        ++games_;
+        ++games_from_stream_;
+        kept.push_back(e.record);
+      }
+      if (!kept.empty()) {
+        store_->append(kept);
+        ++ingested_chunks_;
+        stored_until_ = kept.back().origin;
+      }
+      state_.stream_cursor = entries.back().id;
+      folder_->save_state(state_);
+      if (entries.size() < 512) break;
+    }
+    // Caught up, every entry ever added was either read or evicted unread.
+    const store::StreamInfo info = channel_->stream_info();
+    if (info.entries_added == 0 || info.last_id == state_.stream_cursor) {
+      stream_evicted_ = info.entries_added - state_.stream_read;
+      stream_lag_ = 0;
+    } else {
+      stream_lag_ = std::max<std::int64_t>(
+          1, info.entries_added - state_.stream_read - stream_evicted_);
+    }
+  }
+
+  // At a clean stop: reads what the stream holds (for up to 30 s, or until Ctrl-C) so that the
+  // cursor is current, and reports the stream's accounting.
+  void drain_stream() {
+    const auto until = Clock::now() + std::chrono::seconds(30);
+    try {
+      while (stream_lag_ != 0 && Clock::now() < until) ingest_stream();
+    } catch (const store::RedisStopped&) {
+    }
+    log_->info("stream: {} entries read, {} games kept, {} dropped, {} evicted before they were "
+               "read{}", state_.stream_read, games_from_stream_, rejected_games_, stream_evicted_,
+               stream_lag_ == 0 ? "" : " (not caught up)");
   }
 
   void loop() {
@@ -475,6 +592,7 @@ class Session {
       model::save_checkpoint(candidate, paths_.best().string());
       server_->swap_weights(candidate);
       best_step_ = candidate.step;
+      if (channel_) publish_best();
     }
     last_gate_ = "gen " + std::to_string(gen) + " " + arena::format_elo(row.elo) + " [" +
                  arena::format_elo(row.elo_low) + ", " + arena::format_elo(row.elo_high) +
@@ -497,7 +615,7 @@ class Session {
     const auto now = Clock::now();
     if (now - last_status_ < std::chrono::seconds(1)) return;
     last_status_ = now;
-    const selfplay::SelfPlayStats sp = selfplay_->stats();
+    const selfplay::SelfPlayStats sp = selfplay_ ? selfplay_->stats() : selfplay::SelfPlayStats{};
     const model::InferenceStats inf = server_->stats();
     const double secs = std::max(1e-9, elapsed());
     std::string line = "gen " + std::to_string(generation()) + " | games " +
@@ -509,6 +627,7 @@ class Session {
                        " v " + fixed(last_step_.value_loss, 3) + ") | best gen " +
                        std::to_string(best_generation()) + " " +
                        arena::format_elo(folder_->rating()) + " Elo";
+    if (channel_) line += " | " + cluster_status(now);
     if (!gate_progress_.empty()) line += " | gate " + gate_progress_;
     else if (!last_gate_.empty()) line += " | last gate " + last_gate_;
     if (options_.status_line && isatty(2)) {
@@ -518,6 +637,53 @@ class Session {
       last_status_log_ = now;
       log_->info("{}", line);
     }
+  }
+
+  // What a node's heartbeats showed the trainer (by the trainer's clock: no clock skew).
+  struct NodeSeen {
+    std::int64_t beats = -1, games = 0;
+    Clock::time_point changed, sampled;
+    double games_per_second = 0;
+  };
+
+  // The nodes' rates, the nodes seen in the last minute and the stream's lag, for the status line;
+  // every 30 s also as metrics rows. Polls the store at most every 5 s.
+  std::string cluster_status(Clock::time_point now) {
+    if (now - last_cluster_poll_ >= std::chrono::seconds(5)) {
+      last_cluster_poll_ = now;
+      for (const auto& [node, beat] : channel_->nodes()) {
+        NodeSeen& seen = nodes_seen_[node];
+        if (seen.beats >= 0 && beat.beats != seen.beats) {
+          const double dt = std::chrono::duration<double>(now - seen.sampled).count();
+          if (dt > 0) seen.games_per_second = static_cast<double>(beat.games - seen.games) / dt;
+          seen.changed = now;
+        }
+        if (seen.beats != beat.beats) {
+          seen.beats = beat.beats;
+          seen.games = beat.games;
+          seen.sampled = now;
+        }
+      }
+      const bool record = now - last_cluster_row_ >= std::chrono::seconds(30);
+      if (record) last_cluster_row_ = now;
+      cluster_line_.clear();
+      int active = 0;
+      for (const auto& [node, seen] : nodes_seen_) {
+        if (now - seen.changed > std::chrono::minutes(1)) continue;
+        ++active;
+        cluster_line_ += (cluster_line_.empty() ? "" : ", ") + node + " " +
+                         fixed(seen.games_per_second, 1) + "/s";
+        if (record) folder_->append_node(elapsed(), node, seen.games, seen.games_per_second);
+      }
+      if (record)
+        folder_->append_stream(elapsed(), window_->total_positions(), games_, active, stream_lag_,
+                               stream_evicted_);
+      cluster_line_ = "nodes " + std::to_string(active) +
+                      (cluster_line_.empty() ? "" : " (" + cluster_line_ + ")") + " lag " +
+                      std::to_string(stream_lag_) +
+                      " evicted " + std::to_string(stream_evicted_);
+    }
+    return cluster_line_;
   }
 
   const TrainOptions& options_;
@@ -534,7 +700,18 @@ class Session {
   std::atomic<std::int64_t> best_step_{0};
   std::unique_ptr<selfplay::FolderReplayStore> store_;
   std::unique_ptr<ReplayWindow> window_;
-  std::unique_ptr<selfplay::SelfPlay> selfplay_;
+  std::unique_ptr<selfplay::SelfPlay> selfplay_;  // none with selfplay.threads 0
+  std::optional<store::RedisUrl> url_;             // a run with a Redis store
+  std::unique_ptr<store::RunChannel> channel_;     // the trainer's own connection (main thread)
+  std::unique_ptr<store::RedisGameSink> sink_;     // local self-play's pushes (writer thread)
+  std::atomic<bool> closing_{false};
+  std::string stored_until_ = "0-0";               // the newest stream entry kept in a chunk
+  std::int64_t stream_evicted_ = 0;                // evicted before read (known when caught up)
+  std::int64_t stream_lag_ = 0;                    // entries not read yet (estimate)
+  std::int64_t games_from_stream_ = 0;             // this session
+  std::map<std::string, NodeSeen> nodes_seen_;
+  Clock::time_point last_cluster_poll_{}, last_cluster_row_ = Clock::now();
+  std::string cluster_line_;
   std::size_t ingested_chunks_ = 0;
   std::int64_t games_ = 0;
   std::int64_t rejected_games_ = 0;

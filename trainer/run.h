@@ -33,6 +33,8 @@ struct TrainOptions {
   std::vector<std::string> overrides;  // --set section.key=value
   bool status_line = true;             // a live status line on standard error
   bool recover = false;                // rebuild missing or damaged files (trainer/run_folder.h)
+  std::string store_password;          // for run.store; never written anywhere
+  bool insecure = false;               // allow a non-loopback Redis without a password
 };
 
 // Runs until a stop condition of the config (max_generations, stop_after_minutes) or until `stop`

@@ -25,7 +25,8 @@ const util::CsvTable::Row kArenaHeader = {
 const util::CsvTable::Row kMetricsHeader = {
     "kind",       "seconds",       "step",     "generation", "positions",
     "games",      "policy_loss",   "value_loss", "learning_rate", "gate_elo",
-    "promoted",   "best_elo",      "gate_games", "anchor_score", "anchor_elo"};
+    "promoted",   "best_elo",      "gate_games", "anchor_score", "anchor_elo",
+    "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted"};
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -91,7 +92,7 @@ util::CsvTable::Row gate_metrics_row(const GateRow& g, const std::string& positi
   return {"gate", fixed(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
           positions, games, "", "", "", fixed(g.elo, 1), g.promoted ? "1" : "0",
           fixed(g.rating, 1), std::to_string(g.games), anchored ? fixed(g.anchor_score, 4) : "",
-          anchored ? fixed(g.anchor_elo, 1) : ""};
+          anchored ? fixed(g.anchor_elo, 1) : "", "", "", "", "", ""};
 }
 
 // The highest "(session N)" in the log, 0 when there is none.
@@ -155,6 +156,8 @@ RunState RunFolder::load_state(bool recover) const {
       const YAML::Node n = YAML::Load(util::read_regular_file(path, 1 << 20));
       if (!n.IsMap() || !n["sessions"]) throw std::runtime_error("no sessions counter");
       s.sessions = n["sessions"].as<std::uint64_t>();
+      if (n["stream_cursor"]) s.stream_cursor = n["stream_cursor"].as<std::string>();
+      if (n["stream_read"]) s.stream_read = n["stream_read"].as<std::int64_t>();
       return s;
     } catch (const std::exception& e) {
       problem = path + " is damaged (" + std::string(e.what()).substr(0, 200) + ")";
@@ -170,7 +173,9 @@ RunState RunFolder::load_state(bool recover) const {
 
 void RunFolder::save_state(const RunState& s) const {
   YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "sessions" << YAML::Value << s.sessions << YAML::EndMap;
+  out << YAML::BeginMap << YAML::Key << "sessions" << YAML::Value << s.sessions;
+  out << YAML::Key << "stream_cursor" << YAML::Value << YAML::DoubleQuoted << s.stream_cursor;
+  out << YAML::Key << "stream_read" << YAML::Value << s.stream_read << YAML::EndMap;
   util::write_file_atomically(paths_.state().string(), std::string(out.c_str()) + "\n");
 }
 
@@ -229,7 +234,7 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
       const int g = std::atoi(row[generation].c_str());
       return g <= gated && gate_rows_seen.insert(g).second;
     }
-    return false;
+    return true;  // node and stream rows: a record of what was seen, not keyed
   });
   if (gone_metrics > 0)
     repairs.push_back(metrics_->path() + ": dropped " + std::to_string(gone_metrics) +
@@ -258,7 +263,31 @@ void RunFolder::append_train(const TrainRow& r) {
   metrics_->append({"train", fixed(r.seconds, 1), std::to_string(r.step),
                     std::to_string(r.generation), std::to_string(r.positions),
                     std::to_string(r.games), fixed(r.policy_loss, 5), fixed(r.value_loss, 5),
-                    fixed(r.learning_rate, 6), "", "", "", "", "", ""});
+                    fixed(r.learning_rate, 6), "", "", "", "", "", "", "", "", "", "", ""});
+}
+
+void RunFolder::append_node(double seconds, const std::string& node, std::int64_t games,
+                            double games_per_second) {
+  util::CsvTable::Row row(metrics_->header().size());
+  row[0] = "node";
+  row[metrics_->column("seconds")] = fixed(seconds, 1);
+  row[metrics_->column("games")] = std::to_string(games);
+  row[metrics_->column("node")] = node;
+  row[metrics_->column("games_per_second")] = fixed(games_per_second, 2);
+  metrics_->append(row);
+}
+
+void RunFolder::append_stream(double seconds, std::int64_t positions, std::int64_t games,
+                              int nodes, std::int64_t lag, std::int64_t evicted) {
+  util::CsvTable::Row row(metrics_->header().size());
+  row[0] = "stream";
+  row[metrics_->column("seconds")] = fixed(seconds, 1);
+  row[metrics_->column("positions")] = std::to_string(positions);
+  row[metrics_->column("games")] = std::to_string(games);
+  row[metrics_->column("nodes")] = std::to_string(nodes);
+  row[metrics_->column("stream_lag")] = std::to_string(lag);
+  row[metrics_->column("stream_evicted")] = std::to_string(evicted);
+  metrics_->append(row);
 }
 
 void RunFolder::append_gate(const GateRow& g, std::int64_t positions, std::int64_t games) {

@@ -4,14 +4,16 @@
 //
 //   config.yaml               the effective config; written last when a run is created
 //   lock                      flock(2)-ed by the one process that owns the folder (util/folder_lock.h)
-//   state.yaml                what cannot be derived from the other files: the session counter
+//   state.yaml                what cannot be derived from the other files: the session counter,
+//                             and with a Redis store the stream cursor
 //   trainer.optim, .ckpt      the trainer's optimiser state and weights, saved at each generation
 //                             and when the run stops cleanly
 //   checkpoints/gen-NNNN.ckpt the candidate of generation N; gen-0000 is the initial network
 //   checkpoints/best.ckpt     a copy of the best network: the last generation promoted in arena.csv
 //   arena.csv                 one row per gated generation; a gate counts once its row is written
 //   metrics.csv               one row per training step ("train", keyed by step) and per gate
-//                             ("gate", keyed by generation)
+//                             ("gate", keyed by generation); with a Redis store, "node" and
+//                             "stream" rows every 30 s
 //   games/chunk-N.bin         self-play games (selfplay/replay_store.h)
 //   log.txt                   the log, errors included
 //
@@ -70,6 +72,11 @@ struct RunPaths {
 // What state.yaml keeps.
 struct RunState {
   std::uint64_t sessions = 0;  // starts of the run so far (seeds each session's self-play anew)
+  // A run with a Redis store: the id of the last stream entry read (the cursor) and how many
+  // entries were read in all (kept or dropped); with the stream's entries-added they give the
+  // entries evicted before the trainer read them.
+  std::string stream_cursor = "0-0";
+  std::int64_t stream_read = 0;
 };
 
 // One gate: a row of arena.csv.
@@ -129,6 +136,12 @@ class RunFolder {
   double rating() const { return gates_.empty() ? 0.0 : gates_.back().rating; }
 
   void append_train(const TrainRow& row);  // flushed, not fsynced (a kill is repaired on resume)
+  // A run with a Redis store: a self-play node's games so far and rate ("node" rows), and the
+  // stream's state ("stream" rows: the trainer's lag in entries, entries evicted unread).
+  void append_node(double seconds, const std::string& node, std::int64_t games,
+                   double games_per_second);
+  void append_stream(double seconds, std::int64_t positions, std::int64_t games, int nodes,
+                     std::int64_t lag, std::int64_t evicted);
   // The metrics row of a gate, then the arena row (fsynced: the commit).
   void append_gate(const GateRow& row, std::int64_t positions, std::int64_t games);
 

@@ -1,0 +1,36 @@
+// `oppidum selfplay`: a self-play worker node of a run spread over machines (worker/worker.h).
+// Ctrl-C or SIGTERM stops it cleanly (the games in progress are dropped; a second signal exits).
+#include <memory>
+
+#include "app/commands.h"
+#include "app/stop_signal.h"
+#include "worker/worker.h"
+
+namespace oppidum::app {
+
+void register_selfplay_command(CLI::App& app) {
+  auto o = std::make_shared<worker::WorkerOptions>();
+  auto* cmd = app.add_subcommand(
+      "selfplay",
+      "Play self-play games for a run whose trainer (`oppidum train --store ...`) may be on another "
+      "machine: read the run's config and best network from its Redis store, push every finished "
+      "game to it, and switch to each newly published network. CPU only (the Eigen backend). "
+      "docs/DISTRIBUTED.md explains the setup.");
+  cmd->add_option("--store", o->store,
+                  "the run's store: redis://[user[:password]@]host[:port]/RUN (the password may "
+                  "come from OPPIDUM_REDIS_PASSWORD)")
+      ->required();
+  cmd->add_option("--threads", o->threads,
+                  "self-play threads (default: the run's selfplay.threads, at least 1)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--node", o->node, "this node's name in records and metrics (default host-pid)");
+  cmd->add_option("--minutes", o->stop_after_minutes, "stop after this many minutes (default: never)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--insecure", o->insecure,
+                "allow a store that is not on this machine without a password");
+  cmd->callback([o] {
+    worker::run_worker(*o, install_stop_signals());
+  });
+}
+
+}  // namespace oppidum::app

@@ -1,0 +1,185 @@
+#include "store/redis_client.h"
+
+#include <hiredis.h>
+
+#include <iostream>
+#include <thread>
+
+namespace oppidum::store {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr timeval kConnectTimeout{5, 0};
+constexpr timeval kCommandTimeout{30, 0};
+
+RedisReply convert(const redisReply* r) {
+  RedisReply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = RedisReply::Type::kString;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::kStatus;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::kInteger;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::kArray;
+      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+      break;
+    default:
+      out.type = RedisReply::Type::kNil;
+  }
+  return out;
+}
+
+// Appends one command to the context's output buffer.
+void append(redisContext* c, const std::vector<std::string>& argv) {
+  std::vector<const char*> args;
+  std::vector<std::size_t> lengths;
+  for (const std::string& a : argv) {
+    args.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  redisAppendCommandArgv(c, static_cast<int>(args.size()), args.data(), lengths.data());
+}
+
+}  // namespace
+
+RedisClient::RedisClient(RedisUrl url, Log log) : url_(std::move(url)), log_(std::move(log)) {
+  if (!log_) log_ = [](const std::string& line) { std::cerr << line << std::endl; };
+}
+
+RedisClient::~RedisClient() { drop(); }
+
+void RedisClient::drop() {
+  if (context_ != nullptr) redisFree(context_);
+  context_ = nullptr;
+}
+
+void RedisClient::connect() {
+  drop();
+  std::string host = url_.host;
+  context_ = redisConnectWithTimeout(host.c_str(), url_.port, kConnectTimeout);
+  if (context_ == nullptr) throw RedisError("cannot allocate a redis context");
+  if (context_->err != 0) {
+    const std::string why = context_->errstr;
+    drop();
+    throw RedisError("cannot connect to " + url_.to_string() + ": " + why);
+  }
+  redisSetTimeout(context_, kCommandTimeout);
+  if (url_.password.empty()) return;
+  std::vector<std::string> auth = {"AUTH"};
+  if (!url_.user.empty()) auth.push_back(url_.user);
+  auth.push_back(url_.password);
+  append(context_, auth);
+  void* raw = nullptr;
+  if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
+    const std::string why = context_->errstr;
+    drop();
+    throw RedisError("cannot connect to " + url_.to_string() + ": " + why);
+  }
+  const auto* reply = static_cast<redisReply*>(raw);
+  const bool refused = reply->type == REDIS_REPLY_ERROR;
+  const std::string why = refused ? std::string(reply->str, reply->len) : "";
+  freeReplyObject(raw);
+  if (refused) {
+    drop();
+    // Never retried: a wrong password does not get right by waiting.
+    throw RedisError(url_.to_string() + " refused the credentials: " + why);
+  }
+}
+
+// One try of the whole batch; false with `error` set when the connection failed (retry), throws
+// RedisError for an error reply.
+bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
+                          std::vector<RedisReply>& replies, std::string& error) {
+  if (context_ == nullptr) {
+    try {
+      connect();
+    } catch (const RedisError& e) {
+      const std::string what = e.what();
+      if (what.find("refused the credentials") != std::string::npos) throw;
+      error = what;
+      return false;
+    }
+  }
+  for (const auto& argv : commands) append(context_, argv);
+  replies.clear();
+  std::string first_error;
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
+      error = context_->errstr[0] != '\0' ? context_->errstr : "connection lost";
+      drop();
+      return false;
+    }
+    const auto* reply = static_cast<redisReply*>(raw);
+    if (reply->type == REDIS_REPLY_ERROR) {
+      const std::string message(reply->str, reply->len);
+      if (message.rfind("LOADING", 0) == 0) {  // a restarted server reading its AOF
+        freeReplyObject(raw);
+        error = message;
+        drop();
+        return false;
+      }
+      if (first_error.empty()) first_error = message;
+      replies.emplace_back();
+    } else {
+      replies.push_back(convert(reply));
+    }
+    freeReplyObject(raw);
+  }
+  if (!first_error.empty())
+    throw RedisError(url_.to_string() + ": " + commands.front().front() + ": " + first_error);
+  return true;
+}
+
+std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std::string>>& commands,
+                                              const std::atomic<bool>* stop) {
+  std::vector<RedisReply> replies;
+  auto backoff = std::chrono::milliseconds(100);
+  while (true) {
+    std::string error;
+    if (attempt(commands, replies, error)) {
+      if (lost_) {
+        const double seconds = std::chrono::duration<double>(Clock::now() - lost_at_).count();
+        seconds_disconnected_ += seconds;
+        char line[64];
+        std::snprintf(line, sizeof line, "%.1f", seconds);
+        log_("reconnected to " + url_.to_string() + " after " + line + " s");
+        lost_ = false;
+      }
+      return replies;
+    }
+    if (!lost_) {
+      lost_ = true;
+      lost_at_ = Clock::now();
+      log_("lost " + url_.to_string() + ": " + error + "; retrying");
+    }
+    const auto until = Clock::now() + backoff;
+    while (Clock::now() < until) {
+      if (stop != nullptr && stop->load()) throw RedisStopped();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
+  }
+}
+
+RedisReply RedisClient::command(const std::vector<std::string>& argv, const std::atomic<bool>* stop) {
+  return pipeline({argv}, stop).front();
+}
+
+RedisReply RedisClient::command_once(const std::vector<std::string>& argv) {
+  std::vector<RedisReply> replies;
+  std::string error;
+  if (!attempt({argv}, replies, error)) throw RedisError(url_.to_string() + ": " + error);
+  return replies.front();
+}
+
+}  // namespace oppidum::store

@@ -1,0 +1,93 @@
+#include "store/redis_url.h"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace oppidum::store {
+namespace {
+
+constexpr const char* kExample = "redis://[user:password@]host[:port]/RUN";
+
+bool valid_run_name(const std::string& run) {
+  if (run.empty() || run.size() > 100) return false;
+  for (char c : run)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+std::string RedisUrl::to_string() const {
+  std::string auth;
+  if (!user.empty() || !password.empty()) auth = user + (password.empty() ? "" : ":***") + "@";
+  const std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return "redis://" + auth + h + ":" + std::to_string(port) + "/" + run;
+}
+
+std::string RedisUrl::without_password() const {
+  RedisUrl bare = *this;
+  bare.password.clear();
+  return bare.to_string();
+}
+
+bool RedisUrl::is_loopback() const {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
+  const std::string scheme = "redis://";
+  const auto fail = [](const std::string& what) {
+    throw std::invalid_argument("store URL: " + what + " (expected " + kExample + ")");
+  };
+  if (text.rfind(scheme, 0) != 0) fail("it does not start with redis://");
+  std::string rest = text.substr(scheme.size());
+  RedisUrl url;
+  const auto slash = rest.find('/');
+  if (slash == std::string::npos) fail("no /RUN after the server");
+  url.run = rest.substr(slash + 1);
+  rest.resize(slash);
+  if (!valid_run_name(url.run))
+    fail("the run name must be 1 to 100 letters, digits, '.', '_' or '-'");
+  const auto at = rest.rfind('@');
+  if (at != std::string::npos) {
+    const std::string auth = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    const auto colon = auth.find(':');
+    url.user = auth.substr(0, colon);
+    if (colon != std::string::npos) url.password = auth.substr(colon + 1);
+  }
+  if (url.password.empty() && env_password != nullptr) url.password = env_password;
+  std::string port;
+  if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
+    const auto close = rest.find(']');
+    if (close == std::string::npos) fail("an unclosed [ in the host");
+    url.host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size()) {
+      if (rest[close + 1] != ':') fail("junk after the host");
+      port = rest.substr(close + 2);
+    }
+  } else {
+    const auto colon = rest.rfind(':');
+    url.host = rest.substr(0, colon);
+    if (colon != std::string::npos) port = rest.substr(colon + 1);
+  }
+  if (url.host.empty()) fail("no host");
+  if (!port.empty()) {
+    char* end = nullptr;
+    const long p = std::strtol(port.c_str(), &end, 10);
+    if (*end != '\0' || p < 1 || p > 65535) fail("the port must be 1 to 65535");
+    url.port = static_cast<int>(p);
+  }
+  return url;
+}
+
+void check_security(const RedisUrl& url, bool insecure) {
+  if (url.is_loopback() || !url.password.empty() || insecure) return;
+  throw std::invalid_argument(
+      url.to_string() + " is not on this machine and has no password: give one in the URL or in "
+      "OPPIDUM_REDIS_PASSWORD (and protect the server with requirepass or an ACL user), or pass "
+      "--insecure on a network you trust (docs/DISTRIBUTED.md, \"Security\")");
+}
+
+}  // namespace oppidum::store

@@ -1,0 +1,179 @@
+#include "store/run_channel.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "util/file_io.h"
+
+namespace oppidum::store {
+namespace {
+
+std::int64_t to_int(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') throw RedisError("redis: " + what + " is not a number");
+  return v;
+}
+
+// The fields of a flat [field, value, field, value, ...] array reply.
+std::map<std::string, std::string> fields_of(const RedisReply& r) {
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2)
+    out[r.elements[i].str] = r.elements[i + 1].str;
+  return out;
+}
+
+std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
+  const auto dash = id.find('-');
+  const auto digits = [&](const std::string& s) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("malformed stream id \"" + id.substr(0, 40) + "\"");
+    return std::stoull(s);
+  };
+  if (dash == std::string::npos) return {digits(id), 0};
+  return {digits(id.substr(0, dash)), digits(id.substr(dash + 1))};
+}
+
+}  // namespace
+
+int compare_stream_ids(const std::string& a, const std::string& b) {
+  const auto x = split_id(a), y = split_id(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+RunChannel::RunChannel(RedisUrl url, RedisClient::Log log, const std::atomic<bool>* stop)
+    : client_(std::move(url), std::move(log)), stop_(stop) {}
+
+void RunChannel::publish_config(const std::string& yaml) {
+  client_.command({"SET", url().key("config"), yaml}, stop_);
+}
+
+std::optional<std::string> RunChannel::config() {
+  const RedisReply r = client_.command({"GET", url().key("config")}, stop_);
+  if (r.is_nil()) return std::nullopt;
+  return r.str;
+}
+
+std::int64_t RunChannel::publish_network(const std::string& checkpoint, std::int64_t step,
+                                         int generation, const std::string& game,
+                                         int encoding_version) {
+  const std::int64_t version = network_version() + 1;
+  client_.command({"HSET", url().key("network"), "checkpoint", checkpoint, "crc32",
+                   std::to_string(util::crc32(checkpoint.data(), checkpoint.size())), "step",
+                   std::to_string(step), "generation", std::to_string(generation), "game", game,
+                   "encoding_version", std::to_string(encoding_version), "version",
+                   std::to_string(version)},
+                  stop_);
+  return version;
+}
+
+std::int64_t RunChannel::network_version() {
+  const RedisReply r = client_.command({"HGET", url().key("network"), "version"}, stop_);
+  return r.is_nil() ? 0 : to_int(r.str, "network version");
+}
+
+std::optional<PublishedNetwork> RunChannel::network() {
+  const RedisReply r = client_.command({"HGETALL", url().key("network")}, stop_);
+  if (r.elements.empty()) return std::nullopt;
+  auto f = fields_of(r);
+  for (const char* key : {"checkpoint", "crc32", "step", "generation", "game", "encoding_version",
+                          "version"})
+    if (!f.count(key))
+      throw RedisError(url().key("network") + " has no field " + key + "; republish the network");
+  PublishedNetwork n;
+  n.checkpoint = std::move(f["checkpoint"]);
+  n.info.version = to_int(f["version"], "network version");
+  n.info.step = to_int(f["step"], "network step");
+  n.info.generation = static_cast<int>(to_int(f["generation"], "network generation"));
+  n.info.game = f["game"];
+  n.info.encoding_version = static_cast<int>(to_int(f["encoding_version"], "encoding version"));
+  n.info.crc32 = static_cast<std::uint32_t>(to_int(f["crc32"], "network crc32"));
+  if (util::crc32(n.checkpoint.data(), n.checkpoint.size()) != n.info.crc32)
+    throw RedisError(url().key("network") + ": the checkpoint does not match its CRC-32");
+  return n;
+}
+
+std::uint64_t RunChannel::new_session() {
+  return static_cast<std::uint64_t>(client_.command({"INCR", url().key("sessions")}, stop_).integer);
+}
+
+void RunChannel::push_games(const std::string& node, const std::vector<selfplay::GameRecord>& games,
+                            std::int64_t max_length) {
+  if (games.empty()) return;
+  std::vector<std::vector<std::string>> commands;
+  for (const selfplay::GameRecord& g : games) {
+    const std::string record = selfplay::encode_record(g);
+    commands.push_back({"XADD", url().key("games"), "MAXLEN", "~", std::to_string(max_length), "*",
+                        "node", node, "network", std::to_string(g.network_step), "format",
+                        std::to_string(selfplay::kRecordFormatVersion), "record", record, "crc32",
+                        std::to_string(util::crc32(record.data(), record.size()))});
+  }
+  client_.pipeline(commands, stop_);
+}
+
+std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int count) {
+  const RedisReply r = client_.command(
+      {"XREAD", "COUNT", std::to_string(count), "STREAMS", url().key("games"), after}, stop_);
+  std::vector<StreamEntry> out;
+  if (r.is_nil() || r.elements.empty()) return out;
+  // [[key, [[id, [field, value, ...]], ...]]]
+  for (const RedisReply& e : r.elements.front().elements.at(1).elements) {
+    StreamEntry entry;
+    entry.id = e.elements.at(0).str;
+    auto f = fields_of(e.elements.at(1));
+    entry.node = f["node"];
+    try {
+      if (!f.count("record") || !f.count("crc32") || !f.count("format"))
+        throw std::runtime_error("missing fields");
+      const std::string& record = f["record"];
+      if (std::to_string(util::crc32(record.data(), record.size())) != f["crc32"])
+        throw std::runtime_error("the record does not match its CRC-32");
+      entry.record = selfplay::decode_record(
+          record, static_cast<std::uint32_t>(to_int(f["format"], "record format")));
+      entry.record.node = entry.node;
+      entry.record.origin = entry.id;
+    } catch (const std::exception& ex) {
+      entry.problem = ex.what();
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+StreamInfo RunChannel::stream_info() {
+  StreamInfo info;
+  info.last_id = "0-0";
+  const RedisReply exists = client_.command({"EXISTS", url().key("games")}, stop_);
+  if (exists.integer == 0) return info;
+  const auto f = client_.command({"XINFO", "STREAM", url().key("games")}, stop_);
+  for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
+    const std::string& name = f.elements[i].str;
+    const RedisReply& value = f.elements[i + 1];
+    if (name == "length") info.length = value.integer;
+    else if (name == "entries-added") info.entries_added = value.integer;
+    else if (name == "last-generated-id") info.last_id = value.str;
+  }
+  return info;
+}
+
+void RunChannel::heartbeat(const std::string& node, std::int64_t beats, std::int64_t games,
+                           std::int64_t positions) {
+  client_.command({"HSET", url().key("nodes"), node,
+                   std::to_string(beats) + " " + std::to_string(games) + " " +
+                       std::to_string(positions)},
+                  stop_);
+}
+
+std::map<std::string, NodeBeat> RunChannel::nodes() {
+  std::map<std::string, NodeBeat> out;
+  const auto f = fields_of(client_.command({"HGETALL", url().key("nodes")}, stop_));
+  for (const auto& [node, text] : f) {
+    long long beats = 0, games = 0, positions = 0;
+    if (std::sscanf(text.c_str(), "%lld %lld %lld", &beats, &games, &positions) == 3)
+      out[node] = NodeBeat{beats, games, positions};
+  }
+  return out;
+}
+
+}  // namespace oppidum::store

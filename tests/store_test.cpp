@@ -1,0 +1,257 @@
+// store/: the Redis URL (parsing, masking, the loopback rule), and a run's keys and stream on a
+// private redis-server (tests/redis_server.h): config and network publication, games pushed and
+// read back after a cursor, damaged entries reported, evictions counted, heartbeats, and a client
+// that rides out the server being killed and restarted.
+#include <cstdlib>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "games/game.h"
+#include "selfplay/game_record.h"
+#include "store/redis_game_sink.h"
+#include "store/run_channel.h"
+#include "store/redis_url.h"
+#include "tests/redis_server.h"
+#include "util/file_io.h"
+
+namespace oppidum::store {
+namespace {
+
+using test_util::RedisServer;
+using test_util::RedisServerOptions;
+
+TEST(RedisUrl, ParsesEveryPartAndMasksThePassword) {
+  RedisUrl u = parse_redis_url("redis://alice:s3cret@10.0.0.5:6380/run-1", nullptr);
+  EXPECT_EQ(u.host, "10.0.0.5");
+  EXPECT_EQ(u.port, 6380);
+  EXPECT_EQ(u.user, "alice");
+  EXPECT_EQ(u.password, "s3cret");
+  EXPECT_EQ(u.run, "run-1");
+  EXPECT_EQ(u.key("games"), "oppidum:run-1:games");
+  EXPECT_EQ(u.to_string(), "redis://alice:***@10.0.0.5:6380/run-1");
+  EXPECT_EQ(u.without_password(), "redis://alice@10.0.0.5:6380/run-1");
+  EXPECT_FALSE(u.is_loopback());
+
+  u = parse_redis_url("redis://localhost/r", "from-env");
+  EXPECT_EQ(u.port, 6379);
+  EXPECT_EQ(u.password, "from-env");
+  EXPECT_TRUE(u.is_loopback());
+  EXPECT_EQ(parse_redis_url("redis://:pw@127.0.0.1:7000/r", "env").password, "pw");
+  EXPECT_EQ(parse_redis_url("redis://[::1]:7000/r", nullptr).host, "::1");
+
+  for (const char* bad : {"http://h/r", "redis://h", "redis://h:0/r", "redis://h:99999/r",
+                          "redis://h/", "redis:///r", "redis://h/a b", "redis://h:x/r"}) {
+    try {
+      parse_redis_url(bad, nullptr);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("redis://[user:password@]host"), std::string::npos);
+    }
+  }
+  try {
+    parse_redis_url("redis://u:topsecret@h:99999/r", nullptr);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).find("topsecret"), std::string::npos) << "a password in an error";
+  }
+}
+
+TEST(RedisUrl, AServerElsewhereNeedsAPasswordOrInsecure) {
+  EXPECT_NO_THROW(check_security(parse_redis_url("redis://127.0.0.1/r", nullptr), false));
+  EXPECT_NO_THROW(check_security(parse_redis_url("redis://:pw@10.1.1.1/r", nullptr), false));
+  EXPECT_NO_THROW(check_security(parse_redis_url("redis://10.1.1.1/r", nullptr), true));
+  try {
+    check_security(parse_redis_url("redis://10.1.1.1/r", nullptr), false);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--insecure"), std::string::npos) << e.what();
+  }
+}
+
+// A real finished game as a record.
+selfplay::GameRecord finished_game(std::uint64_t seed) {
+  const Game& game = game_by_name("mg");
+  auto state = game.initial_state();
+  selfplay::GameRecord r;
+  r.game = "mg";
+  r.start = state->to_string();
+  r.seed = seed;
+  r.network_step = 10;
+  ActionList legal;
+  std::uint64_t x = seed;
+  for (state->legal_actions(legal); !legal.empty(); state->legal_actions(legal)) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    selfplay::MoveRecord m;
+    m.action = static_cast<std::uint16_t>(legal[static_cast<int>((x >> 33) % legal.size())]);
+    m.visits = {{m.action, 3}};
+    r.moves.push_back(m);
+    state->apply(m.action);
+  }
+  r.result = static_cast<std::int8_t>(state->result(0));
+  for (int p = 0; p < 2; ++p) r.score[p] = static_cast<std::int16_t>(state->score(p));
+  return r;
+}
+
+class RunChannelTest : public ::testing::Test {
+ protected:
+  RedisServer server_;
+  std::vector<std::string> log_;
+  RunChannel channel() {
+    return RunChannel(parse_redis_url(server_.url("t"), nullptr),
+                      [this](const std::string& line) { log_.push_back(line); });
+  }
+};
+
+TEST_F(RunChannelTest, ConfigAndNetworkArePublishedWhole) {
+  RunChannel c = channel();
+  EXPECT_FALSE(c.config().has_value());
+  EXPECT_EQ(c.network_version(), 0);
+  EXPECT_FALSE(c.network().has_value());
+  c.publish_config("run:\n  game: mg\n");
+  EXPECT_EQ(*c.config(), "run:\n  game: mg\n");
+  const std::string bytes("\0binary\xff checkpoint", 18);
+  EXPECT_EQ(c.publish_network(bytes, 300, 1, "mg", 1), 1);
+  EXPECT_EQ(c.publish_network(bytes + "2", 600, 2, "mg", 1), 2);
+  const auto n = c.network();
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->checkpoint, bytes + "2");
+  EXPECT_EQ(n->info.version, 2);
+  EXPECT_EQ(n->info.step, 600);
+  EXPECT_EQ(n->info.generation, 2);
+  // A damaged network is refused, not used.
+  server_.command({"HSET", "oppidum:t:network", "checkpoint", "tampered"});
+  EXPECT_THROW(c.network(), RedisError);
+  const std::uint64_t first = c.new_session();
+  EXPECT_EQ(c.new_session(), first + 1) << "every start gets its own session";
+}
+
+TEST_F(RunChannelTest, GamesComeBackInOrderAfterACursorAndDamageIsReported) {
+  RunChannel c = channel();
+  std::vector<selfplay::GameRecord> games;
+  for (std::uint64_t s = 1; s <= 5; ++s) games.push_back(finished_game(s));
+  c.push_games("w1", games, 1000);
+  auto entries = c.read_games("0-0", 3);
+  ASSERT_EQ(entries.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(entries[i].problem, "");
+    EXPECT_EQ(entries[i].node, "w1");
+    EXPECT_EQ(entries[i].record.node, "w1");
+    EXPECT_EQ(entries[i].record.origin, entries[i].id);
+    EXPECT_EQ(selfplay::encode_record(entries[i].record).size(),
+              selfplay::encode_record(games[i]).size() + std::string("w1").size() +
+                  entries[i].id.size())
+        << "the record comes back with its node and origin stamped in";
+    EXPECT_EQ(entries[i].record.seed, games[i].seed);
+    EXPECT_NO_THROW(selfplay::replay(entries[i].record));
+  }
+  const auto rest = c.read_games(entries.back().id, 100);
+  ASSERT_EQ(rest.size(), 2u);
+  EXPECT_EQ(rest[1].record.seed, 5u);
+  EXPECT_LT(compare_stream_ids(entries[0].id, rest[1].id), 0);
+  EXPECT_TRUE(c.read_games(rest.back().id, 100).empty());
+  // Entries written by something else: a wrong CRC, missing fields.
+  server_.command({"XADD", "oppidum:t:games", "*", "node", "x", "format", "2", "record", "abc",
+                   "crc32", "1"});
+  server_.command({"XADD", "oppidum:t:games", "*", "node", "y"});
+  const auto damaged = c.read_games(rest.back().id, 100);
+  ASSERT_EQ(damaged.size(), 2u);
+  EXPECT_NE(damaged[0].problem.find("CRC-32"), std::string::npos) << damaged[0].problem;
+  EXPECT_NE(damaged[1].problem.find("missing"), std::string::npos) << damaged[1].problem;
+  const StreamInfo info = c.stream_info();
+  EXPECT_EQ(info.entries_added, 7);
+  EXPECT_EQ(info.length, 7);
+  EXPECT_EQ(info.last_id, damaged[1].id);
+}
+
+TEST_F(RunChannelTest, TheCapEvictsAndEntriesAddedStillCountsEverything) {
+  RunChannel c = channel();
+  const selfplay::GameRecord g = finished_game(9);
+  for (int i = 0; i < 30; ++i) c.push_games("w", std::vector<selfplay::GameRecord>(20, g), 100);
+  const StreamInfo info = c.stream_info();
+  EXPECT_EQ(info.entries_added, 600);
+  EXPECT_LT(info.length, 600) << "MAXLEN ~ 100 evicted nothing";
+  EXPECT_GE(info.length, 100);
+  std::int64_t read = 0;
+  std::string cursor = "0-0";
+  for (auto e = c.read_games(cursor, 64); !e.empty(); e = c.read_games(cursor, 64)) {
+    read += static_cast<std::int64_t>(e.size());
+    cursor = e.back().id;
+  }
+  EXPECT_EQ(read, info.length) << "what is left is exactly what can be read";
+}
+
+TEST_F(RunChannelTest, HeartbeatsAreKeptPerNode) {
+  RunChannel c = channel();
+  c.heartbeat("a", 1, 10, 400);
+  c.heartbeat("b", 1, 3, 90);
+  c.heartbeat("a", 2, 12, 480);
+  const auto nodes = c.nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes.at("a").beats, 2);
+  EXPECT_EQ(nodes.at("a").games, 12);
+  EXPECT_EQ(nodes.at("b").positions, 90);
+}
+
+// The client waits out a server that is killed and restarted (AOF), logging the loss and the
+// reconnection once each; nothing written before the kill is lost.
+TEST_F(RunChannelTest, SurvivesTheServerGoingAwayAndComingBack) {
+  RunChannel c = channel();
+  c.push_games("w", {finished_game(1)}, 1000);
+  ASSERT_TRUE(server_.wait_until_aof_written());
+  server_.kill9();
+  std::atomic<bool> done{false};
+  std::thread pusher([&] {
+    c.push_games("w", {finished_game(2)}, 1000);  // retries until the server is back
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_FALSE(done.load());
+  server_.restart();
+  pusher.join();
+  EXPECT_EQ(c.stream_info().entries_added, 2);
+  ASSERT_GE(log_.size(), 2u);
+  EXPECT_NE(log_.front().find("lost redis://127.0.0.1:"), std::string::npos) << log_.front();
+  EXPECT_NE(log_.back().find("reconnected"), std::string::npos) << log_.back();
+  EXPECT_GT(c.seconds_disconnected(), 0.5);
+}
+
+TEST_F(RunChannelTest, AStopFlagEndsTheWait) {
+  std::atomic<bool> stop{false};
+  RunChannel c(parse_redis_url(server_.url("t"), nullptr), [](const std::string&) {}, &stop);
+  server_.kill9();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  EXPECT_THROW(c.config(), RedisStopped);
+  stopper.join();
+}
+
+TEST(RunChannelAuth, APasswordIsSentAndNeverShown) {
+  RedisServerOptions options;
+  options.password = "pa55word";
+  RedisServer server(options);
+  std::vector<std::string> log;
+  RunChannel good(parse_redis_url(server.url("t"), nullptr),
+                  [&](const std::string& line) { log.push_back(line); });
+  good.publish_config("x");
+  EXPECT_EQ(*good.config(), "x");
+  RunChannel bad(parse_redis_url(server.url("t"), nullptr), {});
+  RunChannel none(parse_redis_url("redis://127.0.0.1:" + std::to_string(server.port()) + "/t",
+                                  nullptr),
+                  {});
+  EXPECT_THROW(none.config(), RedisError) << "NOAUTH is an error at once, not a retry";
+  RunChannel wrong(parse_redis_url("redis://:nope@127.0.0.1:" + std::to_string(server.port()) + "/t",
+                                   nullptr),
+                   {});
+  try {
+    wrong.config();
+    FAIL() << "a wrong password was accepted";
+  } catch (const RedisError& e) {
+    EXPECT_EQ(std::string(e.what()).find("nope"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("***"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace oppidum::store
