@@ -91,6 +91,7 @@ void register_bench_command(CLI::App& app) {
   rules->add_option("--games", o->games, "random games per game")->check(CLI::Range(1, 10000000));
   rules->callback([o] { run_bench_rules(*o); });
   register_bench_model(*bench);
+  register_bench_store(*bench);
 }
 
 }  // namespace oppidum::app

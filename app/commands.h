@@ -4,17 +4,25 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
+
 #include "arena/player.h"
+#include "worker/worker.h"
 
 namespace oppidum::app {
 
 void register_rules_commands(CLI::App& app);  // perft, moves, encode, apply
 void register_bench_command(CLI::App& app);   // bench rules
 void register_bench_model(CLI::App& bench);    // bench model (app/bench_model_command.cpp)
+void register_bench_store(CLI::App& bench);    // bench store (app/bench_store_command.cpp)
 void register_games_command(CLI::App& app);   // games: list and replay records
 void register_export_command(CLI::App& app);  // export: a checkpoint as ONNX (model/onnx_export.h)
 void register_train_command(CLI::App& app);   // train (trainer/run.h)
 void register_selfplay_command(CLI::App& app);  // selfplay: a worker node (worker/worker.h)
+// The worker's options and callback on `cmd` (the `selfplay` subcommand, or the whole
+// oppidum-worker program), and its description.
+extern const char* const kWorkerDescription;
+void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptions>& options);
 void register_report_command(CLI::App& app);  // report: HTML curves of a run
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those
 // specs are refused with a clear error (the app passes model/'s factory once it exists).

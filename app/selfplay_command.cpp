@@ -8,29 +8,31 @@
 
 namespace oppidum::app {
 
-void register_selfplay_command(CLI::App& app) {
-  auto o = std::make_shared<worker::WorkerOptions>();
-  auto* cmd = app.add_subcommand(
-      "selfplay",
-      "Play self-play games for a run whose trainer (`oppidum train --store ...`) may be on another "
-      "machine: read the run's config and best network from its Redis store, push every finished "
-      "game to it, and switch to each newly published network. CPU only (the Eigen backend). "
-      "docs/DISTRIBUTED.md explains the setup.");
-  cmd->add_option("--store", o->store,
-                  "the run's store: redis://[user[:password]@]host[:port]/RUN (the password may "
-                  "come from OPPIDUM_REDIS_PASSWORD)")
+const char* const kWorkerDescription =
+    "Play self-play games for a run whose trainer (`oppidum train --store ...`) may be on another "
+    "machine: read the run's config and best network from its Redis store, push every finished "
+    "game to it, and switch to each newly published network. CPU only (the Eigen backend). "
+    "docs/DISTRIBUTED.md explains the setup.";
+
+void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptions>& o) {
+  cmd.add_option("--store", o->store,
+                 "the run's store: redis://[user[:password]@]host[:port]/RUN (the password may "
+                 "come from OPPIDUM_REDIS_PASSWORD)")
       ->required();
-  cmd->add_option("--threads", o->threads,
-                  "self-play threads (default: the run's selfplay.threads, at least 1)")
+  cmd.add_option("--threads", o->threads,
+                 "self-play threads (default: the run's selfplay.threads, at least 1)")
       ->check(CLI::Range(1, 256));
-  cmd->add_option("--node", o->node, "this node's name in records and metrics (default host-pid)");
-  cmd->add_option("--minutes", o->stop_after_minutes, "stop after this many minutes (default: never)")
+  cmd.add_option("--node", o->node, "this node's name in records and metrics (default host-pid)");
+  cmd.add_option("--minutes", o->stop_after_minutes, "stop after this many minutes (default: never)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--insecure", o->insecure,
-                "allow a store that is not on this machine without a password");
-  cmd->callback([o] {
-    worker::run_worker(*o, install_stop_signals());
-  });
+  cmd.add_flag("--insecure", o->insecure,
+               "allow a store that is not on this machine without a password");
+  cmd.callback([o] { worker::run_worker(*o, install_stop_signals()); });
+}
+
+void register_selfplay_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("selfplay", kWorkerDescription);
+  add_worker_options(*cmd, std::make_shared<worker::WorkerOptions>());
 }
 
 }  // namespace oppidum::app

@@ -10,7 +10,8 @@
 //
 // forward may be called from several threads at once (each call uses its own scratch memory).
 // make_backend builds either kind from a checkpoint; asking for cuda where LibTorch sees no GPU,
-// or for an unknown name, throws std::invalid_argument saying so.
+// for torch in a program built without LibTorch, or for an unknown name, throws
+// std::invalid_argument saying so.
 #pragma once
 
 #include <memory>
@@ -65,11 +66,18 @@ class Backend {
 // check_compatible first.
 std::unique_ptr<Backend> make_backend(const Checkpoint& checkpoint, const BackendOptions& options);
 
-// The LibTorch backend (model/torch_backend.cpp); make_backend calls it for BackendKind::kTorch.
+// The LibTorch seam. oppidum_model itself is LibTorch-free; these two functions (and
+// set_torch_threads in model/cpu_tuning.h) are defined by exactly one provider library, which every
+// program that makes backends must link (model/CMakeLists.txt):
+//   oppidum_model_libtorch  model/torch_backend.cpp: the real LibTorch backend
+//   oppidum_model_no_torch  model/torch_unavailable.cpp: for builds without LibTorch (self-play
+//                           workers); make_torch_backend throws std::invalid_argument saying so
+//                           and naming the eigen backend, cuda_available returns false
+// make_backend calls make_torch_backend for BackendKind::kTorch.
 std::unique_ptr<Backend> make_torch_backend(const Checkpoint& checkpoint, Device device,
                                             bool channels_last);
 
-// True when LibTorch was built with CUDA and sees a GPU.
+// True when LibTorch was built with CUDA and sees a GPU (always false without LibTorch).
 bool cuda_available();
 
 }  // namespace oppidum::model

@@ -50,6 +50,12 @@ std::string worker(const std::string& url, const std::string& node, const fs::pa
          out.string() + " 2>&1";
 }
 
+// The same worker as the program built without LibTorch.
+std::string torchless_worker(const std::string& url, const std::string& node, const fs::path& out) {
+  return std::string(OPPIDUM_WORKER_BINARY) + " --store " + url + " --node " + node +
+         " --threads 1 >>" + out.string() + " 2>&1";
+}
+
 // The number in `text` after the last occurrence of `before`; -1 when absent.
 long long number_after(const std::string& text, const std::string& before) {
   const auto at = text.rfind(before);
@@ -65,8 +71,10 @@ long long entries_added(const RedisServer& server, const std::string& run) {
   return std::stoll(m[1]);
 }
 
-// The games the trainer kept in its run folder, with their stream origins (all distinct).
-std::set<std::string> kept_origins(const fs::path& dir, std::size_t* games) {
+// The games the trainer kept in its run folder, with their stream origins (all distinct); the
+// nodes that played them go to `nodes` when given.
+std::set<std::string> kept_origins(const fs::path& dir, std::size_t* games,
+                                   std::set<std::string>* nodes = nullptr) {
   std::set<std::string> origins;
   *games = 0;
   const oppidum::selfplay::FolderReplayStore store(
@@ -78,6 +86,7 @@ std::set<std::string> kept_origins(const fs::path& dir, std::size_t* games) {
       ++*games;
       EXPECT_FALSE(r.origin.empty());
       EXPECT_TRUE(origins.insert(r.origin).second) << "entry " << r.origin << " kept twice";
+      if (nodes) nodes->insert(r.node);
       EXPECT_NO_THROW(oppidum::selfplay::replay(r));
     }
   }
@@ -97,7 +106,7 @@ TEST(FaultCluster, AWorkerKilledMidGameLosesOnlyItsGamesInFlight) {
   const fs::path dir = fresh_dir("kill_worker");
   BackgroundProcess train(trainer(url, dir, "--set run.max_generations=4"));
   BackgroundProcess a(worker(url, "a", dir.string() + ".a"));
-  BackgroundProcess b(worker(url, "b", dir.string() + ".b"));
+  BackgroundProcess b(torchless_worker(url, "b", dir.string() + ".b"));
   ASSERT_TRUE(wait_until([&] { return read_file(dir.string() + ".a").find("playing") != std::string::npos; }, 60s));
   std::this_thread::sleep_for(300ms);
   ::kill(a.pid(), SIGKILL);  // mid-game: it plays many games at once, always
@@ -107,12 +116,17 @@ TEST(FaultCluster, AWorkerKilledMidGameLosesOnlyItsGamesInFlight) {
   EXPECT_EQ(*status, 0) << read_file(dir.string() + ".out");
   b.signal(SIGINT);
   EXPECT_EQ(b.wait_for(30s).value_or(-1), 0) << read_file(dir.string() + ".b");
+  EXPECT_NE(read_file(dir.string() + ".b").find("LibTorch absent"), std::string::npos)
+      << "worker b is the program built without LibTorch";
+
   const std::string log = read_file(dir / "log.txt");
   EXPECT_EQ(log.find("dropped game"), std::string::npos) << "a partial record reached the stream: " << log;
   EXPECT_NE(log.find(" 0 dropped, "), std::string::npos) << log;
   std::size_t games = 0;
-  kept_origins(dir, &games);
+  std::set<std::string> nodes;
+  kept_origins(dir, &games, &nodes);
   EXPECT_GT(games, 0u);
+  EXPECT_TRUE(nodes.count("b")) << "no game of the worker built without LibTorch was kept";
   expect_whole_games_in_stream(redis, "kill_worker");
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "model/checkpoint.h"
+#include "model/cpu_tuning.h"
 #include "model/inference_server.h"
 #include "selfplay/selfplay.h"
 #include "store/redis_game_sink.h"
@@ -56,7 +57,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   const auto start = Clock::now();
 
   // The run's config and network, once the trainer has published them.
-  log("node " + node + " joining " + url.to_string());
+  log("node " + node + " joining " + url.to_string() + "; " + model::tune_cpu_runtime());
   std::string yaml;
   for (bool said = false; !stop.load();) {
     if (auto text = channel.config()) {

@@ -1,0 +1,138 @@
+// `oppidum bench store`: how many games per second one Redis server takes from several concurrent
+// pushers on this machine, with real self-play records (Murus Gallicus or DVONN, searched with a
+// uniform evaluator at the small configs' budgets, so their size and visit lists are those of a
+// real run). Each pusher is a thread with its own connection pushing batches of games, as a worker
+// node's writer does. The result is the store's headroom: divide by one worker's games per second.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "app/commands.h"
+#include "mcts/evaluator.h"
+#include "selfplay/selfplay.h"
+#include "store/run_channel.h"
+
+namespace oppidum::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchStoreOptions {
+  std::string store;
+  std::string game = "mg";
+  std::string pushers = "1,2,4";
+  double seconds = 5;
+  int batch = 32;
+};
+
+// Keeps the games self-play finishes, up to a number.
+class CollectingSink final : public selfplay::GameSink {
+ public:
+  void append(const std::vector<selfplay::GameRecord>& games) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    records_.insert(records_.end(), games.begin(), games.end());
+  }
+  std::size_t size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return records_.size();
+  }
+  std::vector<selfplay::GameRecord> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::move(records_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<selfplay::GameRecord> records_;
+};
+
+std::vector<selfplay::GameRecord> sample_records(const std::string& game, int count) {
+  mcts::UniformEvaluator uniform;
+  CollectingSink sink;
+  selfplay::SelfPlaySettings s;
+  s.game = game;
+  s.concurrent_games = 32;
+  s.simulations = 64;
+  s.fast_simulations = 16;
+  s.games_per_chunk = 8;
+  s.max_plies = 200;
+  s.seed = 11;
+  selfplay::SelfPlay sp(uniform, sink, s, [] { return std::int64_t{0}; });
+  sp.start();
+  while (static_cast<int>(sink.size()) < count) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  sp.stop();
+  return sink.take();
+}
+
+void run_bench_store(const BenchStoreOptions& o) {
+  const store::RedisUrl url = store::parse_redis_url(o.store, std::getenv("OPPIDUM_REDIS_PASSWORD"));
+  store::check_security(url, false);
+  std::printf("oppidum bench store: %s, %s records, batches of %d, %.0f s per setting\n",
+              url.to_string().c_str(), o.game.c_str(), o.batch, o.seconds);
+  const auto records = sample_records(o.game, 256);
+  double bytes = 0, positions = 0;
+  for (const auto& r : records) {
+    bytes += static_cast<double>(selfplay::encode_record(r).size());
+    positions += static_cast<double>(r.moves.size());
+  }
+  std::printf("%zu sample games: %.0f bytes and %.1f positions per game\n", records.size(),
+              bytes / static_cast<double>(records.size()),
+              positions / static_cast<double>(records.size()));
+  std::stringstream list(o.pushers);
+  for (std::string item; std::getline(list, item, ',');) {
+    const int pushers = std::atoi(item.c_str());
+    if (pushers < 1 || pushers > 256) throw std::invalid_argument("--pushers: 1 to 256 each");
+    store::RunChannel(url, {}).client().command({"DEL", url.key("games")});
+    std::atomic<bool> stop{false};
+    std::atomic<std::int64_t> games{0}, plies{0};
+    std::vector<std::thread> threads;
+    const auto start = Clock::now();
+    for (int t = 0; t < pushers; ++t)
+      threads.emplace_back([&, t] {
+        store::RunChannel channel(url, {});
+        std::vector<selfplay::GameRecord> batch;
+        for (std::size_t i = static_cast<std::size_t>(t); !stop.load(); i += 7) {
+          batch.push_back(records[i % records.size()]);
+          if (static_cast<int>(batch.size()) < o.batch) continue;
+          channel.push_games("bench-" + std::to_string(t), batch, 1000000);
+          games += static_cast<std::int64_t>(batch.size());
+          for (const auto& r : batch) plies += static_cast<std::int64_t>(r.moves.size());
+          batch.clear();
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+    stop = true;
+    for (auto& th : threads) th.join();
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("%3d pusher(s): %9.0f games/s %11.0f positions/s %8.1f MB/s\n", pushers,
+                static_cast<double>(games.load()) / s, static_cast<double>(plies.load()) / s,
+                static_cast<double>(games.load()) * bytes / static_cast<double>(records.size()) /
+                    s / 1e6);
+  }
+  store::RunChannel(url, {}).client().command({"DEL", url.key("games")});
+}
+
+}  // namespace
+
+void register_bench_store(CLI::App& bench) {
+  auto o = std::make_shared<BenchStoreOptions>();
+  auto* cmd = bench.add_subcommand(
+      "store",
+      "Games per second one Redis server takes from concurrent pushers (real self-play records). "
+      "Uses (and deletes) the stream of the URL's run name: give a run name of its own.");
+  cmd->add_option("--store", o->store, "redis://host:port/RUN (a scratch run name)")->required();
+  cmd->add_option("--game", o->game, "mg or dvonn")->check(CLI::IsMember({"mg", "dvonn"}));
+  cmd->add_option("--pushers", o->pushers, "comma-separated pusher counts (default 1,2,4)");
+  cmd->add_option("--seconds", o->seconds, "seconds per setting")->check(CLI::Range(0.5, 600.0));
+  cmd->add_option("--batch", o->batch, "games per push (a worker pushes games_per_chunk)")
+      ->check(CLI::Range(1, 10000));
+  cmd->callback([o] { run_bench_store(*o); });
+}
+
+}  // namespace oppidum::app
