@@ -372,7 +372,7 @@ TEST(ArenaSignalTest, SecondSigintExitsAtOnce) {
   };
   ASSERT_TRUE(wait_until([&] { return in_err("[arena] alphabeta"); }, 30.0));  // handlers are in
   arena.signal(SIGINT);
-  ASSERT_TRUE(wait_until([&] { return in_err("[arena] SIGINT: stopping the match"); }, 10.0))
+  ASSERT_TRUE(wait_until([&] { return in_err("[arena] SIGINT: stopping the match"); }, 30.0))
       << read_file(err);
   arena.signal(SIGINT);
   ASSERT_TRUE(arena.wait_exit(5.0)) << "the arena still runs 5 s after the second SIGINT";

@@ -27,7 +27,9 @@
 #include "store/redis_game_sink.h"
 #include "store/run_channel.h"
 #include "trainer/gate.h"
+#include "trainer/intake.h"
 #include "trainer/replay_window.h"
+#include "trainer/resume.h"
 #include "trainer/run_folder.h"
 #include "trainer/settings.h"
 #include "trainer/trainer.h"
@@ -99,15 +101,6 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-bool intact(const std::string& path, const Game& game) {
-  try {
-    model::load_checkpoint(path, game);
-    return true;
-  } catch (const model::CheckpointError&) {
-    return false;
-  }
-}
-
 // The training loop of one session of a run (the trainer node): owns every moving part.
 class Session {
  public:
@@ -123,8 +116,8 @@ class Session {
       loop();
       closing_ = true;  // a push waiting for Redis gives up: those games were in flight
       if (selfplay_) selfplay_->stop();
-      ingest();
-      if (channel_) drain_stream();
+      intake_->drain(30.0);
+      if (channel_) log_->info("{}", intake_->summary());
       trainer_->save_state(paths_.trainer_prefix());  // a clean stop keeps every step
       if (status_shown_) std::fputc('\n', stderr);
       log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
@@ -196,32 +189,18 @@ class Session {
                paths_.candidate(0).string());
   }
 
-  std::string recover_hint(const std::string& what) const {
-    return what + "; restore it, or run the same command with --recover to rebuild the run from "
-                  "its newest intact checkpoints (docs/FORMATS.md, \"Run folder\")";
-  }
-
-  // Checks and repairs the folder (trainer/run_folder.h), loads the trainer and the best network,
-  // and finds a gate left unfinished.
+  // Checks and repairs the folder (trainer/run_folder.h, trainer/resume.h), loads the trainer and
+  // the best network, finds a gate left unfinished, and only then counts the session.
   void restore() {
     state_ = folder_->load_state(options_.recover);
     for (const auto& line : folder_->open_tables()) log_->warn("repaired {}", line);
-    load_trainer();
-    for (const auto& line : folder_->drop_rows_after(trainer_->steps(),
-                                                     config_.training.steps_per_generation))
-      log_->warn("repaired {}", line);
-    load_best();
-    const int trained = generation();
-    const int gated = folder_->gates().empty() ? 0 : folder_->gates().back().generation;
-    if (trainer_->steps() % config_.training.steps_per_generation == 0 && trained > gated) {
-      if (!intact(paths_.candidate(trained).string(), *game_)) {
-        model::save_checkpoint(trainer_->checkpoint(candidate_metadata(trained)),
-                               paths_.candidate(trained).string());
-        log_->info("rewrote {} from the trainer's state", paths_.candidate(trained).string());
-      }
-      pending_gate_ = trained;
-      log_->info("generation {} was not gated yet: its gate comes first", trained);
-    }
+    trainer_ = make_trainer();
+    const ResumeLog log{[this](const std::string& line) { log_->info("{}", line); },
+                        [this](const std::string& line) { log_->warn("{}", line); }};
+    const Resumed resumed = resume_run(*folder_, *trainer_, *game_,
+                                       config_.training.steps_per_generation, options_.recover, log);
+    best_step_ = resumed.best_step;
+    pending_gate_ = resumed.pending_gate;
     if (config_.arena.anchor_games > 0) {
       arena::PlayerOptions options;
       options.net_factory = model::net_evaluator_factory(backend_options(config_.inference));
@@ -238,100 +217,6 @@ class Session {
                net_config(config_.net).to_string());
   }
 
-  void load_trainer() {
-    trainer_ = make_trainer();
-    Trainer::LoadResult loaded;
-    try {
-      loaded = trainer_->load_state(paths_.trainer_prefix());
-    } catch (const model::CheckpointError& e) {
-      if (!options_.recover) throw RunFolderError(recover_hint(e.what()));
-      recover_trainer(e.what());
-      return;
-    }
-    if (!loaded.warning.empty()) log_->warn("trainer: {}", loaded.warning);
-    if (loaded.found) {
-      if (trainer_->steps() > 0)
-        log_->info("trainer resumes at step {} (generation {})", trainer_->steps(), generation());
-      return;
-    }
-    // No trainer state: right for a run that never finished its first generation.
-    if (fs::exists(paths_.candidate(1)) || !folder_->gates().empty()) {
-      const std::string what = paths_.trainer_weights().string() +
-                               " is missing, but the run has trained generations";
-      if (!options_.recover) throw RunFolderError(recover_hint(what));
-      recover_trainer(what);
-      return;
-    }
-    const std::string initial =
-        fs::exists(paths_.candidate(0)) ? paths_.candidate(0).string() : paths_.best().string();
-    trainer_->load_weights(model::load_checkpoint(initial, *game_));
-  }
-
-  // --recover: the trainer from the newest intact gen-*.ckpt, with fresh optimiser state.
-  void recover_trainer(const std::string& why) {
-    for (int gen = newest_candidate(); gen >= 0; --gen) {
-      const std::string path = paths_.candidate(gen).string();
-      if (!intact(path, *game_)) continue;
-      const model::Checkpoint c = model::load_checkpoint(path, *game_);
-      trainer_->load_weights(c);
-      trainer_->set_steps(c.step);
-      trainer_->save_state(paths_.trainer_prefix());
-      log_->warn("recovered: {}; the trainer restarts from {} (step {}) with fresh optimiser state",
-                 why, path, c.step);
-      return;
-    }
-    throw RunFolderError(why + ", and no intact checkpoints/gen-*.ckpt is left to recover from");
-  }
-
-  int newest_candidate() const {
-    int newest = -1;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(paths_.checkpoints(), ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.size() == 13 && name.rfind("gen-", 0) == 0 && name.compare(8, 5, ".ckpt") == 0 &&
-          name.substr(4, 4).find_first_not_of("0123456789") == std::string::npos)
-        newest = std::max(newest, std::stoi(name.substr(4, 4)));
-    }
-    return newest;
-  }
-
-  // best.ckpt must be the last promoted generation (gen-0000 when none was): a kill between a
-  // gate's commit and the copy is rolled forward; a missing or damaged one is an error, or with
-  // --recover copied again.
-  void load_best() {
-    const auto promoted = folder_->last_promoted();
-    const int best_gen = promoted ? promoted->generation : 0;
-    const std::int64_t best_step = promoted ? promoted->step : 0;
-    const std::string source = paths_.candidate(best_gen).string();
-    std::string problem;
-    try {
-      const model::Checkpoint best =
-          model::load_checkpoint(paths_.best().string(), *game_, nullptr);
-      if (best.step == best_step) {
-        best_step_ = best_step;
-        return;
-      }
-      problem = "it holds step " + std::to_string(best.step) + ", not generation " +
-                std::to_string(best_gen) + " (step " + std::to_string(best_step) +
-                "), the last promoted in arena.csv";
-    } catch (const model::CheckpointError& e) {
-      if (!options_.recover && fs::exists(paths_.best()))
-        throw RunFolderError(recover_hint(e.what()));
-      if (!options_.recover)
-        throw RunFolderError(recover_hint(paths_.best().string() + " is missing"));
-      problem = e.what();
-    }
-    if (!fs::exists(source) && best_gen == 0 && !promoted) {
-      // A run from before gen-0000 existed, whose best is still its initial network: keep it.
-      best_step_ = 0;
-      return;
-    }
-    const model::Checkpoint copy = model::load_checkpoint(source, *game_);
-    model::save_checkpoint(copy, paths_.best().string());
-    best_step_ = copy.step;
-    log_->warn("{}: {}; copied {} to it", paths_.best().string(), problem, source);
-  }
-
   void start_services() {
     server_ = model::make_net_evaluator(*game_, paths_.best().string(),
                                         backend_options(config_.inference),
@@ -341,14 +226,17 @@ class Session {
     window_ = std::make_unique<ReplayWindow>(
         *game_, WindowSettings{config_.training.window_min, config_.training.window_max,
                                config_.training.window_growth});
-    ingest_folder();
-    log_->info("replay: {} positions in {} chunks, window {}", window_->total_positions(),
-               ingested_chunks_, window_->size());
-    selfplay::GameSink* sink = store_.get();
-    std::uint64_t session = state_.sessions;
-    if (url_) {
+    if (url_)
       channel_ = std::make_unique<store::RunChannel>(
           *url_, [this](const std::string& line) { log_->warn("redis: {}", line); }, &stop_);
+    intake_ = std::make_unique<Intake>(*folder_, state_, *window_, *store_, channel_.get(),
+                                       [this](const std::string& line) { log_->warn("{}", line); });
+    intake_->read_folder();
+    log_->info("replay: {} positions in {} chunks, window {}", window_->total_positions(),
+               intake_->chunks(), window_->size());
+    selfplay::GameSink* sink = store_.get();
+    std::uint64_t session = state_.sessions;
+    if (channel_) {
       log_->info("store {}: publishing the config and generation {}; workers join with "
                  "`oppidum selfplay --store {}`", url_->to_string(), best_generation(),
                  url_->to_string());
@@ -381,10 +269,6 @@ class Session {
     return static_cast<int>(trainer_->steps() / config_.training.steps_per_generation);
   }
 
-  std::string candidate_metadata(int gen) const {
-    return paths_.dir.filename().string() + " generation " + std::to_string(gen);
-  }
-
   bool should_stop() const {
     if (stop_.load()) return true;
     if (config_.run.max_generations > 0 && generation() >= config_.run.max_generations &&
@@ -399,100 +283,6 @@ class Session {
     return false;
   }
 
-  // New games into the window: from the run's chunks, and with a Redis store from its stream.
-  void ingest() {
-    if (channel_) ingest_stream();
-    else ingest_folder();
-  }
-
-  // Keeps the window's count of a dropped game, and logs why.
-  void drop_game(const std::string& where, const std::string& why) {
-    ++rejected_games_;
-    log_->warn("dropped game {} ({} dropped so far): {}", where, rejected_games_, why);
-  }
-
-  // Reads the chunks written since the last call into the window. Every record is replayed and
-  // checked (selfplay::replay); one that does not hold up is dropped, counted and logged.
-  void ingest_folder() {
-    const auto chunks = store_->chunks();
-    for (const std::string& p : store_->problems())
-      if (logged_problems_.insert(p).second) log_->warn("games: {}", p);
-    for (; ingested_chunks_ < chunks.size(); ++ingested_chunks_) {
-      const std::string& chunk = chunks[ingested_chunks_];
-      const selfplay::ReadResult read = store_->read_chunk(chunk);
-      for (const std::string& p : read.problems) log_->warn("skipping damaged data: {}", p);
-      for (std::size_t i = 0; i < read.records.size(); ++i) {
-        const selfplay::GameRecord& r = read.records[i];
-        std::string why;
-        if (window_->add_game(r, &why)) {
-          ++games_;
-          if (!r.origin.empty() && store::compare_stream_ids(r.origin, stored_until_) > 0)
-            stored_until_ = r.origin;
-        } else {
-          drop_game(std::to_string(i) + " of " + chunk, why);
-        }
-      }
-    }
-  }
-
-  // Reads the stream entries after the cursor: the good games go into the window and, as one
-  // chunk, into the run folder; then the cursor moves past them (state.yaml). After a kill between
-  // the two writes, entries already in a chunk (up to stored_until_) are read again but not kept
-  // twice. When caught up, the stream's entries-added tells how many were evicted unread.
-  void ingest_stream() {
-    for (int round = 0; round < 8; ++round) {
-      const auto entries = channel_->read_games(state_.stream_cursor, 512);
-      if (entries.empty()) break;
-      std::vector<selfplay::GameRecord> kept;
-      for (const store::StreamEntry& e : entries) {
-        ++state_.stream_read;
-        if (!e.problem.empty()) {
-          drop_game("entry " + e.id + " from " + e.node, e.problem);
-          continue;
-        }
-        if (store::compare_stream_ids(e.id, stored_until_) <= 0) continue;  // already in a chunk
-        std::string why;
-        if (!window_->add_game(e.record, &why)) {
-          drop_game("entry " + e.id + " from " + e.node, why);
-          continue;
-        }
-        ++games_;
-        ++games_from_stream_;
-        kept.push_back(e.record);
-      }
-      if (!kept.empty()) {
-        store_->append(kept);
-        ++ingested_chunks_;
-        stored_until_ = kept.back().origin;
-      }
-      state_.stream_cursor = entries.back().id;
-      folder_->save_state(state_);
-      if (entries.size() < 512) break;
-    }
-    // Caught up, every entry ever added was either read or evicted unread.
-    const store::StreamInfo info = channel_->stream_info();
-    if (info.entries_added == 0 || info.last_id == state_.stream_cursor) {
-      stream_evicted_ = info.entries_added - state_.stream_read;
-      stream_lag_ = 0;
-    } else {
-      stream_lag_ = std::max<std::int64_t>(
-          1, info.entries_added - state_.stream_read - stream_evicted_);
-    }
-  }
-
-  // At a clean stop: reads what the stream holds (for up to 30 s, or until Ctrl-C) so that the
-  // cursor is current, and reports the stream's accounting.
-  void drain_stream() {
-    const auto until = Clock::now() + std::chrono::seconds(30);
-    try {
-      while (stream_lag_ != 0 && Clock::now() < until) ingest_stream();
-    } catch (const store::RedisStopped&) {
-    }
-    log_->info("stream: {} entries read, {} games kept, {} dropped, {} evicted before they were "
-               "read{}", state_.stream_read, games_from_stream_, rejected_games_, stream_evicted_,
-               stream_lag_ == 0 ? "" : " (not caught up)");
-  }
-
   void loop() {
     mcts::Rng rng(mcts::derive_seed(config_.run.seed, kSampleStream, state_.sessions));
     TrainingBatch batch;
@@ -503,7 +293,7 @@ class Session {
         continue;
       }
       if (Clock::now() - last_ingest > std::chrono::milliseconds(500)) {
-        ingest();
+        intake_->poll();
         last_ingest = Clock::now();
       }
       show_status();
@@ -516,7 +306,7 @@ class Session {
       }
       window_->sample(config_.training.batch_size, rng, batch);
       last_step_ = trainer_->step(batch);
-      folder_->append_train({elapsed(), trainer_->steps(), generation(), positions, games_,
+      folder_->append_train({elapsed(), trainer_->steps(), generation(), positions, intake_->games(),
                              last_step_.policy_loss, last_step_.value_loss,
                              last_step_.learning_rate});
       if (trainer_->steps() % config_.training.steps_per_generation == 0) end_generation();
@@ -529,7 +319,7 @@ class Session {
   void end_generation() {
     const int gen = generation();
     trainer_->save_state(paths_.trainer_prefix());
-    model::save_checkpoint(trainer_->checkpoint(candidate_metadata(gen)),
+    model::save_checkpoint(trainer_->checkpoint(candidate_metadata(paths_, gen)),
                            paths_.candidate(gen).string());
     pending_gate_ = gen;
   }
@@ -586,7 +376,7 @@ class Session {
       row.anchor_elo_low = m.anchor->elo.elo_low;
       row.anchor_elo_high = m.anchor->elo.elo_high;
     }
-    folder_->append_gate(row, window_->total_positions(), games_);
+    folder_->append_gate(row, window_->total_positions(), intake_->games());
     pending_gate_ = 0;
     if (m.promoted) {
       model::save_checkpoint(candidate, paths_.best().string());
@@ -619,7 +409,7 @@ class Session {
     const model::InferenceStats inf = server_->stats();
     const double secs = std::max(1e-9, elapsed());
     std::string line = "gen " + std::to_string(generation()) + " | games " +
-                       std::to_string(games_) + " pos " + std::to_string(window_->total_positions()) +
+                       std::to_string(intake_->games()) + " pos " + std::to_string(window_->total_positions()) +
                        " (" + fixed(static_cast<double>(sp.positions) / secs, 0) + "/s) | eval " +
                        fixed(inf.evals_per_second, 0) + "/s fill " + fixed(inf.mean_fill, 2) +
                        " | step " + std::to_string(trainer_->steps()) + " loss " +
@@ -651,6 +441,10 @@ class Session {
   std::string cluster_status(Clock::time_point now) {
     if (now - last_cluster_poll_ >= std::chrono::seconds(5)) {
       last_cluster_poll_ = now;
+      if (selfplay_) {  // the trainer's own self-play threads are a node like any other
+        const selfplay::SelfPlayStats s = selfplay_->stats();
+        channel_->heartbeat("trainer", ++own_beats_, s.games, s.positions);
+      }
       for (const auto& [node, beat] : channel_->nodes()) {
         NodeSeen& seen = nodes_seen_[node];
         if (seen.beats >= 0 && beat.beats != seen.beats) {
@@ -676,12 +470,12 @@ class Session {
         if (record) folder_->append_node(elapsed(), node, seen.games, seen.games_per_second);
       }
       if (record)
-        folder_->append_stream(elapsed(), window_->total_positions(), games_, active, stream_lag_,
-                               stream_evicted_);
+        folder_->append_stream(elapsed(), window_->total_positions(), intake_->games(), active,
+                               intake_->stream_lag(), intake_->stream_evicted());
       cluster_line_ = "nodes " + std::to_string(active) +
                       (cluster_line_.empty() ? "" : " (" + cluster_line_ + ")") + " lag " +
-                      std::to_string(stream_lag_) +
-                      " evicted " + std::to_string(stream_evicted_);
+                      std::to_string(intake_->stream_lag()) + " evicted " +
+                      std::to_string(intake_->stream_evicted());
     }
     return cluster_line_;
   }
@@ -700,22 +494,17 @@ class Session {
   std::atomic<std::int64_t> best_step_{0};
   std::unique_ptr<selfplay::FolderReplayStore> store_;
   std::unique_ptr<ReplayWindow> window_;
-  std::unique_ptr<selfplay::SelfPlay> selfplay_;  // none with selfplay.threads 0
   std::optional<store::RedisUrl> url_;             // a run with a Redis store
   std::unique_ptr<store::RunChannel> channel_;     // the trainer's own connection (main thread)
   std::unique_ptr<store::RedisGameSink> sink_;     // local self-play's pushes (writer thread)
   std::atomic<bool> closing_{false};
-  std::string stored_until_ = "0-0";               // the newest stream entry kept in a chunk
-  std::int64_t stream_evicted_ = 0;                // evicted before read (known when caught up)
-  std::int64_t stream_lag_ = 0;                    // entries not read yet (estimate)
-  std::int64_t games_from_stream_ = 0;             // this session
   std::map<std::string, NodeSeen> nodes_seen_;
+  std::int64_t own_beats_ = 0;
   Clock::time_point last_cluster_poll_{}, last_cluster_row_ = Clock::now();
   std::string cluster_line_;
-  std::size_t ingested_chunks_ = 0;
-  std::int64_t games_ = 0;
-  std::int64_t rejected_games_ = 0;
-  std::set<std::string> logged_problems_;
+  std::unique_ptr<Intake> intake_;
+  // Last: its threads use the server, the sink and closing_, so it stops before they go.
+  std::unique_ptr<selfplay::SelfPlay> selfplay_;  // none with selfplay.threads 0
   int pending_gate_ = 0;  // a generation saved but not gated yet
   StepStats last_step_;
   Clock::time_point start_ = Clock::now();

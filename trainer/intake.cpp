@@ -1,0 +1,113 @@
+#include "trainer/intake.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace oppidum::trainer {
+namespace {
+
+constexpr int kBatch = 512;  // stream entries per read
+constexpr int kReadsPerPoll = 8;
+
+}  // namespace
+
+Intake::Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
+               selfplay::FolderReplayStore& store, store::RunChannel* channel, Log warn)
+    : folder_(folder), state_(state), window_(window), store_(store), channel_(channel),
+      warn_(std::move(warn)) {}
+
+void Intake::drop(const std::string& where, const std::string& why) {
+  ++dropped_;
+  warn_("dropped game " + where + " (" + std::to_string(dropped_) + " dropped so far): " + why);
+}
+
+void Intake::poll() {
+  if (channel_ != nullptr) read_stream();
+  else read_folder();
+}
+
+void Intake::read_folder() {
+  const auto chunks = store_.chunks();
+  for (const std::string& p : store_.problems())
+    if (problems_logged_.insert(p).second) warn_("games: " + p);
+  for (; chunks_read_ < chunks.size(); ++chunks_read_) {
+    const std::string& chunk = chunks[chunks_read_];
+    const selfplay::ReadResult read = store_.read_chunk(chunk);
+    for (const std::string& p : read.problems) warn_("skipping damaged data: " + p);
+    for (std::size_t i = 0; i < read.records.size(); ++i) {
+      const selfplay::GameRecord& r = read.records[i];
+      std::string why;
+      if (!window_.add_game(r, &why)) {
+        drop(std::to_string(i) + " of " + chunk, why);
+        continue;
+      }
+      ++games_;
+      if (!r.origin.empty() && store::compare_stream_ids(r.origin, stored_until_) > 0)
+        stored_until_ = r.origin;
+    }
+  }
+}
+
+void Intake::read_stream() {
+  for (int round = 0; round < kReadsPerPoll; ++round) {
+    const auto entries = channel_->read_games(state_.stream_cursor, kBatch);
+    if (entries.empty()) break;
+    std::vector<selfplay::GameRecord> kept;
+    for (const store::StreamEntry& e : entries) {
+      ++state_.stream_read;
+      const std::string where = "entry " + e.id + " from " + e.node;
+      if (!e.problem.empty()) {
+        drop(where, e.problem);
+        continue;
+      }
+      if (store::compare_stream_ids(e.id, stored_until_) <= 0) continue;  // already in a chunk
+      std::string why;
+      if (!window_.add_game(e.record, &why)) {
+        drop(where, why);
+        continue;
+      }
+      ++games_;
+      ++from_stream_;
+      kept.push_back(e.record);
+    }
+    if (!kept.empty()) {
+      store_.append(kept);  // durable before the cursor moves past these games
+      ++chunks_read_;
+      stored_until_ = kept.back().origin;
+    }
+    state_.stream_cursor = entries.back().id;
+    folder_.save_state(state_);
+    if (entries.size() < static_cast<std::size_t>(kBatch)) break;
+  }
+  // Caught up, every entry ever added was either read or evicted unread.
+  const store::StreamInfo info = channel_->stream_info();
+  if (info.entries_added == 0 || info.last_id == state_.stream_cursor) {
+    evicted_ = info.entries_added - state_.stream_read;
+    lag_ = 0;
+  } else {
+    lag_ = std::max<std::int64_t>(1, info.entries_added - state_.stream_read - evicted_);
+  }
+}
+
+void Intake::drain(double seconds) {
+  if (channel_ == nullptr) {
+    read_folder();
+    return;
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  try {
+    do {
+      read_stream();
+    } while (lag_ != 0 && std::chrono::steady_clock::now() < until);
+  } catch (const store::RedisStopped&) {
+  }
+}
+
+std::string Intake::summary() const {
+  return "stream: " + std::to_string(state_.stream_read) + " entries read in all, " +
+         std::to_string(evicted_) + " evicted unread" + (lag_ == 0 ? "" : " (not caught up)") +
+         "; this session kept " + std::to_string(from_stream_) + " games and dropped " +
+         std::to_string(dropped_);
+}
+
+}  // namespace oppidum::trainer

@@ -1,0 +1,69 @@
+// The trainer node's intake: new self-play games into the replay window.
+//
+// One-process run: the run's chunk files (games/, written by the trainer's own self-play writer)
+// are read as they appear. Distributed run (a Redis store): the run's stream is read after the
+// cursor kept in state.yaml; each batch's good games go into the window and, as one chunk, into
+// the run folder (so a restart rebuilds the window from the folder, never from the stream), and
+// then the cursor moves past the batch. A kill between those two writes re-reads the batch, but
+// the games already in a chunk (up to the newest stream id in the chunks) are not kept twice.
+// When the trainer has read all the stream holds, the stream's entries-added minus the entries
+// read is the number of entries evicted by the cap before they were read.
+//
+// Every game is replayed and checked by the window (selfplay::replay); one that does not hold up,
+// or a stream entry that is damaged, is dropped, counted and logged, never trained on.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "selfplay/replay_store.h"
+#include "store/run_channel.h"
+#include "trainer/replay_window.h"
+#include "trainer/run_folder.h"
+
+namespace oppidum::trainer {
+
+class Intake {
+ public:
+  using Log = std::function<void(const std::string& line)>;
+
+  // `state` is the run's state (its stream cursor is moved and saved through `folder`); `channel`
+  // is null for a one-process run.
+  Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
+         selfplay::FolderReplayStore& store, store::RunChannel* channel, Log warn);
+
+  // Reads the run folder's chunks not read yet (all of them at the start of a session).
+  void read_folder();
+  // New games: from the folder, or from the stream with a store.
+  void poll();
+  // At a clean stop: reads the stream until caught up, for at most `seconds`.
+  void drain(double seconds);
+
+  std::int64_t games() const { return games_; }              // games in the window, this session
+  std::int64_t from_stream() const { return from_stream_; }  // of which read from the stream
+  std::int64_t dropped() const { return dropped_; }
+  std::size_t chunks() const { return chunks_read_; }
+  std::int64_t stream_lag() const { return lag_; }           // entries not read yet (estimate)
+  std::int64_t stream_evicted() const { return evicted_; }   // known when last caught up
+  std::string summary() const;  // "stream: N entries read, K games kept, D dropped, E evicted..."
+
+ private:
+  void read_stream();
+  void drop(const std::string& where, const std::string& why);
+
+  RunFolder& folder_;
+  RunState& state_;
+  ReplayWindow& window_;
+  selfplay::FolderReplayStore& store_;
+  store::RunChannel* channel_;
+  Log warn_;
+  std::size_t chunks_read_ = 0;
+  std::set<std::string> problems_logged_;
+  std::string stored_until_ = "0-0";  // the newest stream entry kept in a chunk
+  std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, lag_ = 0, evicted_ = 0;
+};
+
+}  // namespace oppidum::trainer

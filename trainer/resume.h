@@ -1,0 +1,42 @@
+// Resuming a run: the trainer and best.ckpt brought back to the one consistent state that
+// trainer/run_folder.h describes, after a stop of any kind.
+//
+// - The trainer's saved state decides where the run is (step S). A missing trainer.ckpt is right
+//   only for a run that never finished its first generation (the trainer starts from gen-0000);
+//   otherwise it, like a damaged one, is an error saying how to recover, and with `recover` the
+//   trainer restarts from the newest intact gen-*.ckpt with fresh optimiser state.
+// - The tables are trimmed to S (RunFolder::drop_rows_after).
+// - best.ckpt must be the last generation promoted in arena.csv (gen-0000 before any): one that
+//   is not (a kill between a gate's commit and the copy) is copied again; a missing or damaged one
+//   is an error, or with `recover` copied again.
+// - A generation saved but not gated (a kill or a stop during its gate) is gated first; a missing
+//   gen-N.ckpt is rewritten from the trainer, which holds the same network.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "games/game.h"
+#include "trainer/run_folder.h"
+#include "trainer/trainer.h"
+
+namespace oppidum::trainer {
+
+struct ResumeLog {
+  std::function<void(const std::string&)> info, warn;
+};
+
+struct Resumed {
+  std::int64_t best_step = 0;  // the step of best.ckpt
+  int pending_gate = 0;        // a generation to gate before training on; 0: none
+};
+
+// `trainer` is freshly made (the initial network). Throws RunFolderError for what needs the user.
+Resumed resume_run(RunFolder& folder, Trainer& trainer, const Game& game, int steps_per_generation,
+                   bool recover, const ResumeLog& log);
+
+// The metadata of generation `generation`'s checkpoint in the run folder `dir`.
+std::string candidate_metadata(const RunPaths& paths, int generation);
+
+}  // namespace oppidum::trainer
