@@ -447,16 +447,16 @@ class Session {
       }
       for (const auto& [node, beat] : channel_->nodes()) {
         NodeSeen& seen = nodes_seen_[node];
-        if (seen.beats >= 0 && beat.beats != seen.beats) {
-          const double dt = std::chrono::duration<double>(now - seen.sampled).count();
-          if (dt > 0) seen.games_per_second = static_cast<double>(beat.games - seen.games) / dt;
-          seen.changed = now;
-        }
-        if (seen.beats != beat.beats) {
-          seen.beats = beat.beats;
+        if (beat.beats == seen.beats) continue;
+        // Games arrive a chunk at a time: the rate is taken over 20 s or more.
+        const double dt = std::chrono::duration<double>(now - seen.sampled).count();
+        if (seen.beats < 0 || dt >= 20) {
+          if (seen.beats >= 0) seen.games_per_second = static_cast<double>(beat.games - seen.games) / dt;
           seen.games = beat.games;
           seen.sampled = now;
         }
+        seen.beats = beat.beats;
+        seen.changed = now;
       }
       const bool record = now - last_cluster_row_ >= std::chrono::seconds(30);
       if (record) last_cluster_row_ = now;
