@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
@@ -45,6 +46,21 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
     const std::string digits = chunk_digits(fs::path(path).filename().string());
     next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(digits) + 1);
   }
+  index_ = std::make_unique<util::CsvTable>((fs::path(folder_) / "index.csv").string(),
+                                            util::CsvTable::Row{"chunk", "games", "positions"},
+                                            false);
+}
+
+std::map<std::string, FolderReplayStore::ChunkSize> FolderReplayStore::sizes() const {
+  std::map<std::string, ChunkSize> out;
+  if (!index_) return out;
+  for (const auto& row : index_->rows()) {
+    char name[64];
+    std::snprintf(name, sizeof name, "%s%08llu%s", kPrefix, std::strtoull(row[0].c_str(), nullptr, 10),
+                  kSuffix);
+    out[(fs::path(folder_) / name).string()] = {std::atoll(row[1].c_str()), std::atoll(row[2].c_str())};
+  }
+  return out;
 }
 
 void FolderReplayStore::append(const std::vector<GameRecord>& games) {
@@ -56,6 +72,9 @@ void FolderReplayStore::append(const std::vector<GameRecord>& games) {
   std::snprintf(name, sizeof name, "%s%08llu%s", kPrefix,
                 static_cast<unsigned long long>(next_chunk_), kSuffix);
   write_game_file((fs::path(folder_) / name).string(), games);
+  std::int64_t positions = 0;
+  for (const GameRecord& g : games) positions += static_cast<std::int64_t>(g.moves.size());
+  index_->append({std::to_string(next_chunk_), std::to_string(games.size()), std::to_string(positions)});
   ++next_chunk_;
 }
 

@@ -14,14 +14,22 @@
 //
 // Odd entries in the folder never stop a reader: a directory, a FIFO, a device or a symlink to one
 // named like a chunk, and a chunk number too large to be one, are skipped and named in problems().
+//
+// The owner also keeps `index.csv` beside the chunks: one line per chunk it wrote (chunk number,
+// games, positions), appended after the chunk is in place. With it a restarted trainer knows how
+// many positions the old chunks hold without reading them, and reads only the newest ones its
+// window needs. A chunk without its line (a kill between the two writes) is simply read.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "selfplay/game_record.h"
+#include "util/csv_table.h"
 
 namespace oppidum::selfplay {
 
@@ -51,10 +59,17 @@ class FolderReplayStore final : public GameSink {
   // One line per odd entry skipped by the last chunks() call.
   std::vector<std::string> problems() const;
 
+  struct ChunkSize {
+    std::int64_t games = 0, positions = 0;
+  };
+  // Owner only: the sizes index.csv records, by chunk file path.
+  std::map<std::string, ChunkSize> sizes() const;
+
  private:
   std::string folder_;
   Mode mode_;
   std::mutex append_mutex_;
+  std::unique_ptr<util::CsvTable> index_;  // owner only
   std::uint64_t next_chunk_ = 0;
   mutable std::mutex problems_mutex_;
   mutable std::vector<std::string> problems_;

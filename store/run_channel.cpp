@@ -37,6 +37,12 @@ std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
 
 }  // namespace
 
+std::uint64_t node_seed(std::uint64_t run_seed, const std::string& node) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : node) h = (h ^ c) * 0x100000001b3ULL;
+  return run_seed ^ h;
+}
+
 int compare_stream_ids(const std::string& a, const std::string& b) {
   const auto x = split_id(a), y = split_id(b);
   return x < y ? -1 : x > y ? 1 : 0;

@@ -99,6 +99,10 @@ class RunChannel {
   const std::atomic<bool>* stop_;
 };
 
+// The self-play seed of a node: the run seed mixed with the node's name (FNV-1a), so that nodes
+// differ even before their session numbers (unique over all starts) are mixed in.
+std::uint64_t node_seed(std::uint64_t run_seed, const std::string& node);
+
 // Compares stream ids ("<ms>-<seq>"): negative, zero or positive like strcmp. Throws
 // std::invalid_argument for a malformed id.
 int compare_stream_ids(const std::string& a, const std::string& b);

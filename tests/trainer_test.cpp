@@ -21,6 +21,8 @@
 #include "selfplay/replay_store.h"
 #include "selfplay/selfplay.h"
 #include "trainer/gate.h"
+#include "trainer/intake.h"
+#include "trainer/run_folder.h"
 #include "trainer/replay_window.h"
 #include "trainer/trainer.h"
 #include "util/file_io.h"
@@ -283,6 +285,53 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   s.train(b, 3);
   s.window.sample(16, s.rng, s.batch);
   EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
+}
+
+// A restart reads only the newest chunks its window needs and counts the older ones from the
+// folder's index; without the index it reads them all, with the same totals.
+TEST(Intake, ARestartReadsOnlyTheChunksTheWindowNeeds) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "intake_window";
+  fs::remove_all(dir);
+  const Game& game = game_by_name("mg");
+  selfplay::GameRecord r;  // 5 plies of a real game, then adjudicated
+  r.game = "mg";
+  auto state = game.initial_state();
+  r.start = state->to_string();
+  r.adjudicated = true;
+  ActionList legal;
+  for (int i = 0; i < 5; ++i) {
+    state->legal_actions(legal);
+    selfplay::MoveRecord m;
+    m.action = static_cast<std::uint16_t>(legal[0]);
+    m.visits = {{m.action, 1}};
+    r.moves.push_back(m);
+    state->apply(m.action);
+  }
+  {
+    RunFolder folder(dir);
+    selfplay::FolderReplayStore store((dir / "games").string(),
+                                      selfplay::FolderReplayStore::Mode::kOwner);
+    for (int c = 0; c < 10; ++c) store.append({r, r});  // 10 chunks of 10 positions
+  }
+  for (bool with_index : {true, false}) {
+    if (!with_index) fs::remove(dir / "games" / "index.csv");
+    RunFolder folder(dir);
+    RunState state_yaml;
+    ReplayWindow window(game, {30, 30, 0.5});
+    selfplay::FolderReplayStore store((dir / "games").string(),
+                                      selfplay::FolderReplayStore::Mode::kOwner);
+    std::vector<std::string> lines;
+    Intake intake(folder, state_yaml, window, store, nullptr,
+                  [&](const std::string& line) { lines.push_back(line); });
+    intake.load_window(30);
+    EXPECT_EQ(window.total_positions(), 100) << with_index;
+    EXPECT_EQ(window.size(), 30);
+    EXPECT_EQ(intake.games(), 20);
+    EXPECT_EQ(intake.chunks(), 10u);
+    const bool counted = !lines.empty() && lines[0].find("counted the 7 oldest chunks") != std::string::npos;
+    EXPECT_EQ(counted, with_index) << (lines.empty() ? "" : lines[0]);
+  }
 }
 
 // The promotion rule of trainer/gate.h: H1 promotes, H0 does not, an undecided match promotes

@@ -26,6 +26,32 @@ void Intake::poll() {
   else read_folder();
 }
 
+void Intake::load_window(std::int64_t window_positions) {
+  const auto chunks = store_.chunks();
+  const auto sizes = store_.sizes();
+  std::size_t first = chunks.size();
+  for (std::int64_t needed = window_positions; first > 0 && needed > 0;) {
+    const auto it = sizes.find(chunks[--first]);
+    if (it != sizes.end()) needed -= it->second.positions;
+  }
+  // Older chunks are counted from the index; from the oldest one it does not list on, read.
+  std::int64_t games = 0, positions = 0;
+  std::size_t counted = 0;
+  for (; counted < first; ++counted) {
+    const auto it = sizes.find(chunks[counted]);
+    if (it == sizes.end()) break;
+    games += it->second.games;
+    positions += it->second.positions;
+  }
+  window_.count_unloaded(positions);
+  games_ += games;
+  chunks_read_ = counted;
+  if (counted > 0)
+    warn_("replay: counted the " + std::to_string(counted) + " oldest chunks (" +
+          std::to_string(games) + " games) from games/index.csv without reading them");
+  read_folder();
+}
+
 void Intake::read_folder() {
   const auto chunks = store_.chunks();
   for (const std::string& p : store_.problems())

@@ -35,14 +35,18 @@ class Intake {
   Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
          selfplay::FolderReplayStore& store, store::RunChannel* channel, Log warn);
 
-  // Reads the run folder's chunks not read yet (all of them at the start of a session).
+  // At the start of a session: reads the newest chunks, enough for `window_positions` positions,
+  // and counts the older ones from the folder's index without reading them (a chunk the index
+  // does not list is read).
+  void load_window(std::int64_t window_positions);
+  // Reads the run folder's chunks not read yet.
   void read_folder();
   // New games: from the folder, or from the stream with a store.
   void poll();
   // At a clean stop: reads the stream until caught up, for at most `seconds`.
   void drain(double seconds);
 
-  std::int64_t games() const { return games_; }              // games in the window, this session
+  std::int64_t games() const { return games_; }              // games of the run so far
   std::int64_t from_stream() const { return from_stream_; }  // of which read from the stream
   std::int64_t dropped() const { return dropped_; }
   std::size_t chunks() const { return chunks_read_; }

@@ -48,6 +48,9 @@ class ReplayWindow {
   bool add_game(const selfplay::GameRecord& record, std::string* why = nullptr);
 
   std::int64_t total_positions() const { return total_; }  // every position ever added
+  // Counts positions that are older than the window and were not loaded (a restart reads only
+  // the newest chunks), so that the window's size follows the whole run.
+  void count_unloaded(std::int64_t positions) { total_ += positions; }
   std::int64_t size() const { return static_cast<std::int64_t>(samples_.size()); }
   std::int64_t window_size() const;
 

@@ -231,7 +231,7 @@ class Session {
           *url_, [this](const std::string& line) { log_->warn("redis: {}", line); }, &stop_);
     intake_ = std::make_unique<Intake>(*folder_, state_, *window_, *store_, channel_.get(),
                                        [this](const std::string& line) { log_->warn("{}", line); });
-    intake_->read_folder();
+    intake_->load_window(config_.training.window_max);
     log_->info("replay: {} positions in {} chunks, window {}", window_->total_positions(),
                intake_->chunks(), window_->size());
     selfplay::GameSink* sink = store_.get();
@@ -249,8 +249,9 @@ class Session {
       sink = sink_.get();
     }
     if (config_.selfplay.threads > 0) {
-      selfplay_ = std::make_unique<selfplay::SelfPlay>(*server_, *sink,
-                                                       selfplay_settings(config_, session),
+      selfplay::SelfPlaySettings settings = selfplay_settings(config_, session);
+      if (channel_) settings.seed = store::node_seed(config_.run.seed, "trainer");
+      selfplay_ = std::make_unique<selfplay::SelfPlay>(*server_, *sink, settings,
                                                        [this] { return best_step_.load(); });
       selfplay_->start();
     }

@@ -83,6 +83,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
                                 trainer::server_options(config.inference));
   const std::uint64_t session = channel.new_session();
   selfplay::SelfPlaySettings settings = trainer::selfplay_settings(config, session);
+  settings.seed = store::node_seed(config.run.seed, node);
   settings.threads = options.threads > 0 ? options.threads : std::max(1, config.selfplay.threads);
   std::atomic<bool> closing{false};
   store::RedisGameSink sink(url, node, config.run.stream_max_games, log, &closing);

@@ -10,7 +10,8 @@
 // moment loses only its games in flight.
 //
 // Seeds: every start of a worker takes a session number from the store's counter (unique over all
-// nodes and starts), and its self-play streams derive from the run seed and that session.
+// nodes and starts), and its self-play streams derive from the run seed, the node's name and that
+// session.
 //
 // While the server is away, pushes and polls retry with backoff (store/redis_client.h) and
 // self-play waits on its bounded queue; the worker goes on when the server is back.
