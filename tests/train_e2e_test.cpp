@@ -103,4 +103,20 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   EXPECT_NE(refused.out.find("net.filters"), std::string::npos) << refused.out;
 }
 
+// A fixed budget of self-play positions (run.stop_after_positions) ends the run, whatever the
+// wall time: the learning benchmark's budget.
+TEST(TrainEndToEnd, StopsAtAPositionBudget) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "e2e_budget";
+  fs::remove_all(dir);
+  const auto r = run_shell(kBinary + " train --config " + kConfig + " --run " + dir.string() +
+                           " --set run.max_generations=0 --set run.stop_after_positions=2000"
+                           " --no-status 2>&1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto at = r.out.find("stopped: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const long positions = std::atol(r.out.c_str() + at + 9);
+  EXPECT_GE(positions, 2000);
+  EXPECT_LT(positions, 20000) << "the budget did not stop the run";
+}
+
 }  // namespace

@@ -27,6 +27,8 @@ namespace oppidum::config {
   F(std::uint64_t, seed, 1, 0, UINT64_MAX, "run seed; every random stream derives from it")    \
   F(double, stop_after_minutes, 0, 0, 1e7, "stop training after this many minutes (0: never)") \
   F(int, max_generations, 0, 0, 1000000, "stop after this many generations (0: never)")      \
+  F(std::uint64_t, stop_after_positions, 0, 0, UINT64_MAX,                                     \
+    "stop once the run has this many self-play positions (0: never); a fixed budget")          \
   F(std::string, store, "", "", 0,                                                             \
     "where self-play games meet: empty for the run folder, or redis://[user@]host[:port]/RUN "  \
     "(password in OPPIDUM_REDIS_PASSWORD; docs/DISTRIBUTED.md)")                                \

@@ -46,7 +46,8 @@ constexpr std::uint64_t kSampleStream = 0x53414D504C450000ULL;  // batch samplin
 
 // Keys whose value may change between invocations of one run: stop conditions, not identity.
 bool is_session_key(const std::string& line) {
-  for (const char* key : {"stop_after_minutes:", "max_generations:", "store:", "stream_max_games:"})
+  for (const char* key : {"stop_after_minutes:", "max_generations:", "stop_after_positions:",
+                          "store:", "stream_max_games:"})
     if (line.find(key) != std::string::npos) return true;
   return false;
 }
@@ -81,8 +82,8 @@ config::RunConfig resolve_config(const TrainOptions& o, const RunPaths& paths) {
     throw config::ConfigError(
         (o.config_path.empty() ? std::string("--set") : o.config_path) + " differs from the config " +
         paths.dir.string() + " was started with:" + differences +
-        "\nonly run.stop_after_minutes, run.max_generations, run.store and run.stream_max_games may "
-        "change when a run continues");
+        "\nonly run.stop_after_minutes, run.max_generations, run.stop_after_positions, run.store "
+        "and run.stream_max_games may change when a run continues");
   return asked;
 }
 
@@ -274,6 +275,9 @@ class Session {
     if (stop_.load()) return true;
     if (config_.run.max_generations > 0 && generation() >= config_.run.max_generations &&
         pending_gate_ == 0)
+      return true;
+    if (config_.run.stop_after_positions > 0 && pending_gate_ == 0 &&
+        static_cast<std::uint64_t>(window_->total_positions()) >= config_.run.stop_after_positions)
       return true;
     if (config_.run.stop_after_minutes > 0 &&
         std::chrono::duration<double>(Clock::now() - start_).count() >=
