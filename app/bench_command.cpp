@@ -92,6 +92,7 @@ void register_bench_command(CLI::App& app) {
   rules->callback([o] { run_bench_rules(*o); });
   register_bench_model(*bench);
   register_bench_store(*bench);
+  register_bench_search(*bench);
 }
 
 }  // namespace oppidum::app
