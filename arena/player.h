@@ -6,7 +6,8 @@
 //                                  (mcts::RolloutEvaluator): the classic UCT baseline
 //   alphabeta:depth=N              negamax alpha-beta to a fixed depth with the static evaluation
 //                                  of arena/evaluation.h (docs/BASELINES.md)
-//   net:checkpoint=PATH,sims=N[,cpuct=C]  PUCT search with a trained network; the network comes
+//   net:checkpoint=PATH,sims=N[,cpuct=C,root=R]  search with a trained network, root R = puct
+//                                  (default) or gumbel (without Gumbel noise); the network comes
 //                                  from a factory the app passes in (arena/ never sees model/)
 //   human                          a person at the terminal (arena/players.h)
 //   external:cmd="PROGRAM"[,protocol=codecup,timeout_ms=T,name=N]  another program speaking the

@@ -39,13 +39,23 @@ std::unique_ptr<Player> make_uct(PlayerSpec spec) {
 }
 
 std::unique_ptr<Player> make_net(const Game& game, PlayerSpec spec, const PlayerOptions& options) {
-  SpecReader reader(std::move(spec), {"checkpoint", "sims", "cpuct"});
+  SpecReader reader(std::move(spec), {"checkpoint", "sims", "cpuct", "root"});
   const std::string checkpoint = reader.get_string("checkpoint", "net:checkpoint=runs/x/best.pt,sims=800");
   const auto sims = reader.get_int("sims", 1, kMaxSimulations, "net:checkpoint=PATH,sims=800");
   std::string canonical = "net:checkpoint=" + checkpoint + ",sims=" + std::to_string(sims);
   const bool has_cpuct = reader.has("cpuct");
   const double cpuct = reader.get_double_or("cpuct", 1e-3, 1e3, kDefaultNetCpuct);
   if (has_cpuct) canonical += ",cpuct=" + format_number(cpuct);
+  mcts::SearchConfig search = arena_search_config(static_cast<int>(sims), static_cast<float>(cpuct));
+  if (reader.has("root")) {
+    const std::string root = reader.get_string("root", "net:checkpoint=PATH,sims=800,root=gumbel");
+    try {
+      search.root = mcts::root_policy_from_string(root);
+    } catch (const std::invalid_argument& e) {
+      throw PlayerSpecError(std::string("net: ") + e.what());
+    }
+    if (search.root != mcts::RootPolicy::kPuct) canonical += ",root=" + root;
+  }
   reader.finish();
   if (!options.net_factory)
     throw PlayerSpecError("net: this program was built without network support (no network "
@@ -54,8 +64,7 @@ std::unique_ptr<Player> make_net(const Game& game, PlayerSpec spec, const Player
   std::shared_ptr<mcts::Evaluator> evaluator = options.net_factory(game, checkpoint);
   if (!evaluator) throw PlayerSpecError("net: no evaluator for checkpoint " + checkpoint);
   return std::make_unique<SearchPlayer>(
-      canonical, arena_search_config(static_cast<int>(sims), static_cast<float>(cpuct)),
-      [evaluator](std::uint64_t) { return evaluator; }, /*wants_batching=*/true);
+      canonical, search, [evaluator](std::uint64_t) { return evaluator; }, /*wants_batching=*/true);
 }
 
 }  // namespace
@@ -68,6 +77,7 @@ mcts::SearchConfig arena_search_config(int simulations, float cpuct) {
   config.temperature_plies = 0;
   config.temperature = 0.0f;
   config.final_temperature = 0.0f;
+  config.gumbel_noise = false;
   return config;
 }
 

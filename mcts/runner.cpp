@@ -122,6 +122,8 @@ void GameRunner::play_move(ActiveGame& game, GameDriver& driver, SearchTree& tre
   move.player = game.state->current_player();
   move.legal.assign(search.legal.begin(), search.legal.end());
   move.visits = search.visits;
+  move.policy = search.policy;
+  move.improved_policy = search.improved_policy;
   move.root_value = search.root_value;
   move.simulations = search.simulations;
   move.full_search = game.full_search;

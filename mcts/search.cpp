@@ -38,6 +38,35 @@ void check_range(bool ok, const char* field, const char* rule, double value) {
 
 }  // namespace
 
+const char* to_string(RootPolicy root) { return root == RootPolicy::kGumbel ? "gumbel" : "puct"; }
+
+RootPolicy root_policy_from_string(const std::string& text) {
+  if (text == "puct") return RootPolicy::kPuct;
+  if (text == "gumbel") return RootPolicy::kGumbel;
+  throw std::invalid_argument("root search must be puct or gumbel, not '" + text + "'");
+}
+
+std::vector<int> sequential_halving_schedule(int considered, int simulations) {
+  std::vector<int> schedule;
+  if (simulations <= 0) return schedule;
+  schedule.reserve(static_cast<std::size_t>(simulations));
+  if (considered <= 1) {
+    for (int k = 0; k < simulations; ++k) schedule.push_back(k);
+    return schedule;
+  }
+  const int phases = static_cast<int>(std::ceil(std::log2(static_cast<double>(considered))));
+  int left = considered;
+  int visits = 0;  // visits of each action still considered
+  while (static_cast<int>(schedule.size()) < simulations) {
+    const int extra = std::max(1, simulations / (phases * left));
+    for (int e = 0; e < extra; ++e, ++visits)
+      for (int a = 0; a < left; ++a) schedule.push_back(visits);
+    left = std::max(2, left / 2);
+  }
+  schedule.resize(static_cast<std::size_t>(simulations));
+  return schedule;
+}
+
 const char* to_string(Proven proven) {
   switch (proven) {
     case Proven::kWin: return "win";
@@ -63,6 +92,11 @@ void SearchConfig::validate() const {
               temperature);
   check_range(std::isfinite(final_temperature) && final_temperature >= 0, "final_temperature",
               "0 or more", final_temperature);
+  check_range(gumbel_considered >= 2, "gumbel_considered", "at least 2", gumbel_considered);
+  check_range(std::isfinite(gumbel_c_visit) && gumbel_c_visit >= 0, "gumbel_c_visit", "0 or more",
+              gumbel_c_visit);
+  check_range(std::isfinite(gumbel_c_scale) && gumbel_c_scale >= 0, "gumbel_c_scale", "0 or more",
+              gumbel_c_scale);
 }
 
 double SearchTree::Node::value_for(int player) const {
@@ -94,11 +128,31 @@ void SearchTree::start_search(int simulations, bool root_noise) {
   require(!root_state_->is_terminal(), "start_search on a terminal position");
   restore_root_priors();
   searching_ = true;
-  noise_applied_ = false;
+  root_prepared_ = false;
   noise_enabled_ = root_noise;
   simulations_target_ = simulations;
   simulations_done_ = 0;
-  if (node(kRoot).expanded()) apply_root_noise();
+  search_visits_.clear();
+  if (node(kRoot).expanded()) prepare_root();
+}
+
+void SearchTree::prepare_root() {
+  if (root_prepared_) return;
+  root_prepared_ = true;
+  const int n = node(kRoot).num_children;
+  search_visits_.assign(static_cast<std::size_t>(n), 0);
+  if (config_.root == RootPolicy::kPuct) {
+    apply_root_noise();
+    return;
+  }
+  gumbel_.assign(static_cast<std::size_t>(n), 0.0);
+  if (config_.gumbel_noise)
+    for (double& g : gumbel_) {
+      const double u = std::max(rng_.uniform(), std::numeric_limits<double>::min());
+      g = -std::log(-std::log(u));
+    }
+  schedule_ = sequential_halving_schedule(std::min(config_.gumbel_considered, n),
+                                          simulations_target_);
 }
 
 bool SearchTree::search_finished() const {
@@ -153,9 +207,10 @@ void SearchTree::receive(const EvalResult& evaluation) {
   const int leaf = path_.back();
   expand(leaf, legal, priors);
   const double value = std::clamp(static_cast<double>(evaluation.value), -1.0, 1.0);
+  node(leaf).net_value = static_cast<float>(value);
   backup(node(leaf).to_move == 0 ? value : -value);
   pending_.reset();
-  if (leaf == kRoot) apply_root_noise();
+  if (leaf == kRoot) prepare_root();
 }
 
 void SearchTree::expand(int index, const ActionList& legal, const std::vector<float>& priors) {
@@ -174,7 +229,9 @@ void SearchTree::expand(int index, const ActionList& legal, const std::vector<fl
   parent.num_children = static_cast<std::uint16_t>(legal.size());
 }
 
-int SearchTree::select_child(int index) const {
+int SearchTree::select_child(int index) {
+  if (index == kRoot && config_.root == RootPolicy::kGumbel && root_prepared_)
+    return gumbel_root_child();
   const Node& parent = node(index);
   const int player = parent.to_move;
   const int first = parent.first_child;
@@ -210,7 +267,11 @@ void SearchTree::backup(double value_p0) {
     ++n.visits;
     n.value_sum += n.mover == 0 ? value_p0 : -value_p0;
   }
-  if (path_.size() > 1) ++simulations_done_;
+  if (path_.size() > 1) {
+    ++simulations_done_;
+    const auto child = static_cast<std::size_t>(path_[1] - node(kRoot).first_child);
+    if (child < search_visits_.size()) ++search_visits_[child];
+  }
 }
 
 void SearchTree::finish_at_proven(int index) {
@@ -247,9 +308,7 @@ bool SearchTree::update_proof(int index) {
 
 void SearchTree::apply_root_noise() {
   Node& root = node(kRoot);
-  if (noise_applied_ || !noise_enabled_ || config_.dirichlet_weight <= 0 || !root.expanded())
-    return;
-  noise_applied_ = true;
+  if (!noise_enabled_ || config_.dirichlet_weight <= 0 || !root.expanded()) return;
   const int n = root.num_children;
   if (n < 2) return;
   const double alpha = config_.dirichlet_alpha_scale / n;
@@ -272,6 +331,98 @@ void SearchTree::restore_root_priors() {
   for (std::size_t i = 0; i < root_priors_before_noise_.size(); ++i)
     node(root.first_child + static_cast<int>(i)).prior = root_priors_before_noise_[i];
   root_priors_before_noise_.clear();
+}
+
+void SearchTree::compute_sigma() {
+  const Node& root = node(kRoot);
+  const int player = root.to_move;
+  const auto n = static_cast<std::size_t>(root.num_children);
+  sigma_.resize(n);
+  double visits = 0.0, visited_prior = 0.0, weighted_q = 0.0;
+  int max_visits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node& child = node(root.first_child + static_cast<int>(i));
+    max_visits = std::max(max_visits, child.visits);
+    if (child.visits == 0) continue;
+    visits += child.visits;
+    visited_prior += child.prior;
+    weighted_q += child.prior * child.value_for(player);
+  }
+  const double mixed = visited_prior > 0
+                           ? (root.net_value + visits * weighted_q / visited_prior) / (visits + 1.0)
+                           : static_cast<double>(root.net_value);
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node& child = node(root.first_child + static_cast<int>(i));  // child.mover == player
+    double q = mixed;
+    if (child.proven != Proven::kUnknown) q = proven_value(child.proven);
+    else if (child.visits > 0) q = child.value_for(player);
+    sigma_[i] = q;
+    lo = std::min(lo, q);
+    hi = std::max(hi, q);
+  }
+  const double scale = (config_.gumbel_c_visit + max_visits) * config_.gumbel_c_scale;
+  for (double& s : sigma_) s = hi - lo > 1e-8 ? scale * (s - lo) / (hi - lo) : 0.0;
+}
+
+double SearchTree::gumbel_score(int i) const {
+  const Node& child = node(node(kRoot).first_child + i);
+  const double logit = std::log(std::max(child.prior, 1e-30f));
+  return gumbel_[static_cast<std::size_t>(i)] + logit + sigma_[static_cast<std::size_t>(i)];
+}
+
+// Sequential halving: among the children whose visits in this search equal the schedule's count
+// for this simulation, the best score; when proven losses left none, the least visited.
+int SearchTree::gumbel_root_child() {
+  const Node& root = node(kRoot);
+  const int first = root.first_child;
+  for (int i = 0; i < root.num_children; ++i)
+    if (node(first + i).proven == Proven::kWin) return first + i;
+  compute_sigma();
+  const int target = schedule_.empty()
+                         ? 0
+                         : schedule_[static_cast<std::size_t>(std::min<int>(
+                               simulations_done_, static_cast<int>(schedule_.size()) - 1))];
+  int best = -1, fallback = -1;
+  double best_score = -std::numeric_limits<double>::infinity(), fallback_score = best_score;
+  for (int i = 0; i < root.num_children; ++i) {
+    if (node(first + i).proven == Proven::kLoss) continue;
+    const double score = gumbel_score(i);
+    const int v = search_visits_[static_cast<std::size_t>(i)];
+    if (v == target && score > best_score) {
+      best = i;
+      best_score = score;
+    }
+    const int fv = fallback < 0 ? 0 : search_visits_[static_cast<std::size_t>(fallback)];
+    if (fallback < 0 || v < fv || (v == fv && score > fallback_score)) {
+      fallback = i;
+      fallback_score = score;
+    }
+  }
+  if (best < 0) best = fallback;
+  return first + std::max(best, 0);
+}
+
+// The move of a Gumbel search: the best score among the children most visited in this search.
+int SearchTree::gumbel_choice() const {
+  const Node& root = node(kRoot);
+  int max_visits = -1;
+  for (int i = 0; i < root.num_children; ++i)
+    if (node(root.first_child + i).proven != Proven::kLoss)
+      max_visits = std::max(max_visits, search_visits_[static_cast<std::size_t>(i)]);
+  int best = -1;
+  double best_score = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < root.num_children; ++i) {
+    if (node(root.first_child + i).proven == Proven::kLoss ||
+        search_visits_[static_cast<std::size_t>(i)] != max_visits)
+      continue;
+    const double score = gumbel_score(i);
+    if (best < 0 || score > best_score) {
+      best = i;
+      best_score = score;
+    }
+  }
+  return best;  // -1: every child is a proven loss
 }
 
 // A proven win for the side to move first, then the most visited child that is not a proven loss
@@ -359,12 +510,39 @@ SearchResult SearchTree::result() {
   for (std::size_t i = 0; i < r.visits.size(); ++i)
     r.policy[i] = total > 0 ? static_cast<float>(r.visits[i]) / static_cast<float>(total)
                             : node(root.first_child + static_cast<int>(i)).prior;
+  r.search_visits = search_visits_;
+  r.search_visits.resize(r.visits.size(), 0);  // empty before the first search
   r.root_value = static_cast<float>(root.value_for(root.to_move));
   r.proven = root_proven();
   r.simulations = simulations_done_;
-  r.temperature = root_state_->ply() < config_.temperature_plies ? config_.temperature
-                                                                 : config_.final_temperature;
-  r.action = node(choose_root_child(r)).action;
+  const bool gumbel = config_.root == RootPolicy::kGumbel && root_prepared_;
+  if (!gumbel) {
+    r.temperature = root_state_->ply() < config_.temperature_plies ? config_.temperature
+                                                                   : config_.final_temperature;
+    r.action = node(choose_root_child(r)).action;
+  } else {
+    // The improved policy softmax(logit + sigma) and the deterministic choice.
+    compute_sigma();
+    double max_z = -std::numeric_limits<double>::infinity(), sum = 0.0;
+    std::vector<double> z(r.visits.size());
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      const Node& child = node(root.first_child + static_cast<int>(i));
+      z[i] = std::log(std::max(child.prior, 1e-30f)) + sigma_[i];
+      max_z = std::max(max_z, z[i]);
+    }
+    for (double& x : z) sum += x = std::exp(x - max_z);
+    for (std::size_t i = 0; i < z.size(); ++i) r.policy[i] = static_cast<float>(z[i] / sum);
+    r.improved_policy = true;
+    r.temperature = 0.0f;
+    int chosen = most_visited_child(kRoot);
+    if (node(chosen).proven != Proven::kWin) {
+      const int offset = gumbel_choice();
+      if (offset >= 0) chosen = root.first_child + offset;
+    }
+    r.sampling.assign(r.visits.size(), 0.0f);
+    r.sampling[static_cast<std::size_t>(chosen - root.first_child)] = 1.0f;
+    r.action = node(chosen).action;
+  }
   for (int at = kRoot; node(at).expanded();) {
     at = most_visited_child(at);
     if (node(at).visits == 0) break;
@@ -388,6 +566,8 @@ void SearchTree::advance(Action action) {
   require(!pending_, "advance while a leaf is pending: call receive first");
   root_state_->apply(action);  // throws std::logic_error when illegal
   searching_ = false;
+  root_prepared_ = false;
+  search_visits_.clear();
   root_priors_before_noise_.clear();  // they belonged to the old root
   const Node& root = node(kRoot);
   int kept = -1;

@@ -35,6 +35,24 @@
 // - All randomness (noise, temperature sampling) comes from config.seed: the same seed, position
 //   and evaluator results give the same search.
 //
+// Gumbel root search (config.root = kGumbel; Danihelka et al., "Policy improvement by planning
+// with Gumbel", ICLR 2022), PUCT below the root as above:
+// - Each search draws g(a) ~ Gumbel(0, 1) for every root action (none when gumbel_noise is off)
+//   and no Dirichlet noise. Logits are log(prior).
+// - Sequential halving: simulation k of the search goes to the root child, among those whose
+//   visits in THIS search equal schedule[k] (sequential_halving_schedule), with the highest
+//   g(a) + logit(a) + sigma(completed Q(a)). So the first m = min(gumbel_considered, legal)
+//   simulations visit the Gumbel-top-m actions once each, and each later phase halves them.
+// - Completed Q: a visited child's mean value (a proven child's proven value); an unvisited one
+//   gets the mixed value (v + N * sum_visited(p q) / sum_visited(p)) / (N + 1), v the network's
+//   value of the root and N the root children's visits. The completed values are rescaled to
+//   [0, 1] by their min and max (0 when all equal), and
+//   sigma(q) = (gumbel_c_visit + max child visits) * gumbel_c_scale * q.
+// - The improved policy, the training target, is softmax(logit + sigma(completed Q)) over the
+//   legal actions. The move is the most visited (in this search) child with the highest
+//   g + logit + sigma: deterministic given the noise; temperatures are not used. A proven win is
+//   always taken.
+//
 // Memory: all nodes of a tree live in one vector; a node's children are one contiguous block
 // allocated when it is expanded (about 32 bytes per child). advance() compacts the kept subtree.
 #pragma once
@@ -50,6 +68,12 @@
 
 namespace oppidum::mcts {
 
+// How the root's simulations are spread and the move chosen (see the header comment).
+enum class RootPolicy : std::uint8_t { kPuct, kGumbel };
+const char* to_string(RootPolicy root);
+// "puct" or "gumbel"; throws std::invalid_argument for anything else.
+RootPolicy root_policy_from_string(const std::string& text);
+
 struct SearchConfig {
   int simulations = 800;         // per search (the runner's budget; run() takes its own)
   float cpuct = 1.5f;            // exploration constant
@@ -61,10 +85,21 @@ struct SearchConfig {
   float temperature = 1.0f;      // `final_temperature`; a temperature below kMinTemperature
   float final_temperature = 0.0f;  // means "the most visited move"
   std::uint64_t seed = 0;
+  RootPolicy root = RootPolicy::kPuct;
+  int gumbel_considered = 16;    // m: root actions sampled by Gumbel-top-m (at least 2)
+  float gumbel_c_visit = 50.0f;  // sigma's constants (the paper's c_visit and c_scale)
+  float gumbel_c_scale = 1.0f;
+  bool gumbel_noise = true;      // false: g = 0, a deterministic search (arena players)
 
   // Throws std::invalid_argument naming the first out-of-range field.
   void validate() const;
 };
+
+// The considered visit count of every simulation index of a Gumbel search of `simulations` over
+// `considered` root actions: ceil(log2(considered)) phases; a phase with r actions left gives each
+// max(1, floor(simulations / (r * phases))) more visits, then keeps the better half (at least 2);
+// after the last phase the two best share what is left. One action: 0, 1, 2, ...
+std::vector<int> sequential_halving_schedule(int considered, int simulations);
 
 // Temperatures below this pick the most visited move instead of sampling.
 inline constexpr float kMinTemperature = 1e-3f;
@@ -85,7 +120,10 @@ struct PendingLeaf {
 struct SearchResult {
   ActionList legal;             // the root's legal actions, in legal_actions order
   std::vector<int> visits;      // child visit counts (reused visits included)
-  std::vector<float> policy;    // visits normalised: the improved policy, a training target
+  std::vector<int> search_visits;  // child visits of this search alone
+  // The training target. PUCT: `visits` normalised; Gumbel: the improved policy (header comment).
+  std::vector<float> policy;
+  bool improved_policy = false;  // `policy` is Gumbel's improved policy, not visit counts
   std::vector<float> sampling;  // the temperature-applied distribution `action` was drawn from
   float temperature = 0.0f;     // the temperature used for this ply
   float root_value = 0.0f;      // mean backed-up value for the side to move at the root
@@ -149,6 +187,7 @@ class SearchTree {
     std::int32_t visits = 0;
     std::int32_t first_child = -1;  // index of the first child; -1 until expanded
     float prior = 0.0f;
+    float net_value = 0.0f;    // the evaluator's value for `to_move`, once expanded
     std::uint16_t action = 0;  // the action that leads here from the parent
     std::uint16_t num_children = 0;
     std::int8_t mover = 0;     // the player who moved into this node
@@ -162,7 +201,7 @@ class SearchTree {
   static constexpr int kRoot = 0;
 
   void reset_tree();
-  int select_child(int node) const;
+  int select_child(int node);
   // Gives the node its children, one per legal action, with the given (normalised) priors.
   void expand(int node, const ActionList& legal, const std::vector<float>& priors);
   // Adds `value_p0` (a value for player 0) to every node of path_, and counts the simulation.
@@ -172,8 +211,16 @@ class SearchTree {
   bool update_proof(int node);
   // Ends a simulation at a terminal or proven node: scores it and backs it up.
   void finish_at_proven(int node);
+  // Once per search, when the root is expanded: root noise, this search's visit counters, and
+  // the Gumbel draws and schedule.
+  void prepare_root();
   void apply_root_noise();
   void restore_root_priors();
+  // Gumbel: fills sigma_ with sigma(completed Q) of every root child.
+  void compute_sigma();
+  double gumbel_score(int child_offset) const;  // g + logit + sigma_ of a root child
+  int gumbel_root_child();
+  int gumbel_choice() const;  // the move: the root child offset
   int most_visited_child(int node) const;
   // The chosen root child given the temperature; fills result.sampling.
   int choose_root_child(SearchResult& result);
@@ -187,8 +234,12 @@ class SearchTree {
   std::vector<int> path_;                    // node indices of the current simulation
   std::unique_ptr<PendingLeaf> pending_;     // the leaf awaiting evaluation, if any
   std::vector<float> root_priors_before_noise_;  // empty when the root priors are noise-free
+  std::vector<int> search_visits_;           // root child visits in this search
+  std::vector<double> gumbel_;               // root child Gumbel draws (Gumbel root only)
+  std::vector<double> sigma_;                // scratch: sigma(completed Q) per root child
+  std::vector<int> schedule_;                // considered visits per simulation index
   bool searching_ = false;
-  bool noise_applied_ = false;
+  bool root_prepared_ = false;  // prepare_root ran for this search
   bool noise_enabled_ = true;  // this search may add root noise
   int simulations_target_ = 0;
   int simulations_done_ = 0;

@@ -21,16 +21,19 @@ namespace oppidum::selfplay {
 // Version 2 adds the node and the origin; version 1 files are still read (both fields empty).
 inline constexpr std::uint32_t kRecordFormatVersion = 2;
 
+// One policy-target entry: a visit count (PUCT), or the improved policy times kPolicyWeightScale,
+// rounded (Gumbel root search). Either way the target is the entries normalised.
 struct VisitCount {
   std::uint16_t action = 0;
   std::uint32_t visits = 0;
 };
+inline constexpr double kPolicyWeightScale = 65536.0;
 
 struct MoveRecord {
   std::uint16_t action = 0;         // the move played
   float root_value = 0.0f;          // search value for the side to move, in [-1, 1]
   bool policy_target = true;        // a full search, usable as a policy target
-  std::vector<VisitCount> visits;   // visits of the legal actions (those with at least one)
+  std::vector<VisitCount> visits;   // policy weights of the legal actions (those above zero)
 };
 
 struct GameRecord {

@@ -1,6 +1,7 @@
 #include "selfplay/selfplay.h"
 
 #include <climits>
+#include <cmath>
 #include <iostream>
 
 #include "mcts/rng.h"
@@ -63,10 +64,13 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
     move.action = static_cast<std::uint16_t>(m.action);
     move.root_value = m.root_value;
     move.policy_target = m.full_search;
-    for (std::size_t i = 0; i < m.legal.size(); ++i)
-      if (m.visits[i] > 0)
-        move.visits.push_back({static_cast<std::uint16_t>(m.legal[i]),
-                               static_cast<std::uint32_t>(m.visits[i])});
+    for (std::size_t i = 0; i < m.legal.size(); ++i) {
+      // Gumbel's improved policy is kept as integer weights summing to about kPolicyWeightScale.
+      const auto weight = m.improved_policy
+                              ? static_cast<std::uint32_t>(std::lround(m.policy[i] * kPolicyWeightScale))
+                              : static_cast<std::uint32_t>(m.visits[i]);
+      if (weight > 0) move.visits.push_back({static_cast<std::uint16_t>(m.legal[i]), weight});
+    }
     r.moves.push_back(std::move(move));
   }
   return r;

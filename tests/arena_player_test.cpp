@@ -78,6 +78,15 @@ TEST(PlayerTest, NetPlayerUsesTheRegisteredFactory) {
   EXPECT_EQ(player->search_agent(1)->search.simulations, 8);
   const auto state = mg().initial_state();
   EXPECT_TRUE(state->is_legal(player->choose_move(*state, 3)));
+  EXPECT_EQ(player->search_agent(1)->search.root, mcts::RootPolicy::kPuct);
+
+  auto gumbel = make_player(mg(), "net:checkpoint=b.pt,root=gumbel,sims=8", options);
+  EXPECT_EQ(gumbel->spec(), "net:checkpoint=b.pt,sims=8,root=gumbel");
+  EXPECT_EQ(gumbel->search_agent(1)->search.root, mcts::RootPolicy::kGumbel);
+  EXPECT_FALSE(gumbel->search_agent(1)->search.gumbel_noise);  // deterministic in matches
+  EXPECT_EQ(make_player(mg(), "net:checkpoint=b.pt,sims=8,root=puct", options)->spec(),
+            "net:checkpoint=b.pt,sims=8");
+  EXPECT_THROW(make_player(mg(), "net:checkpoint=b.pt,sims=8,root=alpha", options), PlayerSpecError);
 }
 
 TEST(PlayerTest, RandomPlayerIsSeeded) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "trainer/config.h"
+#include "trainer/settings.h"
 
 namespace oppidum::config {
 namespace {
@@ -64,6 +65,8 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(error_of("net:\n  global_pooling: maybe\n").find("net.global_pooling: expected true or false"), std::string::npos);
   EXPECT_NE(error_of("run:\n  game: chess\n").find("run.game: \"chess\" is not one of mg|dvonn"), std::string::npos);
   EXPECT_NE(error_of("run:\n  seed: -1\n").find("run.seed"), std::string::npos);
+  EXPECT_NE(error_of("selfplay: {root: alphazero}").find("selfplay.root: \"alphazero\" is not one of puct|gumbel"),
+            std::string::npos);
   EXPECT_NE(error_of("net: [1, 2]\n").find("net: expected a map"), std::string::npos);
   EXPECT_NE(error_of("net:\n  blocks: [1]\n").find("net.blocks: expected a single value"), std::string::npos);
   EXPECT_NE(error_of("net: {blocks: 4\n").find("not valid YAML"), std::string::npos);
@@ -178,6 +181,32 @@ TEST(Config, HugeBadInputIsQuotedShort) {
     EXPECT_NE(message.find(c.expected), std::string::npos) << message.substr(0, 600);
     EXPECT_NE(message.find(" bytes)"), std::string::npos) << message.substr(0, 600);
   }
+}
+
+// Self-play and the gates search with the run's settings; gates without noise or temperature.
+TEST(Config, SearchSettingsComeFromTheRunConfig) {
+  const RunConfig c = parse_config(
+      "selfplay: {root: gumbel, cpuct: 2.5, cpuct_base: 19652, fpu_reduction: 0.5, "
+      "gumbel_considered: 8, gumbel_c_visit: 40, gumbel_c_scale: 0.5, dirichlet_weight: 0.3}",
+      "test.yaml");
+  const auto selfplay = trainer::selfplay_settings(c, 0).search;
+  EXPECT_EQ(selfplay.root, mcts::RootPolicy::kGumbel);
+  EXPECT_FLOAT_EQ(selfplay.cpuct, 2.5f);
+  EXPECT_FLOAT_EQ(selfplay.cpuct_base, 19652.0f);
+  EXPECT_FLOAT_EQ(selfplay.fpu_reduction, 0.5f);
+  EXPECT_EQ(selfplay.gumbel_considered, 8);
+  EXPECT_FLOAT_EQ(selfplay.gumbel_c_visit, 40.0f);
+  EXPECT_FLOAT_EQ(selfplay.gumbel_c_scale, 0.5f);
+  EXPECT_TRUE(selfplay.gumbel_noise);
+  EXPECT_FLOAT_EQ(selfplay.dirichlet_weight, 0.3f);
+  const auto gate = trainer::search_config(c, 32);
+  EXPECT_EQ(gate.simulations, 32);
+  EXPECT_EQ(gate.root, mcts::RootPolicy::kGumbel);
+  EXPECT_FLOAT_EQ(gate.cpuct_base, 19652.0f);
+  EXPECT_FLOAT_EQ(gate.fpu_reduction, 0.5f);
+  EXPECT_FALSE(gate.gumbel_noise);
+  EXPECT_FLOAT_EQ(gate.dirichlet_weight, 0.0f);
+  EXPECT_FLOAT_EQ(gate.temperature, 0.0f);
 }
 
 TEST(Config, OverridesApplyAfterTheFile) {

@@ -90,6 +90,39 @@ TEST_P(SelfPlayTest, GamesReachTheStoreAsLegalRecords) {
   EXPECT_LT(targets, positions / 2);
 }
 
+TEST_P(SelfPlayTest, GumbelRootRecordsTheImprovedPolicy) {
+  mcts::UniformEvaluator uniform;
+  FolderReplayStore store(temp_folder("selfplay_gumbel_" + GetParam()),
+                          FolderReplayStore::Mode::kOwner);
+  SelfPlaySettings settings = small_settings(GetParam());
+  settings.search.root = mcts::RootPolicy::kGumbel;
+  settings.search.gumbel_considered = 4;
+  SelfPlay sp(uniform, store, settings, [] { return std::int64_t{1}; });
+  sp.start();
+  run_until(sp, 4);
+  sp.stop();
+  EXPECT_EQ(sp.error(), "");
+  int targets = 0;
+  for (const std::string& chunk : store.chunks())
+    for (const GameRecord& r : store.read_chunk(chunk).records) {
+      const auto states = replay(r);  // legal moves, weights only for legal actions
+      for (std::size_t i = 0; i < r.moves.size(); ++i) {
+        const MoveRecord& m = r.moves[i];
+        if (!m.policy_target) continue;
+        ++targets;
+        // The improved policy scaled to about 65536 (each weight rounded; those that round to 0
+        // are left out); a count of visits would sum to the simulations (12).
+        double sum = 0;
+        for (const VisitCount& v : m.visits) sum += v.visits;
+        ActionList legal;
+        states[i]->legal_actions(legal);
+        EXPECT_NEAR(sum, kPolicyWeightScale, legal.size());
+        EXPECT_LE(static_cast<int>(m.visits.size()), legal.size());
+      }
+    }
+  EXPECT_GT(targets, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothGames, SelfPlayTest, ::testing::Values("mg", "dvonn"),
                          [](const auto& param_info) { return param_info.param; });
 

@@ -51,7 +51,12 @@ namespace oppidum::config {
   F(int, fast_simulations, 25, 1, 1000000, "simulations of a fast search (playout cap)")         \
   F(double, full_search_fraction, 0.25, 0, 1,                                                    \
     "share of moves searched fully and used as policy targets (1: every move)")                  \
+  F(std::string, root, "puct", "puct|gumbel",  0,                                                \
+    "root search: puct (visits, Dirichlet noise, temperature) or gumbel (Gumbel-top-k, "        \
+    "sequential halving, improved-policy targets; docs/ARCHITECTURE.md)")                       \
   F(double, cpuct, 1.5, 0.01, 100, "exploration constant of PUCT")                               \
+  F(double, cpuct_base, 0, 0, 1e9,                                                               \
+    "> 0 grows cpuct by log((1 + N + base) / base) (AlphaZero: 19652); 0: off")                  \
   F(double, fpu_reduction, 0.25, 0, 2, "first-play urgency: reduction from the parent value")    \
   F(double, dirichlet_alpha_scale, 10, 0.01, 1000,                                               \
     "root noise alpha = this / number of legal actions")                                         \
@@ -59,6 +64,9 @@ namespace oppidum::config {
   F(int, temperature_plies, 20, 0, 10000, "plies played with temperature `temperature`")         \
   F(double, temperature, 1.0, 0, 10, "move temperature in the first temperature_plies plies")    \
   F(double, final_temperature, 0.0, 0, 10, "move temperature after that")                        \
+  F(int, gumbel_considered, 16, 2, 1000, "gumbel: root actions sampled by Gumbel-top-k")           \
+  F(double, gumbel_c_visit, 50, 0, 1e6, "gumbel: c_visit of sigma(q) = (c_visit + max N) c_scale q") \
+  F(double, gumbel_c_scale, 1.0, 0, 1e6, "gumbel: c_scale of sigma(q)")                           \
   F(int, max_plies, 300, 1, 100000, "a game reaching this ply is adjudicated a draw")            \
   F(int, games_per_chunk, 32, 1, 100000, "finished games per replay chunk file")
 

@@ -33,7 +33,7 @@ std::unique_ptr<arena::SearchPlayer> net_player(const GateInputs& in, const std:
   std::shared_ptr<mcts::Evaluator> server = model::make_net_evaluator(
       *in.game, checkpoint, backend_options(c.inference), server_options(c.inference));
   return std::make_unique<arena::SearchPlayer>(
-      name, arena::arena_search_config(c.arena.simulations, static_cast<float>(c.selfplay.cpuct)),
+      name, search_config(c, c.arena.simulations),
       [server](std::uint64_t) { return server; }, true);
 }
 

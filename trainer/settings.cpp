@@ -25,6 +25,24 @@ model::InferenceServerOptions server_options(const config::InferenceSection& s) 
   return {s.max_batch, std::chrono::microseconds(s.max_wait_us)};
 }
 
+mcts::SearchConfig search_config(const config::RunConfig& c, int simulations) {
+  mcts::SearchConfig s;
+  s.simulations = simulations;
+  s.root = mcts::root_policy_from_string(c.selfplay.root);
+  s.cpuct = static_cast<float>(c.selfplay.cpuct);
+  s.cpuct_base = static_cast<float>(c.selfplay.cpuct_base);
+  s.fpu_reduction = static_cast<float>(c.selfplay.fpu_reduction);
+  s.gumbel_considered = c.selfplay.gumbel_considered;
+  s.gumbel_c_visit = static_cast<float>(c.selfplay.gumbel_c_visit);
+  s.gumbel_c_scale = static_cast<float>(c.selfplay.gumbel_c_scale);
+  s.gumbel_noise = false;
+  s.dirichlet_weight = 0.0f;
+  s.temperature_plies = 0;
+  s.temperature = 0.0f;
+  s.final_temperature = 0.0f;
+  return s;
+}
+
 selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& c, std::uint64_t session) {
   selfplay::SelfPlaySettings s;
   s.game = c.run.game;
@@ -33,8 +51,8 @@ selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& c, std::ui
   s.simulations = c.selfplay.simulations;
   s.fast_simulations = c.selfplay.fast_simulations;
   s.full_search_fraction = c.selfplay.full_search_fraction;
-  s.search.cpuct = static_cast<float>(c.selfplay.cpuct);
-  s.search.fpu_reduction = static_cast<float>(c.selfplay.fpu_reduction);
+  s.search = search_config(c, c.selfplay.simulations);
+  s.search.gumbel_noise = true;
   s.search.dirichlet_alpha_scale = static_cast<float>(c.selfplay.dirichlet_alpha_scale);
   s.search.dirichlet_weight = static_cast<float>(c.selfplay.dirichlet_weight);
   s.search.temperature_plies = c.selfplay.temperature_plies;

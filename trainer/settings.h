@@ -17,6 +17,9 @@ namespace oppidum::trainer {
 model::NetConfig net_config(const config::NetSection& net);
 model::BackendOptions backend_options(const config::InferenceSection& inference);
 model::InferenceServerOptions server_options(const config::InferenceSection& inference);
+// The run's search (root policy, cpuct, fpu, Gumbel constants) without noise or temperature: what
+// gates play with (plus their simulations); self-play adds its noise and temperatures.
+mcts::SearchConfig search_config(const config::RunConfig& config, int simulations);
 // `session` distinguishes the starts of a run, so each plays new games.
 selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& config, std::uint64_t session);
 TrainerSettings trainer_settings(const config::RunConfig& config);
