@@ -81,6 +81,9 @@ class GameState {
   virtual ~GameState() = default;
 
   virtual std::unique_ptr<GameState> clone() const = 0;
+  // Makes this state a copy of `other`, which must be the same concrete type (a state of the same
+  // game), without allocating: the search's per-simulation copy.
+  virtual void copy_from(const GameState& other) = 0;
   virtual const Game& game() const = 0;
 
   virtual int current_player() const = 0;

@@ -3,6 +3,7 @@
 // virtual dispatch, so search and self-play pay one indirect call per operation.
 #pragma once
 
+#include <cassert>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,6 +21,12 @@ class StateAdapter final : public GameState {
   const P& position() const { return pos_; }
 
   std::unique_ptr<GameState> clone() const override { return std::make_unique<StateAdapter>(*this); }
+  void copy_from(const GameState& other) override {
+    assert(dynamic_cast<const StateAdapter*>(&other) != nullptr);
+    const auto& same = static_cast<const StateAdapter&>(other);
+    game_ = same.game_;
+    pos_ = same.pos_;
+  }
   const Game& game() const override { return *game_; }
   int current_player() const override { return pos_.side_to_move(); }
   int ply() const override { return pos_.ply(); }

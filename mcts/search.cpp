@@ -108,6 +108,7 @@ double SearchTree::Node::value_for(int player) const {
 SearchTree::SearchTree(const GameState& root, const SearchConfig& config)
     : config_(config), rng_(config.seed), root_state_(root.clone()) {
   config_.validate();
+  leaf_.state = root.clone();
   reset_tree();
 }
 
@@ -164,25 +165,25 @@ bool SearchTree::search_finished() const {
 const PendingLeaf* SearchTree::select_leaf() {
   require(searching_, "select_leaf outside a search: call start_search first");
   require(!pending_, "select_leaf while a leaf is pending: call receive first");
+  GameState& state = *leaf_.state;
   while (!search_finished()) {
     path_.assign(1, kRoot);
-    auto state = root_state_->clone();
+    state.copy_from(*root_state_);
     int current = kRoot;
     while (node(current).expanded() && node(current).proven == Proven::kUnknown) {
       current = select_child(current);
-      state->apply(node(current).action);
+      state.apply(node(current).action);
       path_.push_back(current);
     }
     Node& leaf = node(current);
     if (leaf.proven == Proven::kUnknown) {
-      leaf.to_move = static_cast<std::int8_t>(state->current_player());
-      if (!state->is_terminal()) {
-        pending_ = std::make_unique<PendingLeaf>();
-        state->legal_actions(pending_->legal);
-        pending_->state = std::move(state);
-        return pending_.get();
+      leaf.to_move = static_cast<std::int8_t>(state.current_player());
+      if (!state.is_terminal()) {
+        state.legal_actions(leaf_.legal);
+        pending_ = true;
+        return &leaf_;
       }
-      leaf.proven = proven_from_result(state->result(leaf.mover));
+      leaf.proven = proven_from_result(state.result(leaf.mover));
     }
     finish_at_proven(current);
   }
@@ -190,26 +191,27 @@ const PendingLeaf* SearchTree::select_leaf() {
 }
 
 void SearchTree::receive(const EvalResult& evaluation) {
-  require(pending_ != nullptr, "receive with no leaf pending");
-  const ActionList& legal = pending_->legal;
+  require(pending_, "receive with no leaf pending");
+  const ActionList& legal = leaf_.legal;
   require(evaluation.priors.size() == static_cast<std::size_t>(legal.size()),
           "receive: the priors do not match the leaf's legal actions");
   require(std::isfinite(evaluation.value), "receive: the value is not a finite number");
-  std::vector<float> priors(evaluation.priors);
   double sum = 0.0;
-  for (float p : priors) {
+  for (float p : evaluation.priors) {
     require(std::isfinite(p) && p >= 0, "receive: a prior is negative or not finite");
     sum += p;
   }
-  for (float& p : priors)
-    p = sum > 0 ? static_cast<float>(p / sum) : 1.0f / static_cast<float>(priors.size());
+  priors_.resize(evaluation.priors.size());
+  for (std::size_t i = 0; i < priors_.size(); ++i)
+    priors_[i] = sum > 0 ? static_cast<float>(evaluation.priors[i] / sum)
+                         : 1.0f / static_cast<float>(priors_.size());
 
   const int leaf = path_.back();
-  expand(leaf, legal, priors);
+  expand(leaf, legal, priors_);
   const double value = std::clamp(static_cast<double>(evaluation.value), -1.0, 1.0);
   node(leaf).net_value = static_cast<float>(value);
   backup(node(leaf).to_move == 0 ? value : -value);
-  pending_.reset();
+  pending_ = false;
   if (leaf == kRoot) prepare_root();
 }
 
@@ -217,12 +219,12 @@ void SearchTree::expand(int index, const ActionList& legal, const std::vector<fl
   require(legal.size() <= std::numeric_limits<std::uint16_t>::max(), "too many children");
   const std::int8_t mover = node(index).to_move;
   const auto first = static_cast<std::int32_t>(nodes_.size());
+  nodes_.resize(nodes_.size() + static_cast<std::size_t>(legal.size()));
   for (int i = 0; i < legal.size(); ++i) {
-    Node child;
+    Node& child = node(first + i);
     child.action = static_cast<std::uint16_t>(legal[i]);
     child.prior = priors[static_cast<std::size_t>(i)];
     child.mover = mover;
-    nodes_.push_back(child);
   }
   Node& parent = node(index);
   parent.first_child = first;
@@ -235,27 +237,40 @@ int SearchTree::select_child(int index) {
   const Node& parent = node(index);
   const int player = parent.to_move;
   const int first = parent.first_child;
-  double visited_prior = 0.0;
-  for (int i = 0; i < parent.num_children; ++i)
-    if (node(first + i).visits > 0) visited_prior += node(first + i).prior;
-  const double fpu = parent.value_for(player) - config_.fpu_reduction * std::sqrt(visited_prior);
   const double n = std::max(1, parent.visits);
   double c = config_.cpuct;
   if (config_.cpuct_base > 0) c += std::log((1.0 + n + config_.cpuct_base) / config_.cpuct_base);
   const double explore = c * std::sqrt(n);
 
-  int best = -1;
+  // One pass: the best visited child by its score, and the unvisited child with the highest
+  // prior (all unvisited children share the first-play value, so it has their best score).
+  double visited_prior = 0.0;
+  int best = -1, best_unvisited = -1;
   double best_score = -std::numeric_limits<double>::infinity();
+  float best_prior = -1.0f;
   for (int i = 0; i < parent.num_children; ++i) {
     const Node& child = node(first + i);  // child.mover == player
     if (child.proven == Proven::kWin) return first + i;
+    if (child.visits > 0) visited_prior += child.prior;
     if (child.proven == Proven::kLoss) continue;
-    const double q = child.visits > 0 ? child.value_sum / child.visits : fpu;
-    const double score = q + explore * child.prior / (1.0 + child.visits);
-    if (score > best_score) {
-      best_score = score;
-      best = first + i;
+    if (child.visits > 0) {
+      const double score =
+          child.value_sum / child.visits + explore * child.prior / (1.0 + child.visits);
+      if (score > best_score) {
+        best_score = score;
+        best = first + i;
+      }
+    } else if (child.prior > best_prior) {
+      best_prior = child.prior;
+      best_unvisited = first + i;
     }
+  }
+  if (best_unvisited >= 0) {
+    const double fpu =
+        parent.value_for(player) - config_.fpu_reduction * std::sqrt(visited_prior);
+    const double score = fpu + explore * best_prior;
+    if (best < 0 || score > best_score || (score == best_score && best_unvisited < best))
+      best = best_unvisited;
   }
   assert(best >= 0);  // a node whose children are all proven losses is itself proven
   return best >= 0 ? best : first;

@@ -54,7 +54,9 @@
 //   always taken.
 //
 // Memory: all nodes of a tree live in one vector; a node's children are one contiguous block
-// allocated when it is expanded (about 32 bytes per child). advance() compacts the kept subtree.
+// allocated when it is expanded (32 bytes per child). advance() compacts the kept subtree. A
+// simulation allocates nothing once the vectors have grown: its state is one GameState reused
+// through copy_from, and the scratch buffers live in the tree.
 #pragma once
 
 #include <cstdint>
@@ -109,7 +111,8 @@ enum class Proven : std::int8_t { kUnknown = 0, kWin, kDraw, kLoss };
 
 const char* to_string(Proven proven);
 
-// A position waiting for the evaluator: an owned copy of the leaf and its legal actions.
+// A position waiting for the evaluator: the leaf and its legal actions (owned by the tree, which
+// reuses them for every simulation).
 struct PendingLeaf {
   std::unique_ptr<GameState> state;
   ActionList legal;
@@ -232,7 +235,9 @@ class SearchTree {
   std::unique_ptr<GameState> root_state_;
   std::vector<Node> nodes_;
   std::vector<int> path_;                    // node indices of the current simulation
-  std::unique_ptr<PendingLeaf> pending_;     // the leaf awaiting evaluation, if any
+  PendingLeaf leaf_;                         // the simulation's state, reused (no allocation)
+  bool pending_ = false;                     // leaf_ awaits its evaluation
+  std::vector<float> priors_;                // scratch: the normalised priors of receive()
   std::vector<float> root_priors_before_noise_;  // empty when the root priors are noise-free
   std::vector<int> search_visits_;           // root child visits in this search
   std::vector<double> gumbel_;               // root child Gumbel draws (Gumbel root only)

@@ -336,6 +336,9 @@ class NimState final : public GameState {
   NimState(const Game& game, int pile, int to_move, int ply)
       : game_(&game), pile_(pile), to_move_(to_move), ply_(ply) {}
   std::unique_ptr<GameState> clone() const override { return std::make_unique<NimState>(*this); }
+  void copy_from(const GameState& other) override {
+    *this = dynamic_cast<const NimState&>(other);
+  }
   const Game& game() const override { return *game_; }
   int current_player() const override { return to_move_; }
   int ply() const override { return ply_; }
