@@ -25,6 +25,7 @@ void register_selfplay_command(CLI::App& app);  // selfplay: a worker node (work
 extern const char* const kWorkerDescription;
 void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptions>& options);
 void register_report_command(CLI::App& app);  // report: HTML curves of a run
+void register_serve_command(CLI::App& app);   // serve: the web page (web/server.h)
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those
 // specs are refused with a clear error (the app passes model/'s factory once it exists).
 void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_factory = {});
