@@ -60,10 +60,10 @@ function fmt(v, digits) {
 
 function resultText(game, result, scores) {
   const s = SIDES[game];
-  const score = game === "dvonn" && scores ? ` ${scores[0]}–${scores[1]}` : "";
-  if (result > 0) return `${s[0]} wins${score} (1-0)`;
-  if (result < 0) return `${s[1]} wins${score} (0-1)`;
-  return `Draw${score}`;
+  const score = game === "dvonn" && scores ? ` (${s[0]} ${scores[0]}, ${s[1]} ${scores[1]})` : "";
+  if (result > 0) return `${s[0]} wins${score}, 1-0`;
+  if (result < 0) return `${s[1]} wins${score}, 0-1`;
+  return `Draw${score}, 1/2-1/2`;
 }
 
 function main() { return document.getElementById("main"); }
@@ -276,10 +276,10 @@ async function showGame(run, chunk, index) {
       h("span", { "data-ply": i + 1, title: SIDES[g.game][mover], onclick: () => go(i + 1), text: m.move }), " ");
   });
   const buttons = {
-    first: h("button", { id: "first", onclick: () => go(0), text: "⏮" }),
+    first: h("button", { id: "first", onclick: () => go(0), text: "|◀" }),
     prev: h("button", { id: "prev", onclick: () => go(ply - 1), text: "◀" }),
     next: h("button", { id: "next", onclick: () => go(ply + 1), text: "▶" }),
-    last: h("button", { id: "last", onclick: () => go(n), text: "⏭" }),
+    last: h("button", { id: "last", onclick: () => go(n), text: "▶|" }),
   };
   const ckpt = h("select", { id: "net-checkpoint" }, h("option", { value: "", text: "(no network)" }));
   ckpt.addEventListener("change", () => { overlay = null; draw(); if (ckpt.value) evaluate(); });
@@ -364,6 +364,10 @@ function showPlay() {
     play.opponent = opponent.value.trim();
     play.moves = [];
     play.movers = [];
+    play.pos = null;
+    play.thinking = false;
+    for (const id of ["play-board", "play-moves", "play-result"]) document.getElementById(id).replaceChildren();
+    document.getElementById("play-status").textContent = "Starting…";
     start();
   };
   const undo = () => {
@@ -516,7 +520,7 @@ async function showAnalyse() {
       parts.push(h("p", { class: "status", id: "an-summary", text:
         `${a.player}: best ${a.best}, value ${fmt(a.value, 3)} for ${SIDES[game][a.to_move]}` +
         (a.proven !== "unknown" ? ` (proven ${a.proven})` : "") +
-        `, ${a.simulations} simulations in ${fmt(a.ms / 1000, 2)} s` + (a.out_of_time ? " (stopped at the time limit)" : "") }),
+        `, ${a.simulations} simulations in ${fmt(a.ms, 0)} ms` + (a.out_of_time ? " (stopped at the time limit)" : "") }),
         h("table", { id: "an-table" }, h("tr", {}, ...["move", "visits", "Q", "prior", "proven"].map((t) => h("th", { text: t }))),
           ...a.top.map((t) => h("tr", {}, h("td", { text: t.move }), h("td", { text: t.visits }),
             h("td", { text: fmt(t.q, 3) }), h("td", { text: fmt(t.prior, 3) }), h("td", { text: t.proven === "unknown" ? "" : t.proven })))),
@@ -524,7 +528,7 @@ async function showAnalyse() {
     } else {
       arrows = [moveSquares(game, a.best)].filter((s) => s.to).map((s) => ({ from: s.from, to: s.to, weight: 1 }));
       parts.push(h("p", { class: "status", id: "an-summary", text:
-        `${a.player}: best ${a.best}, score ${a.score} at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms / 1000, 2)} s` }));
+        `${a.player}: best ${a.best}, score ${a.score} at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms, 0)} ms` }));
     }
     if (ckpt.value) {
       const e = await guard(() => api("/api/evaluate", { game, start, checkpoint: ckpt.value }));

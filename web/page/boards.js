@@ -124,7 +124,7 @@ function drawBoard(game, position, opts) {
     cell.setAttribute("data-square", sq);
     if (opts.onClick) cell.addEventListener("click", () => opts.onClick(sq));
     const piece = parsed.cells[sq];
-    if (piece) drawPiece(svg, game, piece, cx, cy, geo.size, sq, opts.onClick);
+    if (piece) drawPiece(svg, game, piece, cx, cy, geo.size, sq);
   }
   // Coordinates.
   if (game === "mg") {
@@ -153,9 +153,9 @@ function drawBoard(game, position, opts) {
   return svg;
 }
 
-function drawPiece(svg, game, piece, cx, cy, size, sq, onClick) {
-  const g = svgEl("g", { class: "piece", "data-piece": sq }, svg);
-  if (onClick) g.addEventListener("click", () => onClick(sq));
+// Pieces let clicks through to their square (pointer-events none).
+function drawPiece(svg, game, piece, cx, cy, size, sq) {
+  const g = svgEl("g", { class: "piece", "data-piece": sq, "pointer-events": "none" }, svg);
   if (game === "mg") {
     const light = piece.owner === 0;
     const fill = light ? "#f7ecd0" : "#5a3b22", stroke = light ? "#8a6d3b" : "#2b1a0e";

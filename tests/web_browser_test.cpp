@@ -1,0 +1,76 @@
+// The page of `oppidum serve` in a real browser: starts the server on two tiny runs (Murus
+// Gallicus and DVONN) on a free loopback port and runs tests/web/browser_test.mjs, which drives
+// the system's headless Chromium with playwright-core: the dashboard's curve points, a game
+// replayed to its end with a network's view, a full game of each game against `random` by clicks,
+// the analysis, and errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
+//
+// Skipped, saying why, only when Node.js, Chromium or playwright-core is missing; scripts/setup.sh
+// installs all three, so CI runs it.
+#include <filesystem>
+#include <iostream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/process_util.h"
+#include "tests/web_test_util.h"
+#include "web/server.h"
+
+namespace oppidum::web {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kScript = OPPIDUM_BROWSER_SCRIPT;
+const std::string kScreenshots = OPPIDUM_SCREENSHOT_DIR;
+
+std::string chromium_path() {
+  const char* env = std::getenv("OPPIDUM_CHROMIUM");
+  return env && *env ? env : "/usr/bin/chromium";
+}
+
+// What is missing to run the browser, or "" when nothing is.
+std::string missing_tools() {
+  if (test_util::run_shell("node --version > /dev/null 2>&1").status != 0)
+    return "node is not installed (scripts/setup.sh installs it)";
+  if (!fs::exists(chromium_path()))
+    return chromium_path() + " does not exist (scripts/setup.sh installs Debian's chromium)";
+  const fs::path module = fs::path(kScript).parent_path() / "node_modules" / "playwright-core";
+  if (!fs::exists(module / "package.json"))
+    return module.string() + " is missing (scripts/setup.sh installs it: npm ci --ignore-scripts)";
+  return "";
+}
+
+TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
+  const std::string missing = missing_tools();
+  if (!missing.empty()) GTEST_SKIP() << "no browser to test the page in: " << missing;
+
+  const fs::path root = fs::path(::testing::TempDir()) / "web_browser_test";
+  const test_util::TinyRun mg = test_util::make_tiny_run(root / "tiny-mg", "mg", 12);
+  test_util::make_tiny_run(root / "tiny-dvonn", "dvonn", 4);
+  ServerOptions options;
+  options.runs = {mg.dir.string(), (root / "tiny-dvonn").string()};
+  options.port = 0;
+  options.limits.max_searches = 4;
+  WebServer server(options);
+  const int port = server.start();
+
+  const nlohmann::json expect = {{"mg_run", "tiny-mg"},
+                                 {"dvonn_run", "tiny-dvonn"},
+                                 {"train_rows", mg.train_rows},
+                                 {"gates", mg.gates},
+                                 {"mg_games", mg.games}};
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
+  // A generous bound: the script ends in well under a minute here.
+  const auto result = test_util::run_shell(
+      "OPPIDUM_CHROMIUM='" + chromium_path() + "' timeout 300 node '" + kScript + "' '" + url +
+      "' '" + kScreenshots + "' '" + expect.dump() + "' 2>&1");
+  std::cout << result.out;
+  EXPECT_EQ(result.status, 0) << "browser checks failed (screenshots of failures in "
+                              << kScreenshots << "):\n" << result.out;
+  for (const char* shot : {"runs", "games", "game", "play", "play-mg", "analyse", "error"})
+    EXPECT_TRUE(fs::exists(fs::path(kScreenshots) / (std::string(shot) + ".png"))) << shot;
+  server.stop();
+}
+
+}  // namespace
+}  // namespace oppidum::web
