@@ -22,6 +22,10 @@ void register_serve_command(CLI::App& app) {
       "generated and printed).");
   cmd->add_option("--run", o->runs, "run folder to serve (runs/<name>); repeat for several")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--arena-games", o->arena_files,
+                  "a record file of `oppidum arena --record FILE` to list and replay; repeat for "
+                  "several")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--host", o->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", o->port, "port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535))
@@ -48,7 +52,8 @@ void register_serve_command(CLI::App& app) {
     server.bind();
     const std::atomic<bool>& stop = install_stop_signals();
     std::thread serving([&server] { server.serve(); });
-    std::cout << "oppidum serve: " << o->runs.size() << " run(s); open " << server.url()
+    std::cout << "oppidum serve: " << o->runs.size() << " run(s), " << o->arena_files.size()
+              << " arena record file(s); open " << server.url()
               << "\n(Ctrl-C stops)" << std::endl;
     while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     server.stop();

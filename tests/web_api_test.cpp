@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/web_test_util.h"
+#include "web/run_reader.h"
 #include "web/server.h"
 
 namespace oppidum::web {
@@ -34,9 +36,25 @@ class WebApiTest : public ::testing::Test {
   static void SetUpTestSuite() {
     const fs::path root = fs::path(::testing::TempDir()) / "web_api_test";
     run_ = new test_util::TinyRun(test_util::make_tiny_run(root / "tiny", "mg", 10));
+    // An arena record file (arena/game_record.h): two games of the tiny run and a broken line.
+    {
+      std::ofstream arena(run_->dir / "arena-games.txt");
+      for (std::size_t g = 0; g < 2; ++g) {
+        const auto& r = run_->records[g];
+        arena << "random alphabeta:depth=1 " << (r.result > 0 ? "1-0" : "0-1");
+        auto state = game_by_name("mg").initial_state();
+        for (const auto& m : r.moves) {
+          arena << ' ' << state->action_to_string(m.action);
+          state->apply(m.action);
+        }
+        arena << '\n';
+      }
+      arena << "random random 1-0 a1-a1\n";
+    }
     before_ = new auto(snapshot(run_->dir));
     ServerOptions options;
     options.runs = {run_->dir.string()};
+    options.arena_files = {(run_->dir / "arena-games.txt").string()};
     options.port = 0;
     options.limits.search_ms = 5000;
     options.limits.max_simulations = 2000;
@@ -177,6 +195,30 @@ TEST_F(WebApiTest, ReplaysOneGame) {
   EXPECT_LE(g["moves"][0]["top"].size(), 5u);
   expect_error(get("/api/runs/tiny/games/7/0", 404), "no game chunk 7");
   expect_error(get("/api/runs/tiny/games/0/9", 404), "has no game 9");
+}
+
+TEST_F(WebApiTest, ListsAndReplaysArenaRecordFiles) {
+  const json info = get("/api/info", 200);
+  ASSERT_EQ(info["arena"].size(), 1u);
+  EXPECT_EQ(info["arena"][0]["name"], "arena-games.txt");
+  EXPECT_EQ(info["arena"][0]["game"], "mg");
+  EXPECT_EQ(info["arena"][0]["games"], 2);
+  EXPECT_EQ(info["arena"][0]["skipped"], 1);  // the illegal move a1-a1
+  json page = get("/api/arena/arena-games.txt/games", 200);
+  ASSERT_EQ(page["games"].size(), 2u);
+  EXPECT_EQ(page["games"][0]["index"], 1);  // newest first
+  EXPECT_EQ(page["games"][0]["first"], "random");
+  EXPECT_EQ(page["games"][0]["plies"], run_->records[1].moves.size());
+  page = get("/api/arena/arena-games.txt/games?player=alphabeta&result=" +
+                 std::string(run_->records[0].result > 0 ? "1-0" : "0-1"),
+             200);
+  EXPECT_GE(page["total"].get<int>(), 1);
+  const json g = get("/api/arena/arena-games.txt/games/0", 200);
+  EXPECT_EQ(g["positions"].size(), run_->records[0].moves.size() + 1);
+  EXPECT_TRUE(game_by_name("mg").parse_state(g["positions"].back().get<std::string>())->is_terminal());
+  expect_error(get("/api/arena/arena-games.txt/games/2", 404), "has no game 2");
+  expect_error(get("/api/arena/other.txt/games", 404), "no arena record file");
+  expect_error(get("/api/arena/arena-games.txt/games?result=win", 400), "result must be");
 }
 
 TEST_F(WebApiTest, UnknownRunsAndPathsAreRefused) {
@@ -414,6 +456,40 @@ TEST(WebServerTest, SearchesStopAtTheTimeLimitAndExtraOnesAreBusy) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   server.stop();
+}
+
+}  // namespace
+}  // namespace oppidum::web
+
+namespace oppidum::web {
+namespace {
+
+TEST(RunReaderTest, ConfigOfAnotherVersionIsReadLeniently) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "web_lenient_config";
+  test_util::make_tiny_run(dir, "dvonn", 3);
+  std::ofstream(dir / "config.yaml") << "run:\n  game: dvonn\nselfplay:\n  future_key: 3\n"
+                                        "training:\n  steps_per_generation: 10\n";
+  RunReader reader("r", dir);
+  const json s = reader.summary();
+  EXPECT_EQ(s["game"], "dvonn");
+  EXPECT_NE(s["config_error"].get<std::string>().find("future_key"), std::string::npos);
+  const json page = reader.list_games(GameFilter{});
+  ASSERT_EQ(page["games"].size(), 3u);
+  EXPECT_EQ(page["games"][0]["generation"], 2);  // network step 20, 10 steps per generation
+}
+
+TEST(RunReaderTest, NewChunksAreIndexedAndVanishedOnesDropped) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "web_growing_run";
+  test_util::make_tiny_run(dir, "mg", 4);  // one chunk
+  RunReader reader("r", dir);
+  EXPECT_EQ(reader.indexed_games(), 4);
+  selfplay::write_game_file((dir / "games" / "chunk-00000001.bin").string(),
+                            {test_util::random_record("mg", 5), test_util::random_record("mg", 6)});
+  EXPECT_EQ(reader.indexed_games(), 6);
+  EXPECT_EQ(reader.list_games(GameFilter{})["games"][0]["chunk"], 1);
+  fs::remove(dir / "games" / "chunk-00000000.bin");
+  EXPECT_EQ(reader.indexed_games(), 2);
+  EXPECT_THROW(reader.game_record(0, 0), NotFound);
 }
 
 }  // namespace

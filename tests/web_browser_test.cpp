@@ -1,12 +1,13 @@
 // The page of `oppidum serve` in a real browser: starts the server on two tiny runs (Murus
 // Gallicus and DVONN) on a free loopback port and runs tests/web/browser_test.mjs, which drives
 // the system's headless Chromium with playwright-core: the dashboard's curve points, a game
-// replayed to its end with a network's view, a full game of each game against `random` by clicks,
+// replayed to its end with a network's view, an arena game, a full game of each game against `random` by clicks,
 // the analysis, and errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
 //
 // Skipped, saying why, only when Node.js, Chromium or playwright-core is missing; scripts/setup.sh
 // installs all three, so CI runs it.
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <gtest/gtest.h>
@@ -44,11 +45,27 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
   const std::string missing = missing_tools();
   if (!missing.empty()) GTEST_SKIP() << "no browser to test the page in: " << missing;
 
+  fs::remove_all(kScreenshots);  // no stale screenshots of an earlier run's failures
   const fs::path root = fs::path(::testing::TempDir()) / "web_browser_test";
   const test_util::TinyRun mg = test_util::make_tiny_run(root / "tiny-mg", "mg", 12);
   test_util::make_tiny_run(root / "tiny-dvonn", "dvonn", 4);
+  // An arena record file (`oppidum arena --record`) with the tiny run's first three games.
+  const fs::path arena_file = root / "arena-games.txt";
+  {
+    std::ofstream arena(arena_file);
+    for (std::size_t g = 0; g < 3; ++g) {
+      arena << "alphabeta:depth=2 random " << (mg.records[g].result > 0 ? "1-0" : "0-1");
+      auto state = game_by_name("mg").initial_state();
+      for (const auto& m : mg.records[g].moves) {
+        arena << ' ' << state->action_to_string(m.action);
+        state->apply(m.action);
+      }
+      arena << '\n';
+    }
+  }
   ServerOptions options;
   options.runs = {mg.dir.string(), (root / "tiny-dvonn").string()};
+  options.arena_files = {arena_file.string()};
   options.port = 0;
   options.limits.max_searches = 4;
   WebServer server(options);
@@ -58,7 +75,9 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
                                  {"dvonn_run", "tiny-dvonn"},
                                  {"train_rows", mg.train_rows},
                                  {"gates", mg.gates},
-                                 {"mg_games", mg.games}};
+                                 {"mg_games", mg.games},
+                                 {"arena_file", "arena-games.txt"},
+                                 {"arena_games", 3}};
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
   // A generous bound: the script ends in well under a minute here.
   const auto result = test_util::run_shell(

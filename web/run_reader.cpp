@@ -6,6 +6,8 @@
 #include <regex>
 #include <system_error>
 
+#include <yaml-cpp/yaml.h>
+
 #include "games/game.h"
 #include "games/quote.h"
 #include "selfplay/game_record.h"
@@ -125,7 +127,20 @@ RunReader::ConfigInfo RunReader::config_locked() {
                      {"gate_games", c.arena.max_games},
                      {"anchor", c.arena.anchor}};
     } catch (const std::exception& e) {
+      // A config of another version of oppidum (a key this one does not know): still show the
+      // run, with the two values the page needs read leniently.
       info.error = e.what();
+      try {
+        const YAML::Node root = YAML::LoadFile(path.string());
+        if (root["run"] && root["run"]["game"]) info.game = root["run"]["game"].as<std::string>();
+        if (info.game != "mg" && info.game != "dvonn") info.game.clear();
+        if (root["training"] && root["training"]["steps_per_generation"])
+          info.steps_per_generation = root["training"]["steps_per_generation"].as<int>();
+        if (!info.game.empty())
+          info.error += " (shown anyway: game and steps per generation read leniently)";
+      } catch (const std::exception&) {
+        info.game.clear();  // unreadable YAML: the error above says why
+      }
     }
   }
   config_mtime_ = mtime;

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "games/quote.h"
+#include "web/arena_reader.h"
 #include "web/assets.h"
 #include "web/run_reader.h"
 
@@ -115,6 +116,7 @@ bool is_loopback_host(const std::string& host) {
 struct WebServer::Impl {
   ServerOptions options;
   std::vector<std::unique_ptr<RunReader>> runs;
+  std::vector<std::unique_ptr<ArenaReader>> arena;
   std::unique_ptr<GameService> games;
   httplib::Server http;
   std::thread thread;
@@ -128,6 +130,12 @@ struct WebServer::Impl {
     }
     throw NotFound("no run named \"" + quote_input(name) + "\"; the runs served are: " +
                    (names.empty() ? "none (start with --run DIR)" : names));
+  }
+
+  ArenaReader& arena_file(const std::string& name) {
+    for (const auto& a : arena)
+      if (a->name() == name) return *a;
+    throw NotFound("no arena record file named \"" + quote_input(name) + "\"");
   }
 
   // "RUN/NAME" -> the checkpoint file.
@@ -215,7 +223,16 @@ struct WebServer::Impl {
         json runs_json = json::array();
         for (const auto& r : runs) runs_json.push_back({{"name", r->name()}, {"game", r->game()}});
         const Limits& l = games->limits();
+        json arena_json = json::array();
+        for (const auto& a : arena) {
+          try {
+            arena_json.push_back(a->info());
+          } catch (const std::exception& e) {
+            arena_json.push_back({{"name", a->name()}, {"error", e.what()}});
+          }
+        }
         return json{{"runs", runs_json},
+                    {"arena", arena_json},
                     {"limits",
                      {{"max_searches", l.max_searches},
                       {"search_ms", l.search_ms},
@@ -246,6 +263,21 @@ struct WebServer::Impl {
                                                         httplib::Response& res) {
       guarded(res, [&] { return json(run(req.matches[1]).checkpoints()); });
     });
+    http.Get(R"(/api/arena/([^/]+)/games)", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      guarded(res, [&] {
+        ArenaReader& a = arena_file(req.matches[1]);
+        return a.list_games(int_param(req, "page", 0, 0, 1 << 30),
+                            int_param(req, "per_page", 50, 1, 200),
+                            req.get_param_value("player"), req.get_param_value("result"));
+      });
+    });
+    http.Get(R"(/api/arena/([^/]+)/games/([0-9]{1,9}))", [this](const httplib::Request& req,
+                                                                httplib::Response& res) {
+      guarded(res, [&] {
+        return arena_file(req.matches[1]).game_record(std::atoi(req.matches[2].str().c_str()));
+      });
+    });
     post("/api/position", &GameService::position);
     post("/api/move", &GameService::move);
     post("/api/analyse", &GameService::analyse);
@@ -272,6 +304,11 @@ WebServer::WebServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
   for (const std::string& dir : o.runs) {
     names.push_back(run_name(dir, names));
     impl_->runs.push_back(std::make_unique<RunReader>(names.back(), dir));
+  }
+  std::vector<std::string> arena_names;
+  for (const std::string& file : o.arena_files) {
+    arena_names.push_back(run_name(file, arena_names));
+    impl_->arena.push_back(std::make_unique<ArenaReader>(arena_names.back(), file));
   }
   impl_->games = std::make_unique<GameService>(
       [impl = impl_.get()](const std::string& name) { return impl->checkpoint(name); }, o.limits);

@@ -9,6 +9,8 @@
 //   GET  /api/runs/RUN/games?page=&per_page=&generation=&result=1-0|0-1|draw&min_plies=&max_plies=
 //   GET  /api/runs/RUN/games/CHUNK/INDEX   one self-play game, replayed
 //   GET  /api/runs/RUN/checkpoints         ["best", "gen-0003", ...]
+//   GET  /api/arena/FILE/games?page=&per_page=&player=&result=   games of an arena record file
+//   GET  /api/arena/FILE/games/INDEX       one of them, replayed
 //   POST /api/position {game, start?, moves?}                  legal moves, result
 //   POST /api/move     {game, start?, moves?, player, seed?}   a player's move
 //   POST /api/analyse  {game, start?, moves?, player}          search statistics
@@ -34,6 +36,7 @@ namespace oppidum::web {
 
 struct ServerOptions {
   std::vector<std::string> runs;  // run folders, each served under its folder name
+  std::vector<std::string> arena_files;  // `oppidum arena --record` files, under their file names
   std::string host = "127.0.0.1";
   int port = 8080;                // 0: a free port (tests)
   std::string token;              // required by every request when not empty

@@ -2,7 +2,8 @@
 // playwright-core (nothing is downloaded). Run by tests/web_browser_test.cpp against a server it
 // started on two tiny runs:
 //   node browser_test.mjs URL SCREENSHOT_DIR EXPECT_JSON
-// EXPECT_JSON: {"mg_run": NAME, "dvonn_run": NAME, "train_rows": N, "gates": N, "mg_games": N}.
+// EXPECT_JSON: {"mg_run": NAME, "dvonn_run": NAME, "train_rows": N, "gates": N, "mg_games": N,
+//               "arena_file": NAME, "arena_games": N}.
 // Each check prints "ok NAME" or "FAIL NAME: why"; the exit status is the number of failures.
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
@@ -79,6 +80,21 @@ await check("a game replays to its end", async () => {
   await page.waitForFunction(() => document.querySelector("#net-info").textContent.includes("value"));
   assert(await page.locator("#board .arrow").count() > 0, "no policy arrows on the board");
   await shot("game");
+});
+
+await check("an arena game replays", async () => {
+  await page.goto(`${url}#/games`);
+  await page.locator("#games-table tr.clickable").first().waitFor();
+  await page.selectOption("#games-run", `arena:${expect.arena_file}`);
+  await page.waitForFunction(() => location.hash.startsWith("#/arena/"));
+  const rows = page.locator("#games-table tr.clickable");
+  await page.waitForFunction((n) => document.querySelectorAll("#games-table tr.clickable").length === n &&
+    document.querySelector("#games-table th").textContent === "game", expect.arena_games);
+  assert((await rows.first().textContent()).includes("alphabeta:depth=2"), await rows.first().textContent());
+  await rows.first().click();
+  await page.locator("#ply-info").waitFor();
+  await page.click("#last");
+  assert(/Result: (1-0|0-1)/.test(await text("#game-result")), `result: ${await text("#game-result")}`);
 });
 
 // Plays a whole game by clicks on the page: sources, then targets, placements, passes.

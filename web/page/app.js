@@ -11,7 +11,7 @@ const SIDES = { mg: ["Light", "Dark"], dvonn: ["White", "Black"] };
 const GAME_NAMES = { mg: "Murus Gallicus", dvonn: "DVONN" };
 const POLL_MS = 2000;
 
-let info = { runs: [], limits: {} };
+let info = { runs: [], arena: [], limits: {} };
 let pollTimer = null;
 let view = 0;  // bumped on every route change; late answers of an old view are dropped
 
@@ -84,10 +84,12 @@ function route() {
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const params = new URLSearchParams(query || "");
   const page = parts[0] || "runs";
-  setPage(page === "game" ? "games" : page);
+  setPage(["game", "arena", "arena-game"].includes(page) ? "games" : page);
   if (page === "runs") return showRuns();
   if (page === "games") return showGames(parts[1], params);
   if (page === "game") return showGame(parts[1], parts[2], parts[3]);
+  if (page === "arena") return showArena(parts[1], params);
+  if (page === "arena-game") return showArenaGame(parts[1], parts[2]);
   if (page === "play") return showPlay();
   if (page === "analyse") return showAnalyse();
   main().replaceChildren(h("p", { text: `No page "${page}".` }));
@@ -196,14 +198,15 @@ async function showGames(run, params) {
   const me = view;
   if (!run) {
     if (info.runs.length) { location.hash = `#/games/${encodeURIComponent(info.runs[0].name)}`; return; }
-    main().replaceChildren(h("h1", { text: "Games" }), h("p", { class: "muted", text: "No run folders are served." }));
+    if (info.arena.length) { location.hash = `#/arena/${encodeURIComponent(info.arena[0].name)}`; return; }
+    main().replaceChildren(h("h1", { text: "Games" }), h("p", { class: "muted", text:
+      "No run folders or arena record files are served (--run DIR, --arena-games FILE)." }));
     return;
   }
   const f = { page: params.get("page") || "0", generation: params.get("generation") || "",
               result: params.get("result") || "", min_plies: params.get("min_plies") || "",
               max_plies: params.get("max_plies") || "" };
-  const runSelect = h("select", { id: "games-run", onchange: (e) => { location.hash = gamesHash(e.target.value, {}); } },
-    ...info.runs.map((r) => h("option", { value: r.name, selected: r.name === run, text: r.name })));
+  const runSelect = sourceSelect(`run:${run}`);
   const gen = h("input", { type: "text", id: "filter-generation", size: 5, value: f.generation, placeholder: "any" });
   const result = h("select", { id: "filter-result" },
     ...[["", "any"], ["1-0", "1-0"], ["0-1", "0-1"], ["draw", "draw"]].map(([v, t]) =>
@@ -218,7 +221,7 @@ async function showGames(run, params) {
   const list = h("div", { id: "games-list" }, h("p", { class: "muted", text: "Loading…" }));
   main().replaceChildren(h("h1", { text: "Self-play games" }),
     h("form", { class: "controls", onsubmit: apply },
-      h("label", { text: "run" }), runSelect, h("label", { text: "generation" }), gen,
+      h("label", { text: "games of" }), runSelect, h("label", { text: "generation" }), gen,
       h("label", { text: "result" }), result, h("label", { text: "plies" }), minP, h("span", { text: "to" }), maxP,
       h("button", { type: "submit", id: "filter-apply", text: "Filter" })),
     list);
@@ -256,11 +259,65 @@ async function checkpointOptions(game) {
   return out;
 }
 
+// The games a page can list: the self-play games of each run and each arena record file.
+function sourceSelect(current) {
+  return h("select", { id: "games-run", onchange: (e) => {
+      const [kind, name] = [e.target.value.slice(0, e.target.value.indexOf(":")), e.target.value.slice(e.target.value.indexOf(":") + 1)];
+      location.hash = kind === "run" ? gamesHash(name, {}) : `#/arena/${encodeURIComponent(name)}`;
+    } },
+    ...info.runs.map((r) => h("option", { value: `run:${r.name}`, selected: current === `run:${r.name}`, text: `${r.name} (self-play)` })),
+    ...(info.arena || []).map((a) => h("option", { value: `arena:${a.name}`, selected: current === `arena:${a.name}`, text: `${a.name} (arena)` })));
+}
+
+async function showArena(name, params) {
+  const me = view;
+  const page = +(params.get("page") || 0);
+  const player = params.get("player") || "", result = params.get("result") || "";
+  const playerBox = h("input", { type: "text", id: "filter-player", size: 24, value: player, placeholder: "any" });
+  const resultSel = h("select", { id: "filter-result" },
+    ...[["", "any"], ["1-0", "1-0"], ["0-1", "0-1"], ["1/2-1/2", "1/2-1/2"]].map(([v, t]) =>
+      h("option", { value: v, selected: result === v, text: t })));
+  const hashOf = (p, pl, r) => `#/arena/${encodeURIComponent(name)}?${new URLSearchParams({ page: p, player: pl, result: r })}`;
+  const list = h("div", { id: "games-list" }, h("p", { class: "muted", text: "Loading…" }));
+  main().replaceChildren(h("h1", { text: "Arena games" }),
+    h("form", { class: "controls", onsubmit: (e) => { e.preventDefault(); location.hash = hashOf(0, playerBox.value.trim(), resultSel.value); } },
+      h("label", { text: "games of" }), sourceSelect(`arena:${name}`), h("label", { text: "player" }), playerBox,
+      h("label", { text: "result" }), resultSel, h("button", { type: "submit", id: "filter-apply", text: "Filter" })),
+    list);
+  const data = await guard(() => api(`/api/arena/${encodeURIComponent(name)}/games?${new URLSearchParams({ page, per_page: 50, player, result })}`));
+  if (!data || me !== view) return;
+  const pager = h("div", { class: "pager" },
+    h("button", { id: "page-prev", disabled: page <= 0, onclick: () => { location.hash = hashOf(page - 1, player, result); }, text: "◀ newer" }),
+    h("span", { id: "page-info", text: `page ${page + 1} of ${Math.max(1, data.pages)} · ${data.total} games match (of ${data.all})` }),
+    h("button", { id: "page-next", disabled: page + 1 >= data.pages, onclick: () => { location.hash = hashOf(page + 1, player, result); }, text: "older ▶" }));
+  list.replaceChildren(pager, h("table", { id: "games-table" },
+    h("tr", {}, ...["game", "first player", "second player", "result", "plies"].map((t) => h("th", { text: t }))),
+    ...data.games.map((g) => h("tr", { class: "clickable", onclick: () => { location.hash = `#/arena-game/${encodeURIComponent(name)}/${g.index}`; } },
+      h("td", { text: g.index }), h("td", { text: g.first }), h("td", { text: g.second }), h("td", { text: g.result }), h("td", { text: g.plies })))));
+}
+
+async function showArenaGame(name, index) {
+  const me = view;
+  main().replaceChildren(h("p", { text: "Loading…" }));
+  const g = await guard(() => api(`/api/arena/${encodeURIComponent(name)}/games/${index}`));
+  if (!g || me !== view) return;
+  gameViewer(g, [h("h1", {}, `Game ${g.index} of `, h("a", { href: `#/arena/${encodeURIComponent(name)}`, text: name })),
+    h("p", { class: "muted", text: `${GAME_NAMES[g.game] || g.game} · ${SIDES[g.game][0]}: ${g.first} · ${SIDES[g.game][1]}: ${g.second} · ${g.moves.length} plies · ${g.result}` })]);
+}
+
 async function showGame(run, chunk, index) {
   const me = view;
   main().replaceChildren(h("p", { text: "Loading…" }));
   const g = await guard(() => api(`/api/runs/${encodeURIComponent(run)}/games/${chunk}/${index}`));
   if (!g || me !== view) return;
+  gameViewer(g, [h("h1", {}, `Game ${g.chunk}/${g.index} of `, h("a", { href: `#/games/${encodeURIComponent(run)}`, text: run })),
+    h("p", { class: "muted", text: `${GAME_NAMES[g.game]} · network step ${g.network_step} (generation ${g.generation})` +
+      ` · seed ${g.seed}${g.node ? " · node " + g.node : ""} · ${g.moves.length} plies · ${g.result}` })]);
+}
+
+// A game on a board with steps, its move list, and a network's view of the position shown.
+async function gameViewer(g, header) {
+  const me = view;
   const n = g.moves.length;
   let ply = 0, overlay = null;
   const boardBox = h("div", { id: "board" });
@@ -310,7 +367,9 @@ async function showGame(run, chunk, index) {
     buttons.next.disabled = buttons.last.disabled = ply === n;
     for (const s of list.querySelectorAll("span[data-ply]"))
       s.classList.toggle("current", +s.dataset.ply === ply);
-    if (ply > 0) {
+    if (ply > 0 && g.moves[ply - 1].value === undefined) {
+      moveInfo.textContent = `${ply}. ${g.moves[ply - 1].move}`;
+    } else if (ply > 0) {
       const m = g.moves[ply - 1];
       moveInfo.textContent = `${ply}. ${m.move}: search value ${fmt(m.value, 2)} for the mover, ` +
         `${m.visits} visits (${m.full_search ? "full" : "fast"} search); most visited: ` +
@@ -319,7 +378,7 @@ async function showGame(run, chunk, index) {
       moveInfo.textContent = "the start position";
     }
     resultBox.textContent = ply === n ? `Result: ${g.result}` +
-      (g.game === "dvonn" ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") : "";
+      (g.game === "dvonn" && g.scores ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") : "";
     if (ckpt.value) evaluate();
   };
   document.onkeydown = (e) => {
@@ -327,10 +386,7 @@ async function showGame(run, chunk, index) {
     if (e.key === "ArrowRight") go(ply + 1);
     if (e.key === "ArrowLeft") go(ply - 1);
   };
-  main().replaceChildren(
-    h("h1", {}, `Game ${g.chunk}/${g.index} of `, h("a", { href: `#/games/${encodeURIComponent(run)}`, text: run })),
-    h("p", { class: "muted", text: `${GAME_NAMES[g.game]} · network step ${g.network_step} (generation ${g.generation})` +
-      ` · seed ${g.seed}${g.node ? " · node " + g.node : ""} · ${n} plies · ${g.result}` }),
+  main().replaceChildren(...header,
     h("div", { class: "row" },
       h("div", {}, boardBox, h("div", { class: "controls" }, buttons.first, buttons.prev, buttons.next, buttons.last, plyInfo),
         resultBox, moveInfo,

@@ -16,7 +16,8 @@ function formatTick(v) {
   const a = Math.abs(v);
   if (a >= 1000 || (a > 0 && Number.isInteger(v))) return String(Math.round(v));
   if (a === 0) return "0";
-  return v.toPrecision(3).replace(/\.?0+$/, "");
+  const text = v.toPrecision(3);
+  return text.includes(".") && !text.includes("e") ? text.replace(/\.?0+$/, "") : String(+text);
 }
 
 function lineChart(title, xLabel, series, opts) {
@@ -61,7 +62,8 @@ function lineChart(title, xLabel, series, opts) {
                                   "data-series": s.name }, svg);
       svgEl("title", {}, c).textContent = `${s.name}: ${formatTick(y)} at ${formatTick(x)}`;
     }
-    svgEl("text", { x: left + 6, y: top + 13 + 13 * legend++, fill: s.color }, svg).textContent = s.name;
+    svgEl("text", { x: left + 6, y: top + 13 + 13 * legend++, fill: s.color, stroke: "#fff",
+                    "stroke-width": 3, "paint-order": "stroke" }, svg).textContent = s.name;
   }
   return svg;
 }
