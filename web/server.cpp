@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -204,6 +205,12 @@ struct WebServer::Impl {
 
   void routes() {
     http.set_payload_max_length(kMaxBody);
+    // Server faults go to the terminal too (bad requests are the page's business).
+    http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+      if (res.status >= 500 && res.status != 503)
+        std::cerr << "oppidum serve: " << res.status << " for " << quote_input(req.method) << " "
+                  << quote_input(req.path) << ": " << quote_input(res.body, 300) << std::endl;
+    });
     http.set_pre_routing_handler(
         [this](const httplib::Request& req, httplib::Response& res) { return check_access(req, res); });
     for (const Asset& asset : page_assets()) {
