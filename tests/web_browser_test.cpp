@@ -1,6 +1,7 @@
 // The page of `oppidum serve` in a real browser: starts the server on two tiny runs (Murus
 // Gallicus and DVONN) on a free loopback port and runs tests/web/browser_test.mjs, which drives
-// the system's headless Chromium with playwright-core: the dashboard's curve points, a game
+// the system's headless Chromium with playwright-core: the dashboard's curve points (and a new
+// training step appended to metrics.csv showing up live), a game
 // replayed to its end with a network's view, an arena game, a full game of each game against `random` by clicks,
 // the analysis, and errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
 //
@@ -72,6 +73,7 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
   const int port = server.start();
 
   const nlohmann::json expect = {{"mg_run", "tiny-mg"},
+                                 {"mg_dir", mg.dir.string()},
                                  {"dvonn_run", "tiny-dvonn"},
                                  {"train_rows", mg.train_rows},
                                  {"gates", mg.gates},

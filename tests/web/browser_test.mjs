@@ -2,11 +2,11 @@
 // playwright-core (nothing is downloaded). Run by tests/web_browser_test.cpp against a server it
 // started on two tiny runs:
 //   node browser_test.mjs URL SCREENSHOT_DIR EXPECT_JSON
-// EXPECT_JSON: {"mg_run": NAME, "dvonn_run": NAME, "train_rows": N, "gates": N, "mg_games": N,
+// EXPECT_JSON: {"mg_run": NAME, "mg_dir": DIR, "dvonn_run": NAME, "train_rows": N, "gates": N, "mg_games": N,
 //               "arena_file": NAME, "arena_games": N}.
 // Each check prints "ok NAME" or "FAIL NAME: why"; the exit status is the number of failures.
 import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
+import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
 const [url, shots, expectJson] = process.argv.slice(2);
@@ -50,11 +50,12 @@ await check("dashboard shows the curve points", async () => {
 });
 
 await check("dashboard updates live", async () => {
-  // The page polls every 2 s; a change in the files (here: none) must not redraw, and the poll
-  // must keep running without errors.
-  const before = await page.locator("circle.pt").count();
-  await page.waitForTimeout(2500);
-  assert(await page.locator("circle.pt").count() === before, "points changed without new data");
+  // A training step arrives, as `train` appends it: the page shows it within a poll or two.
+  const points = `section[data-run="${expect.mg_run}"] svg[data-title="Training loss"] circle.pt[data-series="policy loss"]`;
+  appendFileSync(join(expect.mg_dir, "metrics.csv"), "train,800,31,3,12500,160,1.4,0.69,0.02,,,,,,,,,,,\n");
+  await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length === n,
+    [points, expect.train_rows + 1], { timeout: 10000 });
+  assert((await text(`section[data-run="${expect.mg_run}"] [data-card="step"] .value`)) === "31", "step card");
 });
 
 await check("a game replays to its end", async () => {

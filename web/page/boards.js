@@ -194,7 +194,10 @@ function drawArrow(svg, geo, a) {
                       "stroke-width": 3, opacity, "pointer-events": "none", class: "arrow" }, svg);
   }
   if (a.label) {
-    svgEl("text", { x: x2 + 12, y: y2 - 12, "font-size": 11, "font-weight": 700, fill: "#0b3d91",
+    // Along the arrow, so that moves to one square from different squares keep apart.
+    const [lx, ly] = a.from ? (([x1, y1]) => [x1 + 0.6 * (x2 - x1) + 6, y1 + 0.6 * (y2 - y1) - 6])(geo.center(a.from))
+                            : [x2 + 12, y2 - 12];
+    svgEl("text", { x: lx, y: ly, "font-size": 11, "font-weight": 700, fill: "#0b3d91",
                     "pointer-events": "none" }, svg).textContent = a.label;
   }
 }
