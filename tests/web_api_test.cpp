@@ -34,7 +34,7 @@ std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> snapshot(co
 class WebApiTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const fs::path root = fs::path(::testing::TempDir()) / "web_api_test";
+    const fs::path root = test_util::process_temp_dir("web_api_test");
     run_ = new test_util::TinyRun(test_util::make_tiny_run(root / "tiny", "mg", 10));
     // An arena record file (arena/game_record.h): two games of the tiny run and a broken line.
     {
@@ -64,6 +64,7 @@ class WebApiTest : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     delete server_;
+    fs::remove_all(run_->dir.parent_path());
     delete before_;
     delete run_;
   }
@@ -358,7 +359,7 @@ TEST_F(WebApiTest, LeavesTheRunFolderUntouched) {
 }
 
 TEST(WebServerTest, TokenIsRequiredOnEveryRequest) {
-  const fs::path root = fs::path(::testing::TempDir()) / "web_token_test";
+  const fs::path root = test_util::process_temp_dir("web_token_test");
   test_util::make_tiny_run(root / "r", "dvonn", 2);
   ServerOptions options;
   options.runs = {(root / "r").string()};
@@ -385,6 +386,7 @@ TEST(WebServerTest, TokenIsRequiredOnEveryRequest) {
                    "application/json")->status,
             401);
   server.stop();
+  fs::remove_all(root);
 }
 
 TEST(WebServerTest, OtherHostsGetAGeneratedToken) {
@@ -423,22 +425,35 @@ TEST(WebServerTest, SearchesStopAtTheTimeLimitAndExtraOnesAreBusy) {
   options.limits.max_simulations = 10000000;
   WebServer server(options);
   const int port = server.start();
+  // One request first, so that the client library's own lazily built statics exist before two
+  // threads use it (it is not built with ThreadSanitizer, which would see them built unguarded).
+  httplib::Client c("127.0.0.1", port);
+  ASSERT_EQ(c.Post("/api/position", json{{"game", "mg"}}.dump(), "application/json")->status, 200);
   json first;
   std::thread long_search([&] {
-    httplib::Client c("127.0.0.1", port);
-    c.set_read_timeout(60, 0);
-    auto res = c.Post("/api/analyse",
-                      json{{"game", "dvonn"}, {"player", "uct:sims=10000000"}}.dump(),
-                      "application/json");
-    if (res && res->status == 200) first = json::parse(res->body);
+    httplib::Client searcher("127.0.0.1", port);
+    searcher.set_read_timeout(60, 0);
+    // A probe below may hold the one place for a moment: then this is refused too, and tries again.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      auto res = searcher.Post("/api/analyse",
+                               json{{"game", "dvonn"}, {"player", "uct:sims=10000000"}}.dump(),
+                               "application/json");
+      if (!res || res->status != 503) {
+        if (res && res->status == 200) first = json::parse(res->body);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   });
   // While it runs, a second search is refused as busy (poll until the first holds its place).
-  httplib::Client c("127.0.0.1", port);
   int busy = 0;
   for (int i = 0; i < 300 && busy == 0; ++i) {
     auto res = c.Post("/api/move", json{{"game", "mg"}, {"player", "random"}}.dump(),
                       "application/json");
-    ASSERT_TRUE(res);
+    if (!res) {
+      ADD_FAILURE() << "no answer";
+      break;
+    }
     if (res->status == 503) {
       ++busy;
       EXPECT_NE(res->body.find("busy"), std::string::npos);
@@ -465,7 +480,7 @@ namespace oppidum::web {
 namespace {
 
 TEST(RunReaderTest, ConfigOfAnotherVersionIsReadLeniently) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "web_lenient_config";
+  const fs::path dir = test_util::process_temp_dir("web_lenient_config");
   test_util::make_tiny_run(dir, "dvonn", 3);
   std::ofstream(dir / "config.yaml") << "run:\n  game: dvonn\nselfplay:\n  future_key: 3\n"
                                         "training:\n  steps_per_generation: 10\n";
@@ -476,10 +491,11 @@ TEST(RunReaderTest, ConfigOfAnotherVersionIsReadLeniently) {
   const json page = reader.list_games(GameFilter{});
   ASSERT_EQ(page["games"].size(), 3u);
   EXPECT_EQ(page["games"][0]["generation"], 2);  // network step 20, 10 steps per generation
+  fs::remove_all(dir);
 }
 
 TEST(RunReaderTest, NewChunksAreIndexedAndVanishedOnesDropped) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "web_growing_run";
+  const fs::path dir = test_util::process_temp_dir("web_growing_run");
   test_util::make_tiny_run(dir, "mg", 4);  // one chunk
   RunReader reader("r", dir);
   EXPECT_EQ(reader.indexed_games(), 4);
@@ -490,6 +506,7 @@ TEST(RunReaderTest, NewChunksAreIndexedAndVanishedOnesDropped) {
   fs::remove(dir / "games" / "chunk-00000000.bin");
   EXPECT_EQ(reader.indexed_games(), 2);
   EXPECT_THROW(reader.game_record(0, 0), NotFound);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
   if (!missing.empty()) GTEST_SKIP() << "no browser to test the page in: " << missing;
 
   fs::remove_all(kScreenshots);  // no stale screenshots of an earlier run's failures
-  const fs::path root = fs::path(::testing::TempDir()) / "web_browser_test";
+  const fs::path root = test_util::process_temp_dir("web_browser_test");
   const test_util::TinyRun mg = test_util::make_tiny_run(root / "tiny-mg", "mg", 12);
   test_util::make_tiny_run(root / "tiny-dvonn", "dvonn", 4);
   // An arena record file (`oppidum arena --record`) with the tiny run's first three games.
@@ -91,6 +91,7 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
   for (const char* shot : {"runs", "games", "game", "play", "play-mg", "analyse", "error"})
     EXPECT_TRUE(fs::exists(fs::path(kScreenshots) / (std::string(shot) + ".png"))) << shot;
   server.stop();
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -3,10 +3,14 @@
 // 0, 1 and 2) and random-weight checkpoints, in the layout of trainer/run_folder.h.
 #pragma once
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "games/game.h"
 #include "model/checkpoint.h"
@@ -15,6 +19,13 @@
 #include "tests/record_test_util.h"
 
 namespace oppidum::test_util {
+
+// A folder of its own under the test temp directory for this process: CTest runs each test of a
+// suite as its own process, in parallel, so a shared path would be rebuilt under another's feet.
+inline std::filesystem::path process_temp_dir(const std::string& name) {
+  return std::filesystem::path(::testing::TempDir()) /
+         (name + "-" + std::to_string(static_cast<long>(::getpid())));
+}
 
 struct TinyRun {
   std::filesystem::path dir;

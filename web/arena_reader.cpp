@@ -6,7 +6,7 @@
 
 #include "games/game.h"
 #include "games/quote.h"
-#include "web/run_reader.h"
+#include "web/errors.h"
 
 namespace oppidum::web {
 namespace fs = std::filesystem;

@@ -1,6 +1,8 @@
 #include "web/game_service.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <system_error>
 
 #include "arena/alphabeta.h"
@@ -10,7 +12,6 @@
 #include "model/backend.h"
 #include "model/checkpoint.h"
 #include "model/inference_server.h"
-#include "web/run_reader.h"
 
 namespace oppidum::web {
 namespace fs = std::filesystem;

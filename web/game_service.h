@@ -20,7 +20,6 @@
 #include <list>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -28,14 +27,9 @@
 #include "arena/player.h"
 #include "games/game.h"
 #include "mcts/evaluator.h"
+#include "web/errors.h"
 
 namespace oppidum::web {
-
-// Too many searches at once (HTTP 503).
-class Busy : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Limits {
   int max_searches = 2;            // searches running at once, all requests together

@@ -1,6 +1,7 @@
 #include "web/run_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <regex>

@@ -20,25 +20,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "web/errors.h"
+
 namespace oppidum::web {
-
-// A request that names something that does not exist (HTTP 404).
-class NotFound : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A request with bad input (HTTP 400); the message says what and where.
-class BadRequest : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Filters and page of a game listing; the defaults list everything, newest first.
 struct GameFilter {

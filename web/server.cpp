@@ -2,11 +2,11 @@
 
 #include <httplib.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <random>
 #include <regex>
 #include <stdexcept>
@@ -14,6 +14,7 @@
 #include "games/quote.h"
 #include "web/arena_reader.h"
 #include "web/assets.h"
+#include "web/errors.h"
 #include "web/run_reader.h"
 
 namespace oppidum::web {
