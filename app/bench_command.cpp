@@ -93,6 +93,7 @@ void register_bench_command(CLI::App& app) {
   register_bench_model(*bench);
   register_bench_store(*bench);
   register_bench_search(*bench);
+  register_bench_web(*bench);
 }
 
 }  // namespace oppidum::app

@@ -16,6 +16,7 @@ void register_bench_command(CLI::App& app);   // bench rules
 void register_bench_model(CLI::App& bench);    // bench model (app/bench_model_command.cpp)
 void register_bench_store(CLI::App& bench);    // bench store (app/bench_store_command.cpp)
 void register_bench_search(CLI::App& bench);   // bench search (app/bench_search_command.cpp)
+void register_bench_web(CLI::App& bench);      // bench web (app/bench_web_command.cpp)
 void register_games_command(CLI::App& app);   // games: list and replay records
 void register_export_command(CLI::App& app);  // export: a checkpoint as ONNX (model/onnx_export.h)
 void register_train_command(CLI::App& app);   // train (trainer/run.h)
@@ -25,6 +26,7 @@ void register_selfplay_command(CLI::App& app);  // selfplay: a worker node (work
 extern const char* const kWorkerDescription;
 void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptions>& options);
 void register_report_command(CLI::App& app);  // report: HTML curves of a run
+void register_serve_command(CLI::App& app);   // serve: the web page (web/server.h)
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those
 // specs are refused with a clear error (the app passes model/'s factory once it exists).
 void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_factory = {});

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what oppidum needs to build and test on Debian 12, from Debian's packages, plus the
-# onnxruntime-node package from the npm registry (scripts/onnx/, used only by the ONNX export test).
+# Installs what oppidum needs to build and test on Debian 12, from Debian's packages, plus two
+# packages from the npm registry: onnxruntime-node (scripts/onnx/, used only by the ONNX export
+# test) and playwright-core (tests/web/, drives Debian's Chromium in the web page's browser test;
+# it downloads no browser).
 # Safe to run again: apt-get and npm skip what is installed. Runs apt-get through sudo when not root.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -13,6 +15,8 @@ packages=(
   libgtest-dev libgmock-dev zlib1g-dev
   libhiredis-dev redis-server        # self-play on many machines (docs/DISTRIBUTED.md); the tests
                                      # start their own redis-server on a loopback port
+  libcpp-httplib-dev nlohmann-json3-dev  # the web page (`oppidum serve`, web/)
+  chromium fonts-dejavu-core         # headless, for the web page's browser test and screenshots
 )
 command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 
@@ -39,5 +43,14 @@ if [ ! -f "$root/scripts/onnx/node_modules/onnxruntime-node/package.json" ]; the
   echo "setup: installing onnxruntime-node into scripts/onnx (for the ONNX export test)"
   (cd "$root/scripts/onnx" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) ||
     echo "setup: warning: npm could not install onnxruntime-node; the ONNX runtime test will be" \
+         "skipped" >&2
+fi
+
+# playwright-core: the browser test drives /usr/bin/chromium with it; its install script is skipped
+# (it would offer to download browsers, which the test never uses).
+if [ ! -f "$root/tests/web/node_modules/playwright-core/package.json" ]; then
+  echo "setup: installing playwright-core into tests/web (for the web page's browser test)"
+  (cd "$root/tests/web" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) ||
+    echo "setup: warning: npm could not install playwright-core; the browser test will be" \
          "skipped" >&2
 fi

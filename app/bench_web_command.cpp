@@ -1,0 +1,206 @@
+// `oppidum bench web`: how fast the web page's API answers on a big run. It synthesises a run
+// folder (random games of the chosen game as self-play records, in chunks; metrics.csv with one row
+// per step and a gate every `--steps-per-gate`), or reads an existing one with --run, serves it on
+// a free loopback port and times, through an HTTP client: the first game listing (which builds the
+// in-memory index from every chunk), then paginated listings (first page, random pages, filtered
+// by generation, result and length) and the dashboard summary. Prints the median, 95th percentile
+// and worst latency of each kind. docs/PERFORMANCE.md ("Web page") has the figures.
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+#include "games/game.h"
+#include "selfplay/game_record.h"
+#include "web/server.h"
+
+namespace oppidum::app {
+namespace {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct BenchWebOptions {
+  std::string game = "mg";
+  int games = 100000;
+  int games_per_chunk = 100;
+  int steps_per_gate = 500;
+  int requests = 200;
+  std::string run;  // an existing run folder instead of a synthesised one
+  std::string dir;  // where to synthesise (default: a folder under the temp directory)
+  bool keep = false;
+};
+
+// A random game as a record: the visit count of the move played only (the reader's cost does not
+// depend on the others).
+selfplay::GameRecord random_game(const Game& game, std::uint64_t seed, std::int64_t step) {
+  std::mt19937_64 rng(seed);
+  auto state = game.initial_state();
+  selfplay::GameRecord r;
+  r.game = game.name();
+  r.start = state->to_string();
+  r.seed = seed;
+  r.network_step = step;
+  ActionList legal;
+  for (state->legal_actions(legal); !legal.empty(); state->legal_actions(legal)) {
+    selfplay::MoveRecord m;
+    m.action = legal[static_cast<int>(rng() % static_cast<std::uint64_t>(legal.size()))];
+    m.visits.push_back({static_cast<std::uint16_t>(m.action), 100});
+    r.moves.push_back(m);
+    state->apply(m.action);
+  }
+  r.result = static_cast<std::int8_t>(state->result(0));
+  r.score[0] = static_cast<std::int16_t>(state->score(0));
+  r.score[1] = static_cast<std::int16_t>(state->score(1));
+  return r;
+}
+
+void synthesise(const BenchWebOptions& o, const fs::path& dir) {
+  const Game& game = game_by_name(o.game);
+  fs::create_directories(dir / "games");
+  const int steps = o.games / 10;  // about ten games per optimiser step, as in mg-small
+  std::ofstream(dir / "config.yaml") << "run:\n  game: " << o.game
+                                     << "\ntraining:\n  steps_per_generation: " << o.steps_per_gate
+                                     << "\n";
+  std::ofstream metrics(dir / "metrics.csv");
+  metrics << "kind,seconds,step,generation,positions,games,policy_loss,value_loss,learning_rate,"
+             "gate_elo,promoted,best_elo,gate_games,anchor_score,anchor_elo,node,"
+             "games_per_second,nodes,stream_lag,stream_evicted\n";
+  std::ofstream arena(dir / "arena.csv");
+  arena << "generation,step,opponent_generation,games,wins,draws,losses,elo,elo_low,elo_high,llr,"
+           "verdict,promoted,seconds,rating,anchor,anchor_games,anchor_score,anchor_elo,"
+           "anchor_elo_low,anchor_elo_high\n";
+  for (int step = 1; step <= steps; ++step) {
+    metrics << "train," << step * 0.5 << "," << step << "," << step / o.steps_per_gate << ","
+            << step * 600 << "," << step * 10 << "," << 3.0 / (1 + step * 1e-3) << ","
+            << 1.0 / (1 + step * 1e-3) << ",0.02,,,,,,,,,,,\n";
+    if (step % o.steps_per_gate == 0) {
+      const int generation = step / o.steps_per_gate;
+      arena << generation << "," << step << "," << generation - 1 << ",40,22,0,18,35.0,-70.0,"
+            << "140.0,0.4,cap,1," << step * 0.5 << "," << generation * 35.0 << ",,,,,,\n";
+    }
+  }
+  std::vector<selfplay::GameRecord> chunk;
+  int number = 0;
+  const auto start = Clock::now();
+  for (int i = 0; i < o.games; ++i) {
+    const std::int64_t step =
+        static_cast<std::int64_t>(i) * steps / o.games / o.steps_per_gate * o.steps_per_gate;
+    chunk.push_back(random_game(game, 7919u * static_cast<std::uint64_t>(i) + 1, step));
+    if (static_cast<int>(chunk.size()) == o.games_per_chunk || i + 1 == o.games) {
+      char name[32];
+      std::snprintf(name, sizeof name, "chunk-%08d.bin", number++);
+      selfplay::write_game_file((dir / "games" / name).string(), chunk);
+      chunk.clear();
+    }
+  }
+  std::printf("synthesised %s: %d %s games in %d chunks, %d metric rows, in %.1f s\n",
+              dir.string().c_str(), o.games, o.game.c_str(), number, steps,
+              std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+struct Timing {
+  std::vector<double> ms;
+  void print(const char* what) {
+    std::sort(ms.begin(), ms.end());
+    const auto at = [&](double q) {
+      return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
+    };
+    std::printf("%-44s %5zu requests  median %7.2f ms  p95 %7.2f ms  max %7.2f ms\n", what,
+                ms.size(), at(0.5), at(0.95), ms.back());
+  }
+};
+
+double timed_get(httplib::Client& client, const std::string& path, std::string* body = nullptr) {
+  const auto start = Clock::now();
+  auto res = client.Get(path.c_str());
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  if (!res || res->status != 200)
+    throw std::runtime_error("bench web: GET " + path + " failed" +
+                             (res ? ": " + std::to_string(res->status) + " " + res->body : ""));
+  if (body) *body = res->body;
+  return ms;
+}
+
+void run_bench(const BenchWebOptions& o) {
+  fs::path dir = o.run;
+  const bool synthesised = o.run.empty();
+  if (synthesised) {
+    dir = o.dir.empty() ? fs::temp_directory_path() / ("oppidum-bench-web-" + o.game) : fs::path(o.dir);
+    if (fs::exists(dir / "config.yaml") && fs::exists(dir / "games")) {
+      std::printf("reusing %s\n", dir.string().c_str());
+    } else {
+      synthesise(o, dir);
+    }
+  }
+  web::ServerOptions options;
+  options.runs = {dir.string()};
+  options.port = 0;
+  web::WebServer server(options);
+  const int port = server.start();
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(600, 0);
+  const std::string run = "/api/runs/" + fs::path(dir).lexically_normal().filename().string();
+
+  std::string body;
+  const double first = timed_get(client, run + "/games?page=0&per_page=50", &body);
+  const auto pages = nlohmann::json::parse(body);
+  std::printf("first listing (builds the index of %lld games): %.1f ms\n",
+              static_cast<long long>(pages["all"].get<std::int64_t>()), first);
+  const int page_count = std::max<int>(1, pages["pages"].get<int>());
+
+  std::mt19937 rng(1);
+  Timing first_page, random_page, by_generation, by_result, by_length, summary;
+  for (int i = 0; i < o.requests; ++i) {
+    first_page.ms.push_back(timed_get(client, run + "/games?page=0&per_page=50"));
+    random_page.ms.push_back(timed_get(
+        client, run + "/games?per_page=50&page=" + std::to_string(rng() % static_cast<unsigned>(page_count))));
+    by_generation.ms.push_back(timed_get(
+        client, run + "/games?per_page=50&page=3&generation=" + std::to_string(rng() % 10)));
+    by_result.ms.push_back(timed_get(client, run + "/games?per_page=50&page=10&result=0-1"));
+    by_length.ms.push_back(timed_get(client, run + "/games?per_page=50&min_plies=40&max_plies=60"));
+    if (i % 4 == 0) summary.ms.push_back(timed_get(client, run + "/summary"));
+  }
+  first_page.print("listing, first page (50 games)");
+  random_page.print("listing, a random page");
+  by_generation.print("listing, filtered by generation");
+  by_result.print("listing, filtered by result");
+  by_length.print("listing, filtered by length");
+  summary.print("dashboard summary");
+  server.stop();
+  if (synthesised && !o.keep && o.dir.empty()) fs::remove_all(dir);
+}
+
+}  // namespace
+
+void register_bench_web(CLI::App& bench) {
+  auto o = std::make_shared<BenchWebOptions>();
+  auto* cmd = bench.add_subcommand(
+      "web",
+      "Latency of the web page's API (oppidum serve) on a big run: synthesises a run folder of "
+      "--games random games (or reads --run DIR) and times paginated, filtered game listings and "
+      "the dashboard summary through HTTP on a loopback port.");
+  cmd->add_option("--game", o->game, "mg or dvonn")->capture_default_str();
+  cmd->add_option("--games", o->games, "games in the synthesised run")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--games-per-chunk", o->games_per_chunk, "games per chunk file")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  cmd->add_option("--requests", o->requests, "requests of each kind")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--run", o->run, "an existing run folder instead")->check(CLI::ExistingDirectory);
+  cmd->add_option("--dir", o->dir, "synthesise here (kept; reused when it holds a run)");
+  cmd->add_flag("--keep", o->keep, "keep the synthesised run in the temp folder (reused next time)");
+  cmd->callback([o] { run_bench(*o); });
+}
+
+}  // namespace oppidum::app

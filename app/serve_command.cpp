@@ -1,0 +1,64 @@
+// `oppidum serve`: the web page (web/server.h) for watching runs, replaying their games, playing
+// and analysing. Read-only on the run folders, so it runs beside `train`.
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "app/commands.h"
+#include "app/stop_signal.h"
+#include "web/server.h"
+
+namespace oppidum::app {
+
+void register_serve_command(CLI::App& app) {
+  auto o = std::make_shared<web::ServerOptions>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "Serve the web page: live dashboards of runs, their self-play games, a board to play any "
+      "player spec, analysis of a position. Reads the run folders only (safe beside `train`). "
+      "Binds 127.0.0.1 unless --host says otherwise; any other host needs a token (--token, or one "
+      "generated and printed).");
+  cmd->add_option("--run", o->runs, "run folder to serve (runs/<name>); repeat for several")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--arena-games", o->arena_files,
+                  "a record file of `oppidum arena --record FILE` to list and replay; repeat for "
+                  "several")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--host", o->host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", o->port, "port to listen on (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--token", o->token,
+                  "secret every request must carry (generated when --host is not loopback)");
+  cmd->add_option("--max-searches", o->limits.max_searches,
+                  "searches (moves, analyses) running at once; more are refused as busy")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--search-ms", o->limits.search_ms, "wall-time limit of one search (ms)")
+      ->check(CLI::Range(1, 600000))
+      ->capture_default_str();
+  cmd->add_option("--max-sims", o->limits.max_simulations,
+                  "most simulations a uct or net player may ask for")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--max-depth", o->limits.max_alphabeta_depth,
+                  "deepest alphabeta:depth=N allowed")
+      ->check(CLI::Range(1, 12))
+      ->capture_default_str();
+  cmd->callback([o] {
+    web::WebServer server(*o);
+    server.bind();
+    const std::atomic<bool>& stop = install_stop_signals();
+    std::thread serving([&server] { server.serve(); });
+    std::cout << "oppidum serve: " << o->runs.size() << " run(s), " << o->arena_files.size()
+              << " arena record file(s); open " << server.url()
+              << "\n(Ctrl-C stops)" << std::endl;
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.stop();
+    serving.join();
+  });
+}
+
+}  // namespace oppidum::app

@@ -1,0 +1,199 @@
+// Browser tests of the page of `oppidum serve`, in the system's headless Chromium driven by
+// playwright-core (nothing is downloaded). Run by tests/web_browser_test.cpp against a server it
+// started on two tiny runs:
+//   node browser_test.mjs URL SCREENSHOT_DIR EXPECT_JSON
+// EXPECT_JSON: {"mg_run": NAME, "mg_dir": DIR, "dvonn_run": NAME, "train_rows": N, "gates": N, "mg_games": N,
+//               "arena_file": NAME, "arena_games": N}.
+// Each check prints "ok NAME" or "FAIL NAME: why"; the exit status is the number of failures.
+import { chromium } from "playwright-core";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const [url, shots, expectJson] = process.argv.slice(2);
+const expect = JSON.parse(expectJson);
+mkdirSync(shots, { recursive: true });
+const executablePath = process.env.OPPIDUM_CHROMIUM || "/usr/bin/chromium";
+const args = process.getuid && process.getuid() === 0 ? ["--no-sandbox"] : [];
+const browser = await chromium.launch({ executablePath, headless: true, args });
+const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+page.setDefaultTimeout(30000);
+const pageErrors = [];
+page.on("pageerror", (e) => pageErrors.push(e.message));
+
+let failures = 0;
+async function check(name, f) {
+  try {
+    await f();
+    console.log(`ok ${name}`);
+  } catch (e) {
+    failures++;
+    console.log(`FAIL ${name}: ${e.stack || e}`);
+    await page.screenshot({ path: join(shots, `failed-${name}.png`), fullPage: true }).catch(() => {});
+  }
+}
+function assert(condition, message) { if (!condition) throw new Error(message); }
+const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+const text = async (sel) => (await page.locator(sel).textContent()) || "";
+
+await check("dashboard shows the curve points", async () => {
+  await page.goto(`${url}#/runs`);
+  const run = `section[data-run="${expect.mg_run}"]`;
+  const policy = page.locator(`${run} svg[data-title="Training loss"] circle.pt[data-series="policy loss"]`);
+  await policy.first().waitFor();
+  assert(await policy.count() === expect.train_rows, `policy loss points: ${await policy.count()}, want ${expect.train_rows}`);
+  const rating = page.locator(`${run} svg[data-title="Rating (Elo) by generation"] circle.pt[data-series^="best network"]`);
+  assert(await rating.count() === expect.gates, `rating points: ${await rating.count()}, want ${expect.gates}`);
+  assert((await text(`${run} [data-card="generation"] .value`)) === String(expect.gates), "generation card");
+  assert((await text(`${run} [data-card="best"] .value`)) === "gen-0003", "best network card");
+  assert(await page.locator(`${run} table.gates tr`).count() === expect.gates + 1, "gate table rows");
+  await shot("runs");
+});
+
+await check("dashboard updates live", async () => {
+  // A training step arrives, as `train` appends it: the page shows it within a poll or two.
+  const points = `section[data-run="${expect.mg_run}"] svg[data-title="Training loss"] circle.pt[data-series="policy loss"]`;
+  appendFileSync(join(expect.mg_dir, "metrics.csv"), "train,800,31,3,12500,160,1.4,0.69,0.02,,,,,,,,,,,\n");
+  await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length === n,
+    [points, expect.train_rows + 1], { timeout: 10000 });
+  assert((await text(`section[data-run="${expect.mg_run}"] [data-card="step"] .value`)) === "31", "step card");
+});
+
+await check("a game replays to its end", async () => {
+  await page.goto(`${url}#/games/${expect.mg_run}`);
+  const rows = page.locator("#games-table tr.clickable");
+  await rows.first().waitFor();
+  assert(await rows.count() === Math.min(50, expect.mg_games), `rows: ${await rows.count()}`);
+  assert((await text("#page-info")).includes(`${expect.mg_games} games match`), await text("#page-info"));
+  await shot("games");
+  await rows.first().click();
+  await page.locator("#ply-info").waitFor();
+  const total = +(/of (\d+)/.exec(await text("#ply-info"))[1]);
+  assert(total > 0, "no moves");
+  for (let i = 0; i < total; i++) await page.click("#next");
+  assert((await text("#ply-info")) === `ply ${total} of ${total}`, await text("#ply-info"));
+  assert(await page.locator("#next").isDisabled(), "next is still enabled at the end");
+  assert(/Result: (1-0|0-1)/.test(await text("#game-result")), `result: ${await text("#game-result")}`);
+  assert(await page.locator("#move-list span.current").count() === 1, "current move not marked");
+  // A network's view of a position: value and top moves drawn on the board.
+  await page.click("#first");
+  await page.click("#next");
+  await page.selectOption("#net-checkpoint", `${expect.mg_run}/best`);
+  await page.waitForFunction(() => document.querySelector("#net-info").textContent.includes("value"));
+  assert(await page.locator("#board .arrow").count() > 0, "no policy arrows on the board");
+  await shot("game");
+});
+
+await check("an arena game replays", async () => {
+  await page.goto(`${url}#/games`);
+  await page.locator("#games-table tr.clickable").first().waitFor();
+  await page.selectOption("#games-run", `arena:${expect.arena_file}`);
+  await page.waitForFunction(() => location.hash.startsWith("#/arena/"));
+  const rows = page.locator("#games-table tr.clickable");
+  await page.waitForFunction((n) => document.querySelectorAll("#games-table tr.clickable").length === n &&
+    document.querySelector("#games-table th").textContent === "game", expect.arena_games);
+  assert((await rows.first().textContent()).includes("alphabeta:depth=2"), await rows.first().textContent());
+  await rows.first().click();
+  await page.locator("#ply-info").waitFor();
+  await page.click("#last");
+  assert(/Result: (1-0|0-1)/.test(await text("#game-result")), `result: ${await text("#game-result")}`);
+});
+
+// Plays a whole game by clicks on the page: sources, then targets, placements, passes.
+async function playByClicks(game, side, prefer) {
+  await page.goto(`${url}#/play`);
+  await page.selectOption("#play-game", game);
+  await page.selectOption("#play-side", String(side));
+  await page.fill("#play-opponent", "random");
+  await page.click("#play-new");
+  for (let plies = 0; plies < 600; plies++) {
+    await page.waitForFunction(() => {
+      const s = document.querySelector("#play-status").textContent;
+      return document.querySelector("#play-result").textContent !== "" || s.startsWith("Your move");
+    });
+    if ((await text("#play-result")) !== "") return text("#play-result");
+    const listed = await page.locator("#play-moves span:not(.num)").count();
+    if (await page.locator("#play-pass").isVisible()) {
+      await page.click("#play-pass");
+    } else {
+      const sources = await page.locator("#play-board .cell.source").evaluateAll((els) => els.map((e) => e.dataset.square));
+      if (sources.length) await page.click(`#play-board .cell[data-square="${prefer(sources)}"]`);
+      const targets = await page.locator("#play-board .cell.target").evaluateAll((els) => els.map((e) => e.dataset.square));
+      assert(targets.length > 0, `no target to click (sources ${sources})`);
+      await page.click(`#play-board .cell[data-square="${prefer(targets)}"]`);
+    }
+    // The move is taken once the move list grows.
+    await page.waitForFunction((n) => document.querySelectorAll("#play-moves span:not(.num)").length > n, listed);
+  }
+  throw new Error("the game did not end in 600 plies");
+}
+
+const pick = (list) => list[Math.floor(Math.random() * list.length)];
+
+await check("a full Murus Gallicus game against random, by clicks", async () => {
+  // Light pushes towards row 7: the highest row among the squares offered.
+  const forward = (squares) => {
+    const best = Math.max(...squares.map((s) => +s[1]));
+    return pick(squares.filter((s) => +s[1] === best));
+  };
+  const result = await playByClicks("mg", 0, forward);
+  assert(/(Light|Dark) wins, (1-0|0-1)/.test(result), `result: ${result}`);
+  assert(await page.locator("#play-moves span:not(.num)").count() > 2, "no moves listed");
+  await shot("play-mg");
+  // Undo takes back the person's last move and the reply.
+  const n = await page.locator("#play-moves span:not(.num)").count();
+  await page.click("#play-undo");
+  await page.waitForFunction(() => document.querySelector("#play-result").textContent === "");
+  const after = await page.locator("#play-moves span:not(.num)").count();
+  assert(after < n && after >= n - 2, `undo: ${n} -> ${after} moves`);
+});
+
+await check("a full DVONN game against random, by clicks (second player)", async () => {
+  const result = await playByClicks("dvonn", 1, pick);
+  assert(/(White wins|Black wins|Draw) \(White \d+, Black \d+\)/.test(result), `result: ${result}`);
+  const plies = await page.locator("#play-moves span:not(.num)").count();
+  assert(plies >= 50, `a DVONN game has at least 50 plies, got ${plies}`);
+  await shot("play");
+});
+
+await check("analyse shows the search and the network", async () => {
+  await page.goto(`${url}#/analyse`);
+  await page.waitForFunction(() => document.querySelector("#an-position").value.includes("TTTTTTTT"));
+  await page.waitForFunction(() => document.querySelectorAll("#an-checkpoint option").length > 1);
+  await page.fill("#an-player", "uct:sims=300");
+  await page.selectOption("#an-checkpoint", `${expect.mg_run}/best`);
+  await page.click("#an-go");
+  await page.locator("#an-table tr").nth(5).waitFor();
+  assert((await text("#an-summary")).includes("300 simulations"), await text("#an-summary"));
+  await page.locator("#an-network").waitFor();
+  assert((await text("#an-network")).includes("value"), await text("#an-network"));
+  await shot("analyse");
+});
+
+await check("bad input shows an error", async () => {
+  await page.fill("#an-position", "this is not a position");
+  await page.click("#an-go");
+  await page.locator("#error").waitFor({ state: "visible" });
+  assert((await text("#error")).includes("start position"), `error: ${await text("#error")}`);
+  await page.fill("#an-position", "tttttttt/......../......../......../......../......../TTTTTTTT L");
+  await page.fill("#an-player", "uct:sims=lots");
+  await page.click("#an-go");
+  await page.waitForFunction(() => document.querySelector("#error").textContent.includes("sims"));
+  await shot("error");
+  // A player the page must not run.
+  await page.goto(`${url}#/play`);
+  await page.selectOption("#play-game", "mg");
+  await page.selectOption("#play-side", "1");
+  await page.fill("#play-opponent", 'external:cmd="ls"');
+  await page.click("#play-new");
+  await page.waitForFunction(() => document.querySelector("#error").textContent.includes("the page plays"));
+  // An unknown run.
+  await page.goto(`${url}#/games/no-such-run`);
+  await page.waitForFunction(() => document.querySelector("#error").textContent.includes("no run named"));
+});
+
+await check("no script errors", async () => {
+  assert(pageErrors.length === 0, pageErrors.join("; "));
+});
+
+await browser.close();
+process.exit(failures);

@@ -1,0 +1,130 @@
+#include "web/arena_reader.h"
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "games/game.h"
+#include "games/quote.h"
+#include "web/errors.h"
+
+namespace oppidum::web {
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace {
+
+constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
+
+}  // namespace
+
+ArenaReader::ArenaReader(std::string name, fs::path path)
+    : name_(std::move(name)), path_(std::move(path)) {
+  if (!fs::is_regular_file(path_))
+    throw std::runtime_error(path_.string() + ": no such record file (give a file written by "
+                             "`oppidum arena --record FILE`)");
+}
+
+void ArenaReader::refresh_locked() {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path_, ec);
+  const auto mtime = static_cast<std::int64_t>(fs::last_write_time(path_, ec).time_since_epoch().count());
+  if (ec) throw NotFound(name_ + ": the record file cannot be read (" + ec.message() + ")");
+  if (size == size_ && mtime == mtime_) return;
+  if (size > kMaxFileBytes)
+    throw BadRequest(name_ + ": the record file is larger than 256 MiB");
+  std::ifstream in(path_);
+  games_.clear();
+  skipped_ = 0;
+  game_.clear();
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    Game g;
+    if (!(fields >> g.first >> g.second >> g.result)) {
+      skipped_ += !line.empty();
+      continue;
+    }
+    if (g.result != "1-0" && g.result != "0-1" && g.result != "1/2-1/2") {
+      ++skipped_;
+      continue;
+    }
+    for (std::string move; fields >> move;) g.moves.push_back(move);
+    // The file's game: the first in which this line's moves are legal.
+    bool ok = false;
+    for (const char* name : {"mg", "dvonn"}) {
+      if (!game_.empty() && game_ != name) continue;
+      auto state = game_by_name(name).initial_state();
+      g.positions = {state->to_string()};
+      try {
+        for (const std::string& m : g.moves) {
+          state->apply(state->parse_action(m));
+          g.positions.push_back(state->to_string());
+        }
+        ok = true;
+        if (game_.empty() && !g.moves.empty()) game_ = name;
+        break;
+      } catch (const std::exception&) {
+        g.positions.clear();
+      }
+    }
+    if (!ok) {
+      ++skipped_;
+      continue;
+    }
+    games_.push_back(std::move(g));
+  }
+  size_ = size;
+  mtime_ = mtime;
+}
+
+json ArenaReader::info() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refresh_locked();
+  return {{"name", name_}, {"game", game_}, {"games", games_.size()}, {"skipped", skipped_}};
+}
+
+json ArenaReader::list_games(int page, int per_page, const std::string& player,
+                             const std::string& result) {
+  if (page < 0) throw BadRequest("page must be 0 or more");
+  if (per_page < 1 || per_page > 200) throw BadRequest("per_page must be 1..200");
+  if (!result.empty() && result != "1-0" && result != "0-1" && result != "1/2-1/2")
+    throw BadRequest("result must be 1-0, 0-1 or 1/2-1/2, got \"" + quote_input(result) + "\"");
+  std::lock_guard<std::mutex> lock(mutex_);
+  refresh_locked();
+  json games = json::array();
+  std::int64_t total = 0;
+  const std::int64_t first = static_cast<std::int64_t>(page) * per_page;
+  for (std::size_t i = games_.size(); i-- > 0;) {
+    const Game& g = games_[i];
+    if (!result.empty() && g.result != result) continue;
+    if (!player.empty() && g.first.find(player) == std::string::npos &&
+        g.second.find(player) == std::string::npos)
+      continue;
+    if (total >= first && total < first + per_page)
+      games.push_back({{"index", i}, {"first", g.first}, {"second", g.second},
+                       {"result", g.result}, {"plies", g.moves.size()}});
+    ++total;
+  }
+  return {{"total", total},
+          {"all", games_.size()},
+          {"page", page},
+          {"per_page", per_page},
+          {"pages", (total + per_page - 1) / per_page},
+          {"games", games}};
+}
+
+json ArenaReader::game_record(int index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refresh_locked();
+  if (index < 0 || static_cast<std::size_t>(index) >= games_.size())
+    throw NotFound(name_ + " has no game " + std::to_string(index) + " (" +
+                   std::to_string(games_.size()) + " games)");
+  const Game& g = games_[static_cast<std::size_t>(index)];
+  json moves = json::array();
+  for (const std::string& m : g.moves) moves.push_back({{"move", m}});
+  return {{"file", name_},       {"index", index},         {"game", game_},
+          {"first", g.first},    {"second", g.second},     {"result", g.result},
+          {"moves", moves},      {"positions", g.positions}};
+}
+
+}  // namespace oppidum::web

@@ -1,0 +1,358 @@
+#include "web/game_service.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <system_error>
+
+#include "arena/alphabeta.h"
+#include "arena/spec.h"
+#include "games/quote.h"
+#include "mcts/search.h"
+#include "model/backend.h"
+#include "model/checkpoint.h"
+#include "model/inference_server.h"
+
+namespace oppidum::web {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Holds one of the `max_searches` places for the duration of a search.
+class SearchSlot {
+ public:
+  explicit SearchSlot(GameService& service) : service_(service) {
+    std::lock_guard<std::mutex> lock(service_.searches_mutex_);
+    if (service_.searches_ >= service_.limits_.max_searches)
+      throw Busy("the server is busy: " + std::to_string(service_.searches_) +
+                 " searches are running (the limit, --max-searches); try again in a moment");
+    ++service_.searches_;
+  }
+  ~SearchSlot() {
+    std::lock_guard<std::mutex> lock(service_.searches_mutex_);
+    --service_.searches_;
+  }
+  SearchSlot(const SearchSlot&) = delete;
+  SearchSlot& operator=(const SearchSlot&) = delete;
+
+ private:
+  GameService& service_;
+};
+
+namespace {
+
+constexpr int kTopMoves = 10;
+
+const json& field(const json& request, const char* key) {
+  static const json kNull;
+  if (!request.is_object()) throw BadRequest("the request body must be a JSON object");
+  const auto it = request.find(key);
+  return it == request.end() ? kNull : *it;
+}
+
+std::string string_field(const json& request, const char* key, bool required) {
+  const json& v = field(request, key);
+  if (v.is_null()) {
+    if (required) throw BadRequest(std::string("\"") + key + "\" is missing");
+    return "";
+  }
+  if (!v.is_string()) throw BadRequest(std::string("\"") + key + "\" must be a string");
+  return v.get<std::string>();
+}
+
+const Game& game_of(const json& request) {
+  const std::string name = string_field(request, "game", true);
+  try {
+    return game_by_name(name);
+  } catch (const GameError& e) {
+    throw BadRequest(std::string("game: ") + e.what());
+  }
+}
+
+// The position of a request: its start (or the game's initial position) and its moves applied.
+std::unique_ptr<GameState> state_of(const Game& game, const json& request) {
+  std::unique_ptr<GameState> state;
+  const std::string start = string_field(request, "start", false);
+  try {
+    state = start.empty() ? game.initial_state() : game.parse_state(start);
+  } catch (const GameError& e) {
+    throw BadRequest(std::string("start position: ") + e.what());
+  }
+  const json& moves = field(request, "moves");
+  if (moves.is_null()) return state;
+  if (!moves.is_array()) throw BadRequest("\"moves\" must be an array of moves in notation");
+  if (moves.size() > static_cast<std::size_t>(game.max_game_length()))
+    throw BadRequest("\"moves\" holds " + std::to_string(moves.size()) + " moves; a game of " +
+                     game.name() + " has at most " + std::to_string(game.max_game_length()));
+  for (std::size_t i = 0; i < moves.size(); ++i) {
+    if (!moves[i].is_string())
+      throw BadRequest("move " + std::to_string(i + 1) + " must be a string in notation");
+    const std::string text = moves[i].get<std::string>();
+    if (state->is_terminal())
+      throw BadRequest("move " + std::to_string(i + 1) + " (\"" + quote_input(text) +
+                       "\"): the game is already over");
+    try {
+      state->apply(state->parse_action(text));
+    } catch (const GameError& e) {
+      throw BadRequest("move " + std::to_string(i + 1) + " (\"" + quote_input(text) +
+                       "\"): " + e.what());
+    }
+  }
+  return state;
+}
+
+json describe(const GameState& s) {
+  ActionList legal;
+  s.legal_actions(legal);
+  json moves = json::array();
+  for (const Action a : legal) moves.push_back(s.action_to_string(a));
+  std::sort(moves.begin(), moves.end());
+  json out = {{"game", s.game().name()},
+              {"position", s.to_string()},
+              {"to_move", s.current_player()},
+              {"ply", s.ply()},
+              {"terminal", s.is_terminal()},
+              {"scores", {s.score(0), s.score(1)}},
+              {"legal", moves}};
+  if (s.is_terminal()) out["result"] = s.result(0);
+  return out;
+}
+
+std::uint64_t seed_of(const json& request, const GameState& state) {
+  const json& v = field(request, "seed");
+  if (v.is_null()) return state.hash() ^ static_cast<std::uint64_t>(state.ply());
+  if (!v.is_number_unsigned()) throw BadRequest("\"seed\" must be a whole number, 0 or more");
+  return v.get<std::uint64_t>();
+}
+
+void require_playable(const GameState& state) {
+  if (state.is_terminal()) throw BadRequest("the game is over: there is no move to find");
+}
+
+struct TimedSearch {
+  mcts::SearchResult result;
+  std::vector<mcts::ChildStats> children;
+  double ms = 0;
+  bool out_of_time = false;
+};
+
+// A search of `simulations` that stops at the deadline with what it has.
+TimedSearch timed_search(const GameState& state, const arena::SearchAgent& agent, int simulations,
+                         int limit_ms) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(limit_ms);
+  mcts::SearchTree tree(state, agent.search);
+  tree.start_search(simulations, /*root_noise=*/false);
+  TimedSearch out;
+  mcts::EvalResult evaluation;
+  while (const mcts::PendingLeaf* leaf = tree.select_leaf()) {
+    const mcts::EvalRequest request = leaf->request();
+    agent.evaluator->evaluate(&request, 1, &evaluation);
+    tree.receive(evaluation);
+    if (Clock::now() >= deadline) {
+      out.out_of_time = !tree.search_finished();
+      break;
+    }
+  }
+  out.result = tree.result();
+  out.children = tree.children();
+  out.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return out;
+}
+
+// An integer parameter of a spec, if present and numeric (the arena checks the rest).
+std::optional<long long> spec_int(const arena::PlayerSpec& spec, const std::string& key) {
+  for (const auto& [k, v] : spec.params) {
+    if (k != key) continue;
+    char* end = nullptr;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (!v.empty() && end && *end == '\0') return n;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+GameService::GameService(CheckpointResolver resolve_checkpoint, Limits limits)
+    : resolve_(std::move(resolve_checkpoint)), limits_(limits) {
+  if (limits_.max_searches < 1 || limits_.search_ms < 1 || limits_.max_simulations < 1 ||
+      limits_.max_alphabeta_depth < 1 || limits_.max_alphabeta_depth > arena::kMaxAlphaBetaDepth)
+    throw std::invalid_argument("web limits: searches, time and simulations must be 1 or more, "
+                                "alpha-beta depth 1.." + std::to_string(arena::kMaxAlphaBetaDepth));
+}
+
+std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const std::string& name) {
+  const fs::path path = resolve_(name);
+  std::error_code ec;
+  const auto mtime =
+      static_cast<std::int64_t>(fs::last_write_time(path, ec).time_since_epoch().count());
+  std::lock_guard<std::mutex> lock(nets_mutex_);
+  for (auto it = nets_.begin(); it != nets_.end(); ++it) {
+    if (it->path != path || it->game != game.name()) continue;
+    if (it->mtime == mtime) {
+      nets_.splice(nets_.begin(), nets_, it);
+      return nets_.front().evaluator;
+    }
+    nets_.erase(it);  // the file was replaced (a new best network)
+    break;
+  }
+  std::shared_ptr<mcts::Evaluator> evaluator;
+  try {
+    const model::Checkpoint checkpoint = model::load_checkpoint(path.string(), game);
+    evaluator = std::make_shared<model::DirectEvaluator>(
+        game, model::make_backend(checkpoint, model::BackendOptions{}));
+  } catch (const std::exception& e) {
+    throw BadRequest("checkpoint " + quote_input(name) + ": " + e.what());
+  }
+  constexpr std::size_t kMaxNets = 6;
+  nets_.push_front({path, game.name(), mtime, evaluator});
+  if (nets_.size() > kMaxNets) nets_.pop_back();
+  return evaluator;
+}
+
+std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const std::string& text) {
+  try {
+    const arena::PlayerSpec spec = arena::parse_player_spec(text);
+    if (spec.name != "random" && spec.name != "uct" && spec.name != "alphabeta" &&
+        spec.name != "net")
+      throw BadRequest("player \"" + quote_input(text) + "\": the page plays random, "
+                       "uct:sims=N, alphabeta:depth=N and net:checkpoint=RUN/NAME,sims=N");
+    const auto sims = spec_int(spec, "sims");
+    if (sims && *sims > limits_.max_simulations)
+      throw BadRequest("player \"" + quote_input(text) + "\": at most " +
+                       std::to_string(limits_.max_simulations) +
+                       " simulations here (--max-sims)");
+    const auto depth = spec_int(spec, "depth");
+    if (depth && *depth > limits_.max_alphabeta_depth)
+      throw BadRequest("player \"" + quote_input(text) + "\": alpha-beta depth at most " +
+                       std::to_string(limits_.max_alphabeta_depth) + " here (--max-depth)");
+    arena::PlayerOptions options;
+    options.net_factory = [this](const Game& g, const std::string& checkpoint) {
+      return network(g, checkpoint);
+    };
+    return arena::make_player(game, text, options);
+  } catch (const arena::PlayerSpecError& e) {
+    throw BadRequest(std::string("player: ") + e.what());
+  }
+}
+
+json GameService::position(const json& request) {
+  const Game& game = game_of(request);
+  return describe(*state_of(game, request));
+}
+
+json GameService::move(const json& request) {
+  const Game& game = game_of(request);
+  std::unique_ptr<GameState> state = state_of(game, request);
+  require_playable(*state);
+  const std::string spec = string_field(request, "player", true);
+  const auto player = make_player(game, spec);
+  const std::uint64_t seed = seed_of(request, *state);
+  SearchSlot slot(*this);
+  json out = {{"player", player->spec()}};
+  Action action = -1;
+  if (const auto agent = player->search_agent(seed)) {
+    const TimedSearch search =
+        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms);
+    action = search.result.action;
+    out["simulations"] = search.result.simulations;
+    out["value"] = search.result.root_value;
+    out["ms"] = search.ms;
+    out["out_of_time"] = search.out_of_time;
+  } else {
+    const auto start = Clock::now();
+    action = player->choose_move(*state, seed);
+    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  }
+  out["move"] = state->action_to_string(action);
+  state->apply(action);
+  out["after"] = describe(*state);
+  return out;
+}
+
+json GameService::analyse(const json& request) {
+  const Game& game = game_of(request);
+  const std::unique_ptr<GameState> state = state_of(game, request);
+  require_playable(*state);
+  const std::string spec = string_field(request, "player", true);
+  const auto player = make_player(game, spec);
+  SearchSlot slot(*this);
+  json out = {{"player", player->spec()}, {"position", state->to_string()},
+              {"to_move", state->current_player()}};
+  if (const auto agent = player->search_agent(seed_of(request, *state))) {
+    const TimedSearch search =
+        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms);
+    std::vector<mcts::ChildStats> children = search.children;
+    std::stable_sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
+      return a.visits != b.visits ? a.visits > b.visits : a.prior > b.prior;
+    });
+    json top = json::array();
+    for (std::size_t i = 0; i < children.size() && i < static_cast<std::size_t>(kTopMoves); ++i)
+      top.push_back({{"move", state->action_to_string(children[i].action)},
+                     {"visits", children[i].visits},
+                     {"q", children[i].value},
+                     {"prior", children[i].prior},
+                     {"proven", mcts::to_string(children[i].proven)}});
+    json pv = json::array();
+    const auto line = state->clone();
+    for (const Action a : search.result.principal_variation) {
+      if (!line->is_legal(a)) break;
+      pv.push_back(line->action_to_string(a));
+      line->apply(a);
+    }
+    out["kind"] = "search";
+    out["best"] = state->action_to_string(search.result.action);
+    out["value"] = search.result.root_value;
+    out["proven"] = mcts::to_string(search.result.proven);
+    out["simulations"] = search.result.simulations;
+    out["ms"] = search.ms;
+    out["out_of_time"] = search.out_of_time;
+    out["top"] = top;
+    out["pv"] = pv;
+  } else if (player->spec().rfind("alphabeta", 0) == 0) {
+    const auto start = Clock::now();
+    const auto depth = spec_int(arena::parse_player_spec(player->spec()), "depth");
+    arena::AlphaBetaOptions options;
+    options.depth = static_cast<int>(depth.value_or(3));
+    const arena::AlphaBetaResult r = arena::alphabeta_search(*state, options);
+    out["kind"] = "alphabeta";
+    out["best"] = state->action_to_string(r.action);
+    out["score"] = r.score;
+    out["depth"] = r.depth;
+    out["nodes"] = r.nodes;
+    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  } else {
+    throw BadRequest("player \"" + quote_input(spec) + "\" does not search; analyse with "
+                     "uct:sims=N, net:checkpoint=RUN/NAME,sims=N or alphabeta:depth=N");
+  }
+  return out;
+}
+
+json GameService::evaluate(const json& request) {
+  const Game& game = game_of(request);
+  const std::unique_ptr<GameState> state = state_of(game, request);
+  require_playable(*state);
+  const std::string checkpoint = string_field(request, "checkpoint", true);
+  const auto evaluator = network(game, checkpoint);
+  ActionList legal;
+  state->legal_actions(legal);
+  const mcts::EvalRequest eval_request{state.get(), &legal};
+  mcts::EvalResult result;
+  evaluator->evaluate(&eval_request, 1, &result);
+  std::vector<int> order(static_cast<std::size_t>(legal.size()));
+  for (int i = 0; i < legal.size(); ++i) order[static_cast<std::size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return result.priors[static_cast<std::size_t>(a)] > result.priors[static_cast<std::size_t>(b)];
+  });
+  json top = json::array();
+  for (std::size_t k = 0; k < order.size() && k < static_cast<std::size_t>(kTopMoves); ++k)
+    top.push_back({{"move", state->action_to_string(legal[order[k]])},
+                   {"prior", result.priors[static_cast<std::size_t>(order[k])]}});
+  return {{"checkpoint", checkpoint},
+          {"position", state->to_string()},
+          {"to_move", state->current_player()},
+          {"value", result.value},
+          {"top", top}};
+}
+
+}  // namespace oppidum::web

@@ -1,0 +1,81 @@
+// The board side of the web page: positions and their legal moves, a player's move, the analysis
+// of a position and a network's opinion of it. Stateless: every request carries the game, a start
+// position and the moves played since, and the rules (games/) answer; the page never applies
+// rules itself.
+//
+// Players are arena/ specs limited to what a page may ask for: `random`, `uct:sims=N`,
+// `alphabeta:depth=N` and `net:checkpoint=RUN/NAME,sims=N`, where RUN is a run served and NAME one
+// of its checkpoint files (best, gen-0003); no path, no external program, no human. Networks run
+// on the torch-free Eigen backend and are loaded once (again when the file changes).
+//
+// Limits keep one page from taking the machine: at most `max_searches` searches run at once (a
+// further request is refused as busy, HTTP 503); a search stops at `search_ms` milliseconds and
+// answers with what it has; simulations and alpha-beta depth are capped.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "arena/player.h"
+#include "games/game.h"
+#include "mcts/evaluator.h"
+#include "web/errors.h"
+
+namespace oppidum::web {
+
+struct Limits {
+  int max_searches = 2;            // searches running at once, all requests together
+  int search_ms = 10000;           // wall time of one search
+  int max_simulations = 20000;     // uct and net players, analysis
+  int max_alphabeta_depth = 5;
+};
+
+class GameService {
+ public:
+  // Maps "RUN/NAME" to a checkpoint file of a run served; throws NotFound or BadRequest.
+  using CheckpointResolver = std::function<std::filesystem::path(const std::string& name)>;
+
+  GameService(CheckpointResolver resolve_checkpoint, Limits limits);
+
+  const Limits& limits() const { return limits_; }
+
+  // {game, start?, moves?} -> the position reached: notation, side to move, ply, legal moves,
+  // terminal, result and scores.
+  nlohmann::json position(const nlohmann::json& request);
+  // + {player, seed?}: the player's move in that position, and the position after it.
+  nlohmann::json move(const nlohmann::json& request);
+  // + {player}: a search player's statistics at the root (visits, Q, prior of the top moves,
+  // value, principal variation), or an alpha-beta player's best move and score.
+  nlohmann::json analyse(const nlohmann::json& request);
+  // + {checkpoint: "RUN/NAME"}: the network's value and its top moves by prior.
+  nlohmann::json evaluate(const nlohmann::json& request);
+
+ private:
+  struct CachedNet {
+    std::filesystem::path path;
+    std::string game;
+    std::int64_t mtime = 0;
+    std::shared_ptr<mcts::Evaluator> evaluator;
+  };
+  std::shared_ptr<mcts::Evaluator> network(const Game& game, const std::string& name);
+  // The player of a spec string, within the limits; throws BadRequest.
+  std::unique_ptr<arena::Player> make_player(const Game& game, const std::string& spec);
+
+  CheckpointResolver resolve_;
+  Limits limits_;
+  std::mutex nets_mutex_;
+  std::list<CachedNet> nets_;  // most recently used first
+  std::mutex searches_mutex_;
+  int searches_ = 0;
+  friend class SearchSlot;
+};
+
+}  // namespace oppidum::web

@@ -1,0 +1,618 @@
+// The page of `oppidum serve`: four views on the JSON API (web/server.h), chosen by the URL's hash.
+//   #/runs                       live dashboards of the runs served (polled every 2 s)
+//   #/games/RUN?page=&gen=...    the self-play games of a run, paginated and filtered
+//   #/game/RUN/CHUNK/INDEX       one game: board, steps, move list, a network's view of a position
+//   #/play                       a game against any player spec, by clicks
+//   #/analyse                    a pasted position: search statistics and a network's value
+// Rules are never applied here: legal moves, positions and results come from the server.
+"use strict";
+
+const SIDES = { mg: ["Light", "Dark"], dvonn: ["White", "Black"] };
+const GAME_NAMES = { mg: "Murus Gallicus", dvonn: "DVONN" };
+const POLL_MS = 2000;
+
+let info = { runs: [], arena: [], limits: {} };
+let pollTimer = null;
+let view = 0;  // bumped on every route change; late answers of an old view are dropped
+
+// ---------- helpers ----------
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c);
+  return el;
+}
+
+async function api(path, body) {
+  const options = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const res = await fetch(path, options);
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = null; }
+  if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
+  return data;
+}
+
+function showError(message) {
+  const box = document.getElementById("error");
+  box.textContent = message;
+  box.hidden = false;
+}
+function clearError() { document.getElementById("error").hidden = true; }
+
+// Runs `f` and shows its error, if any, in the banner.
+async function guard(f) {
+  try { return await f(); } catch (e) { showError(e.message); return undefined; }
+}
+
+function fmt(v, digits) {
+  if (v === null || v === undefined || !Number.isFinite(+v)) return "–";
+  v = +v;
+  if (digits !== undefined) return v.toFixed(digits);
+  return Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en") : String(+v.toPrecision(4));
+}
+
+function resultText(game, result, scores) {
+  const s = SIDES[game];
+  const score = game === "dvonn" && scores ? ` (${s[0]} ${scores[0]}, ${s[1]} ${scores[1]})` : "";
+  if (result > 0) return `${s[0]} wins${score}, 1-0`;
+  if (result < 0) return `${s[1]} wins${score}, 0-1`;
+  return `Draw${score}, 1/2-1/2`;
+}
+
+function main() { return document.getElementById("main"); }
+
+function setPage(name) {
+  for (const a of document.querySelectorAll("nav a"))
+    a.classList.toggle("active", a.dataset.page === name);
+}
+
+// ---------- routing ----------
+
+function route() {
+  view++;
+  clearError();
+  if (pollTimer) { clearInterval(pollTimer); pollTimer = null; }
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [path, query] = hash.split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query || "");
+  const page = parts[0] || "runs";
+  setPage(["game", "arena", "arena-game"].includes(page) ? "games" : page);
+  if (page === "runs") return showRuns();
+  if (page === "games") return showGames(parts[1], params);
+  if (page === "game") return showGame(parts[1], parts[2], parts[3]);
+  if (page === "arena") return showArena(parts[1], params);
+  if (page === "arena-game") return showArenaGame(parts[1], parts[2]);
+  if (page === "play") return showPlay();
+  if (page === "analyse") return showAnalyse();
+  main().replaceChildren(h("p", { text: `No page "${page}".` }));
+}
+
+// ---------- runs: live dashboards ----------
+
+function showRuns() {
+  const me = view;
+  const root = h("div", { id: "runs" });
+  main().replaceChildren(h("h1", { text: "Runs" }), root);
+  if (!info.runs.length) {
+    root.append(h("p", { class: "muted", text:
+      "No run folders are served. Start the server with --run runs/<name> (e.g. runs/mg-small)." }));
+    return;
+  }
+  const panels = {}, versions = {};
+  for (const run of info.runs) {
+    panels[run.name] = h("section", { class: "dashboard", "data-run": run.name });
+    root.append(panels[run.name]);
+  }
+  const refresh = async () => {
+    for (const run of info.runs) {
+      try {
+        const s = await api(`/api/runs/${encodeURIComponent(run.name)}/summary`);
+        if (me !== view) return;
+        if (versions[run.name] === s.version) continue;
+        versions[run.name] = s.version;
+        panels[run.name].replaceChildren(...dashboard(s));
+      } catch (e) {
+        if (me === view) showError(`run ${run.name}: ${e.message}`);
+      }
+    }
+  };
+  refresh();
+  pollTimer = setInterval(refresh, POLL_MS);
+}
+
+function card(label, value, id) {
+  return h("div", { class: "card", "data-card": id },
+    h("div", { class: "label", text: label }), h("div", { class: "value", text: value }));
+}
+
+function dashboard(s) {
+  const p = s.progress || {};
+  const lastSpeed = s.speed.length ? s.speed[s.speed.length - 1][1] : null;
+  const gameLabel = s.game ? GAME_NAMES[s.game] : "game unknown";
+  const out = [
+    h("h2", {}, `${s.name} `, h("span", { class: "muted", text: `(${gameLabel}, ${s.folder})` }), " ",
+      h("a", { href: `#/games/${encodeURIComponent(s.name)}`, text: "games →" })),
+  ];
+  if (s.config_error) out.push(h("p", { class: "muted", text: s.config_error }));
+  if (s.table_error) out.push(h("p", { class: "muted", text: s.table_error }));
+  const cfg = s.config || {};
+  if (cfg.net) out.push(h("p", { class: "muted", text:
+    `network ${cfg.net}, self-play ${cfg.selfplay_simulations} simulations on ${cfg.selfplay_threads} ` +
+    `thread(s), ${cfg.steps_per_generation} steps per generation, batch ${cfg.batch_size}, ` +
+    `gate ${cfg.gate_games} games` + (cfg.anchor ? `, anchor ${cfg.anchor}` : "") }));
+  out.push(h("div", { class: "cards" },
+    card("generation", fmt(s.generation), "generation"),
+    card("best network", `gen-${String(s.best).padStart(4, "0")}`, "best"),
+    card("training step", fmt(p.step), "step"),
+    card("self-play games", fmt(p.games !== undefined ? p.games : s.stored.games), "games"),
+    card("positions", fmt(p.positions), "positions"),
+    card("games stored", fmt(s.stored.games), "stored"),
+    card("positions / s", fmt(lastSpeed, 1), "speed"),
+    card("session time", p.seconds !== undefined ? `${fmt(p.seconds / 60, 1)} min` : "–", "time")));
+  const gates = s.gates || [];
+  const losses = s.losses || [];
+  out.push(h("div", { class: "charts" },
+    lineChart("Training loss", "optimiser step", [
+      { name: "policy loss", color: "#1f77b4", points: losses.map((l) => [l[0], l[1]]) },
+      { name: "value loss", color: "#d62728", points: losses.map((l) => [l[0], l[2]]) }]),
+    lineChart("Rating (Elo) by generation", "generation", [
+      { name: "best network (chained, biased up)", color: "#2ca02c",
+        points: gates.map((g) => [g.generation, g.rating]) },
+      { name: "gate Elo of the candidate", color: "#ff7f0e",
+        points: gates.map((g) => [g.generation, g.elo]) },
+      { name: "new best vs anchor", color: "#17becf",
+        points: gates.filter((g) => g.anchor).map((g) => [g.generation, g.anchor_elo]) }]),
+    lineChart("Self-play speed", "minutes (of each session)", [
+      { name: "positions per second", color: "#9467bd", points: s.speed }])));
+  if (gates.length) {
+    const rows = gates.slice(-12).reverse().map((g) => h("tr", {},
+      h("td", { text: g.generation }), h("td", { text: g.step }), h("td", { text: `gen-${g.opponent_generation}` }),
+      h("td", { text: `+${g.wins} =${g.draws} -${g.losses}` }),
+      h("td", { text: `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
+      h("td", { text: g.verdict }), h("td", { text: g.promoted ? "promoted" : "" }),
+      h("td", { text: fmt(g.rating, 1) })));
+    out.push(h("h2", { text: "Gates (newest first)" }), h("table", { class: "gates" },
+      h("tr", {}, ...["generation", "step", "against", "W/D/L", "Elo [95%]", "verdict", "", "rating"]
+        .map((t) => h("th", { text: t }))), ...rows));
+  }
+  return out;
+}
+
+// ---------- games: list ----------
+
+function gamesHash(run, f) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(f)) if (v !== "" && v !== undefined && v !== null) q.set(k, v);
+  return `#/games/${encodeURIComponent(run)}?${q}`;
+}
+
+async function showGames(run, params) {
+  const me = view;
+  if (!run) {
+    if (info.runs.length) { location.hash = `#/games/${encodeURIComponent(info.runs[0].name)}`; return; }
+    if (info.arena.length) { location.hash = `#/arena/${encodeURIComponent(info.arena[0].name)}`; return; }
+    main().replaceChildren(h("h1", { text: "Games" }), h("p", { class: "muted", text:
+      "No run folders or arena record files are served (--run DIR, --arena-games FILE)." }));
+    return;
+  }
+  const f = { page: params.get("page") || "0", generation: params.get("generation") || "",
+              result: params.get("result") || "", min_plies: params.get("min_plies") || "",
+              max_plies: params.get("max_plies") || "" };
+  const runSelect = sourceSelect(`run:${run}`);
+  const gen = h("input", { type: "text", id: "filter-generation", size: 5, value: f.generation, placeholder: "any" });
+  const result = h("select", { id: "filter-result" },
+    ...[["", "any"], ["1-0", "1-0"], ["0-1", "0-1"], ["draw", "draw"]].map(([v, t]) =>
+      h("option", { value: v, selected: f.result === v, text: t })));
+  const minP = h("input", { type: "text", id: "filter-min", size: 4, value: f.min_plies, placeholder: "0" });
+  const maxP = h("input", { type: "text", id: "filter-max", size: 4, value: f.max_plies, placeholder: "any" });
+  const apply = (e) => {
+    e.preventDefault();
+    location.hash = gamesHash(run, { generation: gen.value.trim(), result: result.value,
+                                     min_plies: minP.value.trim(), max_plies: maxP.value.trim() });
+  };
+  const list = h("div", { id: "games-list" }, h("p", { class: "muted", text: "Loading…" }));
+  main().replaceChildren(h("h1", { text: "Self-play games" }),
+    h("form", { class: "controls", onsubmit: apply },
+      h("label", { text: "games of" }), runSelect, h("label", { text: "generation" }), gen,
+      h("label", { text: "result" }), result, h("label", { text: "plies" }), minP, h("span", { text: "to" }), maxP,
+      h("button", { type: "submit", id: "filter-apply", text: "Filter" })),
+    list);
+  const query = new URLSearchParams({ per_page: 50 });
+  for (const [k, v] of Object.entries(f)) if (v !== "") query.set(k, v);
+  const data = await guard(() => api(`/api/runs/${encodeURIComponent(run)}/games?${query}`));
+  if (!data || me !== view) return;
+  const page = data.page;
+  const pager = h("div", { class: "pager" },
+    h("button", { id: "page-prev", disabled: page <= 0,
+                  onclick: () => { location.hash = gamesHash(run, { ...f, page: page - 1 }); } , text: "◀ newer" }),
+    h("span", { id: "page-info", text:
+      `page ${page + 1} of ${Math.max(1, data.pages)} · ${data.total.toLocaleString("en")} games match` +
+      (data.total !== data.all ? ` (of ${data.all.toLocaleString("en")})` : "") }),
+    h("button", { id: "page-next", disabled: page + 1 >= data.pages,
+                  onclick: () => { location.hash = gamesHash(run, { ...f, page: page + 1 }); }, text: "older ▶" }));
+  const rows = data.games.map((g) => h("tr", { class: "clickable", "data-game": `${g.chunk}/${g.index}`,
+      onclick: () => { location.hash = `#/game/${encodeURIComponent(run)}/${g.chunk}/${g.index}`; } },
+    h("td", { text: `${g.chunk}/${g.index}` }), h("td", { text: g.plies }), h("td", { text: g.result }),
+    h("td", { text: g.scores.join("–") }), h("td", { text: g.generation }), h("td", { text: g.network_step })));
+  list.replaceChildren(pager, h("table", { id: "games-table" },
+    h("tr", {}, ...["chunk/game", "plies", "result", "scores", "generation", "network step"]
+      .map((t) => h("th", { text: t }))), ...rows));
+}
+
+// ---------- games: one game ----------
+
+async function checkpointOptions(game) {
+  const out = [];
+  for (const run of info.runs) {
+    if (game && run.game && run.game !== game) continue;
+    const names = await api(`/api/runs/${encodeURIComponent(run.name)}/checkpoints`).catch(() => []);
+    for (const n of names) out.push(`${run.name}/${n}`);
+  }
+  return out;
+}
+
+// The games a page can list: the self-play games of each run and each arena record file.
+function sourceSelect(current) {
+  return h("select", { id: "games-run", onchange: (e) => {
+      const [kind, name] = [e.target.value.slice(0, e.target.value.indexOf(":")), e.target.value.slice(e.target.value.indexOf(":") + 1)];
+      location.hash = kind === "run" ? gamesHash(name, {}) : `#/arena/${encodeURIComponent(name)}`;
+    } },
+    ...info.runs.map((r) => h("option", { value: `run:${r.name}`, selected: current === `run:${r.name}`, text: `${r.name} (self-play)` })),
+    ...(info.arena || []).map((a) => h("option", { value: `arena:${a.name}`, selected: current === `arena:${a.name}`, text: `${a.name} (arena)` })));
+}
+
+async function showArena(name, params) {
+  const me = view;
+  const page = +(params.get("page") || 0);
+  const player = params.get("player") || "", result = params.get("result") || "";
+  const playerBox = h("input", { type: "text", id: "filter-player", size: 24, value: player, placeholder: "any" });
+  const resultSel = h("select", { id: "filter-result" },
+    ...[["", "any"], ["1-0", "1-0"], ["0-1", "0-1"], ["1/2-1/2", "1/2-1/2"]].map(([v, t]) =>
+      h("option", { value: v, selected: result === v, text: t })));
+  const hashOf = (p, pl, r) => `#/arena/${encodeURIComponent(name)}?${new URLSearchParams({ page: p, player: pl, result: r })}`;
+  const list = h("div", { id: "games-list" }, h("p", { class: "muted", text: "Loading…" }));
+  main().replaceChildren(h("h1", { text: "Arena games" }),
+    h("form", { class: "controls", onsubmit: (e) => { e.preventDefault(); location.hash = hashOf(0, playerBox.value.trim(), resultSel.value); } },
+      h("label", { text: "games of" }), sourceSelect(`arena:${name}`), h("label", { text: "player" }), playerBox,
+      h("label", { text: "result" }), resultSel, h("button", { type: "submit", id: "filter-apply", text: "Filter" })),
+    list);
+  const data = await guard(() => api(`/api/arena/${encodeURIComponent(name)}/games?${new URLSearchParams({ page, per_page: 50, player, result })}`));
+  if (!data || me !== view) return;
+  const pager = h("div", { class: "pager" },
+    h("button", { id: "page-prev", disabled: page <= 0, onclick: () => { location.hash = hashOf(page - 1, player, result); }, text: "◀ newer" }),
+    h("span", { id: "page-info", text: `page ${page + 1} of ${Math.max(1, data.pages)} · ${data.total} games match (of ${data.all})` }),
+    h("button", { id: "page-next", disabled: page + 1 >= data.pages, onclick: () => { location.hash = hashOf(page + 1, player, result); }, text: "older ▶" }));
+  list.replaceChildren(pager, h("table", { id: "games-table" },
+    h("tr", {}, ...["game", "first player", "second player", "result", "plies"].map((t) => h("th", { text: t }))),
+    ...data.games.map((g) => h("tr", { class: "clickable", onclick: () => { location.hash = `#/arena-game/${encodeURIComponent(name)}/${g.index}`; } },
+      h("td", { text: g.index }), h("td", { text: g.first }), h("td", { text: g.second }), h("td", { text: g.result }), h("td", { text: g.plies })))));
+}
+
+async function showArenaGame(name, index) {
+  const me = view;
+  main().replaceChildren(h("p", { text: "Loading…" }));
+  const g = await guard(() => api(`/api/arena/${encodeURIComponent(name)}/games/${index}`));
+  if (!g || me !== view) return;
+  gameViewer(g, [h("h1", {}, `Game ${g.index} of `, h("a", { href: `#/arena/${encodeURIComponent(name)}`, text: name })),
+    h("p", { class: "muted", text: `${GAME_NAMES[g.game] || g.game} · ${SIDES[g.game][0]}: ${g.first} · ${SIDES[g.game][1]}: ${g.second} · ${g.moves.length} plies · ${g.result}` })]);
+}
+
+async function showGame(run, chunk, index) {
+  const me = view;
+  main().replaceChildren(h("p", { text: "Loading…" }));
+  const g = await guard(() => api(`/api/runs/${encodeURIComponent(run)}/games/${chunk}/${index}`));
+  if (!g || me !== view) return;
+  gameViewer(g, [h("h1", {}, `Game ${g.chunk}/${g.index} of `, h("a", { href: `#/games/${encodeURIComponent(run)}`, text: run })),
+    h("p", { class: "muted", text: `${GAME_NAMES[g.game]} · network step ${g.network_step} (generation ${g.generation})` +
+      ` · seed ${g.seed}${g.node ? " · node " + g.node : ""} · ${g.moves.length} plies · ${g.result}` })]);
+}
+
+// A game on a board with steps, its move list, and a network's view of the position shown.
+async function gameViewer(g, header) {
+  const me = view;
+  const n = g.moves.length;
+  let ply = 0, overlay = null;
+  const boardBox = h("div", { id: "board" });
+  const plyInfo = h("div", { id: "ply-info", class: "status" });
+  const moveInfo = h("div", { id: "move-info", class: "muted" });
+  const resultBox = h("div", { id: "game-result", class: "result" });
+  const netInfo = h("div", { id: "net-info", class: "muted" });
+  const list = h("div", { class: "moves", id: "move-list" });
+  g.moves.forEach((m, i) => {
+    const state = g.positions[i];
+    const mover = g.game === "mg" ? parseMg(state).toMove : parseDvonn(state).toMove;
+    list.append(h("span", { class: "num", text: `${i + 1}.` }),
+      h("span", { "data-ply": i + 1, title: SIDES[g.game][mover], onclick: () => go(i + 1), text: m.move }), " ");
+  });
+  const buttons = {
+    first: h("button", { id: "first", onclick: () => go(0), text: "|◀" }),
+    prev: h("button", { id: "prev", onclick: () => go(ply - 1), text: "◀" }),
+    next: h("button", { id: "next", onclick: () => go(ply + 1), text: "▶" }),
+    last: h("button", { id: "last", onclick: () => go(n), text: "▶|" }),
+  };
+  const ckpt = h("select", { id: "net-checkpoint" }, h("option", { value: "", text: "(no network)" }));
+  ckpt.addEventListener("change", () => { overlay = null; draw(); if (ckpt.value) evaluate(); });
+  const evaluate = async () => {
+    if (!ckpt.value || ply >= n) { netInfo.textContent = ckpt.value ? "the game is over here" : ""; return; }
+    const at = ply;
+    const e = await guard(() => api("/api/evaluate", { game: g.game, start: g.positions[at], checkpoint: ckpt.value }));
+    if (!e || at !== ply || me !== view) return;
+    overlay = e;
+    netInfo.textContent = `${ckpt.value}: value ${fmt(e.value, 3)} for ${SIDES[g.game][e.to_move]}; top moves ` +
+      e.top.slice(0, 5).map((t) => `${t.move} ${(100 * t.prior).toFixed(1)}%`).join(", ");
+    draw();
+  };
+  const draw = () => {
+    const last = ply > 0 ? moveSquares(g.game, g.moves[ply - 1].move) : {};
+    const arrows = overlay ? overlay.top.slice(0, 5).map((t) => {
+      const sq = moveSquares(g.game, t.move);
+      return sq.to ? { from: sq.from, to: sq.to, weight: t.prior, label: `${(100 * t.prior).toFixed(0)}%` } : null;
+    }).filter(Boolean) : [];
+    boardBox.replaceChildren(drawBoard(g.game, g.positions[ply], { last: [last.from, last.to].filter(Boolean), arrows }));
+  };
+  const go = (p) => {
+    ply = Math.max(0, Math.min(n, p));
+    overlay = null;
+    draw();
+    plyInfo.textContent = `ply ${ply} of ${n}`;
+    buttons.first.disabled = buttons.prev.disabled = ply === 0;
+    buttons.next.disabled = buttons.last.disabled = ply === n;
+    for (const s of list.querySelectorAll("span[data-ply]"))
+      s.classList.toggle("current", +s.dataset.ply === ply);
+    if (ply > 0 && g.moves[ply - 1].value === undefined) {
+      moveInfo.textContent = `${ply}. ${g.moves[ply - 1].move}`;
+    } else if (ply > 0) {
+      const m = g.moves[ply - 1];
+      moveInfo.textContent = `${ply}. ${m.move}: search value ${fmt(m.value, 2)} for the mover, ` +
+        `${m.visits} visits (${m.full_search ? "full" : "fast"} search); most visited: ` +
+        m.top.map((t) => `${t.move} ${t.visits}`).join(", ");
+    } else {
+      moveInfo.textContent = "the start position";
+    }
+    resultBox.textContent = ply === n ? `Result: ${g.result}` +
+      (g.game === "dvonn" && g.scores ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") : "";
+    if (ckpt.value) evaluate();
+  };
+  document.onkeydown = (e) => {
+    if (me !== view) return;
+    if (e.key === "ArrowRight") go(ply + 1);
+    if (e.key === "ArrowLeft") go(ply - 1);
+  };
+  main().replaceChildren(...header,
+    h("div", { class: "row" },
+      h("div", {}, boardBox, h("div", { class: "controls" }, buttons.first, buttons.prev, buttons.next, buttons.last, plyInfo),
+        resultBox, moveInfo,
+        h("div", { class: "controls" }, h("label", { text: "network's view:" }), ckpt), netInfo),
+      h("div", { class: "panel" }, h("h2", { text: "Moves" }), list)));
+  go(0);
+  for (const name of await checkpointOptions(g.game)) ckpt.append(h("option", { value: name, text: name }));
+}
+
+// ---------- play ----------
+
+const play = { game: "mg", moves: [], movers: [], human: 0, opponent: "random", pos: null, selected: null, thinking: false, id: 0 };
+
+function showPlay() {
+  const me = view;
+  const gameSel = h("select", { id: "play-game" },
+    ...["mg", "dvonn"].map((g) => h("option", { value: g, selected: play.game === g, text: GAME_NAMES[g] })));
+  const sideSel = h("select", { id: "play-side" });
+  const fillSides = () => sideSel.replaceChildren(...[0, 1].map((s) =>
+    h("option", { value: s, selected: play.human === s, text: `${SIDES[gameSel.value][s]} (${s === 0 ? "first" : "second"})` })));
+  fillSides();
+  gameSel.addEventListener("change", fillSides);
+  const opponent = h("input", { type: "text", id: "play-opponent", size: 36, value: play.opponent, list: "play-specs" });
+  const specs = h("datalist", { id: "play-specs" },
+    ...["random", "alphabeta:depth=2", "alphabeta:depth=3", "uct:sims=1000"].map((s) => h("option", { value: s })));
+  for (const run of info.runs)
+    specs.append(h("option", { value: `net:checkpoint=${run.name}/best,sims=200` }));
+  const newGame = () => {
+    play.game = gameSel.value;
+    play.human = +sideSel.value;
+    play.opponent = opponent.value.trim();
+    play.moves = [];
+    play.movers = [];
+    play.pos = null;
+    play.thinking = false;
+    for (const id of ["play-board", "play-moves", "play-result"]) document.getElementById(id).replaceChildren();
+    document.getElementById("play-status").textContent = "Starting…";
+    start();
+  };
+  const undo = () => {
+    if (play.thinking || !play.movers.includes(play.human)) return;
+    // Take back the person's last move and every reply after it.
+    play.id++;
+    while (play.moves.length) {
+      play.moves.pop();
+      if (play.movers.pop() === play.human) break;
+    }
+    refresh();
+  };
+  main().replaceChildren(h("h1", { text: "Play" }),
+    h("div", { class: "controls" }, h("label", { text: "game" }), gameSel, h("label", { text: "you play" }), sideSel,
+      h("label", { text: "against" }), opponent, specs,
+      h("button", { id: "play-new", class: "primary", onclick: newGame, text: "New game" }),
+      h("button", { id: "play-undo", onclick: undo, text: "Undo" })),
+    h("p", { class: "muted", text: `Players: random, alphabeta:depth=N (N ≤ ${info.limits.max_alphabeta_depth}), ` +
+      `uct:sims=N, net:checkpoint=RUN/best,sims=N (N ≤ ${info.limits.max_simulations}). Click a piece, then ` +
+      "where it goes; legal moves are highlighted." }),
+    h("div", { class: "row" },
+      h("div", {}, h("div", { id: "play-board" }),
+        h("div", { id: "play-status", class: "status" }), h("div", { id: "play-result", class: "result" }),
+        h("div", { class: "controls" }, h("button", { id: "play-pass", hidden: true, onclick: () => humanMove("PASS"), text: "Pass" }))),
+      h("div", { class: "panel" }, h("h2", { text: "Moves" }), h("div", { class: "moves", id: "play-moves" }))));
+  const start = () => { play.id++; play.selected = null; refresh(); };
+  async function refresh() {
+    const id = play.id;
+    const pos = await guard(() => api("/api/position", { game: play.game, moves: play.moves }));
+    if (!pos || id !== play.id || me !== view) return;
+    play.pos = pos;
+    play.selected = null;
+    render();
+    if (!pos.terminal && pos.to_move !== play.human) engineMove();
+  }
+  async function engineMove() {
+    const id = play.id;
+    play.thinking = true;
+    render();
+    try {
+      const m = await api("/api/move", { game: play.game, moves: play.moves, player: play.opponent });
+      if (id !== play.id || me !== view) return;
+      play.moves.push(m.move);
+      play.movers.push(play.pos.to_move);
+      play.pos = m.after;
+      play.thinking = false;
+      render();
+      if (!m.after.terminal && m.after.to_move !== play.human) engineMove();
+    } catch (e) {
+      if (id !== play.id) return;
+      play.thinking = false;
+      render();
+      showError(`${play.opponent}: ${e.message}`);
+    }
+  }
+  async function humanMove(move) {
+    if (play.thinking || !play.pos || play.pos.terminal || play.pos.to_move !== play.human) return;
+    clearError();
+    play.id++;
+    play.moves.push(move);
+    play.movers.push(play.human);
+    play.selected = null;
+    refresh();
+  }
+  play.humanMove = humanMove;
+  start();
+}
+
+function render() {
+  const pos = play.pos;
+  if (!pos || !document.getElementById("play-board")) return;
+  const game = pos.game;
+  const myTurn = !pos.terminal && !play.thinking && pos.to_move === play.human;
+  const moves = myTurn ? pos.legal.map((m) => ({ move: m, ...moveSquares(game, m) })) : [];
+  const sources = new Set(), targets = new Set();
+  for (const m of moves) {
+    if (m.from) { if (!play.selected) sources.add(m.from); else if (m.from === play.selected) targets.add(m.to); }
+    else if (m.to) targets.add(m.to);
+  }
+  if (play.selected) sources.add(play.selected);
+  const lastMove = play.moves.length ? moveSquares(game, play.moves[play.moves.length - 1]) : {};
+  const onClick = (sq) => {
+    if (!myTurn) return;
+    const direct = moves.find((m) => !m.from && m.to === sq);
+    if (direct) return play.humanMove(direct.move);
+    if (play.selected) {
+      const m = moves.find((x) => x.from === play.selected && x.to === sq);
+      if (m) return play.humanMove(m.move);
+    }
+    play.selected = moves.some((m) => m.from === sq) && play.selected !== sq ? sq : null;
+    render();
+  };
+  document.getElementById("play-board").replaceChildren(drawBoard(game, pos.position, {
+    onClick, sources, targets, selected: play.selected, last: [lastMove.from, lastMove.to].filter(Boolean) }));
+  const sides = SIDES[game];
+  const status = document.getElementById("play-status");
+  const result = document.getElementById("play-result");
+  if (pos.terminal) {
+    const you = pos.result === 0 ? "" : (pos.result > 0) === (play.human === 0) ? " — you win" : " — you lose";
+    status.textContent = "Game over";
+    result.textContent = resultText(game, pos.result, pos.scores) + you;
+  } else {
+    result.textContent = "";
+    status.textContent = play.thinking ? `${play.opponent} is thinking… (${sides[pos.to_move]})`
+      : pos.to_move === play.human ? `Your move (${sides[play.human]})` : "";
+    if (game === "dvonn") status.textContent += ` · ply ${pos.ply}${pos.ply < 49 ? " (placement)" : ""}`;
+  }
+  document.getElementById("play-pass").hidden = !moves.some((m) => m.move === "PASS");
+  const list = document.getElementById("play-moves");
+  list.replaceChildren(...play.moves.map((m, i) => [h("span", { class: "num", text: `${i + 1}.` }), h("span", { text: m }), " "]).flat());
+  list.scrollTop = list.scrollHeight;
+}
+
+// ---------- analyse ----------
+
+async function showAnalyse() {
+  const me = view;
+  const gameSel = h("select", { id: "an-game" },
+    ...["mg", "dvonn"].map((g) => h("option", { value: g, text: GAME_NAMES[g] })));
+  const position = h("textarea", { id: "an-position", rows: 3, cols: 90, spellcheck: "false" });
+  const player = h("input", { type: "text", id: "an-player", size: 36, value: "uct:sims=1000" });
+  const ckpt = h("select", { id: "an-checkpoint" });
+  const out = h("div", { id: "an-output" });
+  const boardBox = h("div", { id: "an-board" });
+  const setStart = async () => {
+    const p = await guard(() => api("/api/position", { game: gameSel.value }));
+    if (p && me === view) { position.value = p.position; drawPosition(); }
+    ckpt.replaceChildren(h("option", { value: "", text: "(no network)" }),
+      ...(await checkpointOptions(gameSel.value)).map((n) => h("option", { value: n, text: n })));
+  };
+  const drawPosition = (arrows) => {
+    try { boardBox.replaceChildren(drawBoard(gameSel.value, position.value, { arrows })); }
+    catch (e) { boardBox.replaceChildren(); }
+  };
+  const analyse = async () => {
+    clearError();
+    const game = gameSel.value, start = position.value.trim();
+    out.replaceChildren(h("p", { class: "muted", text: "Searching…" }));
+    const a = await guard(() => api("/api/analyse", { game, start, player: player.value.trim() }));
+    if (me !== view) return;
+    if (!a) { out.replaceChildren(); return; }
+    const parts = [];
+    let arrows = [];
+    if (a.kind === "search") {
+      const total = a.top.reduce((s, t) => s + t.visits, 0) || 1;
+      arrows = a.top.slice(0, 5).map((t) => {
+        const sq = moveSquares(game, t.move);
+        return sq.to ? { from: sq.from, to: sq.to, weight: t.visits / total, label: String(t.visits) } : null;
+      }).filter(Boolean);
+      parts.push(h("p", { class: "status", id: "an-summary", text:
+        `${a.player}: best ${a.best}, value ${fmt(a.value, 3)} for ${SIDES[game][a.to_move]}` +
+        (a.proven !== "unknown" ? ` (proven ${a.proven})` : "") +
+        `, ${a.simulations} simulations in ${fmt(a.ms, 0)} ms` + (a.out_of_time ? " (stopped at the time limit)" : "") }),
+        h("table", { id: "an-table" }, h("tr", {}, ...["move", "visits", "Q", "prior", "proven"].map((t) => h("th", { text: t }))),
+          ...a.top.map((t) => h("tr", {}, h("td", { text: t.move }), h("td", { text: t.visits }),
+            h("td", { text: fmt(t.q, 3) }), h("td", { text: fmt(t.prior, 3) }), h("td", { text: t.proven === "unknown" ? "" : t.proven })))),
+        h("p", { class: "mono", text: `principal variation: ${a.pv.join(" ")}` }));
+    } else {
+      arrows = [moveSquares(game, a.best)].filter((s) => s.to).map((s) => ({ from: s.from, to: s.to, weight: 1 }));
+      parts.push(h("p", { class: "status", id: "an-summary", text:
+        `${a.player}: best ${a.best}, score ${a.score} at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms, 0)} ms` }));
+    }
+    if (ckpt.value) {
+      const e = await guard(() => api("/api/evaluate", { game, start, checkpoint: ckpt.value }));
+      if (e && me === view) parts.push(h("p", { id: "an-network", text:
+        `${ckpt.value}: value ${fmt(e.value, 3)} for ${SIDES[game][e.to_move]}; priors ` +
+        e.top.map((t) => `${t.move} ${(100 * t.prior).toFixed(1)}%`).join(", ") }));
+    }
+    out.replaceChildren(...parts);
+    drawPosition(arrows);
+  };
+  gameSel.addEventListener("change", setStart);
+  position.addEventListener("input", () => drawPosition());
+  main().replaceChildren(h("h1", { text: "Analyse a position" }),
+    h("div", { class: "controls" }, h("label", { text: "game" }), gameSel,
+      h("button", { onclick: setStart, text: "Start position" })),
+    h("div", {}, h("label", { class: "muted", text: "position (docs/RULES.md notation)" })), position,
+    h("div", { class: "controls" }, h("label", { text: "search" }), player,
+      h("label", { text: "network value" }), ckpt,
+      h("button", { id: "an-go", class: "primary", onclick: analyse, text: "Analyse" })),
+    h("div", { class: "row" }, boardBox, out));
+  await setStart();
+}
+
+// ---------- start ----------
+
+window.addEventListener("hashchange", route);
+(async () => {
+  const i = await guard(() => api("/api/info"));
+  if (i) info = i;
+  route();
+})();

@@ -1,0 +1,433 @@
+#include "web/run_reader.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <regex>
+#include <system_error>
+
+#include <yaml-cpp/yaml.h>
+
+#include "games/game.h"
+#include "games/quote.h"
+#include "selfplay/game_record.h"
+#include "selfplay/replay_store.h"
+#include "trainer/config.h"
+#include "util/csv_table.h"
+
+namespace oppidum::web {
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace {
+
+constexpr std::size_t kMaxCurvePoints = 400;
+constexpr int kMaxPerPage = 200;
+constexpr int kTopVisits = 5;
+
+std::int64_t mtime_of(const fs::path& path) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(path, ec);
+  if (ec) return -1;
+  return static_cast<std::int64_t>(t.time_since_epoch().count());
+}
+
+std::uintmax_t size_of(const fs::path& path) {
+  std::error_code ec;
+  const auto s = fs::file_size(path, ec);
+  return ec ? 0 : s;
+}
+
+// A finite number from a CSV field, or nothing.
+std::optional<double> number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// A table of the run as named rows; damaged rows are counted in `skipped`.
+struct Table {
+  util::CsvTable::Row header;
+  std::vector<util::CsvTable::Row> rows;
+  int skipped = 0;
+  std::string error;
+
+  explicit Table(const fs::path& path) {
+    try {
+      rows = util::CsvTable::read(path.string(), &header, &skipped);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  // The column's index, or -1 (an older file without it).
+  int column(const std::string& name) const {
+    for (std::size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return static_cast<int>(i);
+    return -1;
+  }
+  std::optional<double> value(const util::CsvTable::Row& row, int col) const {
+    if (col < 0 || static_cast<std::size_t>(col) >= row.size()) return std::nullopt;
+    return number(row[static_cast<std::size_t>(col)]);
+  }
+  std::string text(const util::CsvTable::Row& row, int col) const {
+    if (col < 0 || static_cast<std::size_t>(col) >= row.size()) return "";
+    return row[static_cast<std::size_t>(col)];
+  }
+};
+
+// Means over consecutive groups of points so that a curve of many thousand steps stays small.
+json downsample(const std::vector<std::array<double, 3>>& points) {
+  json out = json::array();
+  const std::size_t group =
+      points.size() <= kMaxCurvePoints ? 1 : (points.size() + kMaxCurvePoints - 1) / kMaxCurvePoints;
+  for (std::size_t i = 0; i < points.size(); i += group) {
+    const std::size_t end = std::min(points.size(), i + group);
+    double sums[3] = {0, 0, 0};
+    for (std::size_t k = i; k < end; ++k)
+      for (int c = 0; c < 3; ++c) sums[c] += points[k][static_cast<std::size_t>(c)];
+    const auto n = static_cast<double>(end - i);
+    out.push_back({sums[0] / n, sums[1] / n, sums[2] / n});
+  }
+  return out;
+}
+
+json or_null(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
+
+const char* result_text(int result, bool adjudicated) {
+  if (adjudicated) return "draw (ply limit)";
+  return result > 0 ? "1-0" : result < 0 ? "0-1" : "draw";
+}
+
+}  // namespace
+
+RunReader::RunReader(std::string name, fs::path dir) : name_(std::move(name)), dir_(std::move(dir)) {
+  if (!fs::is_directory(dir_))
+    throw std::runtime_error(dir_.string() + ": no such folder (give a run folder, runs/<name>)");
+}
+
+RunReader::ConfigInfo RunReader::config_locked() {
+  const fs::path path = dir_ / "config.yaml";
+  const std::int64_t mtime = mtime_of(path);
+  if (mtime == config_mtime_ && mtime != -1) return config_;
+  ConfigInfo info;
+  if (mtime == -1) {
+    info.error = "no config.yaml yet (the run has not been created)";
+  } else {
+    try {
+      const config::RunConfig c = config::load_config(path.string());
+      info.game = c.run.game;
+      info.steps_per_generation = c.training.steps_per_generation;
+      info.fields = {{"game", c.run.game},
+                     {"net", std::to_string(c.net.blocks) + "x" + std::to_string(c.net.filters)},
+                     {"selfplay_simulations", c.selfplay.simulations},
+                     {"selfplay_threads", c.selfplay.threads},
+                     {"steps_per_generation", c.training.steps_per_generation},
+                     {"batch_size", c.training.batch_size},
+                     {"gate_games", c.arena.max_games},
+                     {"anchor", c.arena.anchor}};
+    } catch (const std::exception& e) {
+      // A config of another version of oppidum (a key this one does not know): still show the
+      // run, with the two values the page needs read leniently.
+      info.error = e.what();
+      try {
+        const YAML::Node root = YAML::LoadFile(path.string());
+        if (root["run"] && root["run"]["game"]) info.game = root["run"]["game"].as<std::string>();
+        if (info.game != "mg" && info.game != "dvonn") info.game.clear();
+        if (root["training"] && root["training"]["steps_per_generation"])
+          info.steps_per_generation = root["training"]["steps_per_generation"].as<int>();
+        if (!info.game.empty())
+          info.error += " (shown anyway: game and steps per generation read leniently)";
+      } catch (const std::exception&) {
+        info.game.clear();  // unreadable YAML: the error above says why
+      }
+    }
+  }
+  config_mtime_ = mtime;
+  config_ = info;
+  return info;
+}
+
+std::string RunReader::game() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return config_locked().game;
+}
+
+int RunReader::generation_of(std::int64_t network_step, int steps_per_generation) const {
+  if (network_step < 0 || steps_per_generation <= 0) return -1;
+  return static_cast<int>(network_step / steps_per_generation);
+}
+
+void RunReader::refresh_index_locked() {
+  const fs::path folder = dir_ / "games";
+  if (!fs::is_directory(folder)) {
+    chunks_.clear();
+    return;
+  }
+  const selfplay::FolderReplayStore store(folder.string(),
+                                          selfplay::FolderReplayStore::Mode::kReadOnly);
+  const std::vector<std::string> paths = store.chunks();
+  folder_problems_ = static_cast<int>(store.problems().size());
+  std::map<std::string, Chunk> known;
+  for (Chunk& c : chunks_) known.emplace(c.path, std::move(c));
+  chunks_.clear();
+  for (const std::string& path : paths) {
+    const std::uintmax_t size = size_of(path);
+    const std::int64_t mtime = mtime_of(path);
+    auto it = known.find(path);
+    if (it != known.end() && it->second.size == size && it->second.mtime == mtime) {
+      chunks_.push_back(std::move(it->second));
+      continue;
+    }
+    Chunk chunk;
+    chunk.path = path;
+    chunk.size = size;
+    chunk.mtime = mtime;
+    const std::string file = fs::path(path).filename().string();
+    const std::string digits = file.substr(6, file.size() - 6 - 4);  // chunk-<digits>.bin
+    chunk.number = std::strtoull(digits.c_str(), nullptr, 10);
+    const selfplay::ReadResult read = store.read_chunk(path);
+    chunk.problems = static_cast<int>(read.problems.size());
+    for (std::size_t i = 0; i < read.records.size() && i < 65535; ++i) {
+      const selfplay::GameRecord& r = read.records[i];
+      GameEntry e;
+      e.network_step = r.network_step;
+      e.index = static_cast<std::uint16_t>(i);
+      e.plies = static_cast<std::uint16_t>(std::min<std::size_t>(r.moves.size(), 65535));
+      e.result = r.result;
+      e.adjudicated = r.adjudicated;
+      e.score[0] = r.score[0];
+      e.score[1] = r.score[1];
+      chunk.games.push_back(e);
+    }
+    chunks_.push_back(std::move(chunk));
+  }
+  for (std::size_t slot = 0; slot < chunks_.size(); ++slot)
+    for (GameEntry& e : chunks_[slot].games) e.chunk_slot = static_cast<std::uint32_t>(slot);
+}
+
+std::int64_t RunReader::indexed_games() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refresh_index_locked();
+  std::int64_t n = 0;
+  for (const Chunk& c : chunks_) n += static_cast<std::int64_t>(c.games.size());
+  return n;
+}
+
+json RunReader::summary() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const ConfigInfo config = config_locked();
+  refresh_index_locked();
+  json out;
+  out["name"] = name_;
+  out["folder"] = dir_.string();
+  out["game"] = config.game;
+  out["config"] = config.fields.is_null() ? json::object() : config.fields;
+  if (!config.error.empty()) out["config_error"] = config.error;
+
+  // Self-play games found in the folder.
+  std::int64_t games = 0, positions = 0, problems = folder_problems_;
+  for (const Chunk& c : chunks_) {
+    games += static_cast<std::int64_t>(c.games.size());
+    problems += c.problems;
+    for (const GameEntry& e : c.games) positions += e.plies;
+  }
+  out["stored"] = {{"chunks", chunks_.size()}, {"games", games}, {"positions", positions},
+                   {"damaged", problems}};
+
+  // metrics.csv: losses by step, speed and progress.
+  const Table metrics(dir_ / "metrics.csv");
+  const int kind = metrics.column("kind"), seconds = metrics.column("seconds"),
+            step = metrics.column("step"), generation = metrics.column("generation"),
+            pos = metrics.column("positions"), gam = metrics.column("games"),
+            policy = metrics.column("policy_loss"), value = metrics.column("value_loss"),
+            rate = metrics.column("learning_rate");
+  std::vector<std::array<double, 3>> losses;  // step, policy, value
+  json speed = json::array();                 // [minutes, positions per second]
+  json last = json::object();
+  std::optional<double> last_t, last_positions;
+  for (const auto& row : metrics.rows) {
+    const std::string k = metrics.text(row, kind);
+    const auto t = metrics.value(row, seconds), p = metrics.value(row, pos);
+    if (k == "train") {
+      const auto s = metrics.value(row, step), pl = metrics.value(row, policy),
+                 vl = metrics.value(row, value);
+      if (s && pl && vl) losses.push_back({*s, *pl, *vl});
+      last["step"] = or_null(s);
+      last["learning_rate"] = or_null(metrics.value(row, rate));
+      last["generation"] = or_null(metrics.value(row, generation));
+    }
+    if ((k == "train" || k == "gate" || k == "stream") && t && p) {
+      last["seconds"] = *t;
+      last["positions"] = *p;
+      last["games"] = or_null(metrics.value(row, gam));
+      if (last_t && *t >= *last_t + 20) {
+        speed.push_back({*t / 60, (*p - *last_positions) / (*t - *last_t)});
+        last_t = t, last_positions = p;
+      } else if (!last_t || *t < *last_t) {
+        last_t = t, last_positions = p;  // a new session restarts the clock
+      }
+    }
+  }
+  out["losses"] = downsample(losses);
+  out["speed"] = speed;
+  out["progress"] = last;
+  out["metrics_rows"] = metrics.rows.size();
+
+  // arena.csv: one row per gate.
+  const Table arena(dir_ / "arena.csv");
+  json gates = json::array();
+  int best = 0, last_generation = 0;
+  for (const auto& row : arena.rows) {
+    json g;
+    for (std::size_t i = 0; i < arena.header.size() && i < row.size(); ++i) {
+      const auto v = number(row[i]);
+      g[arena.header[i]] = v ? json(*v) : json(row[i]);
+    }
+    const auto gen = arena.value(row, arena.column("generation"));
+    const auto promoted = arena.value(row, arena.column("promoted"));
+    if (gen) last_generation = std::max(last_generation, static_cast<int>(*gen));
+    if (gen && promoted && *promoted != 0) best = static_cast<int>(*gen);
+    gates.push_back(std::move(g));
+  }
+  out["gates"] = gates;
+  out["generation"] = last_generation;
+  out["best"] = best;
+  out["skipped_rows"] = metrics.skipped + arena.skipped;
+  std::string table_errors = metrics.error + (metrics.error.empty() || arena.error.empty() ? "" : "; ") + arena.error;
+  if (!table_errors.empty()) out["table_error"] = table_errors;
+
+  // The files behind the summary: the page redraws only when this changes.
+  out["version"] = std::to_string(mtime_of(dir_ / "metrics.csv")) + "-" +
+                   std::to_string(size_of(dir_ / "metrics.csv")) + "-" +
+                   std::to_string(mtime_of(dir_ / "arena.csv")) + "-" + std::to_string(games) +
+                   "-" + std::to_string(config_mtime_);
+  return out;
+}
+
+json RunReader::list_games(const GameFilter& f) {
+  if (f.page < 0) throw BadRequest("page must be 0 or more, got " + std::to_string(f.page));
+  if (f.per_page < 1 || f.per_page > kMaxPerPage)
+    throw BadRequest("per_page must be 1.." + std::to_string(kMaxPerPage) + ", got " +
+                     std::to_string(f.per_page));
+  std::lock_guard<std::mutex> lock(mutex_);
+  const ConfigInfo config = config_locked();
+  refresh_index_locked();
+  const std::int64_t first = static_cast<std::int64_t>(f.page) * f.per_page;
+  std::int64_t total = 0, all = 0;
+  json games = json::array();
+  // Newest first: walk the chunks and their games backwards.
+  for (auto c = chunks_.rbegin(); c != chunks_.rend(); ++c) {
+    all += static_cast<std::int64_t>(c->games.size());
+    for (auto e = c->games.rbegin(); e != c->games.rend(); ++e) {
+      const int generation = generation_of(e->network_step, config.steps_per_generation);
+      if (f.generation && generation != *f.generation) continue;
+      if (f.result && (e->adjudicated ? 0 : e->result) != *f.result) continue;
+      if (e->plies < f.min_plies || e->plies > f.max_plies) continue;
+      if (total >= first && total < first + f.per_page) {
+        games.push_back({{"chunk", c->number},
+                         {"index", e->index},
+                         {"plies", e->plies},
+                         {"result", result_text(e->result, e->adjudicated)},
+                         {"scores", {e->score[0], e->score[1]}},
+                         {"network_step", e->network_step},
+                         {"generation", generation}});
+      }
+      ++total;
+    }
+  }
+  return {{"total", total},
+          {"all", all},
+          {"page", f.page},
+          {"per_page", f.per_page},
+          {"pages", (total + f.per_page - 1) / f.per_page},
+          {"games", games}};
+}
+
+json RunReader::game_record(std::uint64_t chunk_number, int index) {
+  std::string path;
+  int steps_per_generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    steps_per_generation = config_locked().steps_per_generation;
+    refresh_index_locked();
+    for (const Chunk& c : chunks_)
+      if (c.number == chunk_number) path = c.path;
+  }
+  if (path.empty())
+    throw NotFound("run " + name_ + " has no game chunk " + std::to_string(chunk_number));
+  const selfplay::ReadResult read = selfplay::read_game_file(path);
+  if (index < 0 || static_cast<std::size_t>(index) >= read.records.size())
+    throw NotFound("chunk " + std::to_string(chunk_number) + " of run " + name_ + " has no game " +
+                   std::to_string(index) + " (" + std::to_string(read.records.size()) + " games)");
+  const selfplay::GameRecord& r = read.records[static_cast<std::size_t>(index)];
+  std::vector<std::unique_ptr<GameState>> states;
+  try {
+    states = selfplay::replay(r);
+  } catch (const std::exception& e) {
+    throw BadRequest(std::string("game ") + std::to_string(chunk_number) + "/" +
+                     std::to_string(index) + " does not replay: " + e.what());
+  }
+  json moves = json::array(), positions = json::array();
+  for (const auto& s : states) positions.push_back(s->to_string());
+  for (std::size_t i = 0; i < r.moves.size(); ++i) {
+    const selfplay::MoveRecord& m = r.moves[i];
+    std::vector<selfplay::VisitCount> visits = m.visits;
+    std::uint64_t total = 0;
+    for (const auto& v : visits) total += v.visits;
+    std::sort(visits.begin(), visits.end(),
+              [](const auto& a, const auto& b) { return a.visits > b.visits; });
+    json top = json::array();
+    for (std::size_t k = 0; k < visits.size() && k < kTopVisits; ++k)
+      top.push_back({{"move", states[i]->action_to_string(visits[k].action)},
+                     {"visits", visits[k].visits}});
+    moves.push_back({{"move", states[i]->action_to_string(m.action)},
+                     {"value", m.root_value},
+                     {"visits", total},
+                     {"full_search", m.policy_target},
+                     {"top", top}});
+  }
+  return {{"run", name_},
+          {"chunk", chunk_number},
+          {"index", index},
+          {"game", r.game},
+          {"start", r.start},
+          {"seed", std::to_string(r.seed)},
+          {"network_step", r.network_step},
+          {"generation", generation_of(r.network_step, steps_per_generation)},
+          {"node", r.node},
+          {"result", result_text(r.result, r.adjudicated)},
+          {"scores", {r.score[0], r.score[1]}},
+          {"moves", moves},
+          {"positions", positions}};
+}
+
+std::vector<std::string> RunReader::checkpoints() const {
+  static const std::regex kName("gen-[0-9]{1,8}");
+  std::vector<std::string> gens;
+  bool best = false;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_ / "checkpoints", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().extension() != ".ckpt" || !fs::is_regular_file(it->path(), ec)) continue;
+    const std::string stem = it->path().stem().string();
+    if (stem == "best") best = true;
+    else if (std::regex_match(stem, kName)) gens.push_back(stem);
+  }
+  std::sort(gens.rbegin(), gens.rend());
+  if (best) gens.insert(gens.begin(), "best");
+  return gens;
+}
+
+fs::path RunReader::checkpoint_path(const std::string& name) const {
+  std::string stem = name;
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".ckpt") == 0)
+    stem.resize(stem.size() - 5);
+  for (const std::string& known : checkpoints())
+    if (known == stem) return dir_ / "checkpoints" / (known + ".ckpt");
+  throw NotFound("run " + name_ + " has no checkpoint \"" + quote_input(name) +
+                 "\" (give best or gen-NNNN, one of the files in its checkpoints/ folder)");
+}
+
+}  // namespace oppidum::web

@@ -1,0 +1,109 @@
+// What the web page shows of one run folder, read without disturbing a running `train`: the
+// dashboard summary (metrics.csv, arena.csv, config.yaml), the list of self-play games and one game
+// replayed, and the checkpoints. It opens the replay store read-only
+// (FolderReplayStore::Mode::kReadOnly) and reads the tables with util::CsvTable::read, so it never
+// creates, writes, renames, locks or deletes anything in the folder.
+//
+// The game list is an index kept in memory: one small entry per game, built from the chunks the
+// first time and then extended with the chunks that appeared since (chunks are written whole and
+// renamed into place, so a chunk seen once never changes; one that vanished or changed size is read
+// again). A listing request then filters and pages the index without reading any chunk.
+//
+// Every id a request names (a chunk number, a game index, a checkpoint name) is looked up among the
+// files found in the folder; no path is ever built from request text.
+//
+// Thread-safe: the server calls it from many threads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "web/errors.h"
+
+namespace oppidum::web {
+
+// Filters and page of a game listing; the defaults list everything, newest first.
+struct GameFilter {
+  std::optional<int> generation;  // of the network that played
+  std::optional<int> result;      // for the first player: +1, 0 (draws, adjudicated included), -1
+  int min_plies = 0;
+  int max_plies = 1 << 30;
+  int page = 0;
+  int per_page = 50;
+};
+
+class RunReader {
+ public:
+  // `name` is the run's name in the API (unique among the runs served). The folder must exist;
+  // it may not hold a run yet (config.yaml is written last when a run is created).
+  RunReader(std::string name, std::filesystem::path dir);
+
+  const std::string& name() const { return name_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  // "mg", "dvonn", or "" while config.yaml is missing or unreadable.
+  std::string game();
+
+  // The dashboard: config, progress, curves (downsampled), gates; "version" changes whenever
+  // the files behind it do.
+  nlohmann::json summary();
+  // A page of the game list: {"total": games matching, "games": [...], "page", "pages", ...}.
+  nlohmann::json list_games(const GameFilter& filter);
+  // One game, replayed and checked against the rules: every position, move, search value and the
+  // most visited moves. Throws NotFound for an unknown chunk or index, BadRequest for a record
+  // that does not replay (saying why).
+  nlohmann::json game_record(std::uint64_t chunk, int index);
+  // The checkpoint files: "best", "gen-0003", ... (newest generation first after best).
+  std::vector<std::string> checkpoints() const;
+  // The path of checkpoint `name` ("best", "gen-0003", with or without ".ckpt") if the folder
+  // holds it as a regular file; throws NotFound otherwise.
+  std::filesystem::path checkpoint_path(const std::string& name) const;
+
+  // The games indexed so far (refreshes the index first).
+  std::int64_t indexed_games();
+
+ private:
+  struct GameEntry {
+    std::int64_t network_step = -1;
+    std::uint32_t chunk_slot = 0;  // into chunks_
+    std::uint16_t index = 0;       // in its chunk
+    std::uint16_t plies = 0;
+    std::int8_t result = 0;
+    bool adjudicated = false;
+    std::int16_t score[2] = {0, 0};
+  };
+  struct Chunk {
+    std::string path;
+    std::uint64_t number = 0;
+    std::uintmax_t size = 0;
+    std::int64_t mtime = 0;
+    std::vector<GameEntry> games;
+    int problems = 0;
+  };
+  struct ConfigInfo {
+    std::string game;
+    int steps_per_generation = 0;
+    std::string error;
+    nlohmann::json fields;  // the few config values the dashboard shows
+  };
+
+  void refresh_index_locked();
+  ConfigInfo config_locked();
+  int generation_of(std::int64_t network_step, int steps_per_generation) const;
+
+  std::string name_;
+  std::filesystem::path dir_;
+  std::mutex mutex_;  // guards everything below
+  std::vector<Chunk> chunks_;  // oldest first
+  int folder_problems_ = 0;
+  std::int64_t config_mtime_ = -1;
+  ConfigInfo config_;
+};
+
+}  // namespace oppidum::web

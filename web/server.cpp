@@ -1,0 +1,371 @@
+#include "web/server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <regex>
+#include <stdexcept>
+
+#include "games/quote.h"
+#include "web/arena_reader.h"
+#include "web/assets.h"
+#include "web/errors.h"
+#include "web/run_reader.h"
+
+namespace oppidum::web {
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace {
+
+constexpr std::size_t kMaxBody = 64 * 1024;
+constexpr const char* kCookie = "oppidum_token";
+
+std::string generate_token() {
+  std::random_device device;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (int i = 0; i < 32; ++i) token += kHex[device() % 16];
+  return token;
+}
+
+// Compares in time independent of where the strings differ.
+bool same_secret(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+// A run's name in the API: its folder name, made unique and URL-safe.
+std::string run_name(const fs::path& dir, const std::vector<std::string>& taken) {
+  std::string base = fs::path(dir).lexically_normal().filename().string();
+  if (base.empty() || base == "." || base == "..")
+    base = fs::absolute(dir).lexically_normal().filename().string();
+  static const std::regex kSafe("[A-Za-z0-9._-]{1,64}");
+  if (!std::regex_match(base, kSafe) || base == "." || base == "..") base = "run";
+  std::string name = base;
+  for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n)
+    name = base + "-" + std::to_string(n);
+  return name;
+}
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+  res.set_header("Cache-Control", "no-store");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, status, json{{"error", message}});
+}
+
+int int_param(const httplib::Request& req, const char* key, int fallback, int min, int max) {
+  if (!req.has_param(key)) return fallback;
+  const std::string text = req.get_param_value(key);
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || end == nullptr || *end != '\0' || errno != 0 || v < min || v > max)
+    throw BadRequest(std::string(key) + " must be a whole number in " + std::to_string(min) +
+                     ".." + std::to_string(max) + ", got \"" + quote_input(text) + "\"");
+  return static_cast<int>(v);
+}
+
+GameFilter filter_of(const httplib::Request& req) {
+  GameFilter f;
+  f.page = int_param(req, "page", 0, 0, 1 << 30);
+  f.per_page = int_param(req, "per_page", 50, 1, 200);
+  if (req.has_param("generation") && !req.get_param_value("generation").empty())
+    f.generation = int_param(req, "generation", 0, -1, 1 << 30);
+  if (req.has_param("result") && !req.get_param_value("result").empty()) {
+    const std::string r = req.get_param_value("result");
+    if (r == "1-0") f.result = 1;
+    else if (r == "0-1") f.result = -1;
+    else if (r == "draw") f.result = 0;
+    else throw BadRequest("result must be 1-0, 0-1 or draw, got \"" + quote_input(r) + "\"");
+  }
+  f.min_plies = int_param(req, "min_plies", 0, 0, 1 << 20);
+  f.max_plies = int_param(req, "max_plies", 1 << 20, 0, 1 << 20);
+  return f;
+}
+
+std::string cookie_token(const httplib::Request& req) {
+  const std::string cookies = req.get_header_value("Cookie");
+  const std::string key = std::string(kCookie) + "=";
+  for (std::size_t at = 0; at < cookies.size();) {
+    std::size_t end = cookies.find(';', at);
+    if (end == std::string::npos) end = cookies.size();
+    std::string part = cookies.substr(at, end - at);
+    part.erase(0, part.find_first_not_of(' '));
+    if (part.compare(0, key.size(), key) == 0) return part.substr(key.size());
+    at = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+struct WebServer::Impl {
+  ServerOptions options;
+  std::vector<std::unique_ptr<RunReader>> runs;
+  std::vector<std::unique_ptr<ArenaReader>> arena;
+  std::unique_ptr<GameService> games;
+  httplib::Server http;
+  std::thread thread;
+  int port = -1;
+
+  RunReader& run(const std::string& name) {
+    std::string names;
+    for (const auto& r : runs) {
+      if (r->name() == name) return *r;
+      names += (names.empty() ? "" : ", ") + r->name();
+    }
+    throw NotFound("no run named \"" + quote_input(name) + "\"; the runs served are: " +
+                   (names.empty() ? "none (start with --run DIR)" : names));
+  }
+
+  ArenaReader& arena_file(const std::string& name) {
+    for (const auto& a : arena)
+      if (a->name() == name) return *a;
+    throw NotFound("no arena record file named \"" + quote_input(name) + "\"");
+  }
+
+  // "RUN/NAME" -> the checkpoint file.
+  fs::path checkpoint(const std::string& name) {
+    const std::size_t slash = name.find('/');
+    if (slash == std::string::npos || name.find('/', slash + 1) != std::string::npos)
+      throw BadRequest("checkpoint \"" + quote_input(name) +
+                       "\": give RUN/NAME, e.g. mg-small/best or mg-small/gen-0003");
+    return run(name.substr(0, slash)).checkpoint_path(name.substr(slash + 1));
+  }
+
+  // Runs a handler, turning its exceptions into JSON errors.
+  template <typename F>
+  void guarded(httplib::Response& res, F&& f) {
+    try {
+      send_json(res, 200, f());
+    } catch (const BadRequest& e) {
+      send_error(res, 400, e.what());
+    } catch (const json::exception& e) {
+      send_error(res, 400, std::string("bad JSON: ") + e.what());
+    } catch (const NotFound& e) {
+      send_error(res, 404, e.what());
+    } catch (const Busy& e) {
+      send_error(res, 503, e.what());
+    } catch (const std::exception& e) {
+      send_error(res, 500, e.what());
+    }
+  }
+
+  // The token and Host checks of every request (server.h, "Security").
+  httplib::Server::HandlerResponse check_access(const httplib::Request& req,
+                                                httplib::Response& res) {
+    if (options.token.empty()) {
+      std::string host = req.get_header_value("Host");
+      if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);
+      else host = host.substr(0, host.rfind(':'));
+      if (!is_loopback_host(host)) {
+        send_error(res, 403, "this server answers requests for 127.0.0.1 or localhost only");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string bearer = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
+    if (same_secret(bearer, options.token) || same_secret(cookie_token(req), options.token))
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (req.has_param("token") && same_secret(req.get_param_value("token"), options.token)) {
+      res.set_header("Set-Cookie", std::string(kCookie) + "=" + options.token +
+                                       "; Path=/; HttpOnly; SameSite=Strict");
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    send_error(res, 401, "this server needs its token: open the URL it printed (with ?token=...) "
+                         "or send Authorization: Bearer TOKEN");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+  void post(const char* path, nlohmann::json (GameService::*method)(const json&)) {
+    http.Post(path, [this, method](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+          throw BadRequest("POST bodies must be JSON (Content-Type: application/json)");
+        return ((*games).*method)(json::parse(req.body));
+      });
+    });
+  }
+
+  void routes() {
+    http.set_payload_max_length(kMaxBody);
+    // Server faults go to the terminal too (bad requests are the page's business).
+    http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+      if (res.status >= 500 && res.status != 503)
+        std::cerr << "oppidum serve: " << res.status << " for " << quote_input(req.method) << " "
+                  << quote_input(req.path) << ": " << quote_input(res.body, 300) << std::endl;
+    });
+    http.set_pre_routing_handler(
+        [this](const httplib::Request& req, httplib::Response& res) { return check_access(req, res); });
+    for (const Asset& asset : page_assets()) {
+      const std::string path = asset.path;
+      auto handler = [asset](const httplib::Request&, httplib::Response& res) {
+        res.set_content(asset.data, asset.size, asset.content_type);
+        res.set_header("Cache-Control", "no-cache");
+        res.set_header("Content-Security-Policy",
+                       "default-src 'self'; img-src 'self' data:; style-src 'self'");
+        res.set_header("X-Content-Type-Options", "nosniff");
+      };
+      http.Get(path, handler);
+      if (path == "/index.html") http.Get("/", handler);
+    }
+    http.Get("/api/info", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] {
+        json runs_json = json::array();
+        for (const auto& r : runs) runs_json.push_back({{"name", r->name()}, {"game", r->game()}});
+        const Limits& l = games->limits();
+        json arena_json = json::array();
+        for (const auto& a : arena) {
+          try {
+            arena_json.push_back(a->info());
+          } catch (const std::exception& e) {
+            arena_json.push_back({{"name", a->name()}, {"error", e.what()}});
+          }
+        }
+        return json{{"runs", runs_json},
+                    {"arena", arena_json},
+                    {"limits",
+                     {{"max_searches", l.max_searches},
+                      {"search_ms", l.search_ms},
+                      {"max_simulations", l.max_simulations},
+                      {"max_alphabeta_depth", l.max_alphabeta_depth}}}};
+      });
+    });
+    http.Get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
+                                                    httplib::Response& res) {
+      guarded(res, [&] { return run(req.matches[1]).summary(); });
+    });
+    http.Get(R"(/api/runs/([^/]+)/games)", [this](const httplib::Request& req,
+                                                  httplib::Response& res) {
+      guarded(res, [&] {
+        RunReader& r = run(req.matches[1]);
+        return r.list_games(filter_of(req));
+      });
+    });
+    http.Get(R"(/api/runs/([^/]+)/games/([0-9]{1,19})/([0-9]{1,5}))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               guarded(res, [&] {
+                 RunReader& r = run(req.matches[1]);
+                 return r.game_record(std::strtoull(req.matches[2].str().c_str(), nullptr, 10),
+                                      std::atoi(req.matches[3].str().c_str()));
+               });
+             });
+    http.Get(R"(/api/runs/([^/]+)/checkpoints)", [this](const httplib::Request& req,
+                                                        httplib::Response& res) {
+      guarded(res, [&] { return json(run(req.matches[1]).checkpoints()); });
+    });
+    http.Get(R"(/api/arena/([^/]+)/games)", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      guarded(res, [&] {
+        ArenaReader& a = arena_file(req.matches[1]);
+        return a.list_games(int_param(req, "page", 0, 0, 1 << 30),
+                            int_param(req, "per_page", 50, 1, 200),
+                            req.get_param_value("player"), req.get_param_value("result"));
+      });
+    });
+    http.Get(R"(/api/arena/([^/]+)/games/([0-9]{1,9}))", [this](const httplib::Request& req,
+                                                                httplib::Response& res) {
+      guarded(res, [&] {
+        return arena_file(req.matches[1]).game_record(std::atoi(req.matches[2].str().c_str()));
+      });
+    });
+    post("/api/position", &GameService::position);
+    post("/api/move", &GameService::move);
+    post("/api/analyse", &GameService::analyse);
+    post("/api/evaluate", &GameService::evaluate);
+    // Anything else under /api is an unknown call; elsewhere the page is served from /.
+    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      if (res.status == 404)
+        send_error(res, 404, "no such page or API call: " + quote_input(req.method) + " " +
+                                 quote_input(req.path));
+      else if (res.status == 413)
+        send_error(res, 413, "the request is too large (at most 64 KiB)");
+    });
+  }
+};
+
+WebServer::WebServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  ServerOptions& o = impl_->options;
+  if (o.port < 0 || o.port > 65535)
+    throw std::runtime_error("--port must be 0..65535, got " + std::to_string(o.port));
+  if (!is_loopback_host(o.host) && o.token.empty()) o.token = generate_token();
+  std::vector<std::string> names;
+  for (const std::string& dir : o.runs) {
+    names.push_back(run_name(dir, names));
+    impl_->runs.push_back(std::make_unique<RunReader>(names.back(), dir));
+  }
+  std::vector<std::string> arena_names;
+  for (const std::string& file : o.arena_files) {
+    arena_names.push_back(run_name(file, arena_names));
+    impl_->arena.push_back(std::make_unique<ArenaReader>(arena_names.back(), file));
+  }
+  impl_->games = std::make_unique<GameService>(
+      [impl = impl_.get()](const std::string& name) { return impl->checkpoint(name); }, o.limits);
+  impl_->routes();
+}
+
+WebServer::~WebServer() { stop(); }
+
+int WebServer::bind() {
+  Impl& i = *impl_;
+  if (i.options.port == 0) {
+    i.port = i.http.bind_to_any_port(i.options.host);
+  } else {
+    i.port = i.http.bind_to_port(i.options.host, i.options.port) ? i.options.port : -1;
+  }
+  if (i.port < 0)
+    throw std::runtime_error("cannot listen on " + i.options.host + ":" +
+                             std::to_string(i.options.port) +
+                             " (in use, or not an address of this machine)");
+  return i.port;
+}
+
+void WebServer::serve() { impl_->http.listen_after_bind(); }
+
+int WebServer::start() {
+  const int port = bind();
+  impl_->thread = std::thread([this] { serve(); });
+  for (int waited = 0; !impl_->http.is_running(); ++waited) {
+    if (waited > 10000) throw std::runtime_error("the web server did not start listening");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return port;
+}
+
+void WebServer::stop() {
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+const std::string& WebServer::token() const { return impl_->options.token; }
+int WebServer::port() const { return impl_->port; }
+
+std::string WebServer::url() const {
+  const std::string& host = impl_->options.host;
+  const std::string shown = host == "0.0.0.0" || host == "::" ? "HOST" :
+                            host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::string url = "http://" + shown + ":" + std::to_string(impl_->port) + "/";
+  if (!impl_->options.token.empty()) url += "?token=" + impl_->options.token;
+  return url;
+}
+
+}  // namespace oppidum::web

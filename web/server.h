@@ -1,0 +1,76 @@
+// `oppidum serve`: the web page and its JSON API over HTTP (cpp-httplib), for watching runs,
+// replaying their games and playing and analysing positions (web/run_reader.h,
+// web/game_service.h). The page's files are compiled in (web/assets.h).
+//
+// The API (JSON in and out; errors are {"error": "..."} with status 400 bad input, 401 no or wrong
+// token, 403 wrong Host, 404 unknown run, game or checkpoint, 503 busy, 500 anything else):
+//   GET  /api/info                         runs served, limits, whether a token is needed
+//   GET  /api/runs/RUN/summary             the dashboard (metrics, gates, progress, config)
+//   GET  /api/runs/RUN/games?page=&per_page=&generation=&result=1-0|0-1|draw&min_plies=&max_plies=
+//   GET  /api/runs/RUN/games/CHUNK/INDEX   one self-play game, replayed
+//   GET  /api/runs/RUN/checkpoints         ["best", "gen-0003", ...]
+//   GET  /api/arena/FILE/games?page=&per_page=&player=&result=   games of an arena record file
+//   GET  /api/arena/FILE/games/INDEX       one of them, replayed
+//   POST /api/position {game, start?, moves?}                  legal moves, result
+//   POST /api/move     {game, start?, moves?, player, seed?}   a player's move
+//   POST /api/analyse  {game, start?, moves?, player}          search statistics
+//   POST /api/evaluate {game, start?, moves?, checkpoint}      a network's value and priors
+//
+// Security. It binds 127.0.0.1 unless told otherwise; any other host needs a token (given, or
+// generated at start), which every request must carry: `Authorization: Bearer T`, the cookie the
+// server sets, or `?token=T` on the first page load. Without a token (loopback only) a request
+// must name a loopback Host, which keeps other web sites from reaching the server through DNS
+// rebinding. POST bodies must be application/json (so a foreign page cannot post without a CORS
+// preflight, which is never granted) and at most 64 KiB. Runs, games and checkpoints are looked up
+// by name among those found in the folders served; no request text becomes a path.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "web/game_service.h"
+
+namespace oppidum::web {
+
+struct ServerOptions {
+  std::vector<std::string> runs;  // run folders, each served under its folder name
+  std::vector<std::string> arena_files;  // `oppidum arena --record` files, under their file names
+  std::string host = "127.0.0.1";
+  int port = 8080;                // 0: a free port (tests)
+  std::string token;              // required by every request when not empty
+  Limits limits;
+};
+
+// True for 127.0.0.1 (or any 127.x.y.z), ::1 and localhost.
+bool is_loopback_host(const std::string& host);
+
+class WebServer {
+ public:
+  // Opens the runs (throws std::runtime_error naming a folder that does not exist). Off loopback
+  // without a token, generates one (token() tells it).
+  explicit WebServer(ServerOptions options);
+  ~WebServer();
+  WebServer(const WebServer&) = delete;
+  WebServer& operator=(const WebServer&) = delete;
+
+  // Binds the socket; returns the port. Throws std::runtime_error when it cannot.
+  int bind();
+  // Serves until stop() (from another thread or a signal handler's thread).
+  void serve();
+  // bind() and serve() in a thread of its own; returns the port.
+  int start();
+  void stop();
+
+  const std::string& token() const;
+  int port() const;
+  // The URL to open, with the token when there is one.
+  std::string url() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace oppidum::web
