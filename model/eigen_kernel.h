@@ -26,8 +26,13 @@ class EigenKernel {
   virtual const char* isa() const = 0;  // "generic" or "avx2"
 };
 
-EigenKernel* new_eigen_kernel_generic(const FoldedNet& net);
+// How the kernel computes its 3x3 convolutions (the public EigenConv, resolved: never kAuto).
+// Winograd F(m x m, 3 x 3): m x m output cells per tile from (m + 2) x (m + 2) input cells, one
+// GEMM per tile element (16 for m = 2, 36 for m = 4) instead of one GEMM 9 times as deep.
+enum class ConvAlgo { kDirect, kWinograd2, kWinograd4 };
+
+EigenKernel* new_eigen_kernel_generic(const FoldedNet& net, ConvAlgo algo);
 // nullptr when this build has no AVX2 kernel (not x86-64).
-EigenKernel* new_eigen_kernel_avx2(const FoldedNet& net);
+EigenKernel* new_eigen_kernel_avx2(const FoldedNet& net, ConvAlgo algo);
 
 }  // namespace oppidum::model::detail

@@ -14,7 +14,7 @@ namespace oppidum::model {
 namespace detail {
 EigenKernel::~EigenKernel() = default;
 #ifndef OPPIDUM_HAVE_AVX2_KERNEL
-EigenKernel* new_eigen_kernel_avx2(const FoldedNet&) { return nullptr; }
+EigenKernel* new_eigen_kernel_avx2(const FoldedNet&, ConvAlgo) { return nullptr; }
 #endif
 }  // namespace detail
 
@@ -32,10 +32,50 @@ bool cpu_has_avx2_fma() {
 #endif
 }
 
+// kAuto: the algorithm measured fastest (docs/PERFORMANCE.md, "Winograd").
+EigenConv resolve(EigenConv conv, const FoldedNet&) {
+  if (conv != EigenConv::kAuto) return conv;
+  return EigenConv::kWinograd4;
+}
+
+detail::ConvAlgo to_algo(EigenConv conv) {
+  switch (conv) {
+    case EigenConv::kWinograd2:
+      return detail::ConvAlgo::kWinograd2;
+    case EigenConv::kWinograd4:
+      return detail::ConvAlgo::kWinograd4;
+    default:
+      return detail::ConvAlgo::kDirect;
+  }
+}
+
 }  // namespace
+
+const char* to_string(EigenConv conv) {
+  switch (conv) {
+    case EigenConv::kAuto:
+      return "auto";
+    case EigenConv::kDirect:
+      return "direct";
+    case EigenConv::kWinograd2:
+      return "winograd2";
+    case EigenConv::kWinograd4:
+      return "winograd4";
+  }
+  return "?";
+}
+
+EigenConv parse_eigen_conv(const std::string& name) {
+  for (EigenConv c :
+       {EigenConv::kAuto, EigenConv::kDirect, EigenConv::kWinograd2, EigenConv::kWinograd4})
+    if (name == to_string(c)) return c;
+  throw std::invalid_argument("unknown Eigen convolution '" + name +
+                              "' (auto, direct, winograd2, winograd4)");
+}
 
 struct EigenNet::Impl {
   NetConfig config;
+  EigenConv conv = EigenConv::kDirect;
   int threads = 1;
   int num_actions = 0;
   std::ptrdiff_t plane_size = 0;
@@ -65,11 +105,13 @@ struct EigenNet::Impl {
   }
 };
 
-EigenNet::EigenNet(const Checkpoint& checkpoint, int threads, EigenIsa isa)
+EigenNet::EigenNet(const Checkpoint& checkpoint, int threads, EigenIsa isa, EigenConv conv)
     : Backend(checkpoint.input, checkpoint.num_actions), impl_(std::make_unique<Impl>()) {
   const FoldedNet net = fold_batch_norm(checkpoint);
   Impl& m = *impl_;
   m.config = net.config;
+  m.conv = resolve(conv, net);
+  const detail::ConvAlgo algo = to_algo(m.conv);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   m.threads = threads > 0 ? threads : cores;
   m.num_actions = net.num_actions;
@@ -81,13 +123,13 @@ EigenNet::EigenNet(const Checkpoint& checkpoint, int threads, EigenIsa isa)
   const bool baseline_has_avx2 = false;
 #endif
   if (isa == EigenIsa::kBest && !baseline_has_avx2 && cpu_has_avx2_fma())
-    m.kernel = detail::new_eigen_kernel_avx2(net);
+    m.kernel = detail::new_eigen_kernel_avx2(net, algo);
   if (isa == EigenIsa::kAvx2) {
     if (!cpu_has_avx2_fma()) throw std::invalid_argument("this CPU has no AVX2 and FMA");
-    m.kernel = detail::new_eigen_kernel_avx2(net);
+    m.kernel = detail::new_eigen_kernel_avx2(net, algo);
     if (m.kernel == nullptr) throw std::invalid_argument("this build has no AVX2 Eigen kernel");
   }
-  if (m.kernel == nullptr) m.kernel = detail::new_eigen_kernel_generic(net);
+  if (m.kernel == nullptr) m.kernel = detail::new_eigen_kernel_generic(net, algo);
 }
 
 EigenNet::~EigenNet() = default;
@@ -118,8 +160,11 @@ void EigenNet::forward(const float* planes, int n, float* logits, float* values)
 }
 
 std::string EigenNet::describe() const {
-  return std::string("eigen cpu (") + impl_->kernel->isa() + ") " + impl_->config.to_string() +
+  return std::string("eigen cpu (") + impl_->kernel->isa() + ", " + to_string(impl_->conv) + ") " +
+         impl_->config.to_string() +
          ", " + std::to_string(impl_->threads) + (impl_->threads == 1 ? " thread" : " threads");
 }
+
+EigenConv EigenNet::conv() const { return impl_->conv; }
 
 }  // namespace oppidum::model
