@@ -24,6 +24,10 @@ class EigenKernel {
   virtual void run_chunk(const float* planes, int m, float* logits, float* values,
                          void* scratch) const = 0;
   virtual const char* isa() const = 0;  // "generic" or "avx2"
+  // Positions per chunk: large enough for efficient GEMMs, small enough that the scratch of a
+  // 128-filter trunk stays in the cache (measured: docs/PERFORMANCE.md): 16 direct (the im2col
+  // buffer), 32 Winograd (whose GEMMs have 1/9 of the depth and 1/4 of the columns per position).
+  virtual int chunk_positions() const = 0;
 };
 
 // How the kernel computes its 3x3 convolutions (the public EigenConv, resolved: never kAuto).

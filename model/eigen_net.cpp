@@ -20,10 +20,6 @@ EigenKernel* new_eigen_kernel_avx2(const FoldedNet&, ConvAlgo) { return nullptr;
 
 namespace {
 
-// Positions per chunk: large enough for efficient GEMMs, small enough that the im2col buffer of a
-// 128-filter trunk stays in the cache (measured: docs/PERFORMANCE.md).
-constexpr int kChunkPositions = 16;
-
 bool cpu_has_avx2_fma() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -138,7 +134,7 @@ void EigenNet::forward(const float* planes, int n, float* logits, float* values)
   if (n <= 0) return;
   Impl& m = *impl_;
   const int per_thread = (n + m.threads - 1) / m.threads;
-  const int chunk = std::max(1, std::min(kChunkPositions, per_thread));
+  const int chunk = std::max(1, std::min(m.kernel->chunk_positions(), per_thread));
   const int chunks = (n + chunk - 1) / chunk;
   const auto run = [&](int k) {
     const int first = k * chunk;

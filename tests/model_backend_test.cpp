@@ -139,7 +139,7 @@ TEST(Backend, EigenConvolutionsAgreeWithTorch) {
       BackendOptions torch_cpu;
       torch_cpu.kind = BackendKind::kTorch;
       auto t = make_backend(c, torch_cpu);
-      const int n = 17;  // a chunk of 16 and one more
+      const int n = 33;  // two chunks of 16 (direct) or one of 32 (Winograd), and one more
       const std::vector<float> planes = test_util::random_planes(game, n, 31);
       const Outputs ot = run(*t, planes, n);
       for (EigenConv conv :
