@@ -35,8 +35,10 @@ class EigenKernel {
 // GEMM per tile element (16 for m = 2, 36 for m = 4) instead of one GEMM 9 times as deep.
 enum class ConvAlgo { kDirect, kWinograd2, kWinograd4 };
 
-EigenKernel* new_eigen_kernel_generic(const FoldedNet& net, ConvAlgo algo);
+// single_direct: with Winograd, a chunk of a single position still convolves directly (the
+// transformed filters are 4x (F(4x4)) the direct ones; for a large net they stream from memory).
+EigenKernel* new_eigen_kernel_generic(const FoldedNet& net, ConvAlgo algo, bool single_direct);
 // nullptr when this build has no AVX2 kernel (not x86-64).
-EigenKernel* new_eigen_kernel_avx2(const FoldedNet& net, ConvAlgo algo);
+EigenKernel* new_eigen_kernel_avx2(const FoldedNet& net, ConvAlgo algo, bool single_direct);
 
 }  // namespace oppidum::model::detail

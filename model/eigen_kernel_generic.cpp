@@ -5,8 +5,8 @@
 
 namespace oppidum::model::detail {
 
-EigenKernel* new_eigen_kernel_generic(const FoldedNet& net, ConvAlgo algo) {
-  return new generic::Kernel(net, algo);
+EigenKernel* new_eigen_kernel_generic(const FoldedNet& net, ConvAlgo algo, bool single_direct) {
+  return new generic::Kernel(net, algo, single_direct);
 }
 
 }  // namespace oppidum::model::detail

@@ -14,7 +14,7 @@ namespace oppidum::model {
 namespace detail {
 EigenKernel::~EigenKernel() = default;
 #ifndef OPPIDUM_HAVE_AVX2_KERNEL
-EigenKernel* new_eigen_kernel_avx2(const FoldedNet&, ConvAlgo) { return nullptr; }
+EigenKernel* new_eigen_kernel_avx2(const FoldedNet&, ConvAlgo, bool) { return nullptr; }
 #endif
 }  // namespace detail
 
@@ -28,10 +28,25 @@ bool cpu_has_avx2_fma() {
 #endif
 }
 
-// kAuto: the algorithm measured fastest (docs/PERFORMANCE.md, "Winograd").
-EigenConv resolve(EigenConv conv, const FoldedNet&) {
-  if (conv != EigenConv::kAuto) return conv;
-  return EigenConv::kWinograd4;
+// kAuto: the algorithm measured fastest (docs/PERFORMANCE.md, "Winograd"): F(4x4,3x3) for every
+// size and both games, at every batch size but one, single positions of the 10x128 net.
+EigenConv resolve(EigenConv conv) { return conv == EigenConv::kAuto ? EigenConv::kWinograd4 : conv; }
+
+// kAuto: single positions convolve directly when the F(4x4,3x3) filters of the net exceed this
+// (10x128: 50 MB, out of the cache; 6x64: 7 MB, 4x32: 1.3 MB).
+constexpr double kSingleWinogradBytes = 16.0 * 1024 * 1024;
+
+double winograd4_filter_bytes(const FoldedNet& net) {
+  double bytes = 0;
+  const auto add = [&](const FoldedConv& c) {
+    if (c.kernel == 3) bytes += 36.0 * c.in * c.out * sizeof(float);
+  };
+  add(net.stem);
+  for (const FoldedBlock& b : net.blocks) {
+    add(b.conv1);
+    add(b.conv2);
+  }
+  return bytes;
 }
 
 detail::ConvAlgo to_algo(EigenConv conv) {
@@ -72,6 +87,7 @@ EigenConv parse_eigen_conv(const std::string& name) {
 struct EigenNet::Impl {
   NetConfig config;
   EigenConv conv = EigenConv::kDirect;
+  bool single_direct = false;
   int threads = 1;
   int num_actions = 0;
   std::ptrdiff_t plane_size = 0;
@@ -106,7 +122,8 @@ EigenNet::EigenNet(const Checkpoint& checkpoint, int threads, EigenIsa isa, Eige
   const FoldedNet net = fold_batch_norm(checkpoint);
   Impl& m = *impl_;
   m.config = net.config;
-  m.conv = resolve(conv, net);
+  m.conv = resolve(conv);
+  m.single_direct = conv == EigenConv::kAuto && winograd4_filter_bytes(net) > kSingleWinogradBytes;
   const detail::ConvAlgo algo = to_algo(m.conv);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   m.threads = threads > 0 ? threads : cores;
@@ -119,13 +136,13 @@ EigenNet::EigenNet(const Checkpoint& checkpoint, int threads, EigenIsa isa, Eige
   const bool baseline_has_avx2 = false;
 #endif
   if (isa == EigenIsa::kBest && !baseline_has_avx2 && cpu_has_avx2_fma())
-    m.kernel = detail::new_eigen_kernel_avx2(net, algo);
+    m.kernel = detail::new_eigen_kernel_avx2(net, algo, m.single_direct);
   if (isa == EigenIsa::kAvx2) {
     if (!cpu_has_avx2_fma()) throw std::invalid_argument("this CPU has no AVX2 and FMA");
-    m.kernel = detail::new_eigen_kernel_avx2(net, algo);
+    m.kernel = detail::new_eigen_kernel_avx2(net, algo, m.single_direct);
     if (m.kernel == nullptr) throw std::invalid_argument("this build has no AVX2 Eigen kernel");
   }
-  if (m.kernel == nullptr) m.kernel = detail::new_eigen_kernel_generic(net, algo);
+  if (m.kernel == nullptr) m.kernel = detail::new_eigen_kernel_generic(net, algo, m.single_direct);
 }
 
 EigenNet::~EigenNet() = default;
@@ -156,7 +173,8 @@ void EigenNet::forward(const float* planes, int n, float* logits, float* values)
 }
 
 std::string EigenNet::describe() const {
-  return std::string("eigen cpu (") + impl_->kernel->isa() + ", " + to_string(impl_->conv) + ") " +
+  return std::string("eigen cpu (") + impl_->kernel->isa() + ", " + to_string(impl_->conv) +
+         (impl_->single_direct ? ", direct for single positions" : "") + ") " +
          impl_->config.to_string() +
          ", " + std::to_string(impl_->threads) + (impl_->threads == 1 ? " thread" : " threads");
 }

@@ -23,8 +23,9 @@ namespace oppidum::model {
 // build's baseline one (for tests and measurements).
 enum class EigenIsa { kBest, kGeneric, kAvx2 };
 
-// How the 3x3 convolutions are computed: kAuto picks the fastest measured for the board and
-// filters (docs/PERFORMANCE.md, "Winograd"); the others force one, for tests and measurements.
+// How the 3x3 convolutions are computed: kAuto is the fastest measured (docs/PERFORMANCE.md,
+// "Winograd"): F(4x4,3x3), except that single positions of a net whose transformed filters
+// exceed 16 MiB (10x128) convolve directly; the others force one, for tests and measurements.
 // kDirect: im2col and one GEMM; kWinograd2 / kWinograd4: Winograd F(2x2,3x3) / F(4x4,3x3).
 enum class EigenConv { kAuto, kDirect, kWinograd2, kWinograd4 };
 const char* to_string(EigenConv conv);  // "auto", "direct", "winograd2", "winograd4"
