@@ -102,11 +102,12 @@ const bool kHasPopcnt = [] {
   __builtin_cpu_init();
   return __builtin_cpu_supports("popcnt") != 0;
 }();
-inline int count_actions(Bitboard towers, Bitboard free, Bitboard ew) {
-  return kHasPopcnt ? count_all_popcnt(towers, free, ew) : count_all(towers, free, ew);
+OPPIDUM_ALWAYS_INLINE int count_actions(Bitboard towers, Bitboard free, Bitboard ew) {
+  if (kHasPopcnt) return count_all_popcnt(towers, free, ew);
+  return count_all(towers, free, ew);
 }
 #else
-inline int count_actions(Bitboard towers, Bitboard free, Bitboard ew) {
+OPPIDUM_ALWAYS_INLINE int count_actions(Bitboard towers, Bitboard free, Bitboard ew) {
   return count_all(towers, free, ew);
 }
 #endif
