@@ -45,6 +45,7 @@ struct BenchModelOptions {
   int max_wait_us = 1000;
   std::vector<std::string> compare_conv;  // non-empty: the convolution comparison mode
   int rounds = 7;
+  std::string eigen_isa = "best";  // --compare-conv: the Eigen kernel (best or generic)
 };
 
 double seconds_since(Clock::time_point start) {
@@ -187,7 +188,9 @@ void run_compare_conv(const BenchModelOptions& o, const Game& game,
     const double flops = direct_flops(config, game.input_shape(), game.num_actions());
     std::vector<std::unique_ptr<model::EigenNet>> nets;
     for (model::EigenConv c : convs)
-      nets.push_back(std::make_unique<model::EigenNet>(checkpoint, o.threads, model::EigenIsa::kBest, c));
+      nets.push_back(std::make_unique<model::EigenNet>(
+          checkpoint, o.threads,
+          o.eigen_isa == "generic" ? model::EigenIsa::kGeneric : model::EigenIsa::kBest, c));
     std::printf("\n%s %s, %.2f MFLOP a position (direct); %s\n", game.name().c_str(),
                 config.to_string().c_str(), flops / 1e6, nets.front()->describe().c_str());
     std::printf("%6s", "batch");
@@ -321,6 +324,11 @@ void register_bench_model(CLI::App& bench) {
                   "(ratios to the first): direct, winograd2, winograd4, auto")
       ->delimiter(',')
       ->check(CLI::IsMember({"auto", "direct", "winograd2", "winograd4"}));
+  cmd->add_option("--eigen-isa", o->eigen_isa,
+                  "--compare-conv: the Eigen kernel, best (AVX2+FMA where the CPU has it) or "
+                  "generic (the build's baseline instruction set)")
+      ->check(CLI::IsMember({"best", "generic"}))
+      ->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "--compare-conv: alternating rounds per cell")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
