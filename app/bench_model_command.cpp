@@ -4,6 +4,12 @@
 // that size, the server's max_batch is that size) as a ratio to the raw forward of the same backend
 // at the same batch size. Weights are seeded random ones, inputs real encoded positions; the
 // numbers go into docs/PERFORMANCE.md ("Model inference").
+//
+// With --compare-conv A,B,... it instead compares the Eigen backend's convolution algorithms
+// (model::EigenConv) on the same batch in one run: for each size and batch, `--rounds` rounds in
+// which each algorithm runs for --seconds in turn, printing the median rate of each, the median of
+// the per-round ratios to the first algorithm, and the direct-equivalent GFLOP/s (the direct
+// convolution's multiply-adds per position x 2 x rate) ("Winograd" in docs/PERFORMANCE.md).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -19,6 +25,7 @@
 #include "model/backend.h"
 #include "model/checkpoint.h"
 #include "model/cpu_tuning.h"
+#include "model/eigen_net.h"
 #include "model/inference_server.h"
 
 namespace oppidum::app {
@@ -36,6 +43,9 @@ struct BenchModelOptions {
   double seconds = 0.5;  // per measurement
   int threads = 0;       // 0: every core
   int max_wait_us = 1000;
+  std::vector<std::string> compare_conv;  // non-empty: the convolution comparison mode
+  int rounds = 7;
+  std::string eigen_isa = "best";  // --compare-conv: the Eigen kernel (best or generic)
 };
 
 double seconds_since(Clock::time_point start) {
@@ -143,6 +153,74 @@ std::int64_t parameter_count(const model::Checkpoint& c) {
   return n;
 }
 
+// Floating-point operations of one position's forward pass with direct convolutions (2 per
+// multiply-add; biases, activations and transforms not counted).
+double direct_flops(const model::NetConfig& c, PlaneShape input, int num_actions) {
+  const double cells = static_cast<double>(input.height) * input.width;
+  const double f = c.filters;
+  double macs = cells * 9 * input.planes * f;               // stem
+  macs += c.blocks * 2 * cells * 9 * f * f;                 // trunk
+  for (int b = 0; b < c.blocks; ++b)
+    if (c.has_pool_bias(b)) macs += 2 * f * f;              // pooling bias
+  macs += cells * f * (c.policy_channels + c.value_channels);  // 1x1 head convolutions
+  macs += cells * c.policy_channels * num_actions;          // policy fc
+  macs += cells * c.value_channels * c.value_hidden + c.value_hidden;  // value fc1, fc2
+  return 2 * macs;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void run_compare_conv(const BenchModelOptions& o, const Game& game,
+                      const std::vector<float>& planes) {
+  std::vector<model::EigenConv> convs;
+  for (const std::string& name : o.compare_conv) convs.push_back(model::parse_eigen_conv(name));
+  std::printf("Eigen convolutions side by side, %d rounds of %.2f s per algorithm and cell, "
+              "alternating; positions/s are the medians over rounds, ratio = median over rounds of "
+              "rate / rate of %s in the same round; GF/s = direct-equivalent GFLOP/s\n",
+              o.rounds, o.seconds, o.compare_conv.front().c_str());
+  for (const std::string& size : o.sizes) {
+    const model::NetConfig config = model::NetConfig::parse_size(size);
+    const model::Checkpoint checkpoint = model::random_checkpoint(game, config, 1);
+    const double flops = direct_flops(config, game.input_shape(), game.num_actions());
+    std::vector<std::unique_ptr<model::EigenNet>> nets;
+    for (model::EigenConv c : convs)
+      nets.push_back(std::make_unique<model::EigenNet>(
+          checkpoint, o.threads,
+          o.eigen_isa == "generic" ? model::EigenIsa::kGeneric : model::EigenIsa::kBest, c));
+    std::printf("\n%s %s, %.2f MFLOP a position (direct); %s\n", game.name().c_str(),
+                config.to_string().c_str(), flops / 1e6, nets.front()->describe().c_str());
+    std::printf("%6s", "batch");
+    for (std::size_t k = 0; k < convs.size(); ++k)
+      std::printf(" %12s %6s", o.compare_conv[k].c_str(), "GF/s");
+    for (std::size_t k = 1; k < convs.size(); ++k)
+      std::printf(" %16s", (o.compare_conv[k] + "/" + o.compare_conv[0]).c_str());
+    std::printf("\n");
+    for (int batch : o.batches) {
+      std::vector<std::vector<double>> rates(convs.size()), ratios(convs.size());
+      for (int r = 0; r < o.rounds; ++r) {
+        std::vector<double> round;
+        for (auto& net : nets) round.push_back(raw_forward(*net, planes, batch, o.seconds));
+        for (std::size_t k = 0; k < convs.size(); ++k) {
+          rates[k].push_back(round[k]);
+          ratios[k].push_back(round[k] / round[0]);
+        }
+      }
+      std::printf("%6d", batch);
+      for (std::size_t k = 0; k < convs.size(); ++k) {
+        const double rate = median(rates[k]);
+        std::printf(" %12.0f %6.1f", rate, rate * flops / 1e9);
+      }
+      for (std::size_t k = 1; k < convs.size(); ++k) std::printf(" %16.2f", median(ratios[k]));
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+}
+
 void run_bench_model(const BenchModelOptions& o) {
   const Game& game = game_by_name(o.game);
   std::printf("oppidum bench model: %s, %u hardware threads; %s\n", game.name().c_str(),
@@ -157,6 +235,7 @@ void run_bench_model(const BenchModelOptions& o) {
   for (int i = 0; i < max_batch; ++i)
     positions.states[static_cast<std::size_t>(i) % positions.states.size()]->encode(
         planes.data() + static_cast<std::ptrdiff_t>(i) * plane_size);
+  if (!o.compare_conv.empty()) return run_compare_conv(o, game, planes);
 
   for (const std::string& size : o.sizes) {
     const model::NetConfig config = model::NetConfig::parse_size(size);
@@ -239,6 +318,19 @@ void register_bench_model(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--max-wait-us", o->max_wait_us, "server: longest wait for a batch to fill")
       ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--compare-conv", o->compare_conv,
+                  "compare the Eigen backend's convolutions instead, side by side in one run "
+                  "(ratios to the first): direct, winograd2, winograd4, auto")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"auto", "direct", "winograd2", "winograd4"}));
+  cmd->add_option("--eigen-isa", o->eigen_isa,
+                  "--compare-conv: the Eigen kernel, best (AVX2+FMA where the CPU has it) or "
+                  "generic (the build's baseline instruction set)")
+      ->check(CLI::IsMember({"best", "generic"}))
+      ->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "--compare-conv: alternating rounds per cell")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->callback([o] {
     auto& sb = o->server_backends;

@@ -17,6 +17,24 @@ std::uint64_t perft(const P& pos, int depth, bool bulk = true) {
   ActionList actions;
   pos.legal_actions(actions);
   std::uint64_t n = 0;
+  // The last one or two plies without a recursive call per child (a call that would only
+  // return 1 or count): every leaf still applied, or counted in bulk.
+  if (depth == 1) {
+    for (Action a : actions) {
+      P next = pos;
+      next.apply(a);
+      ++n;
+    }
+    return n;
+  }
+  if (bulk && depth == 2) {
+    for (Action a : actions) {
+      P next = pos;
+      next.apply(a);
+      n += static_cast<std::uint64_t>(next.count_legal_actions());
+    }
+    return n;
+  }
   for (Action a : actions) {
     P next = pos;
     next.apply(a);

@@ -8,6 +8,8 @@
 
 namespace oppidum::model::detail {
 
-EigenKernel* new_eigen_kernel_avx2(const FoldedNet& net) { return new avx2::Kernel(net); }
+EigenKernel* new_eigen_kernel_avx2(const FoldedNet& net, ConvAlgo algo, bool single_direct) {
+  return new avx2::Kernel(net, algo, single_direct);
+}
 
 }  // namespace oppidum::model::detail

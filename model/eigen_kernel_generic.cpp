@@ -5,6 +5,8 @@
 
 namespace oppidum::model::detail {
 
-EigenKernel* new_eigen_kernel_generic(const FoldedNet& net) { return new generic::Kernel(net); }
+EigenKernel* new_eigen_kernel_generic(const FoldedNet& net, ConvAlgo algo, bool single_direct) {
+  return new generic::Kernel(net, algo, single_direct);
+}
 
 }  // namespace oppidum::model::detail

@@ -162,6 +162,19 @@ TEST(Cli, ApplyPrintsThePositionOrWhyAMoveIsIllegal) {
   EXPECT_NE(r.out.find("move 2 (A1)"), std::string::npos) << r.out;
 }
 
+// The convolution comparison of `bench model` runs every algorithm asked for on the same batch and
+// prints the ratios (a smoke test of the output, not of the speed).
+TEST(Cli, BenchModelComparesConvolutions) {
+  const CommandResult r = run(
+      "bench model --game dvonn --sizes 1x16 --batches 3 --threads 1 --rounds 1 --seconds 0.01 "
+      "--compare-conv direct,winograd2,winograd4");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("winograd2/direct"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("winograd4/direct"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MFLOP a position"), std::string::npos) << r.out;
+  EXPECT_NE(run("bench model --compare-conv fft").status, 0);
+}
+
 TEST(Cli, HelpDescribesCommands) {
   const CommandResult r = run("--help");
   EXPECT_EQ(r.status, 0);

@@ -237,5 +237,30 @@ TEST(MgGame, ContractDescribesTheGame) {
   EXPECT_THROW(game_by_name("chess"), GameError);
 }
 
+// The order of the legal actions is behaviour (seeded playouts, searches and records depend on
+// it), so a faster move generator must keep it: a hash of every legal-action list, action count
+// and position along 300 seeded random games, recorded from the implementation before the
+// bitboard-limit rewrite (issue #13), where it was the same over 20,000 games.
+TEST(MgRules, LegalActionOrderIsStable) {
+  std::mt19937_64 rng(99);
+  std::uint64_t h = 1469598103934665603ULL;
+  long lists = 0;
+  for (int g = 0; g < 300; ++g) {
+    Position p = Position::initial();
+    ActionList a;
+    for (int ply = 0; ply < 300; ++ply) {
+      p.legal_actions(a);
+      h = (h ^ static_cast<std::uint64_t>(p.count_legal_actions())) * 1099511628211ULL;
+      for (Action x : a) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ULL;
+      h = (h ^ p.hash()) * 1099511628211ULL;
+      ++lists;
+      if (a.empty()) break;
+      p.apply(a[static_cast<int>(rng() % static_cast<unsigned>(a.size()))]);
+    }
+  }
+  EXPECT_EQ(lists, 10371);
+  EXPECT_EQ(h, 0xb09cc4dca4dbe18cULL);
+}
+
 }  // namespace
 }  // namespace oppidum::mg

@@ -113,14 +113,58 @@ TEST(Backend, EigenAndTorchAgree) {
 TEST(Backend, EigenKernelsAgree) {
   const Game& game = game_by_name("mg");
   const Checkpoint c = random_checkpoint(game, config(2, 16, true), 12);
-  EigenNet generic(c, 1, EigenIsa::kGeneric);
-  EigenNet best(c, 1, EigenIsa::kBest);
-  EXPECT_NE(generic.describe().find("generic"), std::string::npos) << generic.describe();
   const std::vector<float> planes = test_util::random_planes(game, 19, 4);
-  const Outputs a = run(generic, planes, 19);
-  const Outputs b = run(best, planes, 19);
-  EXPECT_LT(max_abs_diff(a.logits, b.logits), 1e-4f) << best.describe();
-  EXPECT_LT(max_abs_diff(a.values, b.values), 1e-4f) << best.describe();
+  for (EigenConv conv : {EigenConv::kDirect, EigenConv::kWinograd2, EigenConv::kWinograd4}) {
+    EigenNet generic(c, 1, EigenIsa::kGeneric, conv);
+    EigenNet best(c, 1, EigenIsa::kBest, conv);
+    EXPECT_NE(generic.describe().find("generic"), std::string::npos) << generic.describe();
+    const Outputs a = run(generic, planes, 19);
+    const Outputs b = run(best, planes, 19);
+    EXPECT_LT(max_abs_diff(a.logits, b.logits), 1e-4f) << best.describe();
+    EXPECT_LT(max_abs_diff(a.values, b.values), 1e-4f) << best.describe();
+  }
+}
+
+// Winograd F(2x2,3x3) and F(4x4,3x3), the direct convolution and the automatic choice all compute
+// LibTorch's function, for every net size of configs/ (the heads NetConfig::sized gives them) and
+// a width that is not a multiple of the transforms' 16 channels, on both boards: Murus Gallicus's
+// 7x8 overhangs the 4x4 tiles by one row, DVONN's 5x11 the 2x2 and 4x4 tiles both ways.
+TEST(Backend, EigenConvolutionsAgreeWithTorch) {
+  for (const char* name : {"mg", "dvonn"}) {
+    const Game& game = game_by_name(name);
+    for (const char* size : {"2x20", "4x32", "6x64", "10x128"}) {
+      NetConfig cfg = NetConfig::parse_size(size);
+      cfg.global_pooling = std::string(size) != "4x32";
+      const Checkpoint c = random_checkpoint(game, cfg, 21);
+      BackendOptions torch_cpu;
+      torch_cpu.kind = BackendKind::kTorch;
+      auto t = make_backend(c, torch_cpu);
+      const int n = 33;  // two chunks of 16 (direct) or one of 32 (Winograd), and one more
+      const std::vector<float> planes = test_util::random_planes(game, n, 31);
+      const Outputs ot = run(*t, planes, n);
+      for (EigenConv conv :
+           {EigenConv::kDirect, EigenConv::kWinograd2, EigenConv::kWinograd4, EigenConv::kAuto}) {
+        EigenNet e(c, 1, EigenIsa::kBest, conv);
+        SCOPED_TRACE(std::string(name) + " " + size + " " + e.describe());
+        EXPECT_NE(e.conv(), EigenConv::kAuto);
+        if (conv != EigenConv::kAuto) {
+          EXPECT_EQ(e.conv(), conv);
+        }
+        const Outputs oe = run(e, planes, n);
+        EXPECT_LT(max_abs_diff(oe.logits, ot.logits), 1e-4f);
+        EXPECT_LT(max_abs_diff(oe.values, ot.values), 1e-4f);
+        const auto [lo, hi] = std::minmax_element(oe.logits.begin(), oe.logits.end());
+        EXPECT_GT(*hi - *lo, 0.5f);
+      }
+    }
+  }
+}
+
+TEST(Backend, EigenConvolutionNames) {
+  for (EigenConv c :
+       {EigenConv::kAuto, EigenConv::kDirect, EigenConv::kWinograd2, EigenConv::kWinograd4})
+    EXPECT_EQ(parse_eigen_conv(to_string(c)), c);
+  EXPECT_THROW(parse_eigen_conv("fft"), std::invalid_argument);
 }
 
 TEST(Backend, PositionsInABatchAreIndependent) {
