@@ -15,28 +15,12 @@
 #include "games/mg/game.h"
 #include "mcts/evaluator.h"
 #include "mcts/search.h"
+#include "tests/mcts_test_util.h"
 
 namespace oppidum::mcts {
 namespace {
 
-// Values and priors that are functions of the position's hash: a network that has opinions.
-class HashEvaluator final : public Evaluator {
- public:
-  void evaluate(const EvalRequest* requests, int n, EvalResult* results) override {
-    for (int i = 0; i < n; ++i) {
-      const std::uint64_t h = requests[i].state->hash();
-      results[i].value = static_cast<float>(static_cast<double>(h % 2001) / 1000.0 - 1.0);
-      const int size = requests[i].legal->size();
-      results[i].priors.resize(static_cast<std::size_t>(size));
-      float sum = 0.0f;
-      for (int k = 0; k < size; ++k)
-        sum += results[i].priors[static_cast<std::size_t>(k)] =
-            1.0f + static_cast<float>((h >> (k % 60)) & 15);
-      for (float& p : results[i].priors) p /= sum;
-    }
-  }
-  std::string describe() const override { return "hash"; }
-};
+using test_util::HashEvaluator;
 
 SearchConfig gumbel_config(std::uint64_t seed = 1, bool noise = true) {
   SearchConfig c;

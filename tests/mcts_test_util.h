@@ -1,13 +1,17 @@
-// Brute-force helpers for the search tests: which moves win at once, which moves let the opponent
-// win at once, and seeded random positions that have a given property. They use only the game
-// contract, so they work for every game.
+// Helpers for the search tests: which moves win at once, which moves let the opponent win at once,
+// seeded random positions that have a given property (all through the game contract, so they work
+// for every game), and a deterministic stand-in for a network (HashEvaluator).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <numeric>
+#include <string>
 #include <vector>
 
 #include "games/game.h"
+#include "mcts/evaluator.h"
 #include "mcts/rng.h"
 
 namespace oppidum::mcts::test_util {
@@ -79,5 +83,41 @@ std::vector<std::unique_ptr<GameState>> find_positions(const Game& game, std::ui
   }
   return found;
 }
+
+// A deterministic stand-in for a network: the value and priors are functions of the position's
+// hash, and it records the batch sizes it was called with.
+class HashEvaluator final : public Evaluator {
+ public:
+  void evaluate(const EvalRequest* requests, int n, EvalResult* results) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      batches_.push_back(n);
+    }
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t h = requests[i].state->hash();
+      results[i].value = static_cast<float>(static_cast<double>(h % 2001) / 1000.0 - 1.0);
+      const int size = requests[i].legal->size();
+      results[i].priors.resize(static_cast<std::size_t>(size));
+      float sum = 0.0f;
+      for (int k = 0; k < size; ++k)
+        sum += results[i].priors[static_cast<std::size_t>(k)] =
+            1.0f + static_cast<float>((h >> (k % 60)) & 7);
+      for (float& p : results[i].priors) p /= sum;
+    }
+  }
+  std::string describe() const override { return "hash"; }
+  std::vector<int> batches() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return batches_;
+  }
+  int positions() const {
+    const auto b = batches();
+    return std::accumulate(b.begin(), b.end(), 0);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<int> batches_;
+};
 
 }  // namespace oppidum::mcts::test_util
