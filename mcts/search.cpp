@@ -18,6 +18,9 @@ Proven flip(Proven p) {
 // `p`, stated for player `from`, restated for player `to` (two players, zero sum).
 Proven orient(Proven p, int from, int to) { return from == to ? p : flip(p); }
 
+// Gumbel's logit of a prior (a zero prior gets a very low logit rather than -inf).
+double logit(float prior) { return std::log(std::max(prior, 1e-30f)); }
+
 double proven_value(Proven p) {
   return p == Proven::kWin ? 1.0 : p == Proven::kLoss ? -1.0 : 0.0;
 }
@@ -382,8 +385,8 @@ void SearchTree::compute_sigma() {
 
 double SearchTree::gumbel_score(int i) const {
   const Node& child = node(node(kRoot).first_child + i);
-  const double logit = std::log(std::max(child.prior, 1e-30f));
-  return gumbel_[static_cast<std::size_t>(i)] + logit + sigma_[static_cast<std::size_t>(i)];
+  return gumbel_[static_cast<std::size_t>(i)] + logit(child.prior) +
+         sigma_[static_cast<std::size_t>(i)];
 }
 
 // Sequential halving: among the children whose visits in this search equal the schedule's count
@@ -542,7 +545,7 @@ SearchResult SearchTree::result() {
     std::vector<double> z(r.visits.size());
     for (std::size_t i = 0; i < z.size(); ++i) {
       const Node& child = node(root.first_child + static_cast<int>(i));
-      z[i] = std::log(std::max(child.prior, 1e-30f)) + sigma_[i];
+      z[i] = logit(child.prior) + sigma_[i];
       max_z = std::max(max_z, z[i]);
     }
     for (double& x : z) sum += x = std::exp(x - max_z);

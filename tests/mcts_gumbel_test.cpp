@@ -48,13 +48,13 @@ TEST(GumbelTest, ScheduleFollowsSequentialHalving) {
   // One action takes every simulation; fewer simulations than actions stop in the first phase.
   EXPECT_EQ(sequential_halving_schedule(1, 4), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(sequential_halving_schedule(8, 5), (std::vector<int>{0, 0, 0, 0, 0}));
-  // Every simulation is given to an action with fewer visits than the next phase needs: per
-  // phase the counts are non-decreasing and the budget is exact.
+  // For any size: the budget is exact, it starts at 0, and the considered counts never decrease.
   for (int m : {2, 3, 5, 16, 32})
     for (int n : {1, 7, 16, 64, 200}) {
       const auto s = sequential_halving_schedule(m, n);
       ASSERT_EQ(static_cast<int>(s.size()), n) << m << " " << n;
       EXPECT_EQ(s.front(), 0);
+      EXPECT_TRUE(std::is_sorted(s.begin(), s.end())) << m << " " << n;
     }
 }
 

@@ -1,5 +1,7 @@
 #include "trainer/settings.h"
 
+#include "arena/player.h"
+
 namespace oppidum::trainer {
 
 model::NetConfig net_config(const config::NetSection& n) {
@@ -26,20 +28,14 @@ model::InferenceServerOptions server_options(const config::InferenceSection& s) 
 }
 
 mcts::SearchConfig search_config(const config::RunConfig& c, int simulations) {
-  mcts::SearchConfig s;
-  s.simulations = simulations;
+  // A match search (no noise, no temperature) with the run's search settings.
+  mcts::SearchConfig s = arena::arena_search_config(simulations, static_cast<float>(c.selfplay.cpuct));
   s.root = mcts::root_policy_from_string(c.selfplay.root);
-  s.cpuct = static_cast<float>(c.selfplay.cpuct);
   s.cpuct_base = static_cast<float>(c.selfplay.cpuct_base);
   s.fpu_reduction = static_cast<float>(c.selfplay.fpu_reduction);
   s.gumbel_considered = c.selfplay.gumbel_considered;
   s.gumbel_c_visit = static_cast<float>(c.selfplay.gumbel_c_visit);
   s.gumbel_c_scale = static_cast<float>(c.selfplay.gumbel_c_scale);
-  s.gumbel_noise = false;
-  s.dirichlet_weight = 0.0f;
-  s.temperature_plies = 0;
-  s.temperature = 0.0f;
-  s.final_temperature = 0.0f;
   return s;
 }
 
