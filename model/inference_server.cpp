@@ -9,7 +9,9 @@
 #include <exception>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -63,7 +65,7 @@ struct Job {
   int next = 0;       // first position not yet taken into a batch
   int remaining = 0;  // positions not yet evaluated
   Clock::time_point enqueued;
-  std::exception_ptr error;
+  std::optional<std::string> error;  // what a failed forward pass said; rethrown by the caller
   bool done = false;
   std::condition_variable done_cv;
 };
@@ -127,7 +129,7 @@ struct InferenceServer::Impl {
   // more are queued at once, lowered to what had arrived when a wait for the batch times out.
   int expected_callers = 1;
   bool closed = false;
-  std::exception_ptr worker_error;
+  std::optional<std::string> worker_error;
   std::unique_ptr<Backend> pending;  // installed by the worker before its next batch
   std::string backend_description;
 
@@ -145,7 +147,7 @@ struct InferenceServer::Impl {
 
   void run();
   void serve();
-  void fail_all(std::vector<std::pair<Job*, int>>& batch, const std::exception_ptr& error);
+  void fail_all(std::vector<std::pair<Job*, int>>& batch, const std::string& error);
 };
 
 void InferenceServer::Impl::run() {
@@ -159,7 +161,7 @@ void InferenceServer::Impl::run() {
 }
 
 void InferenceServer::Impl::fail_all(std::vector<std::pair<Job*, int>>& batch,
-                                     const std::exception_ptr& error) {
+                                     const std::string& error) {
   std::lock_guard<std::mutex> lock(mutex);
   worker_error = error;
   closed = true;
@@ -224,13 +226,13 @@ void InferenceServer::Impl::serve() {
         std::memcpy(planes.data() + static_cast<std::ptrdiff_t>(k) * plane_size,
                     batch[k].first->planes + static_cast<std::ptrdiff_t>(batch[k].second) * plane_size,
                     sizeof(float) * static_cast<std::size_t>(plane_size));
-      std::exception_ptr error;
+      std::optional<std::string> error;
       try {
         backend->forward(planes.data(), m, logits.data(), values.data());
       } catch (const std::exception& e) {
         std::cerr << "oppidum inference server: forward pass of " << m
                   << " positions failed: " << e.what() << std::endl;
-        error = std::current_exception();
+        error = e.what();
       }
       const Clock::time_point forward_end = Clock::now();
       std::uint64_t bad = 0;
@@ -258,8 +260,11 @@ void InferenceServer::Impl::serve() {
       non_finite += bad;
       forward_seconds += seconds(forward_end - batch_start);
     }
+  } catch (const std::exception& e) {
+    fail_all(batch, e.what());
+    throw;
   } catch (...) {
-    fail_all(batch, std::current_exception());
+    fail_all(batch, "inference server worker stopped by an unknown exception");
     throw;
   }
 }
@@ -311,7 +316,7 @@ void InferenceServer::evaluate(const mcts::EvalRequest* requests, int n,
   job.planes = encode_requests(requests, n, s.plane_size);
   {
     std::unique_lock<std::mutex> lock(s.mutex);
-    if (s.worker_error) std::rethrow_exception(s.worker_error);
+    if (s.worker_error) throw std::runtime_error(*s.worker_error);
     if (s.closed) throw std::runtime_error("inference server is stopped");
     job.enqueued = Clock::now();
     s.queue.push_back(&job);
@@ -319,7 +324,9 @@ void InferenceServer::evaluate(const mcts::EvalRequest* requests, int n,
     s.work_cv.notify_one();
     job.done_cv.wait(lock, [&job] { return job.done; });
   }
-  if (job.error) std::rethrow_exception(job.error);
+  // Each caller throws its own exception: one exception object shared by several threads would
+  // be destroyed by whichever lets go last, behind a reference count ThreadSanitizer cannot see.
+  if (job.error) throw std::runtime_error(*job.error);
 }
 
 std::string InferenceServer::describe() const {

@@ -19,10 +19,10 @@
 // - swap_weights()/swap_backend() hand over a new backend, built in the caller's thread; the worker
 //   installs it between batches, without stopping callers. Every position queued after the swap
 //   call returns is evaluated with the new weights.
-// - A failed forward pass is logged to std::cerr and its exception rethrown in the waiting callers
-//   of that batch (the server keeps serving). stop() (also run by the destructor) closes the
-//   queue: positions already queued are still evaluated, later evaluate() calls throw
-//   std::runtime_error. If the worker itself dies, queued and later callers get its exception.
+// - A failed forward pass is logged to std::cerr and each waiting caller of that batch throws its
+//   own std::runtime_error with the message (the server keeps serving). stop() (also run by the
+//   destructor) closes the queue: positions already queued are still evaluated, later evaluate()
+//   calls throw std::runtime_error. If the worker itself dies, queued and later callers get its message.
 // - stats(): batches run, mean batch size and fill, evaluations per second, mean queue wait.
 //
 // make_net_evaluator() is the one-call helper of the arena's `net:checkpoint=PATH` players and the
