@@ -122,6 +122,7 @@ void GameRunner::play_move(ActiveGame& game, GameDriver& driver, SearchTree& tre
   move.player = game.state->current_player();
   move.legal.assign(search.legal.begin(), search.legal.end());
   move.visits = search.visits;
+  move.search_visits = search.search_visits;
   move.policy = search.policy;
   move.improved_policy = search.improved_policy;
   move.root_value = search.root_value;

@@ -51,6 +51,7 @@ struct MoveStats {
   int player = 0;                 // who played it
   std::vector<Action> legal;      // the legal actions of the position, in legal_actions order
   std::vector<int> visits;        // child visit counts, aligned with `legal`
+  std::vector<int> search_visits;  // of which this move's search made (the rest: tree reuse)
   std::vector<float> policy;      // the search's training target, aligned with `legal`
   bool improved_policy = false;   // `policy` is Gumbel's improved policy (not visits normalised)
   float root_value = 0.0f;        // search value for `player` before the move

@@ -49,7 +49,8 @@ class SelfPlayDriver final : public mcts::GameDriver {
 
 }  // namespace
 
-GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::int64_t network_step) {
+GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::int64_t network_step,
+                     bool target_this_search_only) {
   GameRecord r;
   r.game = game.start->game().name();
   r.start = game.start->to_string();
@@ -68,7 +69,9 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
       // Gumbel's improved policy is kept as integer weights summing to about kPolicyWeightScale.
       const auto weight = m.improved_policy
                               ? static_cast<std::uint32_t>(std::lround(m.policy[i] * kPolicyWeightScale))
-                              : static_cast<std::uint32_t>(m.visits[i]);
+                          : static_cast<std::uint32_t>(target_this_search_only && m.full_search
+                                                           ? m.search_visits[i]
+                                                           : m.visits[i]);
       if (weight > 0) move.visits.push_back({static_cast<std::uint16_t>(m.legal[i]), weight});
     }
     r.moves.push_back(std::move(move));
@@ -128,7 +131,9 @@ void SelfPlay::worker(int index) {
     mcts::GameRunner runner({agent}, rc);
     SelfPlayDriver driver(game, settings_, runner_seed,
                           [this](mcts::FinishedGame g, std::uint64_t seed) {
-                            finished_.push(to_record(g, seed, network_step_()));
+                            count_reuse(g);
+                            finished_.push(to_record(g, seed, network_step_(),
+                                                     settings_.target_this_search_only));
                           });
     runner.run(driver, &stop_);
   } catch (const std::exception& e) {
@@ -165,8 +170,28 @@ void SelfPlay::writer() {
   }
 }
 
+void SelfPlay::count_reuse(const mcts::FinishedGame& game) {
+  std::int64_t all = 0, reused = 0;
+  for (const mcts::MoveStats& m : game.moves) {
+    if (!m.full_search || m.improved_policy) continue;
+    for (std::size_t i = 0; i < m.visits.size(); ++i) {
+      all += m.visits[i];
+      reused += m.visits[i] - (i < m.search_visits.size() ? m.search_visits[i] : 0);
+    }
+  }
+  target_visits_ += all;
+  reused_target_visits_ += reused;
+}
+
 SelfPlayStats SelfPlay::stats() const {
-  return {games_.load(), positions_.load(), policy_targets_.load(), chunks_.load()};
+  SelfPlayStats s;
+  s.games = games_.load();
+  s.positions = positions_.load();
+  s.policy_targets = policy_targets_.load();
+  s.chunks = chunks_.load();
+  s.target_visits = target_visits_.load();
+  s.reused_target_visits = reused_target_visits_.load();
+  return s;
 }
 
 std::string SelfPlay::error() const {

@@ -37,6 +37,10 @@ struct SelfPlaySettings {
   int fast_simulations = 25;       // fast search
   double full_search_fraction = 0.25;
   mcts::SearchConfig search;       // cpuct, fpu, noise, temperature (simulations unused)
+  // The policy target of a full PUCT search: the root's child visits, with those kept from
+  // earlier searches by tree reuse (false) or of this search alone (true). Gumbel's target is
+  // its improved policy either way.
+  bool target_this_search_only = false;
   int max_plies = 300;
   int games_per_chunk = 32;
   std::uint64_t seed = 0;          // the run seed
@@ -47,11 +51,17 @@ struct SelfPlayStats {
   std::int64_t games = 0;      // games written to the store
   std::int64_t positions = 0;  // moves in those games
   std::int64_t policy_targets = 0;  // of which full searches
+  // Root child visits of the full PUCT searches, and of those the visits kept from earlier
+  // searches by tree reuse (whether or not the targets count them).
+  std::int64_t target_visits = 0;
+  std::int64_t reused_target_visits = 0;
   std::int64_t chunks = 0;
 };
 
-// A finished game from the runner as a record (`network_step` names the network).
-GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::int64_t network_step);
+// A finished game from the runner as a record (`network_step` names the network); see
+// SelfPlaySettings::target_this_search_only.
+GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::int64_t network_step,
+                     bool target_this_search_only = false);
 
 class SelfPlay {
  public:
@@ -71,6 +81,7 @@ class SelfPlay {
   void worker(int index);
   void writer();
   void record_error(const std::string& what);
+  void count_reuse(const mcts::FinishedGame& game);
 
   mcts::Evaluator& evaluator_;
   GameSink& store_;
@@ -81,6 +92,7 @@ class SelfPlay {
   std::uint64_t starts_ = 0;  // start() calls; 1 during the first
   std::vector<std::thread> threads_;
   std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, chunks_{0};
+  std::atomic<std::int64_t> target_visits_{0}, reused_target_visits_{0};
   mutable std::mutex error_mutex_;
   std::string error_;
 };

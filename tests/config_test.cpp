@@ -209,6 +209,35 @@ TEST(Config, SearchSettingsComeFromTheRunConfig) {
   EXPECT_FLOAT_EQ(gate.temperature, 0.0f);
 }
 
+// The training-target switches reach self-play, the window and the optimiser; bad values name
+// the key and the choices.
+TEST(Config, TrainingTargetSettingsComeFromTheRunConfig) {
+  const RunConfig defaults = parse_config("", "test.yaml");
+  EXPECT_FALSE(trainer::selfplay_settings(defaults, 0).target_this_search_only);
+  EXPECT_FALSE(trainer::window_settings(defaults).drop_fast_rows);
+  EXPECT_EQ(trainer::window_settings(defaults).value_q_weight, 0.0);
+  EXPECT_TRUE(trainer::trainer_settings(defaults).decay_norms_and_biases);
+  const RunConfig c = parse_config(
+      "selfplay: {target_visits: search}\n"
+      "training: {value_q_weight: 0.25, fast_search_rows: drop, weight_decay_on: weights, "
+      "window_min: 7, window_max: 9, window_growth: 0.125}",
+      "test.yaml");
+  EXPECT_TRUE(trainer::selfplay_settings(c, 0).target_this_search_only);
+  const trainer::WindowSettings w = trainer::window_settings(c);
+  EXPECT_EQ(w.value_q_weight, 0.25);
+  EXPECT_TRUE(w.drop_fast_rows);
+  EXPECT_EQ(w.window_min, 7);
+  EXPECT_EQ(w.window_max, 9);
+  EXPECT_EQ(w.window_growth, 0.125);
+  EXPECT_FALSE(trainer::trainer_settings(c).decay_norms_and_biases);
+  EXPECT_NE(error_of("training: {fast_search_rows: skip}").find("training.fast_search_rows"),
+            std::string::npos);
+  EXPECT_NE(error_of("training: {value_q_weight: 1.5}").find("training.value_q_weight"),
+            std::string::npos);
+  EXPECT_NE(error_of("selfplay: {target_visits: both}").find("tree|search"), std::string::npos);
+  EXPECT_NE(error_of("training: {weight_decay_on: bn}").find("all|weights"), std::string::npos);
+}
+
 TEST(Config, OverridesApplyAfterTheFile) {
   const RunConfig c = parse_config("net: {blocks: 2}", "x", {"net.blocks=6", "run.game=dvonn"});
   EXPECT_EQ(c.net.blocks, 6);

@@ -144,6 +144,51 @@ TEST_P(ReplayWindowTest, WindowGrowsWithTheDataAndDropsTheOldest) {
   EXPECT_EQ(growing.size(), 20);
 }
 
+TEST_P(ReplayWindowTest, MixesTheSearchValueIntoTheTargetAndCanDropFastSearches) {
+  const Game& game = game_by_name(GetParam());
+  selfplay::GameRecord record = decided_random_game(GetParam());
+  const auto states = selfplay::replay(record);
+  // Root values that differ per position: +0.5 on even plies, -0.25 on odd ones.
+  std::set<float> expected;  // the targets of the full-search (even) plies, w = 0.25
+  for (std::size_t i = 0; i < record.moves.size(); ++i) {
+    record.moves[i].root_value = i % 2 == 0 ? 0.5f : -0.25f;
+    const double z = states[i]->current_player() == 0 ? record.result : -record.result;
+    if (i % 2 == 0) expected.insert(static_cast<float>(0.75 * z + 0.25 * 0.5));
+  }
+  WindowSettings settings{1000, 1000, 0.5};
+  settings.value_q_weight = 0.25;
+  settings.drop_fast_rows = true;
+  ReplayWindow window(game, settings);
+  std::string why;
+  ASSERT_TRUE(window.add_game(record, &why)) << why;
+  EXPECT_EQ(window.total_positions(), static_cast<std::int64_t>(record.moves.size()))
+      << "dropped positions still count as self-play positions";
+  EXPECT_EQ(window.size(), static_cast<std::int64_t>((record.moves.size() + 1) / 2))
+      << "only the full-search positions are rows";
+  mcts::Rng rng(5);
+  TrainingBatch batch;
+  window.sample(500, rng, batch);
+  std::set<float> values;
+  for (int i = 0; i < batch.n; ++i) {
+    values.insert(batch.value[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(batch.policy_weight[static_cast<std::size_t>(i)], 1.0f) << "no value-only rows";
+  }
+  EXPECT_EQ(values, expected) << "0.75 * result + 0.25 * root value, full searches only";
+
+  // Without dropping, the fast searches' positions stay as value-only rows with the mixed value.
+  settings.drop_fast_rows = false;
+  ReplayWindow all(game, settings);
+  ASSERT_TRUE(all.add_game(record, &why)) << why;
+  EXPECT_EQ(all.size(), static_cast<std::int64_t>(record.moves.size()));
+  all.sample(500, rng, batch);
+  for (int i = 0; i < batch.n; ++i) {
+    const float v = batch.value[static_cast<std::size_t>(i)];
+    if (batch.policy_weight[static_cast<std::size_t>(i)] == 0.0f) {
+      EXPECT_TRUE(v == 0.75f - 0.0625f || v == -0.75f - 0.0625f) << v;
+    }
+  }
+}
+
 TEST_P(ReplayWindowTest, RefusesRecordsThatDoNotReplay) {
   const Game& game = game_by_name(GetParam());
   ReplayWindow window(game, {10, 30, 0.5});

@@ -123,6 +123,52 @@ TEST_P(SelfPlayTest, GumbelRootRecordsTheImprovedPolicy) {
   EXPECT_GT(targets, 0);
 }
 
+// Sums each full-search record's visit counts: (sum over all, largest single move).
+std::pair<std::int64_t, std::int64_t> target_visit_sums(FolderReplayStore& store) {
+  std::int64_t all = 0, largest = 0;
+  for (const std::string& chunk : store.chunks())
+    for (const GameRecord& r : store.read_chunk(chunk).records)
+      for (const MoveRecord& m : r.moves) {
+        if (!m.policy_target) continue;
+        std::int64_t sum = 0;
+        for (const VisitCount& v : m.visits) sum += v.visits;
+        all += sum;
+        largest = std::max(largest, sum);
+      }
+  return {all, largest};
+}
+
+TEST_P(SelfPlayTest, PuctTargetsCountReusedVisitsOnlyWhenAsked) {
+  mcts::UniformEvaluator uniform;
+  // Default: the target is the root's visits, those kept by tree reuse included.
+  FolderReplayStore tree_store(temp_folder("selfplay_tree_" + GetParam()),
+                               FolderReplayStore::Mode::kOwner);
+  SelfPlay tree(uniform, tree_store, small_settings(GetParam()), [] { return std::int64_t{1}; });
+  tree.start();
+  run_until(tree, 6);
+  tree.stop();
+  const SelfPlayStats ts = tree.stats();
+  const auto [tree_all, tree_largest] = target_visit_sums(tree_store);
+  EXPECT_EQ(tree_all, ts.target_visits);
+  EXPECT_GT(ts.reused_target_visits, 0);
+  EXPECT_GT(tree_largest, 12) << "some target holds reused visits beyond this search's 12";
+
+  // This search's visits only: no target sums to more than the 12 simulations.
+  FolderReplayStore search_store(temp_folder("selfplay_search_" + GetParam()),
+                                 FolderReplayStore::Mode::kOwner);
+  SelfPlaySettings settings = small_settings(GetParam());
+  settings.target_this_search_only = true;
+  SelfPlay search(uniform, search_store, settings, [] { return std::int64_t{1}; });
+  search.start();
+  run_until(search, 6);
+  search.stop();
+  const SelfPlayStats ss = search.stats();
+  const auto [search_all, search_largest] = target_visit_sums(search_store);
+  EXPECT_EQ(search_all, ss.target_visits - ss.reused_target_visits);
+  EXPECT_GT(ss.reused_target_visits, 0);
+  EXPECT_LE(search_largest, 12);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothGames, SelfPlayTest, ::testing::Values("mg", "dvonn"),
                          [](const auto& param_info) { return param_info.param; });
 

@@ -179,6 +179,37 @@ struct SmallSetup {
   }
 };
 
+TEST(Trainer, WeightDecayCanSpareBatchNormAndBiases) {
+  // One step on the same batch from the same initial weights, with decay on every parameter,
+  // decay on weights only, and no decay at all: weights-only matches the first on the
+  // convolution and linear weights (rank >= 2) and the last on everything else.
+  SmallSetup s;
+  s.window.sample(16, s.rng, s.batch);
+  TrainerSettings all = settings();
+  all.weight_decay = 0.5;
+  TrainerSettings weights_only = all;
+  weights_only.decay_norms_and_biases = false;
+  TrainerSettings none = all;
+  none.weight_decay = 0.0;
+  std::vector<model::Checkpoint> after;
+  for (const TrainerSettings& t : {all, weights_only, none}) {
+    Trainer trainer(s.game, small_net(), t, 1);
+    trainer.step(s.batch);
+    after.push_back(trainer.checkpoint(""));
+  }
+  int spared = 0;
+  for (std::size_t i = 0; i < after[0].tensors.size(); ++i) {
+    const model::NamedTensor& w = after[1].tensors[i];
+    if (w.shape.size() >= 2) {
+      EXPECT_EQ(w.data, after[0].tensors[i].data) << w.name << " is decayed as before";
+    } else {
+      EXPECT_EQ(w.data, after[2].tensors[i].data) << w.name << " is not decayed";
+      spared += w.data != after[0].tensors[i].data;
+    }
+  }
+  EXPECT_GT(spared, 0) << "some batch-norm scale differs from its decayed value";
+}
+
 TEST(Trainer, SavedStateRoundTrips) {
   SmallSetup s;
   const std::string prefix = ::testing::TempDir() + "trainer_state";

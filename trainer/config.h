@@ -67,6 +67,8 @@ namespace oppidum::config {
   F(int, gumbel_considered, 16, 2, 1000, "gumbel: root actions sampled by Gumbel-top-k")           \
   F(double, gumbel_c_visit, 50, 0, 1e6, "gumbel: c_visit of sigma(q) = (c_visit + max N) c_scale q") \
   F(double, gumbel_c_scale, 1.0, 0, 1e6, "gumbel: c_scale of sigma(q)")                           \
+  F(std::string, target_visits, "tree", "tree|search", 0,                                        \
+    "PUCT policy target: root visits with those kept by tree reuse, or this search's alone")    \
   F(int, max_plies, 300, 1, 100000, "a game reaching this ply is adjudicated a draw")            \
   F(int, games_per_chunk, 32, 1, 100000, "finished games per replay chunk file")
 
@@ -78,7 +80,13 @@ namespace oppidum::config {
   F(double, lr_decay_steps, 0, 0, 1e12, "cosine decay to 10% over this many steps (0: constant)") \
   F(double, momentum, 0.9, 0, 0.999, "SGD momentum")                                             \
   F(double, weight_decay, 1e-4, 0, 1, "L2 weight decay")                                         \
+  F(std::string, weight_decay_on, "all", "all|weights", 0,                                       \
+    "decay every parameter, or only convolution and linear weights (not batch norm, biases)")     \
   F(double, value_loss_weight, 1.0, 0, 100, "weight of the value loss against the policy loss")  \
+  F(double, value_q_weight, 0, 0, 1,                                                             \
+    "value target = (1 - w) game result + w search value at the root")                           \
+  F(std::string, fast_search_rows, "value", "value|drop", 0,                                     \
+    "positions of fast (playout-cap) searches: value-only rows, or left out of the window")      \
   F(int, window_min, 20000, 1, 1000000000, "replay window at the start, in positions")           \
   F(int, window_max, 500000, 1, 1000000000, "replay window cap, in positions")                   \
   F(double, window_growth, 0.5, 0, 1, "the window grows by this share of every new position")    \

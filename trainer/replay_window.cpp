@@ -29,9 +29,12 @@ bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why
   }
   for (std::size_t i = 0; i < record.moves.size(); ++i) {
     const selfplay::MoveRecord& m = record.moves[i];
+    if (settings_.drop_fast_rows && !m.policy_target) continue;
     Sample s;
     const int player = states[i]->current_player();
-    s.value = static_cast<float>(player == 0 ? record.result : -record.result);
+    const double result = player == 0 ? record.result : -record.result;
+    s.value = static_cast<float>((1.0 - settings_.value_q_weight) * result +
+                                 settings_.value_q_weight * m.root_value);
     if (m.policy_target) s.visits = m.visits;
     s.state = std::move(states[i]);
     samples_.push_back(std::move(s));

@@ -2,7 +2,9 @@
 //
 // Games come in as records (selfplay/game_record.h) and are replayed through the rules; each
 // position keeps its state, the search's visit distribution (when the move had a full search) and
-// the game result from the side to move's view. The window holds the newest `window_size()`
+// its value target: the game result from the side to move's view, optionally mixed with the
+// root's search value (WindowSettings::value_q_weight). Positions of fast searches are value-only
+// rows, or left out (WindowSettings::drop_fast_rows). The window holds the newest `window_size()`
 // positions, a size that grows with the data seen (KataGo): window_min until that many positions
 // exist, then window_min + window_growth * (total - window_min), capped at window_max.
 //
@@ -27,6 +29,12 @@ struct WindowSettings {
   std::int64_t window_min = 20000;
   std::int64_t window_max = 500000;
   double window_growth = 0.5;
+  // The value target: (1 - value_q_weight) * game result + value_q_weight * the root's search
+  // value, both from the side to move's view.
+  double value_q_weight = 0.0;
+  // Leave out positions whose move had a fast (playout-cap) search instead of keeping them as
+  // value-only rows. The window then holds window_size() full-search rows, which span more games.
+  bool drop_fast_rows = false;
 };
 
 // One batch in the layout the network trains on (row-major, n positions).
@@ -36,7 +44,7 @@ struct TrainingBatch {
   std::vector<float> policy;         // n x A: the visit distribution (0 where no target)
   std::vector<float> legal_mask;     // n x A: 1 for legal actions, 0 otherwise
   std::vector<float> policy_weight;  // n: 1 when the position has a policy target
-  std::vector<float> value;          // n: the game result for the side to move
+  std::vector<float> value;          // n: the value target for the side to move
 };
 
 class ReplayWindow {
@@ -47,7 +55,9 @@ class ReplayWindow {
   // is for another game or does not replay, with the reason in `why`.
   bool add_game(const selfplay::GameRecord& record, std::string* why = nullptr);
 
-  std::int64_t total_positions() const { return total_; }  // every position ever added
+  // Every self-play position ever added (dropped fast-search positions included): the run's
+  // position count, which sizes the window and the training budget.
+  std::int64_t total_positions() const { return total_; }
   // Counts positions that are older than the window and were not loaded (a restart reads only
   // the newest chunks), so that the window's size follows the whole run.
   void count_unloaded(std::int64_t positions) { total_ += positions; }

@@ -119,6 +119,16 @@ class Session {
       if (selfplay_) selfplay_->stop();
       intake_->drain(30.0);
       if (channel_) log_->info("{}", intake_->summary());
+      if (selfplay_) {
+        const selfplay::SelfPlayStats sp = selfplay_->stats();
+        if (sp.target_visits > 0)
+          log_->info("self-play this session: {} positions, {} with full searches; {:.1f}% of the "
+                     "root visits of full PUCT searches were kept from earlier searches by tree "
+                     "reuse{}", sp.positions, sp.policy_targets,
+                     100.0 * static_cast<double>(sp.reused_target_visits) /
+                         static_cast<double>(sp.target_visits),
+                     config_.selfplay.target_visits == "search" ? " (not in the targets)" : "");
+      }
       trainer_->save_state(paths_.trainer_prefix());  // a clean stop keeps every step
       if (status_shown_) std::fputc('\n', stderr);
       log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
@@ -225,8 +235,7 @@ class Session {
     store_ = std::make_unique<selfplay::FolderReplayStore>(
         paths_.games().string(), selfplay::FolderReplayStore::Mode::kOwner);
     window_ = std::make_unique<ReplayWindow>(
-        *game_, WindowSettings{config_.training.window_min, config_.training.window_max,
-                               config_.training.window_growth});
+        *game_, window_settings(config_));
     if (url_)
       channel_ = std::make_unique<store::RunChannel>(
           *url_, [this](const std::string& line) { log_->warn("redis: {}", line); }, &stop_);

@@ -54,6 +54,7 @@ selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& c, std::ui
   s.search.temperature_plies = c.selfplay.temperature_plies;
   s.search.temperature = static_cast<float>(c.selfplay.temperature);
   s.search.final_temperature = static_cast<float>(c.selfplay.final_temperature);
+  s.target_this_search_only = c.selfplay.target_visits == "search";
   s.max_plies = c.selfplay.max_plies;
   s.games_per_chunk = c.selfplay.games_per_chunk;
   s.seed = c.run.seed;
@@ -69,10 +70,21 @@ TrainerSettings trainer_settings(const config::RunConfig& c) {
   t.lr_decay_steps = c.training.lr_decay_steps;
   t.momentum = c.training.momentum;
   t.weight_decay = c.training.weight_decay;
+  t.decay_norms_and_biases = c.training.weight_decay_on == "all";
   t.value_loss_weight = c.training.value_loss_weight;
   t.device = c.inference.device;
   t.threads = c.training.threads;
   return t;
+}
+
+WindowSettings window_settings(const config::RunConfig& c) {
+  WindowSettings w;
+  w.window_min = c.training.window_min;
+  w.window_max = c.training.window_max;
+  w.window_growth = c.training.window_growth;
+  w.value_q_weight = c.training.value_q_weight;
+  w.drop_fast_rows = c.training.fast_search_rows == "drop";
+  return w;
 }
 
 }  // namespace oppidum::trainer

@@ -10,6 +10,7 @@
 #include "model/net_config.h"
 #include "selfplay/selfplay.h"
 #include "trainer/config.h"
+#include "trainer/replay_window.h"
 #include "trainer/trainer.h"
 
 namespace oppidum::trainer {
@@ -23,5 +24,6 @@ mcts::SearchConfig search_config(const config::RunConfig& config, int simulation
 // `session` distinguishes the starts of a run, so each plays new games.
 selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& config, std::uint64_t session);
 TrainerSettings trainer_settings(const config::RunConfig& config);
+WindowSettings window_settings(const config::RunConfig& config);
 
 }  // namespace oppidum::trainer

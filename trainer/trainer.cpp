@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -52,16 +55,31 @@ struct Trainer::Impl {
   }
 
   void make_optimizer() {
+    // One parameter group, or two when batch-norm parameters and biases (rank < 2) are not decayed.
+    std::vector<torch::Tensor> decayed, plain;
+    for (const auto& p : net->parameters())
+      (settings.decay_norms_and_biases || p.dim() >= 2 ? decayed : plain).push_back(p);
+    const auto groups = [&](const auto& options) {
+      using Options = std::decay_t<decltype(options)>;
+      std::vector<torch::optim::OptimizerParamGroup> g;
+      g.emplace_back(decayed, std::make_unique<Options>(options));
+      if (!plain.empty()) {
+        auto no_decay = std::make_unique<Options>(options);
+        no_decay->weight_decay(0.0);
+        g.emplace_back(plain, std::move(no_decay));
+      }
+      return g;
+    };
     if (settings.optimizer == "adamw") {
-      optimizer = std::make_unique<torch::optim::AdamW>(
-          net->parameters(),
-          torch::optim::AdamWOptions(settings.learning_rate).weight_decay(settings.weight_decay));
+      const auto options =
+          torch::optim::AdamWOptions(settings.learning_rate).weight_decay(settings.weight_decay);
+      optimizer = std::make_unique<torch::optim::AdamW>(groups(options), options);
     } else if (settings.optimizer == "sgd") {
-      optimizer = std::make_unique<torch::optim::SGD>(
-          net->parameters(), torch::optim::SGDOptions(settings.learning_rate)
-                                 .momentum(settings.momentum)
-                                 .nesterov(settings.momentum > 0)
-                                 .weight_decay(settings.weight_decay));
+      const auto options = torch::optim::SGDOptions(settings.learning_rate)
+                               .momentum(settings.momentum)
+                               .nesterov(settings.momentum > 0)
+                               .weight_decay(settings.weight_decay);
+      optimizer = std::make_unique<torch::optim::SGD>(groups(options), options);
     } else {
       throw std::invalid_argument("optimizer must be sgd or adamw, not " + settings.optimizer);
     }

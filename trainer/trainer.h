@@ -39,6 +39,9 @@ struct TrainerSettings {
   double lr_decay_steps = 0;
   double momentum = 0.9;
   double weight_decay = 1e-4;
+  // false: weight decay applies to convolution and linear weights only (parameters of rank >= 2),
+  // not to batch-norm scales and shifts or biases.
+  bool decay_norms_and_biases = true;
   double value_loss_weight = 1.0;
   std::string device = "cpu";     // cpu | cuda
   int threads = 0;                // LibTorch intra-op threads; 0 = every core
