@@ -22,6 +22,7 @@ struct GamesOptions {
 
 const char* result_text(const selfplay::GameRecord& r) {
   if (r.adjudicated) return "draw (ply limit)";
+  if (r.resigned) return r.result > 0 ? "1-0 (resigned)" : "0-1 (resigned)";
   return r.result > 0 ? "1-0" : r.result < 0 ? "0-1" : "draw";
 }
 

@@ -18,6 +18,7 @@ struct GameRunner::ActiveGame {
   std::vector<MoveStats> moves;
   bool searching = false;  // the side to move's tree has a search in progress
   bool full_search = true;  // the search in progress has the full budget
+  int resigned = -1;        // the player who resigned
 };
 
 // The leaves that go to one evaluator in one round.
@@ -82,7 +83,7 @@ std::unique_ptr<GameRunner::ActiveGame> GameRunner::start_game(GameDriver& drive
 
 bool GameRunner::game_over(const ActiveGame& game) const {
   const int limit = config_.max_plies > 0 ? config_.max_plies : game.state->game().max_game_length();
-  return game.state->is_terminal() || game.state->ply() >= limit;
+  return game.resigned >= 0 || game.state->is_terminal() || game.state->ply() >= limit;
 }
 
 bool GameRunner::step_game(ActiveGame& game, GameDriver& driver, std::vector<Batch>& batches) {
@@ -110,6 +111,12 @@ bool GameRunner::step_game(ActiveGame& game, GameDriver& driver, std::vector<Bat
     }
     game.searching = false;
     play_move(game, driver, tree);
+    if (!game_over(game)) {
+      const int resigns = driver.resignation(game.index, game.moves);
+      if (resigns != -1 && resigns != 0 && resigns != 1)
+        throw std::logic_error("GameDriver::resignation returned player " + std::to_string(resigns));
+      game.resigned = resigns;
+    }
   }
   return false;
 }
@@ -138,8 +145,10 @@ FinishedGame GameRunner::finish(ActiveGame& game) const {
   FinishedGame done;
   done.index = game.index;
   done.agents = game.agents;
-  done.adjudicated = !game.state->is_terminal();
-  done.result = done.adjudicated ? 0.0 : game.state->result(0);
+  done.resigned = game.resigned;
+  done.adjudicated = game.resigned < 0 && !game.state->is_terminal();
+  if (game.resigned >= 0) done.result = game.resigned == 0 ? -1.0 : 1.0;
+  else done.result = done.adjudicated ? 0.0 : game.state->result(0);
   done.start = std::move(game.start);
   done.final_state = std::move(game.state);
   done.moves = std::move(game.moves);

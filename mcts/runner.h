@@ -74,6 +74,7 @@ struct FinishedGame {
   std::vector<MoveStats> moves;
   double result = 0.0;                // for player 0: +1 win, 0 draw, -1 loss
   bool adjudicated = false;           // stopped at the ply limit and scored as a draw
+  int resigned = -1;                  // the player who resigned (GameDriver::resignation), or -1
 };
 
 // The owner's side of the runner: self-play and the arena each implement one.
@@ -95,6 +96,13 @@ class GameDriver {
     (void)game_index;
     (void)state;
     return {agent.search.simulations, true, true};
+  }
+  // Asked after every move of a game that is not over: the player (0 or 1) who resigns now,
+  // ending the game as a loss for that player, or -1 to play on (the default).
+  virtual int resignation(int game_index, const std::vector<MoveStats>& moves) {
+    (void)game_index;
+    (void)moves;
+    return -1;
   }
   // Receives each game once it is over, in the order games end.
   virtual void game_finished(FinishedGame game) = 0;

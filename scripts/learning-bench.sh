@@ -42,7 +42,8 @@ if [[ "$budget" == *p ]]; then
 else
   stop=(--set "run.stop_after_minutes=$budget")
 fi
-bin=build/bin/oppidum
+# OPPIDUM_BIN: a copy of the binary, so that rebuilding during a long A/B does not change its arms.
+bin=${OPPIDUM_BIN:-build/bin/oppidum}
 [ -x "$bin" ] || ./scripts/build.sh
 label="-"
 [ ${#overrides[@]} -gt 0 ] && label=$(printf '%s ' "${overrides[@]}" | sed 's/--set //g; s/ $//; s/ /,/g')

@@ -80,7 +80,7 @@ std::string encode_record(const GameRecord& r) {
   w.put<std::int8_t>(r.result);
   w.put<std::int16_t>(r.score[0]);
   w.put<std::int16_t>(r.score[1]);
-  w.put<std::uint8_t>(r.adjudicated ? 1 : 0);
+  w.put<std::uint8_t>(static_cast<std::uint8_t>((r.adjudicated ? 1 : 0) | (r.resigned ? 2 : 0)));
   w.put<std::uint32_t>(static_cast<std::uint32_t>(r.moves.size()));
   for (const MoveRecord& m : r.moves) {
     w.put<std::uint16_t>(m.action);
@@ -116,8 +116,10 @@ GameRecord decode_record(const std::string& payload, std::uint32_t version) {
   r.score[1] = rd.get<std::int16_t>();
   const auto flags = rd.get<std::uint8_t>();
   if (r.result < -1 || r.result > 1) throw std::runtime_error("result out of range");
-  if (flags > 1) throw std::runtime_error("unknown game flags");
+  if (flags > 3) throw std::runtime_error("unknown game flags");
+  if (flags == 3) throw std::runtime_error("a game both adjudicated and resigned");
   r.adjudicated = flags & 1;
+  r.resigned = flags & 2;
   const auto n = rd.get<std::uint32_t>();
   if (n > payload.size()) throw std::runtime_error("move count larger than the record");
   r.moves.resize(n);
@@ -257,6 +259,13 @@ std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record) {
   if (record.adjudicated) {
     if (last.is_terminal()) fail("marked adjudicated, but the game is over after its last move");
     if (record.result != 0) fail("adjudicated, but the result is not a draw");
+  } else if (record.resigned) {
+    if (last.is_terminal()) fail("marked resigned, but the game is over after its last move");
+    if (record.result == 0) fail("resigned, but the result is a draw");
+    for (int p = 0; p < 2; ++p)
+      if (record.score[p] != last.score(p))
+        fail("the score of player " + std::to_string(p) + " is " + std::to_string(record.score[p]) +
+             ", its last position gives " + std::to_string(last.score(p)));
   } else {
     if (!last.is_terminal())
       fail("the game is not over after its last move (" + std::to_string(record.moves.size()) +

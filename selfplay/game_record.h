@@ -46,6 +46,7 @@ struct GameRecord {
   std::int8_t result = 0;           // for player 0: +1 win, 0 draw, -1 loss
   std::int16_t score[2] = {0, 0};   // final scores (DVONN heights; Murus Gallicus 1 for the winner)
   bool adjudicated = false;         // stopped at the ply limit and scored as a draw
+  bool resigned = false;            // ended by the loser's resignation (result +1 or -1)
   std::vector<MoveRecord> moves;
 };
 
@@ -78,7 +79,8 @@ class RecordError : public std::runtime_error {
 // a known game and a valid start position; every move legal where it is played, and played before
 // the game is over; every visit entry for a legal action, once, with at least one visit; root
 // values finite and in [-1, 1]; at the end, a game over with the rules' result and scores, or,
-// when adjudicated, a game not over and scored a draw. Throws RecordError. Returns the states
+// when adjudicated, a game not over and scored a draw, or, when resigned, a game not over with a
+// winner and the scores of its last position. Throws RecordError. Returns the states
 // before each move and the final state (moves.size() + 1 states).
 std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record);
 

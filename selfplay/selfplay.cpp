@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 #include <iostream>
+#include <unordered_map>
 
 #include "mcts/rng.h"
 #include "mcts/seed.h"
@@ -12,12 +13,27 @@ namespace {
 
 constexpr std::uint64_t kBudgetStream = 0x4255444745540000ULL;   // full or fast search per move
 constexpr std::uint64_t kSessionStream = 0x53455353494F4E00ULL;  // runner seed per session+worker
+constexpr std::uint64_t kResignStream = 0x52455349474E0000ULL;   // which games are played out
 
 class SelfPlayDriver final : public mcts::GameDriver {
  public:
   SelfPlayDriver(const Game& game, const SelfPlaySettings& s, std::uint64_t runner_seed,
-                 std::function<void(mcts::FinishedGame, std::uint64_t)> done)
-      : game_(game), s_(s), runner_seed_(runner_seed), done_(std::move(done)) {}
+                 ResignControl& resign, std::function<void(mcts::FinishedGame, std::uint64_t)> done)
+      : game_(game), s_(s), runner_seed_(runner_seed), resign_(resign), done_(std::move(done)) {}
+
+  int resignation(int game_index, const std::vector<mcts::MoveStats>& moves) override {
+    const int player = resign_.wants_to_resign(moves);
+    if (player < 0 || checked_.count(game_index) > 0) return -1;
+    mcts::Rng rng(mcts::derive_seed(runner_seed_, kResignStream,
+                                    static_cast<std::uint64_t>(game_index)));
+    const bool play_out = rng.uniform() < resign_.settings().playout;
+    if (!play_out && resign_.allowed()) {
+      resign_.count_resignation();
+      return player;
+    }
+    checked_.emplace(game_index, player);  // played on: checked when the game ends
+    return -1;
+  }
 
   mcts::GameSetup setup_game(int) override {
     mcts::GameSetup setup;
@@ -35,6 +51,12 @@ class SelfPlayDriver final : public mcts::GameDriver {
   }
 
   void game_finished(mcts::FinishedGame game) override {
+    const auto checked = checked_.find(game.index);
+    if (checked != checked_.end()) {
+      const double for_resigner = checked->second == 0 ? game.result : -game.result;
+      resign_.record_check(for_resigner >= 0);
+      checked_.erase(checked);
+    }
     const std::uint64_t seed =
         mcts::derive_seed(runner_seed_, mcts::kSearchStream, static_cast<std::uint64_t>(game.index));
     done_(std::move(game), seed);
@@ -44,6 +66,8 @@ class SelfPlayDriver final : public mcts::GameDriver {
   const Game& game_;
   const SelfPlaySettings& s_;
   std::uint64_t runner_seed_;
+  ResignControl& resign_;
+  std::unordered_map<int, int> checked_;  // game index -> the player who would have resigned
   std::function<void(mcts::FinishedGame, std::uint64_t)> done_;
 };
 
@@ -58,6 +82,7 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
   r.network_step = network_step;
   r.result = static_cast<std::int8_t>(game.result);
   r.adjudicated = game.adjudicated;
+  r.resigned = game.resigned >= 0;
   for (int p = 0; p < 2; ++p) r.score[p] = static_cast<std::int16_t>(game.final_state->score(p));
   r.moves.reserve(game.moves.size());
   for (const mcts::MoveStats& m : game.moves) {
@@ -85,7 +110,8 @@ SelfPlay::SelfPlay(mcts::Evaluator& evaluator, GameSink& store, SelfPlaySettings
       store_(store),
       settings_(std::move(settings)),
       network_step_(std::move(network_step)),
-      finished_(static_cast<std::size_t>(settings_.games_per_chunk) * 4) {}
+      finished_(static_cast<std::size_t>(settings_.games_per_chunk) * 4),
+      resign_(settings_.resign) {}
 
 SelfPlay::~SelfPlay() { stop(); }
 
@@ -129,7 +155,7 @@ void SelfPlay::worker(int index) {
     mcts::Agent agent{"selfplay", &evaluator_, settings_.search};
     agent.search.simulations = settings_.simulations;
     mcts::GameRunner runner({agent}, rc);
-    SelfPlayDriver driver(game, settings_, runner_seed,
+    SelfPlayDriver driver(game, settings_, runner_seed, resign_,
                           [this](mcts::FinishedGame g, std::uint64_t seed) {
                             count_reuse(g);
                             finished_.push(to_record(g, seed, network_step_(),
@@ -191,6 +217,7 @@ SelfPlayStats SelfPlay::stats() const {
   s.chunks = chunks_.load();
   s.target_visits = target_visits_.load();
   s.reused_target_visits = reused_target_visits_.load();
+  s.resign = resign_.stats();
   return s;
 }
 

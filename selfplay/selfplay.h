@@ -25,6 +25,7 @@
 #include "mcts/search.h"
 #include "selfplay/bounded_queue.h"
 #include "selfplay/game_record.h"
+#include "selfplay/resignation.h"
 #include "selfplay/replay_store.h"
 
 namespace oppidum::selfplay {
@@ -41,6 +42,7 @@ struct SelfPlaySettings {
   // earlier searches by tree reuse (false) or of this search alone (true). Gumbel's target is
   // its improved policy either way.
   bool target_this_search_only = false;
+  ResignSettings resign;           // off unless resign.below < 0
   int max_plies = 300;
   int games_per_chunk = 32;
   std::uint64_t seed = 0;          // the run seed
@@ -56,6 +58,7 @@ struct SelfPlayStats {
   std::int64_t target_visits = 0;
   std::int64_t reused_target_visits = 0;
   std::int64_t chunks = 0;
+  ResignControl::Stats resign;     // resignations and their checks (selfplay/resignation.h)
 };
 
 // A finished game from the runner as a record (`network_step` names the network); see
@@ -93,6 +96,7 @@ class SelfPlay {
   std::vector<std::thread> threads_;
   std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, chunks_{0};
   std::atomic<std::int64_t> target_visits_{0}, reused_target_visits_{0};
+  ResignControl resign_;
   mutable std::mutex error_mutex_;
   std::string error_;
 };

@@ -146,6 +146,41 @@ TEST_F(GameFileTest, ReadsVersionOneFiles) {
   EXPECT_EQ(v1.records[0].node, "");
 }
 
+// A resigned game: not over, a winner, the scores of its last position; the flag survives the
+// file, and replay() refuses a resignation that contradicts the rules.
+TEST(GameRecord, ResignedGamesRoundTripAndReplay) {
+  for (const std::string name : {"mg", "dvonn"}) {
+    GameRecord full = random_record(name, 21);
+    GameRecord r = full;
+    r.moves.resize(full.moves.size() / 2);
+    const auto states = replay([&] {
+      GameRecord cut = r;
+      cut.adjudicated = true;
+      cut.result = 0;
+      return cut;
+    }());
+    r.resigned = true;
+    r.result = -1;
+    r.score[0] = static_cast<std::int16_t>(states.back()->score(0));
+    r.score[1] = static_cast<std::int16_t>(states.back()->score(1));
+    EXPECT_NO_THROW(replay(r)) << name;
+    const GameRecord back = decode_record(encode_record(r));
+    EXPECT_TRUE(back.resigned);
+    EXPECT_FALSE(back.adjudicated);
+    expect_same(back, r);
+
+    GameRecord draw = r;
+    draw.result = 0;
+    EXPECT_THROW(replay(draw), RecordError) << "a resignation has a winner";
+    GameRecord over = full;
+    over.resigned = true;
+    EXPECT_THROW(replay(over), RecordError) << "a finished game was not resigned";
+    GameRecord both = r;
+    both.adjudicated = true;
+    EXPECT_THROW(decode_record(encode_record(both)), std::runtime_error);
+  }
+}
+
 TEST(GameRecord, ReplayRefusesAnIllegalMove) {
   GameRecord r = random_record("mg", 9);
   r.moves[3].action = r.moves[2].action;  // almost surely illegal

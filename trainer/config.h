@@ -69,6 +69,12 @@ namespace oppidum::config {
   F(double, gumbel_c_scale, 1.0, 0, 1e6, "gumbel: c_scale of sigma(q)")                           \
   F(std::string, target_visits, "tree", "tree|search", 0,                                        \
     "PUCT policy target: root visits with those kept by tree reuse, or this search's alone")    \
+  F(double, resign_below, 0, -1, 0,                                                              \
+    "resign when a player's root value stays below this (e.g. -0.9); 0: never resign")           \
+  F(int, resign_moves, 3, 1, 1000, "... for this many of its own moves in a row")                 \
+  F(double, resign_playout, 0.1, 0, 1, "share of games played out to check resignations")        \
+  F(double, resign_max_false, 0.05, 0, 1,                                                        \
+    "resigning stops while more than this share of the last 100 checks were wrong")              \
   F(int, max_plies, 300, 1, 100000, "a game reaching this ply is adjudicated a draw")            \
   F(int, games_per_chunk, 32, 1, 100000, "finished games per replay chunk file")
 

@@ -336,6 +336,16 @@ class Session {
     model::save_checkpoint(trainer_->checkpoint(candidate_metadata(paths_, gen)),
                            paths_.candidate(gen).string());
     pending_gate_ = gen;
+    if (selfplay_ && config_.selfplay.resign_below < 0) {
+      const selfplay::ResignControl::Stats r = selfplay_->stats().resign;
+      folder_->append_resign(elapsed(), trainer_->steps(), r.resigned, r.checks,
+                             r.recent_false_rate);
+      log_->info("self-play resignations this session: {} games resigned; {} checked by playing "
+                 "on, {} wrong ({:.1f}% of the last {}); resigning is {}",
+                 r.resigned, r.checks, r.wrong, 100.0 * r.recent_false_rate,
+                 std::min<std::int64_t>(r.checks, selfplay::ResignControl::kRecentChecks),
+                 r.allowed ? "on" : "off");
+    }
   }
 
   // Steps 3 to 6: the gate of generation `gen` against the best network, its commit, and the

@@ -26,7 +26,8 @@ const util::CsvTable::Row kMetricsHeader = {
     "kind",       "seconds",       "step",     "generation", "positions",
     "games",      "policy_loss",   "value_loss", "learning_rate", "gate_elo",
     "promoted",   "best_elo",      "gate_games", "anchor_score", "anchor_elo",
-    "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted"};
+    "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted",
+    "resigned",   "resign_checks", "resign_false_rate"};
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -89,10 +90,13 @@ GateRow gate_from_row(const util::CsvTable& t, const util::CsvTable::Row& r, std
 util::CsvTable::Row gate_metrics_row(const GateRow& g, const std::string& positions,
                                      const std::string& games) {
   const bool anchored = !g.anchor.empty();
-  return {"gate", fixed(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
-          positions, games, "", "", "", fixed(g.elo, 1), g.promoted ? "1" : "0",
-          fixed(g.rating, 1), std::to_string(g.games), anchored ? fixed(g.anchor_score, 4) : "",
-          anchored ? fixed(g.anchor_elo, 1) : "", "", "", "", "", ""};
+  util::CsvTable::Row row = {
+      "gate", fixed(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
+      positions, games, "", "", "", fixed(g.elo, 1), g.promoted ? "1" : "0",
+      fixed(g.rating, 1), std::to_string(g.games), anchored ? fixed(g.anchor_score, 4) : "",
+      anchored ? fixed(g.anchor_elo, 1) : ""};
+  row.resize(kMetricsHeader.size());
+  return row;
 }
 
 // The highest "(session N)" in the log, 0 when there is none.
@@ -260,10 +264,24 @@ std::optional<GateRow> RunFolder::last_promoted() const {
 }
 
 void RunFolder::append_train(const TrainRow& r) {
-  metrics_->append({"train", fixed(r.seconds, 1), std::to_string(r.step),
-                    std::to_string(r.generation), std::to_string(r.positions),
-                    std::to_string(r.games), fixed(r.policy_loss, 5), fixed(r.value_loss, 5),
-                    fixed(r.learning_rate, 6), "", "", "", "", "", "", "", "", "", "", ""});
+  util::CsvTable::Row row = {"train", fixed(r.seconds, 1), std::to_string(r.step),
+                             std::to_string(r.generation), std::to_string(r.positions),
+                             std::to_string(r.games), fixed(r.policy_loss, 5),
+                             fixed(r.value_loss, 5), fixed(r.learning_rate, 6)};
+  row.resize(metrics_->header().size());
+  metrics_->append(row);
+}
+
+void RunFolder::append_resign(double seconds, std::int64_t step, std::int64_t resigned,
+                              std::int64_t checks, double false_rate) {
+  util::CsvTable::Row row(metrics_->header().size());
+  row[0] = "selfplay";
+  row[metrics_->column("seconds")] = fixed(seconds, 1);
+  row[metrics_->column("step")] = std::to_string(step);
+  row[metrics_->column("resigned")] = std::to_string(resigned);
+  row[metrics_->column("resign_checks")] = std::to_string(checks);
+  row[metrics_->column("resign_false_rate")] = fixed(false_rate, 4);
+  metrics_->append(row);
 }
 
 void RunFolder::append_node(double seconds, const std::string& node, std::int64_t games,

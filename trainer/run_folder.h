@@ -138,6 +138,10 @@ class RunFolder {
   void append_train(const TrainRow& row);  // flushed, not fsynced (a kill is repaired on resume)
   // A run with a Redis store: a self-play node's games so far and rate ("node" rows), and the
   // stream's state ("stream" rows: the trainer's lag in entries, entries evicted unread).
+  // A "selfplay" row: this session's resignations, their checks and the false rate of the last
+  // 100 checks (selfplay/resignation.h).
+  void append_resign(double seconds, std::int64_t step, std::int64_t resigned, std::int64_t checks,
+                     double false_rate);
   void append_node(double seconds, const std::string& node, std::int64_t games,
                    double games_per_second);
   void append_stream(double seconds, std::int64_t positions, std::int64_t games, int nodes,

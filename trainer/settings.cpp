@@ -55,6 +55,10 @@ selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& c, std::ui
   s.search.temperature = static_cast<float>(c.selfplay.temperature);
   s.search.final_temperature = static_cast<float>(c.selfplay.final_temperature);
   s.target_this_search_only = c.selfplay.target_visits == "search";
+  s.resign.below = c.selfplay.resign_below;
+  s.resign.moves = c.selfplay.resign_moves;
+  s.resign.playout = c.selfplay.resign_playout;
+  s.resign.max_false = c.selfplay.resign_max_false;
   s.max_plies = c.selfplay.max_plies;
   s.games_per_chunk = c.selfplay.games_per_chunk;
   s.seed = c.run.seed;

@@ -95,8 +95,9 @@ json downsample(const std::vector<std::array<double, 3>>& points) {
 
 json or_null(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
-const char* result_text(int result, bool adjudicated) {
+const char* result_text(int result, bool adjudicated, bool resigned) {
   if (adjudicated) return "draw (ply limit)";
+  if (resigned) return result > 0 ? "1-0 (resigned)" : "0-1 (resigned)";
   return result > 0 ? "1-0" : result < 0 ? "0-1" : "draw";
 }
 
@@ -197,6 +198,7 @@ void RunReader::refresh_index_locked() {
       e.plies = static_cast<std::uint16_t>(std::min<std::size_t>(r.moves.size(), 65535));
       e.result = r.result;
       e.adjudicated = r.adjudicated;
+      e.resigned = r.resigned;
       e.score[0] = r.score[0];
       e.score[1] = r.score[1];
       chunk.games.push_back(e);
@@ -329,7 +331,7 @@ json RunReader::list_games(const GameFilter& f) {
         games.push_back({{"chunk", c->number},
                          {"index", e->index},
                          {"plies", e->plies},
-                         {"result", result_text(e->result, e->adjudicated)},
+                         {"result", result_text(e->result, e->adjudicated, e->resigned)},
                          {"scores", {e->score[0], e->score[1]}},
                          {"network_step", e->network_step},
                          {"generation", generation}});
@@ -397,7 +399,7 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
           {"network_step", r.network_step},
           {"generation", generation_of(r.network_step, steps_per_generation)},
           {"node", r.node},
-          {"result", result_text(r.result, r.adjudicated)},
+          {"result", result_text(r.result, r.adjudicated, r.resigned)},
           {"scores", {r.score[0], r.score[1]}},
           {"moves", moves},
           {"positions", positions}};

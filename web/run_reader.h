@@ -76,6 +76,7 @@ class RunReader {
     std::uint16_t plies = 0;
     std::int8_t result = 0;
     bool adjudicated = false;
+    bool resigned = false;
     std::int16_t score[2] = {0, 0};
   };
   struct Chunk {
