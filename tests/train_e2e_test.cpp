@@ -47,7 +47,8 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   // anchor match and best.ckpt's copy all run. Gated runs are checked in fault_run_test.cpp.
   const std::string log = dir.string() + ".log";
   ASSERT_EQ(run("train --config " + kConfig + " --run " + dir.string() +
-                " --set arena.max_games=0 --set arena.anchor_games=4 --no-status 2>" + log),
+                " --set arena.max_games=0 --set arena.anchor_games=4"
+                " --set selfplay.resign_below=-0.5 --no-status 2>" + log),
             0)
       << read_file(log);
   for (const char* f : {"config.yaml", "state.yaml", "arena.csv", "metrics.csv", "log.txt", "lock",
@@ -77,15 +78,25 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   CsvTable::Row metrics_header;
   const auto metrics = rows(dir / "metrics.csv", &metrics_header);
   std::set<std::string> steps;
-  int gate_rows = 0;
+  int gate_rows = 0, selfplay_rows = 0;
   for (const auto& row : metrics) {
     if (row[0] == "train") {
       EXPECT_TRUE(steps.insert(row[column(metrics_header, "step")]).second);
     }
     if (row[0] == "gate") ++gate_rows;
+    if (row[0] == "selfplay") {
+      ++selfplay_rows;
+      const double rate = std::stod(row[column(metrics_header, "resign_false_rate")]);
+      EXPECT_GE(rate, 0.0);
+      EXPECT_LE(rate, 1.0);
+      EXPECT_GE(std::stol(row[column(metrics_header, "resign_checks")]), 0);
+    }
   }
   EXPECT_EQ(steps.size(), 20u) << "one row per step";
   EXPECT_EQ(gate_rows, 2);
+  EXPECT_EQ(selfplay_rows, 2) << "resignation counts at the end of each generation";
+  EXPECT_NE(read_file((dir / "log.txt").string()).find("self-play resignations this session"),
+            std::string::npos);
 
   oppidum::selfplay::FolderReplayStore store((dir / "games").string(),
                                              oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);
