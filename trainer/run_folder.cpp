@@ -26,7 +26,9 @@ const util::CsvTable::Row kMetricsHeader = {
     "kind",       "seconds",       "step",     "generation", "positions",
     "games",      "policy_loss",   "value_loss", "learning_rate", "gate_elo",
     "promoted",   "best_elo",      "gate_games", "anchor_score", "anchor_elo",
-    "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted"};
+    "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted",
+    "selfplay_positions_per_second", "evals_per_position", "forward_busy", "forward_rate",
+    "mean_batch", "selfplay_bound"};
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -89,10 +91,13 @@ GateRow gate_from_row(const util::CsvTable& t, const util::CsvTable::Row& r, std
 util::CsvTable::Row gate_metrics_row(const GateRow& g, const std::string& positions,
                                      const std::string& games) {
   const bool anchored = !g.anchor.empty();
-  return {"gate", fixed(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
-          positions, games, "", "", "", fixed(g.elo, 1), g.promoted ? "1" : "0",
-          fixed(g.rating, 1), std::to_string(g.games), anchored ? fixed(g.anchor_score, 4) : "",
-          anchored ? fixed(g.anchor_elo, 1) : "", "", "", "", "", ""};
+  util::CsvTable::Row row = {
+      "gate", fixed(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
+      positions, games, "", "", "", fixed(g.elo, 1), g.promoted ? "1" : "0",
+      fixed(g.rating, 1), std::to_string(g.games), anchored ? fixed(g.anchor_score, 4) : "",
+      anchored ? fixed(g.anchor_elo, 1) : ""};
+  row.resize(kMetricsHeader.size());
+  return row;
 }
 
 // The highest "(session N)" in the log, 0 when there is none.
@@ -260,10 +265,28 @@ std::optional<GateRow> RunFolder::last_promoted() const {
 }
 
 void RunFolder::append_train(const TrainRow& r) {
-  metrics_->append({"train", fixed(r.seconds, 1), std::to_string(r.step),
-                    std::to_string(r.generation), std::to_string(r.positions),
-                    std::to_string(r.games), fixed(r.policy_loss, 5), fixed(r.value_loss, 5),
-                    fixed(r.learning_rate, 6), "", "", "", "", "", "", "", "", "", "", ""});
+  util::CsvTable::Row row = {"train", fixed(r.seconds, 1), std::to_string(r.step),
+                             std::to_string(r.generation), std::to_string(r.positions),
+                             std::to_string(r.games), fixed(r.policy_loss, 5),
+                             fixed(r.value_loss, 5), fixed(r.learning_rate, 6)};
+  row.resize(metrics_->header().size());
+  metrics_->append(row);
+}
+
+void RunFolder::append_selfplay(const SelfplayRow& r) {
+  util::CsvTable::Row row(metrics_->header().size());
+  row[0] = "selfplay";
+  row[metrics_->column("seconds")] = fixed(r.seconds, 1);
+  row[metrics_->column("generation")] = std::to_string(r.generation);
+  row[metrics_->column("positions")] = std::to_string(r.positions);
+  row[metrics_->column("games")] = std::to_string(r.games);
+  row[metrics_->column("selfplay_positions_per_second")] = fixed(r.positions_per_second, 2);
+  row[metrics_->column("evals_per_position")] = fixed(r.evals_per_position, 2);
+  row[metrics_->column("forward_busy")] = fixed(r.forward_busy, 4);
+  row[metrics_->column("forward_rate")] = fixed(r.forward_rate, 1);
+  row[metrics_->column("mean_batch")] = fixed(r.mean_batch, 2);
+  row[metrics_->column("selfplay_bound")] = fixed(r.bound, 2);
+  metrics_->append(row);
 }
 
 void RunFolder::append_node(double seconds, const std::string& node, std::int64_t games,
