@@ -4,7 +4,8 @@
 // that size, the server's max_batch is that size) as a ratio to the raw forward of the same backend
 // at the same batch size; with --workers 1,2 (inference.workers) each caller count is measured
 // with each worker count in turn, side by side in one run, and a line per batch size gives the
-// absolute server rates and their ratio to the first worker count. Weights are seeded random ones, inputs real encoded positions; the
+// absolute server rates and their ratio to the first worker count (worker counts alternate over
+// --rounds rounds; medians of rates and of the per-round ratios, and the ratios' range). Weights are seeded random ones, inputs real encoded positions; the
 // numbers go into docs/PERFORMANCE.md ("Model inference").
 //
 // With --compare-conv A,B,... it instead compares the Eigen backend's convolution algorithms
@@ -280,23 +281,41 @@ void run_bench_model(const BenchModelOptions& o) {
           base = raw_forward(*backend, planes, batch, o.seconds);
         }
         for (int c : o.callers) {
-          double first = 0.0;
-          for (int w : o.workers) {
-            const double rate = server_throughput(game, checkpoint, bo, positions, batch, c, w, o,
+          if (!by_workers) {
+            const double rate = server_throughput(game, checkpoint, bo, positions, batch, c, 1, o,
                                                   last_stats);
             std::printf(" %10.2f", rate / base);
             std::fflush(stdout);
-            if (!by_workers) continue;
-            char part[128];
-            if (first == 0.0) {
-              first = rate;
-              std::snprintf(part, sizeof part, "%s%s x%d: w%d %.0f", rates_line.empty() ? "" : "; ",
-                            sb.c_str(), c, w, rate);
-            } else {
-              std::snprintf(part, sizeof part, ", w%d %.0f (%.2fx)", w, rate, rate / first);
+            continue;
+          }
+          // Worker counts alternate over --rounds rounds; medians of the rates and of each
+          // round's ratio to the first worker count.
+          const std::size_t k = o.workers.size();
+          std::vector<std::vector<double>> rates(k), ratios(k);
+          for (int r = 0; r < o.rounds; ++r) {
+            std::vector<double> round;
+            for (int w : o.workers)
+              round.push_back(server_throughput(game, checkpoint, bo, positions, batch, c, w, o,
+                                                last_stats));
+            for (std::size_t i = 0; i < k; ++i) {
+              rates[i].push_back(round[i]);
+              ratios[i].push_back(round[i] / round[0]);
             }
+          }
+          for (std::size_t i = 0; i < k; ++i) {
+            std::printf(" %10.2f", median(rates[i]) / base);
+            char part[160];
+            if (i == 0)
+              std::snprintf(part, sizeof part, "%s%s x%d: w%d %.0f", rates_line.empty() ? "" : "; ",
+                            sb.c_str(), c, o.workers[i], median(rates[i]));
+            else
+              std::snprintf(part, sizeof part, ", w%d %.0f (ratio %.2f, rounds %.2f..%.2f)",
+                            o.workers[i], median(rates[i]), median(ratios[i]),
+                            *std::min_element(ratios[i].begin(), ratios[i].end()),
+                            *std::max_element(ratios[i].begin(), ratios[i].end()));
             rates_line += part;
           }
+          std::fflush(stdout);
         }
       }
       std::printf("\n");
@@ -360,7 +379,8 @@ void register_bench_model(CLI::App& bench) {
                   "generic (the build's baseline instruction set)")
       ->check(CLI::IsMember({"best", "generic"}))
       ->capture_default_str();
-  cmd->add_option("--rounds", o->rounds, "--compare-conv: alternating rounds per cell")
+  cmd->add_option("--rounds", o->rounds,
+                  "--compare-conv, or --workers with several counts: alternating rounds per cell")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->callback([o] {
