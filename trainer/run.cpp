@@ -116,7 +116,7 @@ class Session {
       restore();
       start_services();
       loop();
-      report_pipeline(session_mark_, "session", false);
+      if (pipeline_marked_) report_pipeline(session_mark_, "session", false);
       closing_ = true;  // a push waiting for Redis gives up: those games were in flight
       if (selfplay_) selfplay_->stop();
       intake_->drain(30.0);
@@ -256,7 +256,6 @@ class Session {
       if (channel_) settings.seed = store::node_seed(config_.run.seed, "trainer");
       selfplay_ = std::make_unique<selfplay::SelfPlay>(*server_, *sink, settings,
                                                        [this] { return best_step_.load(); });
-      session_mark_ = generation_mark_ = pipeline_mark();
       selfplay_->start();
     }
     start_ = Clock::now();
@@ -337,7 +336,7 @@ class Session {
     return m;
   }
 
-  // Self-play since `from` against its bound: the forward pass's own rate at the batch sizes seen
+  // Self-play since `from` (positions of games finished since) against its bound: the forward pass's own rate at the batch sizes seen
   // (positions per second of forward time, times the workers) divided by the network evaluations
   // per self-play position. One log line, and a "selfplay" row of metrics.csv when `record`.
   void report_pipeline(const PipelineMark& from, const std::string& what, bool record) {
@@ -377,8 +376,10 @@ class Session {
   // Steps 1 and 2 of trainer/run_folder.h; the gate follows in the loop.
   void end_generation() {
     const int gen = generation();
-    report_pipeline(generation_mark_, "generation " + std::to_string(gen), true);
-    generation_mark_ = pipeline_mark();
+    if (pipeline_marked_) {
+      report_pipeline(generation_mark_, "generation " + std::to_string(gen), true);
+      generation_mark_ = pipeline_mark();
+    }
     trainer_->save_state(paths_.trainer_prefix());
     model::save_checkpoint(trainer_->checkpoint(candidate_metadata(paths_, gen)),
                            paths_.candidate(gen).string());
@@ -463,6 +464,12 @@ class Session {
   }
 
   void show_status() {
+    // The pipeline is measured from the first finished game: positions count when their game
+    // ends, so from then on about as many moves are in flight at the start as at the end.
+    if (selfplay_ && !pipeline_marked_ && selfplay_->stats().positions > 0) {
+      session_mark_ = generation_mark_ = pipeline_mark();
+      pipeline_marked_ = true;
+    }
     const auto now = Clock::now();
     if (now - last_status_ < std::chrono::seconds(1)) return;
     last_status_ = now;
@@ -570,7 +577,8 @@ class Session {
   int pending_gate_ = 0;  // a generation saved but not gated yet
   StepStats last_step_;
   Clock::time_point start_ = Clock::now();
-  PipelineMark session_mark_, generation_mark_;  // set when self-play starts
+  PipelineMark session_mark_, generation_mark_;  // set at the first finished game
+  bool pipeline_marked_ = false;
   Clock::time_point last_status_{}, last_status_log_{};
   std::string gate_progress_, last_gate_;
   bool status_shown_ = false;
