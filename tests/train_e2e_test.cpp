@@ -4,6 +4,7 @@
 // are in fault_run_test.cpp.
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -77,15 +78,30 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   CsvTable::Row metrics_header;
   const auto metrics = rows(dir / "metrics.csv", &metrics_header);
   std::set<std::string> steps;
-  int gate_rows = 0;
+  int gate_rows = 0, selfplay_rows = 0;
   for (const auto& row : metrics) {
     if (row[0] == "train") {
       EXPECT_TRUE(steps.insert(row[column(metrics_header, "step")]).second);
     }
     if (row[0] == "gate") ++gate_rows;
+    if (row[0] == "selfplay") {
+      // The self-play pipeline against its bound (docs/PERFORMANCE.md): every number positive,
+      // and the forward busy share a share.
+      ++selfplay_rows;
+      for (const char* c : {"selfplay_positions_per_second", "evals_per_position", "forward_busy",
+                            "forward_rate", "mean_batch", "selfplay_bound"})
+        EXPECT_GT(std::atof(row[column(metrics_header, c)].c_str()), 0.0) << c;
+      EXPECT_LE(std::atof(row[column(metrics_header, "forward_busy")].c_str()), 1.0);
+    }
   }
   EXPECT_EQ(steps.size(), 20u) << "one row per step";
   EXPECT_EQ(gate_rows, 2);
+  // One per generation that saw games finish (the second may train on the first's games alone).
+  EXPECT_GE(selfplay_rows, 1);
+  EXPECT_LE(selfplay_rows, 2);
+  const std::string log_text = read_file(log);
+  EXPECT_NE(log_text.find("generation 1 self-play: "), std::string::npos) << log_text;
+  EXPECT_NE(log_text.find("session self-play: "), std::string::npos) << log_text;
 
   oppidum::selfplay::FolderReplayStore store((dir / "games").string(),
                                              oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);

@@ -336,9 +336,11 @@ class Session {
     return m;
   }
 
-  // Self-play since `from` (positions of games finished since) against its bound: the forward pass's own rate at the batch sizes seen
-  // (positions per second of forward time, times the workers) divided by the network evaluations
-  // per self-play position. One log line, and a "selfplay" row of metrics.csv when `record`.
+  // Self-play since `from` (positions of the games finished since) against its bound: the
+  // forward pass's own rate at the batch sizes seen (positions per second of forward time, times
+  // the workers) divided by the network evaluations per self-play position. One log line, and a
+  // "selfplay" row of metrics.csv when `record`; nothing for an interval in which no game
+  // finished or no batch ran.
   void report_pipeline(const PipelineMark& from, const std::string& what, bool record) {
     if (!selfplay_) return;
     const PipelineMark to = pipeline_mark();
