@@ -378,14 +378,15 @@ class Session {
   // Steps 1 and 2 of trainer/run_folder.h; the gate follows in the loop.
   void end_generation() {
     const int gen = generation();
-    if (pipeline_marked_) {
-      report_pipeline(generation_mark_, "generation " + std::to_string(gen), true);
-      generation_mark_ = pipeline_mark();
-    }
     trainer_->save_state(paths_.trainer_prefix());
     model::save_checkpoint(trainer_->checkpoint(candidate_metadata(paths_, gen)),
                            paths_.candidate(gen).string());
     pending_gate_ = gen;
+    // After the save, so that a generation resumed from an earlier step has no row yet.
+    if (pipeline_marked_) {
+      report_pipeline(generation_mark_, "generation " + std::to_string(gen), true);
+      generation_mark_ = pipeline_mark();
+    }
   }
 
   // Steps 3 to 6: the gate of generation `gen` against the best network, its commit, and the

@@ -221,7 +221,7 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
     open_tables();
   }
   const int gated = gates_.empty() ? 0 : gates_.back().generation;
-  std::set<int> gate_rows_seen;
+  std::set<int> gate_rows_seen, selfplay_rows_seen;
   std::map<std::int64_t, std::size_t> last_row_of_step;
   const auto& rows = metrics_->rows();
   const std::size_t kind = metrics_->column("kind"), step = metrics_->column("step"),
@@ -239,6 +239,9 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
       const int g = std::atoi(row[generation].c_str());
       return g <= gated && gate_rows_seen.insert(g).second;
     }
+    if (row[kind] == "selfplay")  // a generation trained again gets its row again
+      return std::atoi(row[generation].c_str()) <= trained &&
+             selfplay_rows_seen.insert(std::atoi(row[generation].c_str())).second;
     return true;  // node and stream rows: a record of what was seen, not keyed
   });
   if (gone_metrics > 0)
