@@ -340,8 +340,24 @@ TEST(InferenceServer, HalfPrecisionNeedsTorchOnCuda) {
   }
 }
 
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
 // The torch backend, two workers on the cpu, gives the Eigen backend's answers.
 TEST(InferenceServer, TwoTorchWorkersOnTheCpu) {
+  // LibTorch's oneDNN is not instrumented: ThreadSanitizer reports the objects it creates in one
+  // thread's convolution and locks in another's as races it cannot see ordered (pthread_rwlock in
+  // libdnnl.so). The server's own synchronisation is covered by the Eigen tests above.
+  if (kThreadSanitizer) GTEST_SKIP() << "LibTorch (oneDNN) is not instrumented for ThreadSanitizer";
   const Game& game = game_by_name("dvonn");
   const Checkpoint c = random_checkpoint(game, small_config(), 78);
   const auto positions = test_util::random_positions(game, 24, 19);
