@@ -2,7 +2,10 @@
 // size it prints the raw forward passes of each backend in positions per second, then the batching
 // inference server's throughput with 1, 4 and 16 caller threads (each caller evaluates batches of
 // that size, the server's max_batch is that size) as a ratio to the raw forward of the same backend
-// at the same batch size. Weights are seeded random ones, inputs real encoded positions; the
+// at the same batch size; with --workers 1,2 (inference.workers) each caller count is measured
+// with each worker count in turn, side by side in one run, and a line per batch size gives the
+// absolute server rates and their ratio to the first worker count (worker counts alternate over
+// --rounds rounds; medians of rates and of the per-round ratios, and the ratios' range). Weights are seeded random ones, inputs real encoded positions; the
 // numbers go into docs/PERFORMANCE.md ("Model inference").
 //
 // With --compare-conv A,B,... it instead compares the Eigen backend's convolution algorithms
@@ -40,6 +43,7 @@ struct BenchModelOptions {
   std::vector<std::string> backends = {"eigen", "torch", "torch-nhwc"};
   std::vector<std::string> server_backends = {"eigen"};
   std::vector<int> callers = {1, 4, 16};
+  std::vector<int> workers = {1};
   double seconds = 0.5;  // per measurement
   int threads = 0;       // 0: every core
   int max_wait_us = 1000;
@@ -104,15 +108,17 @@ double raw_forward(model::Backend& backend, const std::vector<float>& planes, in
   return static_cast<double>(calls) * b / seconds_since(start);
 }
 
-// Positions per second through an inference server with `callers` threads, each evaluating
-// batches of b positions; the server's max_batch is b.
+// Positions per second through an inference server with `workers` forward workers and `callers`
+// threads, each evaluating batches of b positions; the server's max_batch is b. The backend's
+// threads are per worker (0: the cores divided among the workers).
 double server_throughput(const Game& game, const model::Checkpoint& checkpoint,
                          const model::BackendOptions& backend, const Positions& positions, int b,
-                         int callers, const BenchModelOptions& o, std::string& stats) {
+                         int callers, int workers, const BenchModelOptions& o, std::string& stats) {
   model::InferenceServerOptions so;
   so.max_batch = b;
   so.max_wait = std::chrono::microseconds(o.max_wait_us);
-  model::InferenceServer server(game, model::make_backend(checkpoint, backend), backend, so);
+  so.workers = workers;
+  model::InferenceServer server(game, checkpoint, backend, so);
   std::atomic<bool> measuring{false};
   std::atomic<bool> finish{false};
   std::atomic<long long> evaluated{0};
@@ -244,8 +250,13 @@ void run_bench_model(const BenchModelOptions& o) {
                 static_cast<long long>(parameter_count(checkpoint)));
     std::printf("%6s", "batch");
     for (const std::string& b : o.backends) std::printf(" %12s", b.c_str());
+    const bool by_workers = o.workers.size() > 1 || o.workers.front() != 1;
     for (const std::string& sb : o.server_backends)
-      for (int c : o.callers) std::printf(" %10s", (sb + " x" + std::to_string(c)).c_str());
+      for (int c : o.callers)
+        for (int w : o.workers)
+          std::printf(" %10s", (sb + " x" + std::to_string(c) +
+                                (by_workers ? " w" + std::to_string(w) : std::string()))
+                                   .c_str());
     std::printf("\n");
     std::vector<std::unique_ptr<model::Backend>> backends;
     for (const std::string& b : o.backends)
@@ -259,6 +270,7 @@ void run_bench_model(const BenchModelOptions& o) {
         std::fflush(stdout);
       }
       std::string last_stats;
+      std::string rates_line;
       for (const std::string& sb : o.server_backends) {
         const model::BackendOptions bo = backend_options(sb, o.threads);
         double base = 0.0;
@@ -269,13 +281,45 @@ void run_bench_model(const BenchModelOptions& o) {
           base = raw_forward(*backend, planes, batch, o.seconds);
         }
         for (int c : o.callers) {
-          const double rate =
-              server_throughput(game, checkpoint, bo, positions, batch, c, o, last_stats);
-          std::printf(" %10.2f", rate / base);
+          if (!by_workers) {
+            const double rate = server_throughput(game, checkpoint, bo, positions, batch, c, 1, o,
+                                                  last_stats);
+            std::printf(" %10.2f", rate / base);
+            std::fflush(stdout);
+            continue;
+          }
+          // Worker counts alternate over --rounds rounds; medians of the rates and of each
+          // round's ratio to the first worker count.
+          const std::size_t k = o.workers.size();
+          std::vector<std::vector<double>> rates(k), ratios(k);
+          for (int r = 0; r < o.rounds; ++r) {
+            std::vector<double> round;
+            for (int w : o.workers)
+              round.push_back(server_throughput(game, checkpoint, bo, positions, batch, c, w, o,
+                                                last_stats));
+            for (std::size_t i = 0; i < k; ++i) {
+              rates[i].push_back(round[i]);
+              ratios[i].push_back(round[i] / round[0]);
+            }
+          }
+          for (std::size_t i = 0; i < k; ++i) {
+            std::printf(" %10.2f", median(rates[i]) / base);
+            char part[160];
+            if (i == 0)
+              std::snprintf(part, sizeof part, "%s%s x%d: w%d %.0f", rates_line.empty() ? "" : "; ",
+                            sb.c_str(), c, o.workers[i], median(rates[i]));
+            else
+              std::snprintf(part, sizeof part, ", w%d %.0f (ratio %.2f, rounds %.2f..%.2f)",
+                            o.workers[i], median(rates[i]), median(ratios[i]),
+                            *std::min_element(ratios[i].begin(), ratios[i].end()),
+                            *std::max_element(ratios[i].begin(), ratios[i].end()));
+            rates_line += part;
+          }
           std::fflush(stdout);
         }
       }
       std::printf("\n");
+      if (!rates_line.empty()) std::printf("%6s server positions/s: %s\n", "", rates_line.c_str());
       if (!last_stats.empty()) std::printf("%6s last server: %s\n", "", last_stats.c_str());
     }
   }
@@ -310,6 +354,12 @@ void register_bench_model(CLI::App& bench) {
       ->delimiter(',')
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--workers", o->workers,
+                  "inference server forward workers (inference.workers), each count measured in "
+                  "turn: e.g. 1,2 puts them side by side")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--seconds", o->seconds, "seconds per measurement")
       ->check(CLI::Range(0.01, 60.0))
       ->capture_default_str();
@@ -329,12 +379,14 @@ void register_bench_model(CLI::App& bench) {
                   "generic (the build's baseline instruction set)")
       ->check(CLI::IsMember({"best", "generic"}))
       ->capture_default_str();
-  cmd->add_option("--rounds", o->rounds, "--compare-conv: alternating rounds per cell")
+  cmd->add_option("--rounds", o->rounds,
+                  "--compare-conv, or --workers with several counts: alternating rounds per cell")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->callback([o] {
     auto& sb = o->server_backends;
     sb.erase(std::remove(sb.begin(), sb.end(), std::string()), sb.end());
+    if (o->workers.empty()) o->workers = {1};
     for (const std::string& size : o->sizes) model::NetConfig::parse_size(size);  // fail early
     run_bench_model(*o);
   });

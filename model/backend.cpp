@@ -1,6 +1,7 @@
 #include "model/backend.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "model/eigen_net.h"
 
@@ -27,9 +28,19 @@ std::unique_ptr<Backend> make_backend(const Checkpoint& checkpoint, const Backen
   if (options.kind == BackendKind::kEigen) {
     if (options.device != Device::kCpu)
       throw std::invalid_argument("backend eigen runs on the cpu only; use backend torch for cuda");
+    if (options.half)
+      throw std::invalid_argument(
+          "half precision (inference.half) needs backend torch on device cuda, not backend eigen");
     return std::make_unique<EigenNet>(checkpoint, options.threads);
   }
-  return make_torch_backend(checkpoint, options.device, options.channels_last);
+  if (options.half && options.device != Device::kCuda)
+    throw std::invalid_argument(
+        "half precision (inference.half) needs device cuda; the torch backend on the cpu runs in "
+        "float");
+  if (options.device_index < 0)
+    throw std::invalid_argument("device index " + std::to_string(options.device_index) +
+                                " is negative");
+  return make_torch_backend(checkpoint, options);
 }
 
 }  // namespace oppidum::model

@@ -1,7 +1,7 @@
 // A Backend runs the network's forward pass on a batch of encoded positions, with fixed weights:
 // the Eigen CPU backend (model/eigen_net.h, no LibTorch) or the LibTorch backend (cpu or cuda).
-// The inference server drives one backend from its worker thread; to change weights it builds a
-// new backend and swaps it in between batches.
+// The inference server drives one backend per worker thread (inference.workers); to change
+// weights it builds new backends and each worker swaps its own in between batches.
 //
 //   forward(planes, n, logits, values):
 //     planes  n x C x H x W floats (the layout of GameState::encode, positions one after another)
@@ -43,6 +43,12 @@ struct BackendOptions {
   int threads = 1;
   // LibTorch only: activations and weights in channels-last (NHWC) memory format.
   bool channels_last = false;
+  // cuda only: the GPU (torch::Device(kCUDA, device_index)); 0..cuda_device_count()-1, else
+  // make_backend throws std::invalid_argument. The inference server sets it per worker.
+  int device_index = 0;
+  // Torch on cuda only: weights and activations in half precision (inputs and outputs stay float);
+  // make_backend refuses it for eigen or cpu. Not yet run on a GPU (docs/PERFORMANCE.md).
+  bool half = false;
 };
 
 class Backend {
@@ -74,10 +80,13 @@ std::unique_ptr<Backend> make_backend(const Checkpoint& checkpoint, const Backen
 //                           workers); make_torch_backend throws std::invalid_argument saying so
 //                           and naming the eigen backend, cuda_available returns false
 // make_backend calls make_torch_backend for BackendKind::kTorch.
-std::unique_ptr<Backend> make_torch_backend(const Checkpoint& checkpoint, Device device,
-                                            bool channels_last);
+// Its options' kind is kTorch; device, device_index, channels_last and half apply.
+std::unique_ptr<Backend> make_torch_backend(const Checkpoint& checkpoint,
+                                            const BackendOptions& options);
 
 // True when LibTorch was built with CUDA and sees a GPU (always false without LibTorch).
 bool cuda_available();
+// The GPUs LibTorch sees (0 without LibTorch or without CUDA).
+int cuda_device_count();
 
 }  // namespace oppidum::model

@@ -103,16 +103,63 @@ bool fill_eval_result(const float* logits, float value, const ActionList& legal,
 }
 
 std::string InferenceStats::to_string() const {
-  char line[256];
+  char line[384];
   std::snprintf(line, sizeof line,
                 "%llu batches, mean batch %.1f (fill %.2f), %.0f evals/s, queue wait %.3f ms, "
-                "forward %.0f%% of the time, %llu non-finite, %llu weight swaps",
+                "forward %.0f%% of the time (%d worker%s), forward rate %.0f positions/s, "
+                "%llu non-finite, %llu weight swaps",
                 static_cast<unsigned long long>(batches), mean_batch, mean_fill, evals_per_second,
-                mean_queue_wait_ms, 100.0 * forward_share,
-                static_cast<unsigned long long>(non_finite),
+                mean_queue_wait_ms, 100.0 * forward_share, workers, workers == 1 ? "" : "s",
+                forward_rate, static_cast<unsigned long long>(non_finite),
                 static_cast<unsigned long long>(weight_swaps));
   return line;
 }
+
+BackendOptions worker_backend_options(const BackendOptions& base,
+                                      const InferenceServerOptions& options, int worker) {
+  BackendOptions b = base;
+  if (b.device == Device::kCuda) {
+    if (!options.cuda_devices.empty()) {
+      b.device_index = options.cuda_devices[static_cast<std::size_t>(worker) %
+                                            options.cuda_devices.size()];
+    } else {
+      const int count = cuda_device_count();
+      b.device_index = count > 0 ? (base.device_index + worker) % count : base.device_index;
+    }
+  }
+  if (b.kind == BackendKind::kEigen && b.threads == 0) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    b.threads = std::max(1, cores / std::max(1, options.workers));
+  }
+  return b;
+}
+
+namespace {
+
+// One forward thread, with the backend only it runs.
+struct Worker {
+  std::unique_ptr<Backend> backend;  // touched by this worker's thread only, once it runs
+  std::unique_ptr<Backend> pending;  // guarded by Impl::mutex; installed before the next batch
+  std::string description;           // of the newest backend handed to it; guarded by the mutex
+  std::thread thread;
+};
+
+std::string describe_backends(const std::vector<std::unique_ptr<Worker>>& workers) {
+  std::string out;
+  bool same = true;
+  for (const auto& w : workers) same = same && w->description == workers.front()->description;
+  if (same) {
+    out = workers.front()->description;
+    if (workers.size() > 1) out += " (each of " + std::to_string(workers.size()) + " workers)";
+    return out;
+  }
+  for (std::size_t k = 0; k < workers.size(); ++k)
+    out += (k ? "; " : "") + std::string("worker ") + std::to_string(k) + ": " +
+           workers[k]->description;
+  return out;
+}
+
+}  // namespace
 
 struct InferenceServer::Impl {
   const Game* game = nullptr;
@@ -121,7 +168,7 @@ struct InferenceServer::Impl {
   int plane_size = 0;
   int num_actions = 0;
 
-  mutable std::mutex mutex;  // guards everything below except `backend` (worker-only)
+  mutable std::mutex mutex;  // guards everything below except each worker's `backend`
   std::condition_variable work_cv;
   std::deque<Job*> queue;
   int queued_positions = 0;
@@ -130,29 +177,30 @@ struct InferenceServer::Impl {
   int expected_callers = 1;
   bool closed = false;
   std::optional<std::string> worker_error;
-  std::unique_ptr<Backend> pending;  // installed by the worker before its next batch
-  std::string backend_description;
 
   // Statistics since start or reset_stats().
   Clock::time_point stats_start = Clock::now();
   std::uint64_t batches = 0;
   std::uint64_t positions = 0;
   double wait_seconds = 0.0;
-  double forward_seconds = 0.0;
+  double forward_seconds = 0.0;  // summed over the workers
   std::uint64_t non_finite = 0;
   std::uint64_t swaps = 0;
 
-  std::unique_ptr<Backend> backend;  // touched by the worker only, once it runs
-  std::thread worker;
+  std::vector<std::unique_ptr<Worker>> workers;
 
-  void run();
-  void serve();
+  void start(const Game& g, std::vector<std::unique_ptr<Backend>> backends);
+  void run(Worker& w);
+  void serve(Worker& w);
+  // Takes the next batch into `batch` (with the lock held); false once closed and drained.
+  bool take_batch(std::unique_lock<std::mutex>& lock, std::vector<std::pair<Job*, int>>& batch,
+                  Clock::time_point& batch_start);
   void fail_all(std::vector<std::pair<Job*, int>>& batch, const std::string& error);
 };
 
-void InferenceServer::Impl::run() {
+void InferenceServer::Impl::run(Worker& w) {
   try {
-    serve();
+    serve(w);
   } catch (const std::exception& e) {
     std::cerr << "oppidum inference server: worker stopped: " << e.what() << std::endl;
   } catch (...) {
@@ -176,9 +224,48 @@ void InferenceServer::Impl::fail_all(std::vector<std::pair<Job*, int>>& batch,
   queue.clear();
   queued_positions = 0;
   batch.clear();
+  work_cv.notify_all();
 }
 
-void InferenceServer::Impl::serve() {
+bool InferenceServer::Impl::take_batch(std::unique_lock<std::mutex>& lock,
+                                       std::vector<std::pair<Job*, int>>& batch,
+                                       Clock::time_point& batch_start) {
+  const int max_batch = options.max_batch;
+  const auto ready = [this, max_batch] {
+    return closed || queued_positions >= max_batch ||
+           static_cast<int>(queue.size()) >= expected_callers;
+  };
+  for (;;) {
+    work_cv.wait(lock, [this] { return closed || !queue.empty(); });
+    if (queue.empty()) return false;  // closed and drained
+    if (ready()) break;
+    // Wait for the batch to fill, unless every caller we expect is already waiting. Another
+    // worker may take the queued positions meanwhile: then start over.
+    Job* const oldest = queue.front();
+    const Clock::time_point deadline = oldest->enqueued + options.max_wait;
+    const bool filled = work_cv.wait_until(lock, deadline, [&] {
+      return ready() || queue.empty() || queue.front() != oldest;
+    });
+    if (queue.empty() || queue.front() != oldest) continue;
+    if (!filled) expected_callers = static_cast<int>(queue.size());  // the others came too late
+    break;
+  }
+  expected_callers = std::max(expected_callers, static_cast<int>(queue.size()));
+  batch_start = Clock::now();
+  while (!queue.empty() && static_cast<int>(batch.size()) < max_batch) {
+    Job* job = queue.front();
+    const int take = std::min(job->n - job->next, max_batch - static_cast<int>(batch.size()));
+    for (int k = 0; k < take; ++k) batch.emplace_back(job, job->next + k);
+    job->next += take;
+    wait_seconds += take * seconds(batch_start - job->enqueued);
+    if (job->next == job->n) queue.pop_front();
+  }
+  queued_positions -= static_cast<int>(batch.size());
+  if (!queue.empty()) work_cv.notify_one();  // the rest for another worker
+  return true;
+}
+
+void InferenceServer::Impl::serve(Worker& w) {
   const int max_batch = options.max_batch;
   std::vector<std::pair<Job*, int>> batch;  // (job, position index in the job)
   std::vector<float> planes(static_cast<std::size_t>(max_batch) * static_cast<std::size_t>(plane_size));
@@ -190,33 +277,11 @@ void InferenceServer::Impl::serve() {
       Clock::time_point batch_start;
       {
         std::unique_lock<std::mutex> lock(mutex);
-        work_cv.wait(lock, [this] { return closed || !queue.empty(); });
-        if (queue.empty()) return;  // closed and drained
-        // Wait for the batch to fill, unless every caller we expect is already waiting.
-        const auto ready = [this, max_batch] {
-          return closed || queued_positions >= max_batch ||
-                 static_cast<int>(queue.size()) >= expected_callers;
-        };
-        if (!ready()) {
-          const Clock::time_point deadline = queue.front()->enqueued + options.max_wait;
-          if (!work_cv.wait_until(lock, deadline, ready))
-            expected_callers = static_cast<int>(queue.size());  // the others came too late
-        }
-        expected_callers = std::max(expected_callers, static_cast<int>(queue.size()));
-        batch_start = Clock::now();
-        while (!queue.empty() && static_cast<int>(batch.size()) < max_batch) {
-          Job* job = queue.front();
-          const int take = std::min(job->n - job->next, max_batch - static_cast<int>(batch.size()));
-          for (int k = 0; k < take; ++k) batch.emplace_back(job, job->next + k);
-          job->next += take;
-          wait_seconds += take * seconds(batch_start - job->enqueued);
-          if (job->next == job->n) queue.pop_front();
-        }
-        queued_positions -= static_cast<int>(batch.size());
-        if (pending) {
-          retired = std::move(backend);
-          backend = std::move(pending);
-          ++swaps;
+        if (!take_batch(lock, batch, batch_start)) return;
+        // A swap that returned before this batch was taken has left its backend here.
+        if (w.pending) {
+          retired = std::move(w.backend);
+          w.backend = std::move(w.pending);
         }
       }
       retired.reset();
@@ -228,7 +293,7 @@ void InferenceServer::Impl::serve() {
                     sizeof(float) * static_cast<std::size_t>(plane_size));
       std::optional<std::string> error;
       try {
-        backend->forward(planes.data(), m, logits.data(), values.data());
+        w.backend->forward(planes.data(), m, logits.data(), values.data());
       } catch (const std::exception& e) {
         std::cerr << "oppidum inference server: forward pass of " << m
                   << " positions failed: " << e.what() << std::endl;
@@ -269,27 +334,88 @@ void InferenceServer::Impl::serve() {
   }
 }
 
-InferenceServer::InferenceServer(const Game& game, std::unique_ptr<Backend> backend,
-                                 const BackendOptions& backend_options,
-                                 const InferenceServerOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  if (backend == nullptr) throw std::invalid_argument("InferenceServer: no backend");
+void InferenceServer::Impl::start(const Game& g, std::vector<std::unique_ptr<Backend>> backends) {
   if (options.max_batch < 1 || options.max_batch > 65536)
     throw std::invalid_argument("inference server: max_batch " +
                                 std::to_string(options.max_batch) + " is not in 1..65536");
   if (options.max_wait.count() < 0 || options.max_wait > std::chrono::seconds(1))
     throw std::invalid_argument("inference server: max_wait must be 0..1 s");
-  check_backend(game, *backend);
-  Impl& s = *impl_;
-  s.game = &game;
-  s.backend_options = backend_options;
-  s.options = options;
-  s.plane_size = game.input_shape().size();
-  s.num_actions = game.num_actions();
-  s.backend_description = backend->describe();
-  s.backend = std::move(backend);
-  s.worker = std::thread([&s] { s.run(); });
+  if (options.workers < 1 || options.workers > kMaxInferenceWorkers)
+    throw std::invalid_argument("inference server: workers " + std::to_string(options.workers) +
+                                " is not in 1.." + std::to_string(kMaxInferenceWorkers));
+  if (static_cast<int>(backends.size()) != options.workers)
+    throw std::invalid_argument("inference server: " + std::to_string(backends.size()) +
+                                " backends for " + std::to_string(options.workers) +
+                                " workers (one backend per worker)");
+  for (const auto& b : backends) {
+    if (b == nullptr) throw std::invalid_argument("InferenceServer: no backend");
+    check_backend(g, *b);
+  }
+  game = &g;
+  plane_size = g.input_shape().size();
+  num_actions = g.num_actions();
+  for (auto& b : backends) {
+    auto w = std::make_unique<Worker>();
+    w->description = b->describe();
+    w->backend = std::move(b);
+    workers.push_back(std::move(w));
+  }
+  try {
+    for (auto& w : workers) {
+      Worker* worker = w.get();
+      w->thread = std::thread([this, worker] { run(*worker); });
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      closed = true;
+    }
+    work_cv.notify_all();
+    for (auto& w : workers)
+      if (w->thread.joinable()) w->thread.join();
+    throw;
+  }
 }
+
+namespace {
+
+std::vector<std::unique_ptr<Backend>> one_backend(std::unique_ptr<Backend> backend) {
+  std::vector<std::unique_ptr<Backend>> v;
+  v.push_back(std::move(backend));
+  return v;
+}
+
+std::vector<std::unique_ptr<Backend>> worker_backends(const Checkpoint& checkpoint,
+                                                      const BackendOptions& backend,
+                                                      const InferenceServerOptions& options) {
+  std::vector<std::unique_ptr<Backend>> v;
+  const int n = std::clamp(options.workers, 1, kMaxInferenceWorkers);
+  for (int k = 0; k < n; ++k)
+    v.push_back(make_backend(checkpoint, worker_backend_options(backend, options, k)));
+  return v;
+}
+
+}  // namespace
+
+InferenceServer::InferenceServer(const Game& game, std::unique_ptr<Backend> backend,
+                                 const BackendOptions& backend_options,
+                                 const InferenceServerOptions& options)
+    : InferenceServer(game, one_backend(std::move(backend)), backend_options, options) {}
+
+InferenceServer::InferenceServer(const Game& game, std::vector<std::unique_ptr<Backend>> backends,
+                                 const BackendOptions& backend_options,
+                                 const InferenceServerOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->backend_options = backend_options;
+  impl_->options = options;
+  impl_->start(game, std::move(backends));
+}
+
+InferenceServer::InferenceServer(const Game& game, const Checkpoint& checkpoint,
+                                 const BackendOptions& backend_options,
+                                 const InferenceServerOptions& options)
+    : InferenceServer(game, worker_backends(checkpoint, backend_options, options),
+                      backend_options, options) {}
 
 InferenceServer::~InferenceServer() { stop(); }
 
@@ -300,7 +426,8 @@ void InferenceServer::stop() {
     s.closed = true;
   }
   s.work_cv.notify_all();
-  if (s.worker.joinable()) s.worker.join();
+  for (auto& w : s.workers)
+    if (w->thread.joinable()) w->thread.join();
 }
 
 void InferenceServer::evaluate(const mcts::EvalRequest* requests, int n,
@@ -321,7 +448,9 @@ void InferenceServer::evaluate(const mcts::EvalRequest* requests, int n,
     job.enqueued = Clock::now();
     s.queue.push_back(&job);
     s.queued_positions += n;
-    s.work_cv.notify_one();
+    // Every worker may be waiting, one for a batch to fill and others idle: each must see it.
+    if (s.workers.size() == 1) s.work_cv.notify_one();
+    else s.work_cv.notify_all();
     job.done_cv.wait(lock, [&job] { return job.done; });
   }
   // Each caller throws its own exception: one exception object shared by several threads would
@@ -332,33 +461,51 @@ void InferenceServer::evaluate(const mcts::EvalRequest* requests, int n,
 std::string InferenceServer::describe() const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mutex);
-  return "server(max_batch " + std::to_string(s.options.max_batch) + ", wait " +
-         std::to_string(s.options.max_wait.count()) + " us) over " + s.backend_description;
+  const int n = static_cast<int>(s.workers.size());
+  return "server(" + (n > 1 ? std::to_string(n) + " workers, " : std::string()) + "max_batch " +
+         std::to_string(s.options.max_batch) + ", wait " +
+         std::to_string(s.options.max_wait.count()) + " us) over " + describe_backends(s.workers);
 }
+
+int InferenceServer::workers() const { return static_cast<int>(impl_->workers.size()); }
 
 void InferenceServer::swap_weights(const Checkpoint& checkpoint) {
   check_compatible(checkpoint, *impl_->game, "for " + checkpoint.game + " (swap_weights)");
-  swap_backend(make_backend(checkpoint, impl_->backend_options));
+  swap_backends(worker_backends(checkpoint, impl_->backend_options, impl_->options));
 }
 
 void InferenceServer::swap_backend(std::unique_ptr<Backend> backend) {
+  swap_backends(one_backend(std::move(backend)));
+}
+
+void InferenceServer::swap_backends(std::vector<std::unique_ptr<Backend>> backends) {
   Impl& s = *impl_;
-  if (backend == nullptr) throw std::invalid_argument("swap_backend: no backend");
-  check_backend(*s.game, *backend);
-  std::unique_ptr<Backend> replaced;
+  if (backends.size() != s.workers.size())
+    throw std::invalid_argument("swap: " + std::to_string(backends.size()) + " backends for " +
+                                std::to_string(s.workers.size()) +
+                                " workers (one backend per worker)");
+  for (const auto& b : backends) {
+    if (b == nullptr) throw std::invalid_argument("swap_backend: no backend");
+    check_backend(*s.game, *b);
+  }
+  std::vector<std::unique_ptr<Backend>> replaced;  // destroyed outside the lock
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.backend_description = backend->describe();
-    replaced = std::move(s.pending);
-    s.pending = std::move(backend);
+    for (std::size_t k = 0; k < backends.size(); ++k) {
+      Worker& w = *s.workers[k];
+      w.description = backends[k]->describe();
+      replaced.push_back(std::move(w.pending));
+      w.pending = std::move(backends[k]);
+    }
+    ++s.swaps;
   }
-  s.work_cv.notify_one();
 }
 
 InferenceStats InferenceServer::stats() const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mutex);
   InferenceStats st;
+  st.workers = static_cast<int>(s.workers.size());
   st.batches = s.batches;
   st.positions = s.positions;
   if (s.batches > 0) {
@@ -366,10 +513,14 @@ InferenceStats InferenceServer::stats() const {
     st.mean_fill = st.mean_batch / s.options.max_batch;
   }
   const double elapsed = seconds(Clock::now() - s.stats_start);
+  st.seconds = elapsed;
+  st.forward_seconds = s.forward_seconds;
   if (elapsed > 0) {
     st.evals_per_second = static_cast<double>(s.positions) / elapsed;
-    st.forward_share = std::min(1.0, s.forward_seconds / elapsed);
+    st.forward_share = std::min(1.0, s.forward_seconds / (elapsed * st.workers));
   }
+  if (s.forward_seconds > 0)
+    st.forward_rate = static_cast<double>(s.positions) / s.forward_seconds;
   if (s.positions > 0)
     st.mean_queue_wait_ms = 1000.0 * s.wait_seconds / static_cast<double>(s.positions);
   st.non_finite = s.non_finite;
@@ -413,8 +564,7 @@ std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
                                                     const BackendOptions& backend,
                                                     const InferenceServerOptions& server) {
   const Checkpoint checkpoint = load_checkpoint(checkpoint_path, game);
-  return std::make_unique<InferenceServer>(game, make_backend(checkpoint, backend), backend,
-                                           server);
+  return std::make_unique<InferenceServer>(game, checkpoint, backend, server);
 }
 
 NetEvaluatorMaker net_evaluator_factory(const BackendOptions& backend,

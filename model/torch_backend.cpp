@@ -1,15 +1,26 @@
 // The LibTorch inference backend (cpu or cuda) and LibTorch's thread settings. Inference runs the
 // folded network (model/folded_net.h) with ATen's functional ops under InferenceMode: no autograd
 // bookkeeping, no batch-norm arithmetic, the same function as the Eigen backend.
+//
+// On cuda (BackendOptions::device_index picks the GPU) the planes are copied into a pinned host
+// buffer and sent with a non-blocking copy; logits and values come back the same way into pinned
+// buffers, then the device is synchronised and they are copied out. With `half`, weights and
+// activations are half precision on the GPU (inputs and outputs stay float). The cuda path holds a
+// mutex (one set of pinned buffers per backend), so concurrent forward calls on one cuda backend
+// take turns; the inference server gives each worker its own backend. The cuda paths compile
+// against the CPU LibTorch too but have not yet been run on a GPU.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "model/backend.h"
 #include "model/cpu_tuning.h"
@@ -25,10 +36,13 @@ struct Layer {
 
 class TorchBackend final : public Backend {
  public:
-  TorchBackend(const Checkpoint& checkpoint, Device device, bool channels_last)
+  TorchBackend(const Checkpoint& checkpoint, const BackendOptions& options)
       : Backend(checkpoint.input, checkpoint.num_actions),
-        device_(device == Device::kCuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU)),
-        channels_last_(channels_last),
+        device_(options.device == Device::kCuda
+                    ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device_index))
+                    : at::Device(at::kCPU)),
+        channels_last_(options.channels_last),
+        half_(options.half && options.device == Device::kCuda),
         config_(checkpoint.config) {
     const FoldedNet net = fold_batch_norm(checkpoint);
     stem_ = conv(net.stem);
@@ -46,10 +60,56 @@ class TorchBackend final : public Backend {
   void forward(const float* planes, int n, float* logits, float* values) override {
     if (n <= 0) return;
     c10::InferenceMode guard;
+    if (device_.is_cuda()) return forward_cuda(planes, n, logits, values);
     const PlaneShape in = input_shape();
-    at::Tensor x = at::from_blob(const_cast<float*>(planes), {n, in.planes, in.height, in.width},
-                                 at::kFloat);
-    if (device_.is_cuda()) x = x.to(device_);
+    const at::Tensor x = at::from_blob(const_cast<float*>(planes),
+                                       {n, in.planes, in.height, in.width}, at::kFloat);
+    const auto [l, out] = network(x);
+    const at::Tensor l_cpu = l.contiguous();
+    const at::Tensor v_cpu = out.contiguous();
+    std::memcpy(logits, l_cpu.data_ptr<float>(),
+                sizeof(float) * static_cast<std::size_t>(n) * static_cast<std::size_t>(num_actions()));
+    std::memcpy(values, v_cpu.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(n));
+  }
+
+  std::string describe() const override {
+    return std::string("torch ") +
+           (device_.is_cuda() ? "cuda:" + std::to_string(device_.index()) : std::string("cpu")) +
+           " " + config_.to_string() + (channels_last_ ? ", channels-last" : "") +
+           (half_ ? ", half" : "") + ", " + std::to_string(at::get_num_threads()) +
+           " intra-op threads";
+  }
+
+ private:
+  // Pinned host buffers in, a non-blocking copy to the GPU, the network, non-blocking copies back
+  // into pinned buffers, one synchronisation, then plain copies out.
+  void forward_cuda(const float* planes, int n, float* logits, float* values) {
+    std::lock_guard<std::mutex> lock(cuda_mutex_);
+    const PlaneShape in = input_shape();
+    if (!pinned_in_.defined() || pinned_in_.size(0) < n) {
+      const auto pinned = at::TensorOptions().dtype(at::kFloat).pinned_memory(true);
+      const std::int64_t capacity = std::max<std::int64_t>(n, 64);
+      pinned_in_ = at::empty({capacity, in.planes, in.height, in.width}, pinned);
+      pinned_logits_ = at::empty({capacity, num_actions()}, pinned);
+      pinned_values_ = at::empty({capacity, 1}, pinned);
+    }
+    const std::size_t plane_floats = static_cast<std::size_t>(in.size());
+    std::memcpy(pinned_in_.data_ptr<float>(), planes,
+                sizeof(float) * static_cast<std::size_t>(n) * plane_floats);
+    const at::Tensor x = pinned_in_.narrow(0, 0, n).to(device_, /*non_blocking=*/true);
+    const auto [l, out] = network(x);
+    pinned_logits_.narrow(0, 0, n).copy_(l, /*non_blocking=*/true);
+    pinned_values_.narrow(0, 0, n).copy_(out, /*non_blocking=*/true);
+    torch::cuda::synchronize(device_.index());
+    std::memcpy(logits, pinned_logits_.data_ptr<float>(),
+                sizeof(float) * static_cast<std::size_t>(n) * static_cast<std::size_t>(num_actions()));
+    std::memcpy(values, pinned_values_.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(n));
+  }
+
+  // The folded network on x (n x C x H x W float, on device_): float logits (n x num_actions) and
+  // values (n x 1), on device_.
+  std::pair<at::Tensor, at::Tensor> network(at::Tensor x) const {
+    if (half_) x = x.to(at::kHalf);
     if (channels_last_) x = x.contiguous(at::MemoryFormat::ChannelsLast);
     x = apply(x, stem_, 1).relu_();
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
@@ -65,23 +125,14 @@ class TorchBackend final : public Backend {
     const at::Tensor v = apply(x, value_conv_, 0).relu_().flatten(1);
     const at::Tensor h = at::linear(v, value_fc1_.weight, value_fc1_.bias).relu_();
     const at::Tensor out = at::linear(h, value_fc2_.weight, value_fc2_.bias).tanh_();
-    const at::Tensor l_cpu = l.to(at::kCPU).contiguous();
-    const at::Tensor v_cpu = out.to(at::kCPU).contiguous();
-    std::memcpy(logits, l_cpu.data_ptr<float>(),
-                sizeof(float) * static_cast<std::size_t>(n) * static_cast<std::size_t>(num_actions()));
-    std::memcpy(values, v_cpu.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(n));
+    if (half_) return {l.to(at::kFloat), out.to(at::kFloat)};
+    return {l, out};
   }
 
-  std::string describe() const override {
-    return std::string("torch ") + (device_.is_cuda() ? "cuda" : "cpu") + " " +
-           config_.to_string() + (channels_last_ ? ", channels-last" : "") + ", " +
-           std::to_string(at::get_num_threads()) + " intra-op threads";
-  }
-
- private:
   at::Tensor to_device(const std::vector<float>& data, at::IntArrayRef shape) const {
     at::Tensor t = at::from_blob(const_cast<float*>(data.data()), shape, at::kFloat).clone();
     t = t.to(device_);
+    if (half_) t = t.to(at::kHalf);
     if (channels_last_ && shape.size() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
     return t;
   }
@@ -97,7 +148,10 @@ class TorchBackend final : public Backend {
 
   at::Device device_;
   bool channels_last_;
+  bool half_;
   NetConfig config_;
+  std::mutex cuda_mutex_;  // guards the pinned buffers
+  at::Tensor pinned_in_, pinned_logits_, pinned_values_;
   Layer stem_;
   std::vector<std::pair<Layer, Layer>> blocks_;
   std::vector<Layer> pools_;
@@ -107,14 +161,21 @@ class TorchBackend final : public Backend {
 }  // namespace
 
 bool cuda_available() { return torch::cuda::is_available(); }
+int cuda_device_count() { return static_cast<int>(torch::cuda::device_count()); }
 
-std::unique_ptr<Backend> make_torch_backend(const Checkpoint& checkpoint, Device device,
-                                            bool channels_last) {
-  if (device == Device::kCuda && !cuda_available())
-    throw std::invalid_argument(
-        "device cuda: LibTorch sees no CUDA GPU (a CPU-only LibTorch build, or no driver); use "
-        "device cpu");
-  return std::make_unique<TorchBackend>(checkpoint, device, channels_last);
+std::unique_ptr<Backend> make_torch_backend(const Checkpoint& checkpoint,
+                                            const BackendOptions& options) {
+  if (options.device == Device::kCuda) {
+    if (!cuda_available())
+      throw std::invalid_argument(
+          "device cuda: LibTorch sees no CUDA GPU (a CPU-only LibTorch build, or no driver); use "
+          "device cpu");
+    if (options.device_index >= cuda_device_count())
+      throw std::invalid_argument("device cuda:" + std::to_string(options.device_index) +
+                                  ": LibTorch sees " + std::to_string(cuda_device_count()) +
+                                  " GPU(s)");
+  }
+  return std::make_unique<TorchBackend>(checkpoint, options);
 }
 
 std::string set_torch_threads(int intra_op, int inter_op) {

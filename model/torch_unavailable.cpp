@@ -10,9 +10,10 @@
 namespace oppidum::model {
 
 bool cuda_available() { return false; }
+int cuda_device_count() { return 0; }
 
-std::unique_ptr<Backend> make_torch_backend(const Checkpoint& /*checkpoint*/, Device /*device*/,
-                                            bool /*channels_last*/) {
+std::unique_ptr<Backend> make_torch_backend(const Checkpoint& /*checkpoint*/,
+                                            const BackendOptions& /*options*/) {
   throw std::invalid_argument(
       "backend torch: this program was built without LibTorch (a self-play worker build); use "
       "inference.backend eigen");

@@ -238,6 +238,51 @@ TEST(Config, TrainingTargetSettingsComeFromTheRunConfig) {
   EXPECT_NE(error_of("training: {weight_decay_on: bn}").find("all|weights"), std::string::npos);
 }
 
+// inference.workers, threads, cuda_devices and half: read into the server and backend options,
+// refused out of range or where they cannot apply, with the key named.
+TEST(Config, InferenceWorkersDevicesAndHalf) {
+  const RunConfig defaults = parse_config("", "x");
+  EXPECT_EQ(defaults.inference.workers, 1);
+  EXPECT_EQ(defaults.inference.threads, 1);
+  EXPECT_FALSE(defaults.inference.half);
+  EXPECT_EQ(trainer::server_options(defaults.inference).workers, 1);
+  EXPECT_TRUE(trainer::server_options(defaults.inference).cuda_devices.empty());
+
+  const RunConfig c = parse_config(
+      "inference: {backend: torch, device: cuda, workers: 4, threads: 2, cuda_devices: \"0,2\", "
+      "half: true}",
+      "x");
+  const model::InferenceServerOptions so = trainer::server_options(c.inference);
+  EXPECT_EQ(so.workers, 4);
+  EXPECT_EQ(so.cuda_devices, (std::vector<int>{0, 2}));
+  const model::BackendOptions bo = trainer::backend_options(c.inference);
+  EXPECT_EQ(bo.threads, 2);
+  EXPECT_TRUE(bo.half);
+  EXPECT_EQ(bo.device, model::Device::kCuda);
+  EXPECT_EQ(to_yaml(parse_config(to_yaml(c), "effective")), to_yaml(c));
+
+  EXPECT_NE(error_of("inference: {workers: 0}").find("inference.workers: 0 is out of range 1..64"),
+            std::string::npos) << error_of("inference: {workers: 0}");
+  EXPECT_NE(error_of("inference: {workers: 65}").find("inference.workers"), std::string::npos);
+  EXPECT_NE(error_of("inference: {threads: -1}").find("inference.threads"), std::string::npos);
+  // Half precision only for torch on cuda.
+  for (const char* yaml : {"inference: {half: true}", "inference: {backend: torch, half: true}",
+                           "inference: {device: cuda, half: true}"})
+    EXPECT_NE(error_of(yaml).find("inference.half"), std::string::npos) << yaml << ": " << error_of(yaml);
+  // GPU lists: well formed, and only for cuda.
+  for (const char* yaml : {"inference: {device: cuda, cuda_devices: \"0,,1\"}",
+                           "inference: {device: cuda, cuda_devices: \"cuda:0\"}",
+                           "inference: {device: cuda, cuda_devices: \"64\"}",
+                           "inference: {device: cuda, cuda_devices: \"1,\"}",
+                           "inference: {cuda_devices: \"0\"}"})
+    EXPECT_NE(error_of(yaml).find("inference.cuda_devices"), std::string::npos) << yaml << ": " << error_of(yaml);
+  EXPECT_EQ(parse_cuda_devices("3"), std::vector<int>{3});
+  EXPECT_EQ(parse_cuda_devices("1,0,1"), (std::vector<int>{1, 0, 1}));
+  EXPECT_TRUE(parse_cuda_devices("").empty());
+  EXPECT_NE(error_of("", {"inference.workers=2", "inference.half=true"}).find("inference.half"),
+            std::string::npos);
+}
+
 TEST(Config, OverridesApplyAfterTheFile) {
   const RunConfig c = parse_config("net: {blocks: 2}", "x", {"net.blocks=6", "run.game=dvonn"});
   EXPECT_EQ(c.net.blocks, 6);

@@ -86,13 +86,20 @@ void expect_consistent(const fs::path& dir) {
   CsvTable::Row mh;
   const auto metrics = table(dir / "metrics.csv", mh);
   std::set<long> steps;
-  std::set<int> gate_rows;
+  std::set<int> gate_rows, selfplay_rows;
   for (const auto& row : metrics) {
     if (row[0] == "train") {
       EXPECT_TRUE(steps.insert(std::stol(row[column(mh, "step")])).second)
           << "two rows for step " << row[column(mh, "step")];
-    } else {
+    } else if (row[0] == "gate") {
       EXPECT_TRUE(gate_rows.insert(std::stoi(row[column(mh, "generation")])).second);
+    } else if (row[0] == "selfplay") {  // at most one per trained generation
+      const int g = std::stoi(row[column(mh, "generation")]);
+      EXPECT_TRUE(selfplay_rows.insert(g).second) << "two selfplay rows for generation " << g;
+      // tiny-mg.yaml trains 10 steps per generation.
+      EXPECT_LE(g, trainer.step / 10) << "a selfplay row of an untrained generation";
+    } else {
+      ADD_FAILURE() << "a metrics row of kind " << row[0];
     }
   }
   if (trainer.step > 0) {

@@ -121,10 +121,12 @@ TEST(InferenceServer, ALoneCallerDoesNotWaitForOthers) {
   const auto requests = test_util::requests_for(positions);
   InferenceServer server(game, make_backend(c, {}), {}, server_options(256, 1000000));
   std::vector<mcts::EvalResult> results(requests.size());
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 10; ++i) server.evaluate(requests.data(), 4, results.data());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
-  EXPECT_EQ(server.stats().batches, 10u);
+  for (int i = 0; i < 3; ++i) server.evaluate(requests.data(), 4, results.data());
+  // Waiting for the batch to fill would cost the whole max_wait (1 s) per call; the queue wait is
+  // measured by the server itself, so a slow machine (a sanitizer build under load) does not
+  // count against it.
+  EXPECT_LT(server.stats().mean_queue_wait_ms, 500.0);
+  EXPECT_EQ(server.stats().batches, 3u);
 }
 
 TEST(InferenceServer, SwapsWeightsUnderLoad) {

@@ -4,6 +4,7 @@
 // are in fault_run_test.cpp.
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -85,7 +86,13 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
     }
     if (row[0] == "gate") ++gate_rows;
     if (row[0] == "selfplay") {
+      // The self-play pipeline against its bound (docs/PERFORMANCE.md): every number positive,
+      // and the forward busy share a share; resignation's counts (on in this run).
       ++selfplay_rows;
+      for (const char* c : {"selfplay_positions_per_second", "evals_per_position", "forward_busy",
+                            "forward_rate", "mean_batch", "selfplay_bound"})
+        EXPECT_GT(std::atof(row[column(metrics_header, c)].c_str()), 0.0) << c;
+      EXPECT_LE(std::atof(row[column(metrics_header, "forward_busy")].c_str()), 1.0);
       const double rate = std::stod(row[column(metrics_header, "resign_false_rate")]);
       EXPECT_GE(rate, 0.0);
       EXPECT_LE(rate, 1.0);
@@ -94,9 +101,13 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   }
   EXPECT_EQ(steps.size(), 20u) << "one row per step";
   EXPECT_EQ(gate_rows, 2);
-  EXPECT_EQ(selfplay_rows, 2) << "resignation counts at the end of each generation";
-  EXPECT_NE(read_file((dir / "log.txt").string()).find("self-play resignations this session"),
-            std::string::npos);
+  // One per generation that saw games finish (the second may train on the first's games alone).
+  EXPECT_GE(selfplay_rows, 1);
+  EXPECT_LE(selfplay_rows, 2);
+  const std::string log_text = read_file(log);
+  EXPECT_NE(log_text.find("generation 1 self-play: "), std::string::npos) << log_text;
+  EXPECT_NE(log_text.find("session self-play: "), std::string::npos) << log_text;
+  EXPECT_NE(log_text.find("self-play resignations this session"), std::string::npos) << log_text;
 
   oppidum::selfplay::FolderReplayStore store((dir / "games").string(),
                                              oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);

@@ -191,7 +191,44 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
                               "copied into the run folder); put it in OPPIDUM_REDIS_PASSWORD");
   if (c.arena.max_games % 2 != 0)
     throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
+  if (c.inference.half && (c.inference.backend != "torch" || c.inference.device != "cuda"))
+    throw ConfigError(where + "inference.half: half precision needs inference.backend torch and "
+                              "inference.device cuda (this config has backend " +
+                      c.inference.backend + ", device " + c.inference.device + ")");
+  try {
+    if (!parse_cuda_devices(c.inference.cuda_devices).empty() && c.inference.device != "cuda")
+      throw ConfigError("inference.cuda_devices: GPU indices need inference.device cuda");
+  } catch (const ConfigError& e) {
+    throw ConfigError(where + e.what());
+  }
 }
+
+}  // namespace
+
+std::vector<int> parse_cuda_devices(std::string_view text) {
+  std::vector<int> devices;
+  if (text.empty()) return devices;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string_view item = text.substr(at, comma - at);
+    int value = 0;
+    bool ok = !item.empty() && item.size() <= 2;
+    for (char ch : item) {
+      ok = ok && ch >= '0' && ch <= '9';
+      value = value * 10 + (ch - '0');
+    }
+    if (!ok || value > 63)
+      throw ConfigError("inference.cuda_devices: \"" + quote_input(std::string(text)) +
+                        "\" is not a list of GPU indices 0..63 such as \"0,1\"");
+    devices.push_back(value);
+    if (comma == text.size()) break;
+    at = comma + 1;
+  }
+  return devices;
+}
+
+namespace {
 
 std::string line_of(const YAML::Node& node) {
   return "line " + std::to_string(node.Mark().line + 1);

@@ -118,7 +118,15 @@ namespace oppidum::config {
   F(std::string, backend, "eigen", "eigen|torch", 0, "CPU inference backend")                 \
   F(std::string, device, "cpu", "cpu|cuda", 0, "device of inference and training")            \
   F(int, max_batch, 256, 1, 65536, "largest inference batch")                                 \
-  F(int, max_wait_us, 1000, 0, 1000000, "longest wait for a batch to fill, in microseconds")
+  F(int, max_wait_us, 1000, 0, 1000000, "longest wait for a batch to fill, in microseconds")     \
+  F(int, workers, 1, 1, 64,                                                                    \
+    "forward threads of the inference server, sharing its queue, each with its own backend")   \
+  F(int, threads, 1, 0, 256,                                                                   \
+    "eigen: CPU threads of each worker's forward pass (0: the cores divided among the workers)") \
+  F(std::string, cuda_devices, "", "", 0,                                                      \
+    "cuda: GPU indices the workers use in turn, e.g. \"0,1\" (empty: every GPU, worker k on "   \
+    "k mod count)")                                                                            \
+  F(bool, half, false, 0, 1, "half-precision inference: backend torch on device cuda only")
 
 #define OPPIDUM_DECLARE_FIELD(type, name, def, lo, hi, doc) type name = def;
 
@@ -153,6 +161,9 @@ RunConfig parse_config(std::string_view yaml_text, const std::string& source,
 // Reads and parses the file `path`, as parse_config does, except that a file without sections is
 // an error ("<path>: the file is empty (no sections)"), as is a directory.
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// inference.cuda_devices as GPU indices: "" -> {}, "0,1" -> {0, 1}; throws ConfigError naming
+// the key for anything but comma-separated whole numbers 0..63.
+std::vector<int> parse_cuda_devices(std::string_view text);
 // The effective config as YAML, every field written (it parses back to the same config).
 std::string to_yaml(const RunConfig& config);
 // One line per key: "section.key  default  description", for --help and docs.

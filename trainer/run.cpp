@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -115,6 +116,7 @@ class Session {
       restore();
       start_services();
       loop();
+      if (pipeline_marked_) report_pipeline(session_mark_, "session", false);
       closing_ = true;  // a push waiting for Redis gives up: those games were in flight
       if (selfplay_) selfplay_->stop();
       intake_->drain(30.0);
@@ -329,6 +331,65 @@ class Session {
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
+  // What the self-play pipeline's counters were at a moment, to measure it over an interval.
+  struct PipelineMark {
+    Clock::time_point at = Clock::now();
+    model::InferenceStats inference;
+    std::int64_t selfplay_positions = 0;
+  };
+
+  PipelineMark pipeline_mark() const {
+    PipelineMark m;
+    m.inference = server_->stats();
+    m.selfplay_positions = selfplay_ ? selfplay_->stats().positions : 0;
+    return m;
+  }
+
+  // Self-play since `from` (positions of the games finished since) against its bound: the
+  // forward pass's own rate at the batch sizes seen (positions per second of forward time, times
+  // the workers) divided by the network evaluations per self-play position. One log line, and a
+  // "selfplay" row of metrics.csv when `record`; nothing for an interval in which no game
+  // finished or no batch ran.
+  void report_pipeline(const PipelineMark& from, const std::string& what, bool record) {
+    if (!selfplay_) return;
+    const PipelineMark to = pipeline_mark();
+    const double wall = std::chrono::duration<double>(to.at - from.at).count();
+    const double positions =
+        static_cast<double>(to.selfplay_positions - from.selfplay_positions);
+    const double evals =
+        static_cast<double>(to.inference.positions) - static_cast<double>(from.inference.positions);
+    const double batches =
+        static_cast<double>(to.inference.batches) - static_cast<double>(from.inference.batches);
+    const double forward = to.inference.forward_seconds - from.inference.forward_seconds;
+    if (wall <= 0 || positions <= 0 || forward <= 0 || batches <= 0) return;
+    SelfplayRow row;
+    row.seconds = elapsed();
+    row.generation = generation();
+    row.positions = window_->total_positions();
+    row.games = intake_->games();
+    row.positions_per_second = positions / wall;
+    row.evals_per_position = evals / positions;
+    row.forward_busy = std::min(1.0, forward / (wall * to.inference.workers));
+    row.forward_rate = evals / forward;
+    row.mean_batch = evals / batches;
+    row.bound = to.inference.workers * row.forward_rate / row.evals_per_position;
+    if (config_.selfplay.resign_below < 0) {
+      const selfplay::ResignControl::Stats r = selfplay_->stats().resign;
+      row.resigned = r.resigned;
+      row.resign_checks = r.checks;
+      row.resign_false_rate = r.recent_false_rate;
+    }
+    log_->info("{} self-play: {} positions/s, {} evaluations/position, forward busy {}% ({} "
+               "worker{}, mean batch {}), forward alone {} positions/s, so the bound is {} "
+               "positions/s: {}% of it",
+               what, fixed(row.positions_per_second, 1), fixed(row.evals_per_position, 1),
+               fixed(100.0 * row.forward_busy, 0), to.inference.workers,
+               to.inference.workers == 1 ? "" : "s", fixed(row.mean_batch, 1),
+               fixed(row.forward_rate, 0), fixed(row.bound, 1),
+               fixed(100.0 * row.positions_per_second / row.bound, 0));
+    if (record) folder_->append_selfplay(row);
+  }
+
   // Steps 1 and 2 of trainer/run_folder.h; the gate follows in the loop.
   void end_generation() {
     const int gen = generation();
@@ -336,10 +397,13 @@ class Session {
     model::save_checkpoint(trainer_->checkpoint(candidate_metadata(paths_, gen)),
                            paths_.candidate(gen).string());
     pending_gate_ = gen;
+    // After the save, so that a generation resumed from an earlier step has no row yet.
+    if (pipeline_marked_) {
+      report_pipeline(generation_mark_, "generation " + std::to_string(gen), true);
+      generation_mark_ = pipeline_mark();
+    }
     if (selfplay_ && config_.selfplay.resign_below < 0) {
       const selfplay::ResignControl::Stats r = selfplay_->stats().resign;
-      folder_->append_resign(elapsed(), trainer_->steps(), r.resigned, r.checks,
-                             r.recent_false_rate);
       log_->info("self-play resignations this session: {} games resigned; {} checked by playing "
                  "on, {} wrong ({:.1f}% of the last {}); resigning is {}",
                  r.resigned, r.checks, r.wrong, 100.0 * r.recent_false_rate,
@@ -426,6 +490,12 @@ class Session {
   }
 
   void show_status() {
+    // The pipeline is measured from the first finished game: positions count when their game
+    // ends, so from then on about as many moves are in flight at the start as at the end.
+    if (selfplay_ && !pipeline_marked_ && selfplay_->stats().positions > 0) {
+      session_mark_ = generation_mark_ = pipeline_mark();
+      pipeline_marked_ = true;
+    }
     const auto now = Clock::now();
     if (now - last_status_ < std::chrono::seconds(1)) return;
     last_status_ = now;
@@ -436,6 +506,7 @@ class Session {
                        std::to_string(intake_->games()) + " pos " + std::to_string(window_->total_positions()) +
                        " (" + fixed(static_cast<double>(sp.positions) / secs, 0) + "/s) | eval " +
                        fixed(inf.evals_per_second, 0) + "/s fill " + fixed(inf.mean_fill, 2) +
+                       " fwd " + fixed(100.0 * inf.forward_share, 0) + "%" +
                        " | step " + std::to_string(trainer_->steps()) + " loss " +
                        fixed(last_step_.loss, 3) + " (p " + fixed(last_step_.policy_loss, 3) +
                        " v " + fixed(last_step_.value_loss, 3) + ") | best gen " +
@@ -532,6 +603,8 @@ class Session {
   int pending_gate_ = 0;  // a generation saved but not gated yet
   StepStats last_step_;
   Clock::time_point start_ = Clock::now();
+  PipelineMark session_mark_, generation_mark_;  // set at the first finished game
+  bool pipeline_marked_ = false;
   Clock::time_point last_status_{}, last_status_log_{};
   std::string gate_progress_, last_gate_;
   bool status_shown_ = false;

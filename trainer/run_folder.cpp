@@ -27,7 +27,8 @@ const util::CsvTable::Row kMetricsHeader = {
     "games",      "policy_loss",   "value_loss", "learning_rate", "gate_elo",
     "promoted",   "best_elo",      "gate_games", "anchor_score", "anchor_elo",
     "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted",
-    "resigned",   "resign_checks", "resign_false_rate"};
+    "selfplay_positions_per_second", "evals_per_position", "forward_busy", "forward_rate",
+    "mean_batch", "selfplay_bound", "resigned", "resign_checks", "resign_false_rate"};
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -220,7 +221,7 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
     open_tables();
   }
   const int gated = gates_.empty() ? 0 : gates_.back().generation;
-  std::set<int> gate_rows_seen;
+  std::set<int> gate_rows_seen, selfplay_rows_seen;
   std::map<std::int64_t, std::size_t> last_row_of_step;
   const auto& rows = metrics_->rows();
   const std::size_t kind = metrics_->column("kind"), step = metrics_->column("step"),
@@ -238,6 +239,9 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
       const int g = std::atoi(row[generation].c_str());
       return g <= gated && gate_rows_seen.insert(g).second;
     }
+    if (row[kind] == "selfplay")  // a generation trained again gets its row again
+      return std::atoi(row[generation].c_str()) <= trained &&
+             selfplay_rows_seen.insert(std::atoi(row[generation].c_str())).second;
     return true;  // node and stream rows: a record of what was seen, not keyed
   });
   if (gone_metrics > 0)
@@ -272,15 +276,24 @@ void RunFolder::append_train(const TrainRow& r) {
   metrics_->append(row);
 }
 
-void RunFolder::append_resign(double seconds, std::int64_t step, std::int64_t resigned,
-                              std::int64_t checks, double false_rate) {
+void RunFolder::append_selfplay(const SelfplayRow& r) {
   util::CsvTable::Row row(metrics_->header().size());
   row[0] = "selfplay";
-  row[metrics_->column("seconds")] = fixed(seconds, 1);
-  row[metrics_->column("step")] = std::to_string(step);
-  row[metrics_->column("resigned")] = std::to_string(resigned);
-  row[metrics_->column("resign_checks")] = std::to_string(checks);
-  row[metrics_->column("resign_false_rate")] = fixed(false_rate, 4);
+  row[metrics_->column("seconds")] = fixed(r.seconds, 1);
+  row[metrics_->column("generation")] = std::to_string(r.generation);
+  row[metrics_->column("positions")] = std::to_string(r.positions);
+  row[metrics_->column("games")] = std::to_string(r.games);
+  row[metrics_->column("selfplay_positions_per_second")] = fixed(r.positions_per_second, 2);
+  row[metrics_->column("evals_per_position")] = fixed(r.evals_per_position, 2);
+  row[metrics_->column("forward_busy")] = fixed(r.forward_busy, 4);
+  row[metrics_->column("forward_rate")] = fixed(r.forward_rate, 1);
+  row[metrics_->column("mean_batch")] = fixed(r.mean_batch, 2);
+  row[metrics_->column("selfplay_bound")] = fixed(r.bound, 2);
+  if (r.resign_checks >= 0) {
+    row[metrics_->column("resigned")] = std::to_string(r.resigned);
+    row[metrics_->column("resign_checks")] = std::to_string(r.resign_checks);
+    row[metrics_->column("resign_false_rate")] = fixed(r.resign_false_rate, 4);
+  }
   metrics_->append(row);
 }
 

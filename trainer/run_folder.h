@@ -13,7 +13,8 @@
 //   arena.csv                 one row per gated generation; a gate counts once its row is written
 //   metrics.csv               one row per training step ("train", keyed by step) and per gate
 //                             ("gate", keyed by generation); with a Redis store, "node" and
-//                             "stream" rows every 30 s
+//                             "stream" rows every 30 s; a "selfplay" row per generation (the
+//                             self-play pipeline's rate against its bound, see SelfplayRow)
 //   games/chunk-N.bin         self-play games (selfplay/replay_store.h)
 //   log.txt                   the log, errors included
 //
@@ -104,6 +105,24 @@ struct TrainRow {
   double policy_loss = 0, value_loss = 0, learning_rate = 0;
 };
 
+// The self-play pipeline over one generation of a session: a "selfplay" row of metrics.csv. The
+// bound is what self-play could reach if the forward pass never waited:
+// workers x forward_rate / evals_per_position.
+struct SelfplayRow {
+  double seconds = 0;
+  int generation = 0;
+  std::int64_t positions = 0, games = 0;  // in the replay store
+  double positions_per_second = 0;        // self-play positions (moves of finished games) per s
+  double evals_per_position = 0;          // network evaluations per self-play position
+  double forward_busy = 0;                // share of the wall time the forward workers were busy
+  double forward_rate = 0;                // positions/s of one worker's forward passes alone
+  double mean_batch = 0;                  // the batch sizes seen
+  double bound = 0;                       // self-play positions/s if the forward were always busy
+  // Resignation this session (selfplay/resignation.h); resign_checks -1 when resignation is off.
+  std::int64_t resigned = 0, resign_checks = -1;
+  double resign_false_rate = 0;           // wrong share of the last 100 checks
+};
+
 // The names of a run's files that hold training progress (trainer state, candidates after
 // gen-0000, gates, games); empty for a folder that holds no run or only a run being created.
 std::vector<std::string> progress_files(const RunPaths& paths);
@@ -136,12 +155,9 @@ class RunFolder {
   double rating() const { return gates_.empty() ? 0.0 : gates_.back().rating; }
 
   void append_train(const TrainRow& row);  // flushed, not fsynced (a kill is repaired on resume)
+  void append_selfplay(const SelfplayRow& row);  // flushed; a record of what was seen, not keyed
   // A run with a Redis store: a self-play node's games so far and rate ("node" rows), and the
   // stream's state ("stream" rows: the trainer's lag in entries, entries evicted unread).
-  // A "selfplay" row: this session's resignations, their checks and the false rate of the last
-  // 100 checks (selfplay/resignation.h).
-  void append_resign(double seconds, std::int64_t step, std::int64_t resigned, std::int64_t checks,
-                     double false_rate);
   void append_node(double seconds, const std::string& node, std::int64_t games,
                    double games_per_second);
   void append_stream(double seconds, std::int64_t positions, std::int64_t games, int nodes,

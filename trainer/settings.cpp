@@ -19,12 +19,18 @@ model::BackendOptions backend_options(const config::InferenceSection& s) {
   model::BackendOptions b;
   b.kind = model::parse_backend_kind(s.backend);
   b.device = model::parse_device(s.device);
-  b.threads = 1;
+  b.threads = s.threads;  // per worker; 0: the server divides the cores among its workers
+  b.half = s.half;
   return b;
 }
 
 model::InferenceServerOptions server_options(const config::InferenceSection& s) {
-  return {s.max_batch, std::chrono::microseconds(s.max_wait_us)};
+  model::InferenceServerOptions o;
+  o.max_batch = s.max_batch;
+  o.max_wait = std::chrono::microseconds(s.max_wait_us);
+  o.workers = s.workers;
+  o.cuda_devices = config::parse_cuda_devices(s.cuda_devices);
+  return o;
 }
 
 mcts::SearchConfig search_config(const config::RunConfig& c, int simulations) {

@@ -79,8 +79,10 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   model::BackendOptions backend = trainer::backend_options(config.inference);
   backend.kind = model::BackendKind::kEigen;  // a worker runs on the CPU, without LibTorch
   backend.device = model::Device::kCpu;
-  model::InferenceServer server(game, model::make_backend(network, backend), backend,
-                                trainer::server_options(config.inference));
+  backend.half = false;
+  model::InferenceServerOptions server_options = trainer::server_options(config.inference);
+  server_options.cuda_devices.clear();
+  model::InferenceServer server(game, network, backend, server_options);
   const std::uint64_t session = channel.new_session();
   selfplay::SelfPlaySettings settings = trainer::selfplay_settings(config, session);
   settings.seed = store::node_seed(config.run.seed, node);
