@@ -371,6 +371,9 @@ TEST(ArenaSignalTest, SecondSigintExitsAtOnce) {
     return read_file(err).find(text) != std::string::npos;
   };
   ASSERT_TRUE(wait_until([&] { return in_err("[arena] alphabeta"); }, 30.0));  // handlers are in
+  // The handlers are in before the first search starts: a signal in between ends the match
+  // before any move (a clean stop, not this test's case). A second lets the search begin.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   arena.signal(SIGINT);
   ASSERT_TRUE(wait_until([&] { return in_err("[arena] SIGINT: stopping the match"); }, 30.0))
       << read_file(err);
