@@ -21,6 +21,7 @@ namespace oppidum::model {
 namespace {
 
 using test_util::Position;
+using test_util::same_result;
 
 NetConfig small_config() {
   NetConfig c = NetConfig::sized(2, 8);
@@ -28,13 +29,6 @@ NetConfig small_config() {
   c.value_channels = 2;
   c.value_hidden = 16;
   return c;
-}
-
-bool same_result(const mcts::EvalResult& a, const mcts::EvalResult& b, float tolerance = 1e-5f) {
-  if (a.priors.size() != b.priors.size() || std::abs(a.value - b.value) > tolerance) return false;
-  for (std::size_t i = 0; i < a.priors.size(); ++i)
-    if (std::abs(a.priors[i] - b.priors[i]) > tolerance) return false;
-  return true;
 }
 
 std::vector<mcts::EvalResult> direct_results(const Game& game, const Checkpoint& c,
@@ -140,38 +134,10 @@ TEST(InferenceServer, SwapsWeightsUnderLoad) {
   const auto expect_b = direct_results(game, b, positions);
   InferenceServer server(game, make_backend(a, {}), {}, server_options(16, 200));
 
-  std::atomic<bool> swapped{false};
-  std::atomic<bool> finish{false};
-  std::atomic<int> invalid{0}, old_after_swap{0}, after_swap{0}, before_swap{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      int round = 0;
-      while (!finish.load()) {
-        const bool swap_done = swapped.load();  // read before the call starts
-        const int first = (t * 8 + round++) % 28;
-        std::vector<mcts::EvalRequest> requests;
-        for (int i = 0; i < 4; ++i)
-          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
-        std::vector<mcts::EvalResult> results(4);
-        server.evaluate(requests.data(), 4, results.data());
-        for (int i = 0; i < 4; ++i) {
-          const bool is_a = same_result(results[i], expect_a[first + i]);
-          const bool is_b = same_result(results[i], expect_b[first + i]);
-          if (!is_a && !is_b) ++invalid;
-          if (swap_done && !is_b) ++old_after_swap;
-        }
-        ++(swap_done ? after_swap : before_swap);
-      }
-    });
-  while (before_swap.load() < 50) std::this_thread::yield();
-  server.swap_weights(b);
-  swapped = true;
-  while (after_swap.load() < 50) std::this_thread::yield();
-  finish = true;
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(invalid.load(), 0);
-  EXPECT_EQ(old_after_swap.load(), 0);
+  const test_util::SwapUnderLoad seen = test_util::evaluate_through_swap(
+      server, positions, expect_a, expect_b, 1e-5f, [&] { server.swap_weights(b); });
+  EXPECT_EQ(seen.invalid, 0);
+  EXPECT_EQ(seen.old_after_swap, 0);
   EXPECT_EQ(server.stats().weight_swaps, 1u);
   EXPECT_NE(server.describe().find("3x8"), std::string::npos) << server.describe();
 }

@@ -2,11 +2,15 @@
 // input planes, and a temporary folder for checkpoint files.
 #pragma once
 
+#include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "games/game.h"
@@ -56,6 +60,62 @@ inline std::vector<mcts::EvalRequest> requests_for(const std::vector<Position>& 
   std::vector<mcts::EvalRequest> r;
   for (const Position& p : positions) r.push_back({p.state.get(), &p.legal});
   return r;
+}
+
+// Priors and value equal within `tolerance`.
+inline bool same_result(const mcts::EvalResult& a, const mcts::EvalResult& b,
+                        float tolerance = 1e-5f) {
+  if (a.priors.size() != b.priors.size() || std::abs(a.value - b.value) > tolerance) return false;
+  for (std::size_t i = 0; i < a.priors.size(); ++i)
+    if (std::abs(a.priors[i] - b.priors[i]) > tolerance) return false;
+  return true;
+}
+
+// Four threads keep evaluating overlapping slices of 4 of `positions` (at least 32) through
+// `server` while the weights change: `swap` runs once 50 calls have returned, `after_swap` (if
+// any) once 50 calls that started after the swap have returned; then the threads stop. Counts the
+// results that are neither A's nor B's, and the A results of calls that started after `swap`.
+struct SwapUnderLoad {
+  int invalid = 0;
+  int old_after_swap = 0;
+};
+template <class Server>
+SwapUnderLoad evaluate_through_swap(Server& server, const std::vector<Position>& positions,
+                                    const std::vector<mcts::EvalResult>& expect_a,
+                                    const std::vector<mcts::EvalResult>& expect_b,
+                                    float tolerance, const std::function<void()>& swap,
+                                    const std::function<void()>& after_swap = {}) {
+  std::atomic<bool> swapped{false}, finish{false};
+  std::atomic<int> invalid{0}, old_after_swap{0}, after{0}, before{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      int round = 0;
+      while (!finish.load()) {
+        const bool swap_done = swapped.load();  // read before the call starts
+        const int first = (t * 8 + round++) % 28;
+        std::vector<mcts::EvalRequest> requests;
+        for (int i = 0; i < 4; ++i)
+          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
+        std::vector<mcts::EvalResult> results(4);
+        server.evaluate(requests.data(), 4, results.data());
+        for (int i = 0; i < 4; ++i) {
+          const bool is_a = same_result(results[i], expect_a[first + i], tolerance);
+          const bool is_b = same_result(results[i], expect_b[first + i], tolerance);
+          if (!is_a && !is_b) ++invalid;
+          if (swap_done && !is_b) ++old_after_swap;
+        }
+        ++(swap_done ? after : before);
+      }
+    });
+  while (before.load() < 50) std::this_thread::yield();
+  swap();
+  swapped = true;
+  while (after.load() < 50) std::this_thread::yield();
+  if (after_swap) after_swap();
+  finish = true;
+  for (auto& th : threads) th.join();
+  return {invalid.load(), old_after_swap.load()};
 }
 
 inline std::vector<float> random_planes(const Game& game, int n, std::uint64_t seed) {

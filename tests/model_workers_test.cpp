@@ -22,6 +22,7 @@ namespace oppidum::model {
 namespace {
 
 using test_util::Position;
+using test_util::same_result;
 
 NetConfig small_config() {
   NetConfig c = NetConfig::sized(2, 8);
@@ -29,13 +30,6 @@ NetConfig small_config() {
   c.value_channels = 2;
   c.value_hidden = 16;
   return c;
-}
-
-bool same_result(const mcts::EvalResult& a, const mcts::EvalResult& b, float tolerance) {
-  if (a.priors.size() != b.priors.size() || std::abs(a.value - b.value) > tolerance) return false;
-  for (std::size_t i = 0; i < a.priors.size(); ++i)
-    if (std::abs(a.priors[i] - b.priors[i]) > tolerance) return false;
-  return true;
 }
 
 InferenceServerOptions options(int workers, int max_batch, int wait_us) {
@@ -177,55 +171,28 @@ TEST(InferenceServer, SwapReachesEveryWorker) {
   const auto expect_b = one_worker_results(game, b, positions);
   InferenceServer server(game, a, {}, options(2, 8, 200));
 
-  std::atomic<bool> swapped{false};
-  std::atomic<bool> finish{false};
-  std::atomic<int> invalid{0}, old_after_swap{0}, after_swap{0}, before_swap{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      int round = 0;
-      while (!finish.load()) {
-        const bool swap_done = swapped.load();  // read before the call starts
-        const int first = (t * 8 + round++) % 28;
-        std::vector<mcts::EvalRequest> requests;
-        for (int i = 0; i < 4; ++i)
-          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
-        std::vector<mcts::EvalResult> results(4);
-        server.evaluate(requests.data(), 4, results.data());
-        for (int i = 0; i < 4; ++i) {
-          const bool is_a = same_result(results[i], expect_a[first + i], 1e-6f);
-          const bool is_b = same_result(results[i], expect_b[first + i], 1e-6f);
-          if (!is_a && !is_b) ++invalid;
-          if (swap_done && !is_b) ++old_after_swap;
-        }
-        ++(swap_done ? after_swap : before_swap);
-      }
-    });
-  while (before_swap.load() < 50) std::this_thread::yield();
-  server.swap_weights(b);
-  swapped = true;
-  while (after_swap.load() < 50) std::this_thread::yield();
-
-  // Then probes: each worker installs its own and runs it.
-  std::vector<std::unique_ptr<Backend>> probes;
+  // The new weights under load, then probes: each worker installs its own and runs it.
   std::vector<ProbeBackend*> seen;
-  for (int k = 0; k < 2; ++k) {
-    auto p = std::make_unique<ProbeBackend>(make_backend(b, {}), nullptr,
-                                            std::chrono::microseconds(1000));
-    seen.push_back(p.get());
-    probes.push_back(std::move(p));
-  }
-  server.swap_backends(std::move(probes));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while ((seen[0]->calls.load() == 0 || seen[1]->calls.load() == 0) &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  finish = true;
-  for (auto& th : threads) th.join();
+  const auto probe = [&] {
+    std::vector<std::unique_ptr<Backend>> probes;
+    for (int k = 0; k < 2; ++k) {
+      auto p = std::make_unique<ProbeBackend>(make_backend(b, {}), nullptr,
+                                              std::chrono::microseconds(1000));
+      seen.push_back(p.get());
+      probes.push_back(std::move(p));
+    }
+    server.swap_backends(std::move(probes));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((seen[0]->calls.load() == 0 || seen[1]->calls.load() == 0) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  const test_util::SwapUnderLoad result = test_util::evaluate_through_swap(
+      server, positions, expect_a, expect_b, 1e-6f, [&] { server.swap_weights(b); }, probe);
   EXPECT_GT(seen[0]->calls.load(), 0);
   EXPECT_GT(seen[1]->calls.load(), 0);
-  EXPECT_EQ(invalid.load(), 0);
-  EXPECT_EQ(old_after_swap.load(), 0);
+  EXPECT_EQ(result.invalid, 0);
+  EXPECT_EQ(result.old_after_swap, 0);
   EXPECT_EQ(server.stats().weight_swaps, 2u);
   EXPECT_NE(server.describe().find("probe over"), std::string::npos) << server.describe();
   // One backend for a two-worker server is refused.
