@@ -23,14 +23,6 @@ namespace {
 using test_util::Position;
 using test_util::same_result;
 
-NetConfig small_config() {
-  NetConfig c = NetConfig::sized(2, 8);
-  c.policy_channels = 4;
-  c.value_channels = 2;
-  c.value_hidden = 16;
-  return c;
-}
-
 std::vector<mcts::EvalResult> direct_results(const Game& game, const Checkpoint& c,
                                              const std::vector<Position>& positions) {
   DirectEvaluator direct(game, make_backend(c, {}));
@@ -49,7 +41,7 @@ InferenceServerOptions server_options(int max_batch, int wait_us) {
 
 TEST(InferenceServer, EachCallerGetsItsOwnResultsUnderConcurrency) {
   const Game& game = game_by_name("mg");
-  const Checkpoint c = random_checkpoint(game, small_config(), 21);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 21);
   const auto positions = test_util::random_positions(game, 64, 8);
   const auto expected = direct_results(game, c, positions);
   InferenceServer server(game, make_backend(c, {}), {}, server_options(16, 300));
@@ -96,7 +88,7 @@ TEST(InferenceServer, EachCallerGetsItsOwnResultsUnderConcurrency) {
 
 TEST(InferenceServer, LargeJobsSpanSeveralBatches) {
   const Game& game = game_by_name("dvonn");
-  const Checkpoint c = random_checkpoint(game, small_config(), 22);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 22);
   const auto positions = test_util::random_positions(game, 50, 9);
   const auto expected = direct_results(game, c, positions);
   InferenceServer server(game, make_backend(c, {}), {}, server_options(8, 0));
@@ -110,7 +102,7 @@ TEST(InferenceServer, LargeJobsSpanSeveralBatches) {
 // A lone caller never waits for a batch to fill: no one else could fill it.
 TEST(InferenceServer, ALoneCallerDoesNotWaitForOthers) {
   const Game& game = game_by_name("mg");
-  const Checkpoint c = random_checkpoint(game, small_config(), 23);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 23);
   const auto positions = test_util::random_positions(game, 4, 14);
   const auto requests = test_util::requests_for(positions);
   InferenceServer server(game, make_backend(c, {}), {}, server_options(256, 1000000));
@@ -125,8 +117,8 @@ TEST(InferenceServer, ALoneCallerDoesNotWaitForOthers) {
 
 TEST(InferenceServer, SwapsWeightsUnderLoad) {
   const Game& game = game_by_name("mg");
-  const Checkpoint a = random_checkpoint(game, small_config(), 31);
-  NetConfig bigger = small_config();
+  const Checkpoint a = random_checkpoint(game, test_util::tiny_config(), 31);
+  NetConfig bigger = test_util::tiny_config();
   bigger.blocks = 3;  // a swap may change the architecture
   const Checkpoint b = random_checkpoint(game, bigger, 32);
   const auto positions = test_util::random_positions(game, 32, 10);
@@ -144,8 +136,8 @@ TEST(InferenceServer, SwapsWeightsUnderLoad) {
 
 TEST(InferenceServer, SwapRefusesAForeignCheckpoint) {
   const Game& mg = game_by_name("mg");
-  InferenceServer server(mg, make_backend(random_checkpoint(mg, small_config(), 1), {}), {}, {});
-  EXPECT_THROW(server.swap_weights(random_checkpoint(game_by_name("dvonn"), small_config(), 1)),
+  InferenceServer server(mg, make_backend(random_checkpoint(mg, test_util::tiny_config(), 1), {}), {}, {});
+  EXPECT_THROW(server.swap_weights(random_checkpoint(game_by_name("dvonn"), test_util::tiny_config(), 1)),
                CheckpointError);
 }
 
@@ -167,7 +159,7 @@ class FlakyBackend final : public Backend {
 
 TEST(InferenceServer, AFailedForwardReachesEveryWaitingCaller) {
   const Game& game = game_by_name("mg");
-  const Checkpoint c = random_checkpoint(game, small_config(), 41);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 41);
   const auto positions = test_util::random_positions(game, 8, 11);
   const auto requests = test_util::requests_for(positions);
   std::atomic<bool> fail{true};
@@ -195,7 +187,7 @@ TEST(InferenceServer, AFailedForwardReachesEveryWaitingCaller) {
 
 TEST(InferenceServer, StopDrainsThenRefuses) {
   const Game& game = game_by_name("mg");
-  const Checkpoint c = random_checkpoint(game, small_config(), 51);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 51);
   const auto positions = test_util::random_positions(game, 4, 12);
   const auto requests = test_util::requests_for(positions);
   InferenceServer server(game, make_backend(c, {}), {}, {});
@@ -207,7 +199,7 @@ TEST(InferenceServer, StopDrainsThenRefuses) {
 }
 
 TEST(InferenceServer, RefusesABackendForAnotherGame) {
-  const Checkpoint c = random_checkpoint(game_by_name("dvonn"), small_config(), 1);
+  const Checkpoint c = random_checkpoint(game_by_name("dvonn"), test_util::tiny_config(), 1);
   EXPECT_THROW(InferenceServer(game_by_name("mg"), make_backend(c, {}), {}, {}),
                std::invalid_argument);
   EXPECT_THROW(InferenceServer(game_by_name("dvonn"), make_backend(c, {}), {},
@@ -218,7 +210,7 @@ TEST(InferenceServer, RefusesABackendForAnotherGame) {
 TEST(MakeNetEvaluator, LoadsACheckpointForTheGame) {
   test_util::TempDir dir("evaluator");
   const Game& dvonn = game_by_name("dvonn");
-  const Checkpoint c = random_checkpoint(dvonn, small_config(), 61);
+  const Checkpoint c = random_checkpoint(dvonn, test_util::tiny_config(), 61);
   const std::string path = dir.file("best.ckpt");
   save_checkpoint(c, path);
   BackendOptions torch_backend;

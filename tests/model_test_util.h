@@ -56,6 +56,15 @@ inline NetConfig test_config(int blocks, int filters, bool pooling) {
   return c;
 }
 
+// The 2x8 network of the inference-server tests (policy 4, value 2/16): fast to evaluate.
+inline NetConfig tiny_config() {
+  NetConfig c = NetConfig::sized(2, 8);
+  c.policy_channels = 4;
+  c.value_channels = 2;
+  c.value_hidden = 16;
+  return c;
+}
+
 inline std::vector<mcts::EvalRequest> requests_for(const std::vector<Position>& positions) {
   std::vector<mcts::EvalRequest> r;
   for (const Position& p : positions) r.push_back({p.state.get(), &p.legal});

@@ -24,14 +24,6 @@ namespace {
 using test_util::Position;
 using test_util::same_result;
 
-NetConfig small_config() {
-  NetConfig c = NetConfig::sized(2, 8);
-  c.policy_channels = 4;
-  c.value_channels = 2;
-  c.value_hidden = 16;
-  return c;
-}
-
 InferenceServerOptions options(int workers, int max_batch, int wait_us) {
   InferenceServerOptions o;
   o.workers = workers;
@@ -104,7 +96,7 @@ std::vector<mcts::EvalResult> one_worker_results(const Game& game, const Checkpo
 
 TEST(InferenceServer, TwoWorkersGiveTheSameResultsAsOne) {
   const Game& game = game_by_name("mg");
-  const Checkpoint c = random_checkpoint(game, small_config(), 71);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 71);
   const auto positions = test_util::random_positions(game, 48, 15);
   const auto requests = test_util::requests_for(positions);
   const int n = static_cast<int>(requests.size());
@@ -131,7 +123,7 @@ TEST(InferenceServer, TwoWorkersGiveTheSameResultsAsOne) {
 
 TEST(InferenceServer, ConcurrentCallersAllGetAnswersFromEveryWorker) {
   const Game& game = game_by_name("dvonn");
-  const Checkpoint c = random_checkpoint(game, small_config(), 72);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 72);
   const auto positions = test_util::random_positions(game, 40, 16);
   const auto expected = one_worker_results(game, c, positions);
   // Three workers whose forward passes take a while: while one runs, the others take batches.
@@ -162,8 +154,8 @@ TEST(InferenceServer, ConcurrentCallersAllGetAnswersFromEveryWorker) {
 
 TEST(InferenceServer, SwapReachesEveryWorker) {
   const Game& game = game_by_name("mg");
-  const Checkpoint a = random_checkpoint(game, small_config(), 73);
-  NetConfig bigger = small_config();
+  const Checkpoint a = random_checkpoint(game, test_util::tiny_config(), 73);
+  NetConfig bigger = test_util::tiny_config();
   bigger.blocks = 3;
   const Checkpoint b = random_checkpoint(game, bigger, 74);
   const auto positions = test_util::random_positions(game, 32, 17);
@@ -201,7 +193,7 @@ TEST(InferenceServer, SwapReachesEveryWorker) {
 
 TEST(InferenceServer, AFailedForwardInOneWorkerReachesItsCallersAndTheOthersServe) {
   const Game& game = game_by_name("mg");
-  const Checkpoint c = random_checkpoint(game, small_config(), 75);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 75);
   const auto positions = test_util::random_positions(game, 24, 18);
   const auto expected = one_worker_results(game, c, positions);
   std::atomic<bool> fail{true};
@@ -247,7 +239,7 @@ TEST(InferenceServer, AFailedForwardInOneWorkerReachesItsCallersAndTheOthersServ
 
 TEST(InferenceServer, RefusesBadWorkerCounts) {
   const Game& game = game_by_name("mg");
-  const Checkpoint c = random_checkpoint(game, small_config(), 76);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 76);
   EXPECT_THROW(InferenceServer(game, c, {}, options(0, 8, 0)), std::invalid_argument);
   EXPECT_THROW(InferenceServer(game, c, {}, options(kMaxInferenceWorkers + 1, 8, 0)),
                std::invalid_argument);
@@ -286,7 +278,7 @@ TEST(InferenceServer, WorkerBackendOptionsSpreadDevicesAndThreads) {
 }
 
 TEST(InferenceServer, HalfPrecisionNeedsTorchOnCuda) {
-  const Checkpoint c = random_checkpoint(game_by_name("mg"), small_config(), 77);
+  const Checkpoint c = random_checkpoint(game_by_name("mg"), test_util::tiny_config(), 77);
   BackendOptions eigen;
   eigen.half = true;
   EXPECT_THROW(make_backend(c, eigen), std::invalid_argument);
@@ -326,7 +318,7 @@ TEST(InferenceServer, TwoTorchWorkersOnTheCpu) {
   // libdnnl.so). The server's own synchronisation is covered by the Eigen tests above.
   if (kThreadSanitizer) GTEST_SKIP() << "LibTorch (oneDNN) is not instrumented for ThreadSanitizer";
   const Game& game = game_by_name("dvonn");
-  const Checkpoint c = random_checkpoint(game, small_config(), 78);
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 78);
   const auto positions = test_util::random_positions(game, 24, 19);
   const auto expected = one_worker_results(game, c, positions);
   BackendOptions torch;
