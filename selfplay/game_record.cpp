@@ -259,13 +259,11 @@ std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record) {
   if (record.adjudicated) {
     if (last.is_terminal()) fail("marked adjudicated, but the game is over after its last move");
     if (record.result != 0) fail("adjudicated, but the result is not a draw");
-  } else if (record.resigned) {
+    return states;
+  }
+  if (record.resigned) {
     if (last.is_terminal()) fail("marked resigned, but the game is over after its last move");
     if (record.result == 0) fail("resigned, but the result is a draw");
-    for (int p = 0; p < 2; ++p)
-      if (record.score[p] != last.score(p))
-        fail("the score of player " + std::to_string(p) + " is " + std::to_string(record.score[p]) +
-             ", its last position gives " + std::to_string(last.score(p)));
   } else {
     if (!last.is_terminal())
       fail("the game is not over after its last move (" + std::to_string(record.moves.size()) +
@@ -273,11 +271,12 @@ std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record) {
     if (record.result != static_cast<int>(last.result(0)))
       fail("the result " + std::to_string(record.result) + " is not the rules' result " +
            std::to_string(static_cast<int>(last.result(0))));
-    for (int p = 0; p < 2; ++p)
-      if (record.score[p] != last.score(p))
-        fail("the score of player " + std::to_string(p) + " is " + std::to_string(record.score[p]) +
-             ", the rules give " + std::to_string(last.score(p)));
   }
+  // A finished or resigned game keeps the scores of its last position.
+  for (int p = 0; p < 2; ++p)
+    if (record.score[p] != last.score(p))
+      fail("the score of player " + std::to_string(p) + " is " + std::to_string(record.score[p]) +
+           ", the rules give " + std::to_string(last.score(p)));
   return states;
 }
 

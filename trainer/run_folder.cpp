@@ -239,9 +239,10 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
       const int g = std::atoi(row[generation].c_str());
       return g <= gated && gate_rows_seen.insert(g).second;
     }
-    if (row[kind] == "selfplay")  // a generation trained again gets its row again
-      return std::atoi(row[generation].c_str()) <= trained &&
-             selfplay_rows_seen.insert(std::atoi(row[generation].c_str())).second;
+    if (row[kind] == "selfplay") {  // a generation trained again gets its row again
+      const int g = std::atoi(row[generation].c_str());
+      return g <= trained && selfplay_rows_seen.insert(g).second;
+    }
     return true;  // node and stream rows: a record of what was seen, not keyed
   });
   if (gone_metrics > 0)
