@@ -56,9 +56,7 @@ TEST(InferenceServer, EachCallerGetsItsOwnResultsUnderConcurrency) {
         // A different slice and size per thread and round (sizes 1..21 cross batch borders).
         const int n = 1 + (t * 7 + round * 3) % 21;
         const int first = (t * 13 + round * 5) % (64 - n);
-        std::vector<mcts::EvalRequest> requests;
-        for (int i = 0; i < n; ++i)
-          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
+        const auto requests = test_util::requests_for(positions, first, n);
         std::vector<mcts::EvalResult> results(n);
         server.evaluate(requests.data(), n, results.data());
         for (int i = 0; i < n; ++i)

@@ -71,6 +71,14 @@ inline std::vector<mcts::EvalRequest> requests_for(const std::vector<Position>& 
   return r;
 }
 
+// The requests of positions[first, first + n).
+inline std::vector<mcts::EvalRequest> requests_for(const std::vector<Position>& positions,
+                                                   int first, int n) {
+  std::vector<mcts::EvalRequest> r;
+  for (int i = first; i < first + n; ++i) r.push_back({positions[i].state.get(), &positions[i].legal});
+  return r;
+}
+
 // Priors and value equal within `tolerance`.
 inline bool same_result(const mcts::EvalResult& a, const mcts::EvalResult& b,
                         float tolerance = 1e-5f) {
@@ -103,9 +111,7 @@ SwapUnderLoad evaluate_through_swap(Server& server, const std::vector<Position>&
       while (!finish.load()) {
         const bool swap_done = swapped.load();  // read before the call starts
         const int first = (t * 8 + round++) % 28;
-        std::vector<mcts::EvalRequest> requests;
-        for (int i = 0; i < 4; ++i)
-          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
+        const auto requests = requests_for(positions, first, 4);
         std::vector<mcts::EvalResult> results(4);
         server.evaluate(requests.data(), 4, results.data());
         for (int i = 0; i < 4; ++i) {

@@ -70,9 +70,7 @@ int concurrent_mismatches(InferenceServer& server, const std::vector<Position>& 
       for (int round = 0; round < rounds; ++round) {
         const int n = 1 + (t * 5 + round * 3) % 13;
         const int first = (t * 11 + round * 7) % (count - n);
-        std::vector<mcts::EvalRequest> requests;
-        for (int i = 0; i < n; ++i)
-          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
+        const auto requests = test_util::requests_for(positions, first, n);
         std::vector<mcts::EvalResult> results(n);
         server.evaluate(requests.data(), n, results.data());
         for (int i = 0; i < n; ++i)
@@ -213,9 +211,7 @@ TEST(InferenceServer, AFailedForwardInOneWorkerReachesItsCallersAndTheOthersServ
         if (round >= 20 && errors.load() > 0 && answered.load() > 0) break;
         if (std::chrono::steady_clock::now() > deadline) break;
         const int first = (t * 5 + round) % 20;
-        std::vector<mcts::EvalRequest> requests;
-        for (int i = 0; i < 4; ++i)
-          requests.push_back({positions[first + i].state.get(), &positions[first + i].legal});
+        const auto requests = test_util::requests_for(positions, first, 4);
         std::vector<mcts::EvalResult> results(4);
         try {
           server.evaluate(requests.data(), 4, results.data());
