@@ -3,12 +3,14 @@
 # play the best network (200 simulations) against fixed yardsticks, paired openings, and print one
 # line per yardstick. Every A/B of a training change is two runs of this (docs/RESULTS.md).
 #
-#   scripts/learning-bench.sh GAME BUDGET [--seed N] [--games N] [--set section.key=value ...]
+#   scripts/learning-bench.sh GAME BUDGET [--seed N] [--games N] [--threads N] [--set section.key=value ...]
 #
 # GAME: mg or dvonn (configs/GAME-small.yaml). BUDGET: minutes of wall time (e.g. 60), or a number
 # of self-play positions with a `p` suffix (e.g. 450000p): wall time on a shared machine varies
 # (the same hour made 9.7k games once and 23.5k another time), a position budget does not.
 # --seed: the run seed (default 1); --games: games per yardstick (default 100, paired);
+# --threads: arena games played at once after training (default 1; fixed depth and simulations, so
+# the count changes only the wall time);
 # --set: config overrides, passed to `oppidum train` and echoed in the result lines.
 # Yardsticks: Murus Gallicus alphabeta:depth=5 and depth=7, DVONN alphabeta:depth=4 and depth=6.
 # Output (also appended to runs/learning-bench.txt):
@@ -16,18 +18,20 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-usage() { sed -n '7,9p' "$0" >&2; exit 2; }
+usage() { sed -n '6,14p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 game=$1
 budget=$2
 shift 2
 seed=1
 games=100
+threads=1
 overrides=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seed) seed=$2; shift 2 ;;
     --games) games=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
     --set) overrides+=(--set "$2"); shift 2 ;;
     *) usage ;;
   esac
@@ -54,7 +58,7 @@ echo "learning-bench: training $game for $budget (seed $seed, overrides $label) 
 grep -a "stopped:" "$run.log" | tail -1 >&2
 for y in "${yardsticks[@]}"; do
   out=$("$bin" arena --game "$game" --a "net:checkpoint=$run/checkpoints/best.ckpt,sims=200" \
-        --b "$y" --games "$games" --threads 1 --seed "$seed" 2>/dev/null)
+        --b "$y" --games "$games" --threads "$threads" --seed "$seed" 2>/dev/null)
   wdl=$(echo "$out" | sed -n 's/^result (A.s view): +\([0-9]*\) =\([0-9]*\) -\([0-9]*\)  score \([0-9.]*\)%.*/\1-\2-\3 \4%/p')
   elo=$(echo "$out" | sed -n 's/^Elo (A - B): \([^ ]*\)  95% \(\[[^]]*\]\).*/Elo \1 \2/p')
   line="$game $budget seed=$seed $label vs $y: $wdl $elo"
