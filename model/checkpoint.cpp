@@ -16,6 +16,7 @@ namespace oppidum::model {
 namespace {
 
 constexpr std::uint32_t kFlagGlobalPooling = 1u;
+constexpr std::uint32_t kFlagScoreHead = 2u;
 constexpr std::uint32_t kMaxNameLength = 1u << 20;  // bounds strings before allocating them
 constexpr std::uint32_t kMaxRank = 8;
 
@@ -209,7 +210,8 @@ std::vector<char> serialize_checkpoint(const Checkpoint& c) {
   w.i32(c.config.policy_channels);
   w.i32(c.config.value_channels);
   w.i32(c.config.value_hidden);
-  w.u32(c.config.global_pooling ? kFlagGlobalPooling : 0u);
+  w.u32((c.config.global_pooling ? kFlagGlobalPooling : 0u) |
+        (c.config.score_head ? kFlagScoreHead : 0u));
   w.i64(c.step);
   w.str(c.metadata);
   w.u32(static_cast<std::uint32_t>(c.tensors.size()));
@@ -265,8 +267,10 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
   c.config.value_channels = body.i32("value channels");
   c.config.value_hidden = body.i32("value hidden");
   const std::uint32_t flags = body.u32("flags");
-  if ((flags & ~kFlagGlobalPooling) != 0) body.fail("unknown flags " + std::to_string(flags));
+  if ((flags & ~(kFlagGlobalPooling | kFlagScoreHead)) != 0)
+    body.fail("unknown flags " + std::to_string(flags));
   c.config.global_pooling = (flags & kFlagGlobalPooling) != 0;
+  c.config.score_head = (flags & kFlagScoreHead) != 0;
   c.step = body.i64("step");
   c.metadata = body.str("metadata");
   const std::uint32_t count = body.u32("tensor count");

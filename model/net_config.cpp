@@ -57,6 +57,7 @@ std::string NetConfig::to_string() const {
                   std::to_string(policy_channels) + ", value " + std::to_string(value_channels) +
                   "/" + std::to_string(value_hidden) + ")";
   if (global_pooling) s += " gpool";
+  if (score_head) s += " score";
   return s;
 }
 
@@ -100,6 +101,10 @@ std::vector<TensorSpec> network_tensor_specs(const NetConfig& config, PlaneShape
   add("value.fc1.bias", {vh});
   add("value.fc2.weight", {1, vh});
   add("value.fc2.bias", {1});
+  if (config.score_head) {
+    add("value.score.weight", {1, vh});
+    add("value.score.bias", {1});
+  }
   return specs;
 }
 

@@ -9,6 +9,9 @@
 //            logits
 //   value:   1x1 conv F -> value_channels, BN, ReLU, flatten, linear to value_hidden, ReLU,
 //            linear to 1, tanh: the value for the side to move
+//   score:   with `score_head`, a second linear from the value head's hidden layer to 1, tanh: the
+//            final score margin for the side to move, (own - opponent's) / (own + opponent's)
+//            (an auxiliary training target, KataGo-style; search and the backends ignore it)
 // With `global_pooling`, blocks 1, 3, 5, ... (every second one, starting with the second) add a
 // per-channel bias after their first ReLU: bias = linear(concat(mean over the board, max over the
 // board)) of that activation (KataGo's global pooling, simplified). Batch norm uses eps 1e-5.
@@ -34,6 +37,7 @@ struct NetConfig {
   int value_channels = 32;  // channels of the value head's 1x1 conv, 1..256
   int value_hidden = 128;   // width of the value head's hidden layer, 1..4096
   bool global_pooling = false;  // pooling bias in every second block (see above)
+  bool score_head = false;      // the auxiliary score output (see above)
 
   // The default heads for a trunk of `blocks` x `filters`, as in configs/*.yaml: policy/value
   // channels and value hidden width 4/2/64 below 64 filters, 16/8/128 below 128, else 32/32/256.
@@ -44,13 +48,14 @@ struct NetConfig {
   void validate() const;
   // True when block `block` carries a global pooling bias.
   bool has_pool_bias(int block) const { return global_pooling && block % 2 == 1; }
-  // "6x64" plus the heads, e.g. "6x64 (policy 32, value 32/128)" and " gpool" when pooling.
+  // "6x64" plus the heads, e.g. "6x64 (policy 32, value 32/128)", " gpool" when pooling and
+  // " score" with the score head.
   std::string to_string() const;
 
   bool operator==(const NetConfig& o) const {
     return blocks == o.blocks && filters == o.filters && policy_channels == o.policy_channels &&
            value_channels == o.value_channels && value_hidden == o.value_hidden &&
-           global_pooling == o.global_pooling;
+           global_pooling == o.global_pooling && score_head == o.score_head;
   }
   bool operator!=(const NetConfig& o) const { return !(*this == o); }
 };
@@ -64,7 +69,8 @@ struct TensorSpec {
 // Every tensor of the network, in a fixed order. Names follow the LibTorch module's
 // named_parameters()/named_buffers() (num_batches_tracked left out): "stem.conv.weight",
 // "stem.bn.{weight,bias,running_mean,running_var}", "blocks.<i>.{conv1,bn1,conv2,bn2}.*",
-// "blocks.<i>.pool.{weight,bias}", "policy.{conv,bn,fc}.*", "value.{conv,bn,fc1,fc2}.*".
+// "blocks.<i>.pool.{weight,bias}", "policy.{conv,bn,fc}.*", "value.{conv,bn,fc1,fc2}.*" and,
+// with the score head, "value.score.{weight,bias}".
 std::vector<TensorSpec> network_tensor_specs(const NetConfig& config, PlaneShape input,
                                              int num_actions);
 

@@ -71,15 +71,19 @@ torch::Tensor PolicyHeadImpl::forward(const torch::Tensor& x) {
   return fc_(torch::relu(bn_(conv_(x))).flatten(1));
 }
 
-ValueHeadImpl::ValueHeadImpl(int filters, int channels, int cells, int hidden)
+ValueHeadImpl::ValueHeadImpl(int filters, int channels, int cells, int hidden, bool score)
     : conv_(register_module("conv", make_conv(filters, channels, 1))),
       bn_(register_module("bn", make_bn(channels))),
       fc1_(register_module("fc1", torch::nn::Linear(channels * cells, hidden))),
-      fc2_(register_module("fc2", torch::nn::Linear(hidden, 1))) {}
+      fc2_(register_module("fc2", torch::nn::Linear(hidden, 1))) {
+  if (score) score_ = register_module("score", torch::nn::Linear(hidden, 1));
+}
 
-torch::Tensor ValueHeadImpl::forward(const torch::Tensor& x) {
+std::pair<torch::Tensor, torch::Tensor> ValueHeadImpl::forward(const torch::Tensor& x) {
   const torch::Tensor h = torch::relu(fc1_(torch::relu(bn_(conv_(x))).flatten(1)));
-  return torch::tanh(fc2_(h)).squeeze(1);
+  torch::Tensor value = torch::tanh(fc2_(h)).squeeze(1);
+  if (!score_) return {std::move(value), torch::Tensor()};
+  return {std::move(value), torch::tanh(score_(h)).squeeze(1)};
 }
 
 TorchNetImpl::TorchNetImpl(const NetConfig& config, PlaneShape input, int num_actions)
@@ -95,13 +99,15 @@ TorchNetImpl::TorchNetImpl(const NetConfig& config, PlaneShape input, int num_ac
   policy_ = register_module(
       "policy", PolicyHead(config.filters, config.policy_channels, cells, num_actions));
   value_ = register_module(
-      "value", ValueHead(config.filters, config.value_channels, cells, config.value_hidden));
+      "value", ValueHead(config.filters, config.value_channels, cells, config.value_hidden,
+                         config.score_head));
 }
 
 TorchNetOutput TorchNetImpl::forward(torch::Tensor x) {
   x = torch::relu(stem_(x));
   for (const auto& block : *blocks_) x = block->as<ResidualBlock>()->forward(x);
-  return {policy_(x), value_(x)};
+  auto [value, score] = value_(x);
+  return {policy_(x), std::move(value), std::move(score)};
 }
 
 TorchNet make_torch_net(const Game& game, const NetConfig& config) {

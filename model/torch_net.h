@@ -6,6 +6,7 @@
 // initialisation. forward(x) takes x [N, C, H, W] float (GameState::encode layout) and returns
 //   policy_logits [N, num_actions]  raw logits; mask illegal actions before any softmax
 //   value         [N]               tanh output in (-1, 1), for the side to move
+//   score         [N]               tanh score margin (only with NetConfig::score_head)
 // In train() mode batch norm uses batch statistics and updates its running ones; call eval() for
 // inference. Parameter and buffer names are those of network_tensor_specs() (plus batch norm's
 // num_batches_tracked, which checkpoints leave out).
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include <torch/torch.h>
 
@@ -28,6 +30,7 @@ namespace oppidum::model {
 struct TorchNetOutput {
   torch::Tensor policy_logits;  // [N, num_actions]
   torch::Tensor value;          // [N]
+  torch::Tensor score;          // [N] tanh score margin; undefined without the score head
 };
 
 // 3x3 or 1x1 convolution without bias, then batch norm; names "conv" and "bn".
@@ -69,16 +72,17 @@ class PolicyHeadImpl : public torch::nn::Module {
 TORCH_MODULE(PolicyHead);
 
 // 1x1 conv to `channels`, BN, ReLU, flatten, linear to `hidden`, ReLU, linear to 1, tanh;
-// names conv, bn, fc1, fc2. Returns [N].
+// names conv, bn, fc1, fc2. With `score`, a second linear from the hidden layer, tanh (name
+// score). Returns {value [N], score [N] or undefined}.
 class ValueHeadImpl : public torch::nn::Module {
  public:
-  ValueHeadImpl(int filters, int channels, int cells, int hidden);
-  torch::Tensor forward(const torch::Tensor& x);
+  ValueHeadImpl(int filters, int channels, int cells, int hidden, bool score);
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x);
 
  private:
   torch::nn::Conv2d conv_{nullptr};
   torch::nn::BatchNorm2d bn_{nullptr};
-  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
+  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr}, score_{nullptr};
 };
 TORCH_MODULE(ValueHead);
 

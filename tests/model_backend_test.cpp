@@ -109,6 +109,33 @@ TEST(Backend, EigenAndTorchAgree) {
   }
 }
 
+// A network with the score head gives the inference backends the same policy and value as the
+// same weights without the head: the backends read the checkpoint and leave the head alone.
+TEST(Backend, ScoreHeadLeavesPolicyAndValueAlone) {
+  const Game& game = game_by_name("dvonn");
+  NetConfig with = config(2, 16, false);
+  with.score_head = true;
+  const Checkpoint scored = random_checkpoint(game, with, 21);
+  Checkpoint plain = scored;
+  plain.config.score_head = false;
+  plain.tensors.erase(std::remove_if(plain.tensors.begin(), plain.tensors.end(),
+                                     [](const NamedTensor& t) {
+                                       return t.name.rfind("value.score.", 0) == 0;
+                                     }),
+                      plain.tensors.end());
+  ASSERT_EQ(plain.tensors.size() + 2, scored.tensors.size());
+  const int n = 7;
+  const std::vector<float> planes = test_util::random_planes(game, n, 5);
+  for (BackendKind kind : {BackendKind::kEigen, BackendKind::kTorch}) {
+    BackendOptions o;
+    o.kind = kind;
+    const Outputs a = run(*make_backend(scored, o), planes, n);
+    const Outputs b = run(*make_backend(plain, o), planes, n);
+    EXPECT_EQ(a.logits, b.logits);
+    EXPECT_EQ(a.values, b.values);
+  }
+}
+
 // The baseline and the AVX2+FMA builds of the Eigen kernel compute the same function.
 TEST(Backend, EigenKernelsAgree) {
   const Game& game = game_by_name("mg");

@@ -92,6 +92,31 @@ TEST(NetConfig, TensorSpecsCoverPoolingBlocks) {
   EXPECT_TRUE(found);
 }
 
+TEST(NetConfig, ScoreHeadAddsTwoTensorsAndAFlag) {
+  const Game& dvonn = game_by_name("dvonn");
+  NetConfig with = small_config(false);
+  with.score_head = true;
+  const auto plain = network_tensor_specs(small_config(false), dvonn.input_shape(), dvonn.num_actions());
+  const auto scored = network_tensor_specs(with, dvonn.input_shape(), dvonn.num_actions());
+  ASSERT_EQ(scored.size(), plain.size() + 2);
+  EXPECT_EQ(scored[scored.size() - 2].name, "value.score.weight");
+  EXPECT_EQ(scored[scored.size() - 2].shape, (std::vector<std::int64_t>{1, with.value_hidden}));
+  EXPECT_EQ(scored.back().name, "value.score.bias");
+  EXPECT_NE(with.to_string().find(" score"), std::string::npos) << with.to_string();
+  EXPECT_NE(with, small_config(false));
+  // The flag survives a save and a load, and the loaded network is the same architecture.
+  TempDir dir("ckpt");
+  const Checkpoint c = random_checkpoint(dvonn, with, 4);
+  save_checkpoint(c, dir.file("s.ckpt"));
+  const Checkpoint back = load_checkpoint(dir.file("s.ckpt"), dvonn);
+  EXPECT_TRUE(back.config.score_head);
+  EXPECT_EQ(back.config, with);
+  EXPECT_EQ(back.tensors.size(), scored.size());
+  // Asking for the architecture without the head is a clear error.
+  const NetConfig without = small_config(false);
+  EXPECT_THROW(load_checkpoint(dir.file("s.ckpt"), dvonn, &without), CheckpointError);
+}
+
 TEST(Checkpoint, Crc32KnownValue) {
   EXPECT_EQ(util::crc32("123456789", 9), 0xCBF43926u);  // the standard check value
 }

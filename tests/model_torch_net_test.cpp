@@ -52,6 +52,37 @@ TEST(TorchNet, NamesAreTheSpecList) {
   EXPECT_EQ(names, specs);
 }
 
+// The score head: an output in (-1, 1) per position, its two tensors named as the spec list says,
+// and no output without it.
+TEST(TorchNet, ScoreHeadIsASecondOutputOfTheValueHead) {
+  const Game& game = game_by_name("dvonn");
+  NetConfig with = config(false);
+  with.score_head = true;
+  TorchNet net = make_torch_net(game, with);
+  const PlaneShape s = game.input_shape();
+  const torch::Tensor x = torch::randn({6, s.planes, s.height, s.width});
+  const TorchNetOutput out = net->forward(x);
+  ASSERT_TRUE(out.score.defined());
+  EXPECT_EQ(out.score.sizes().vec(), (std::vector<std::int64_t>{6}));
+  EXPECT_LT(out.score.abs().max().item<float>(), 1.0f);
+  EXPECT_FALSE(torch::allclose(out.score, out.value)) << "the score has its own weights";
+  std::set<std::string> names;
+  for (const auto& p : net->named_parameters()) names.insert(p.key());
+  EXPECT_EQ(names.count("value.score.weight"), 1u);
+  EXPECT_EQ(names.count("value.score.bias"), 1u);
+  EXPECT_FALSE(make_torch_net(game, config(false))->forward(x).score.defined());
+  // Round trip through a checkpoint keeps the head and its weights.
+  const Checkpoint c = to_checkpoint(*net, game, 3, "");
+  EXPECT_TRUE(c.config.score_head);
+  net->eval();
+  TorchNet back = make_torch_net(c);
+  EXPECT_TRUE(torch::equal(back->forward(x).score, net->forward(x).score));
+  // A checkpoint with the head does not load into a net without it, and the other way round.
+  TorchNet plain = make_torch_net(game, config(false));
+  EXPECT_THROW(load_weights(*plain, c), CheckpointError);
+  EXPECT_THROW(load_weights(*net, random_checkpoint(game, config(false), 2)), CheckpointError);
+}
+
 TEST(TorchNet, CheckpointRoundTrip) {
   const Game& game = game_by_name("dvonn");
   const Checkpoint c = random_checkpoint(game, config(true), 5);

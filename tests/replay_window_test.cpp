@@ -189,6 +189,50 @@ TEST_P(ReplayWindowTest, MixesTheSearchValueIntoTheTargetAndCanDropFastSearches)
   }
 }
 
+// Score targets: the final score margin for the side to move in a game the rules ended; none in
+// an adjudicated game or a resigned one, whose scores are not final.
+TEST_P(ReplayWindowTest, ScoreTargetsAreTheFinalMarginForTheSideToMove) {
+  const Game& game = game_by_name(GetParam());
+  const selfplay::GameRecord record = decided_random_game(GetParam());
+  const int total = record.score[0] + record.score[1];
+  ASSERT_GT(total, 0);
+  const float margin0 = static_cast<float>(record.score[0] - record.score[1]) / static_cast<float>(total);
+  ReplayWindow window(game, {1000, 1000, 0.5});
+  std::string why;
+  ASSERT_TRUE(window.add_game(record, &why)) << why;
+  mcts::Rng rng(6);
+  TrainingBatch batch;
+  window.sample(400, rng, batch);
+  std::set<float> scores;
+  for (int i = 0; i < batch.n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    ASSERT_EQ(batch.score_weight[k], 1.0f);
+    // value = the result for the side to move, so it says who is to move.
+    const bool player0 = batch.value[k] == static_cast<float>(record.result);
+    EXPECT_EQ(batch.score[k], player0 ? margin0 : -margin0);
+    scores.insert(batch.score[k]);
+  }
+  EXPECT_EQ(scores.size(), 2u) << "both sides' positions were sampled";
+  // The winner's margin is positive.
+  EXPECT_GT(record.result * margin0, 0.0f);
+
+  ReplayWindow adjudicated(game, {1000, 1000, 0.5});
+  ASSERT_TRUE(adjudicated.add_game(first_action_game(GetParam(), 6), &why)) << why;
+  adjudicated.sample(50, rng, batch);
+  for (float w : batch.score_weight) EXPECT_EQ(w, 0.0f) << "an adjudicated game has no score target";
+
+  selfplay::GameRecord resigned = record;
+  resigned.moves.pop_back();
+  auto last = game.parse_state(resigned.start);
+  for (const auto& m : resigned.moves) last->apply(m.action);
+  for (int p = 0; p < 2; ++p) resigned.score[p] = static_cast<std::int16_t>(last->score(p));
+  resigned.resigned = true;
+  ReplayWindow resigns(game, {1000, 1000, 0.5});
+  ASSERT_TRUE(resigns.add_game(resigned, &why)) << why;
+  resigns.sample(50, rng, batch);
+  for (float w : batch.score_weight) EXPECT_EQ(w, 0.0f) << "a resigned game has no score target";
+}
+
 TEST_P(ReplayWindowTest, RefusesRecordsThatDoNotReplay) {
   const Game& game = game_by_name(GetParam());
   ReplayWindow window(game, {10, 30, 0.5});

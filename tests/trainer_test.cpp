@@ -132,6 +132,39 @@ TEST(Trainer, LossFallsOnAFixedSetOfGames) {
                                                  << after.value_loss;
 }
 
+// With a score head the score-margin loss is part of the optimised total and falls like the
+// others; without one it is 0.
+TEST(Trainer, ScoreHeadLearnsTheFinalMargin) {
+  const Game& game = game_by_name("mg");
+  const ReplayWindow window = games_window("mg", ::testing::TempDir() + "trainer_score_games");
+  mcts::Rng rng(2);
+  TrainingBatch probe;
+  window.sample(256, rng, probe);
+  float with_score = 0;
+  for (float w : probe.score_weight) with_score += w;
+  ASSERT_GT(with_score, 0) << "the games ended by the rules carry score targets";
+  TrainerSettings fast = settings();
+  fast.optimizer = "adamw";
+  fast.learning_rate = 0.005;
+  fast.score_loss_weight = 2.0;
+  EXPECT_EQ(Trainer(game, small_net(), fast, 1).evaluate(probe).score_loss, 0.0);
+  model::NetConfig net = small_net();
+  net.score_head = true;
+  Trainer trainer(game, net, fast, 1);
+  const StepStats before = trainer.evaluate(probe);
+  EXPECT_GT(before.score_loss, 0.0);
+  EXPECT_NEAR(before.loss, before.policy_loss + before.value_loss + 2.0 * before.score_loss, 1e-4);
+  TrainingBatch batch;
+  for (int i = 0; i < 200; ++i) {
+    window.sample(32, rng, batch);
+    ASSERT_TRUE(std::isfinite(trainer.step(batch).loss));
+  }
+  const StepStats after = trainer.evaluate(probe);
+  EXPECT_LT(after.score_loss, 0.8 * before.score_loss)
+      << "score " << before.score_loss << " -> " << after.score_loss;
+  EXPECT_TRUE(trainer.checkpoint("").config.score_head);
+}
+
 TEST(Trainer, LearningRateWarmsUpThenDecays) {
   TrainerSettings s = settings();
   s.learning_rate = 0.1;

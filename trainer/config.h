@@ -41,7 +41,9 @@ namespace oppidum::config {
   F(int, policy_channels, 4, 1, 64, "channels of the policy head's 1x1 convolution")   \
   F(int, value_channels, 2, 1, 64, "channels of the value head's 1x1 convolution")     \
   F(int, value_hidden, 64, 8, 1024, "width of the value head's hidden layer")             \
-  F(bool, global_pooling, false, 0, 1, "global pooling bias in every second residual block")
+  F(bool, global_pooling, false, 0, 1, "global pooling bias in every second residual block")  \
+  F(bool, score_head, false, 0, 1,                                                     \
+    "auxiliary head trained on the final score margin (training.score_loss_weight)")
 
 #define OPPIDUM_SELFPLAY_FIELDS(F)                                                               \
   F(int, threads, 1, 0, 256,                                                                     \
@@ -89,6 +91,8 @@ namespace oppidum::config {
   F(std::string, weight_decay_on, "all", "all|weights", 0,                                       \
     "decay every parameter, or only convolution and linear weights (not batch norm, biases)")     \
   F(double, value_loss_weight, 1.0, 0, 100, "weight of the value loss against the policy loss")  \
+  F(double, score_loss_weight, 0.5, 0, 100,                                                      \
+    "weight of the score-margin loss (only with net.score_head)")                                \
   F(double, value_q_weight, 0, 0, 1,                                                             \
     "value target = (1 - w) game result + w search value at the root")                           \
   F(std::string, fast_search_rows, "value", "value|drop", 0,                                     \

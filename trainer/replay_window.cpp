@@ -27,6 +27,7 @@ bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why
     if (why) *why = e.what();
     return false;
   }
+  const bool final_scores = !record.adjudicated && !record.resigned;
   for (std::size_t i = 0; i < record.moves.size(); ++i) {
     const selfplay::MoveRecord& m = record.moves[i];
     if (settings_.drop_fast_rows && !m.policy_target) continue;
@@ -35,6 +36,12 @@ bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why
     const double result = player == 0 ? record.result : -record.result;
     s.value = static_cast<float>((1.0 - settings_.value_q_weight) * result +
                                  settings_.value_q_weight * m.root_value);
+    if (final_scores) {
+      const int own = record.score[player], other = record.score[1 - player];
+      s.score = own + other > 0 ? static_cast<float>(own - other) / static_cast<float>(own + other)
+                                : 0.0f;
+      s.has_score = true;
+    }
     if (m.policy_target) s.visits = m.visits;
     s.state = std::move(states[i]);
     samples_.push_back(std::move(s));
@@ -55,6 +62,8 @@ void ReplayWindow::sample(int n, mcts::Rng& rng, TrainingBatch& batch) const {
   batch.legal_mask.assign(static_cast<std::size_t>(n) * actions, 0.0f);
   batch.policy_weight.assign(static_cast<std::size_t>(n), 0.0f);
   batch.value.assign(static_cast<std::size_t>(n), 0.0f);
+  batch.score.assign(static_cast<std::size_t>(n), 0.0f);
+  batch.score_weight.assign(static_cast<std::size_t>(n), 0.0f);
   ActionList legal;
   for (int i = 0; i < n; ++i) {
     const Sample& s =
@@ -66,6 +75,8 @@ void ReplayWindow::sample(int n, mcts::Rng& rng, TrainingBatch& batch) const {
     state->legal_actions(legal);
     for (Action a : legal) mask[a] = 1.0f;
     batch.value[static_cast<std::size_t>(i)] = s.value;
+    batch.score[static_cast<std::size_t>(i)] = s.score;
+    batch.score_weight[static_cast<std::size_t>(i)] = s.has_score ? 1.0f : 0.0f;
     if (s.visits.empty()) continue;
     double total = 0.0;
     for (const auto& v : s.visits) total += v.visits;

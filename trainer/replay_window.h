@@ -4,7 +4,10 @@
 // position keeps its state, the search's visit distribution (when the move had a full search) and
 // its value target: the game result from the side to move's view, optionally mixed with the
 // root's search value (WindowSettings::value_q_weight). Positions of fast searches are value-only
-// rows, or left out (WindowSettings::drop_fast_rows). The window holds the newest `window_size()`
+// rows, or left out (WindowSettings::drop_fast_rows). Each position of a game that ended by the
+// rules also gets a score target, the final score margin from the side to move's view:
+// (own - opponent's) / (own + opponent's), in [-1, 1] (0 when both are 0); positions of
+// adjudicated and resigned games have none (their scores are not final). The window holds the newest `window_size()`
 // positions, a size that grows with the data seen (KataGo): window_min until that many positions
 // exist, then window_min + window_growth * (total - window_min), capped at window_max.
 //
@@ -45,6 +48,8 @@ struct TrainingBatch {
   std::vector<float> legal_mask;     // n x A: 1 for legal actions, 0 otherwise
   std::vector<float> policy_weight;  // n: 1 when the position has a policy target
   std::vector<float> value;          // n: the value target for the side to move
+  std::vector<float> score;          // n: the score-margin target (0 where there is none)
+  std::vector<float> score_weight;   // n: 1 when the position has a score target
 };
 
 class ReplayWindow {
@@ -72,6 +77,8 @@ class ReplayWindow {
     std::unique_ptr<GameState> state;
     std::vector<selfplay::VisitCount> visits;  // empty: no policy target
     float value = 0.0f;
+    float score = 0.0f;
+    bool has_score = false;
   };
 
   const Game& game_;

@@ -397,6 +397,10 @@ class Session {
     model::save_checkpoint(trainer_->checkpoint(candidate_metadata(paths_, gen)),
                            paths_.candidate(gen).string());
     pending_gate_ = gen;
+    if (config_.net.score_head)  // metrics.csv has no score column: the log carries it
+      log_->info("generation {}: step {} losses: policy {}, value {}, score margin {}", gen,
+                 trainer_->steps(), fixed(last_step_.policy_loss, 4),
+                 fixed(last_step_.value_loss, 4), fixed(last_step_.score_loss, 4));
     // After the save, so that a generation resumed from an earlier step has no row yet.
     if (pipeline_marked_) {
       report_pipeline(generation_mark_, "generation " + std::to_string(gen), true);
@@ -509,7 +513,9 @@ class Session {
                        " fwd " + fixed(100.0 * inf.forward_share, 0) + "%" +
                        " | step " + std::to_string(trainer_->steps()) + " loss " +
                        fixed(last_step_.loss, 3) + " (p " + fixed(last_step_.policy_loss, 3) +
-                       " v " + fixed(last_step_.value_loss, 3) + ") | best gen " +
+                       " v " + fixed(last_step_.value_loss, 3) +
+                       (config_.net.score_head ? " s " + fixed(last_step_.score_loss, 3) : "") +
+                       ") | best gen " +
                        std::to_string(best_generation()) + " " +
                        arena::format_elo(folder_->rating()) + " Elo";
     if (channel_) line += " | " + cluster_status(now);

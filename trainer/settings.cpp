@@ -12,6 +12,7 @@ model::NetConfig net_config(const config::NetSection& n) {
   c.value_channels = n.value_channels;
   c.value_hidden = n.value_hidden;
   c.global_pooling = n.global_pooling;
+  c.score_head = n.score_head;
   return c;
 }
 
@@ -82,6 +83,7 @@ TrainerSettings trainer_settings(const config::RunConfig& c) {
   t.weight_decay = c.training.weight_decay;
   t.decay_norms_and_biases = c.training.weight_decay_on == "all";
   t.value_loss_weight = c.training.value_loss_weight;
+  t.score_loss_weight = c.training.score_loss_weight;
   t.device = c.inference.device;
   t.threads = c.training.threads;
   return t;

@@ -122,7 +122,16 @@ struct Trainer::Impl {
   }
 
   // Losses of the batch under the current mode (train or eval).
-  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> losses(const TrainingBatch& b) {
+  struct Losses {
+    torch::Tensor policy, value, score, total;  // score: undefined without a score head
+
+    StepStats stats(double learning_rate) const {
+      return {policy.item<double>(), value.item<double>(),
+              score.defined() ? score.item<double>() : 0.0, total.item<double>(), learning_rate};
+    }
+  };
+
+  Losses losses(const TrainingBatch& b) {
     const PlaneShape shape = game.input_shape();
     const int actions = game.num_actions();
     auto opts = torch::TensorOptions().dtype(torch::kFloat32);
@@ -142,8 +151,18 @@ struct Trainer::Impl {
     const auto targets = weight.sum().clamp_min(1.0f);
     const auto policy_loss = (per_position * weight).sum() / targets;
     const auto value_loss = torch::mse_loss(out.value, z);
-    const auto loss = policy_loss + settings.value_loss_weight * value_loss;
-    return {policy_loss, value_loss, loss};
+    auto loss = policy_loss + settings.value_loss_weight * value_loss;
+    torch::Tensor score_loss;
+    // A batch without score vectors (filled by hand) has no score targets.
+    if (out.score.defined() && b.score.size() == static_cast<std::size_t>(b.n) &&
+        b.score_weight.size() == static_cast<std::size_t>(b.n)) {
+      const auto score = from(b.score, {b.n});
+      const auto score_weight = from(b.score_weight, {b.n});
+      score_loss = ((out.score - score).square() * score_weight).sum() /
+                   score_weight.sum().clamp_min(1.0f);
+      loss = loss + settings.score_loss_weight * score_loss;
+    }
+    return {policy_loss, value_loss, score_loss, loss};
   }
 };
 
@@ -174,17 +193,17 @@ StepStats Trainer::step(const TrainingBatch& batch) {
   const double lr = learning_rate_at(m.steps);
   m.set_learning_rate(lr);
   m.optimizer->zero_grad();
-  auto [policy_loss, value_loss, loss] = m.losses(batch);
-  const StepStats stats{policy_loss.item<double>(), value_loss.item<double>(), loss.item<double>(),
-                        lr};
+  const Impl::Losses losses = m.losses(batch);
+  const StepStats stats = losses.stats(lr);
   if (!std::isfinite(stats.loss))
     throw NonFiniteError("training diverged at step " + std::to_string(m.steps + 1) +
                          ": the loss is " + std::to_string(stats.loss) + " (policy " +
                          std::to_string(stats.policy_loss) + ", value " +
-                         std::to_string(stats.value_loss) +
+                         std::to_string(stats.value_loss) + ", score " +
+                         std::to_string(stats.score_loss) +
                          "); no weight was changed and the run stops with the last good files in "
                          "place (lower training.learning_rate, then resume)");
-  loss.backward();
+  losses.total.backward();
   m.optimizer->step();
   ++m.steps;
   return stats;
@@ -194,9 +213,7 @@ StepStats Trainer::evaluate(const TrainingBatch& batch) {
   Impl& m = *impl_;
   torch::NoGradGuard no_grad;
   m.net->eval();
-  auto [policy_loss, value_loss, loss] = m.losses(batch);
-  return {policy_loss.item<double>(), value_loss.item<double>(), loss.item<double>(),
-          learning_rate_at(m.steps)};
+  return m.losses(batch).stats(learning_rate_at(m.steps));
 }
 
 std::int64_t Trainer::steps() const { return impl_->steps; }

@@ -4,6 +4,8 @@
 // Loss = policy cross-entropy against the search's visit distribution (illegal actions masked out
 // of the softmax; positions without a policy target contribute no policy loss)
 //      + value_loss_weight * mean squared error of the value against the game result
+//      + score_loss_weight * mean squared error of the score margin, over the positions that have
+//        a score target, when the network has a score head (NetConfig::score_head)
 // plus L2 weight decay through the optimiser (SGD with Nesterov momentum, or AdamW).
 // Learning rate: linear warm-up over warmup_steps to learning_rate, then constant, or cosine decay
 // to 10% of it over lr_decay_steps when that is set.
@@ -43,6 +45,7 @@ struct TrainerSettings {
   // not to batch-norm scales and shifts or biases.
   bool decay_norms_and_biases = true;
   double value_loss_weight = 1.0;
+  double score_loss_weight = 0.5;
   std::string device = "cpu";     // cpu | cuda
   int threads = 0;                // LibTorch intra-op threads; 0 = every core
 };
@@ -56,6 +59,7 @@ class NonFiniteError : public std::runtime_error {
 struct StepStats {
   double policy_loss = 0;  // cross-entropy, mean over positions with a target
   double value_loss = 0;   // mean squared error
+  double score_loss = 0;   // mean squared error of the score margin; 0 without a score head
   double loss = 0;         // the optimised total
   double learning_rate = 0;
 };
