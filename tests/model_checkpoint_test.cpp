@@ -96,7 +96,8 @@ TEST(NetConfig, ScoreHeadAddsTwoTensorsAndAFlag) {
   const Game& dvonn = game_by_name("dvonn");
   NetConfig with = small_config(false);
   with.score_head = true;
-  const auto plain = network_tensor_specs(small_config(false), dvonn.input_shape(), dvonn.num_actions());
+  const auto plain =
+      network_tensor_specs(small_config(false), dvonn.input_shape(), dvonn.num_actions());
   const auto scored = network_tensor_specs(with, dvonn.input_shape(), dvonn.num_actions());
   ASSERT_EQ(scored.size(), plain.size() + 2);
   EXPECT_EQ(scored[scored.size() - 2].name, "value.score.weight");

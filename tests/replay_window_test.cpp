@@ -196,7 +196,8 @@ TEST_P(ReplayWindowTest, ScoreTargetsAreTheFinalMarginForTheSideToMove) {
   const selfplay::GameRecord record = decided_random_game(GetParam());
   const int total = record.score[0] + record.score[1];
   ASSERT_GT(total, 0);
-  const float margin0 = static_cast<float>(record.score[0] - record.score[1]) / static_cast<float>(total);
+  const float margin0 =
+      static_cast<float>(record.score[0] - record.score[1]) / static_cast<float>(total);
   ReplayWindow window(game, {1000, 1000, 0.5});
   std::string why;
   ASSERT_TRUE(window.add_game(record, &why)) << why;
@@ -219,7 +220,8 @@ TEST_P(ReplayWindowTest, ScoreTargetsAreTheFinalMarginForTheSideToMove) {
   ReplayWindow adjudicated(game, {1000, 1000, 0.5});
   ASSERT_TRUE(adjudicated.add_game(first_action_game(GetParam(), 6), &why)) << why;
   adjudicated.sample(50, rng, batch);
-  for (float w : batch.score_weight) EXPECT_EQ(w, 0.0f) << "an adjudicated game has no score target";
+  for (float w : batch.score_weight)
+    EXPECT_EQ(w, 0.0f) << "an adjudicated game has no score target";
 
   selfplay::GameRecord resigned = record;
   resigned.moves.pop_back();

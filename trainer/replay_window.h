@@ -7,9 +7,11 @@
 // rows, or left out (WindowSettings::drop_fast_rows). Each position of a game that ended by the
 // rules also gets a score target, the final score margin from the side to move's view:
 // (own - opponent's) / (own + opponent's), in [-1, 1] (0 when both are 0); positions of
-// adjudicated and resigned games have none (their scores are not final). The window holds the newest `window_size()`
-// positions, a size that grows with the data seen (KataGo): window_min until that many positions
-// exist, then window_min + window_growth * (total - window_min), capped at window_max.
+// adjudicated and resigned games have none (their scores are not final).
+//
+// The window holds the newest `window_size()` positions, a size that grows with the data seen
+// (KataGo): window_min until that many positions exist, then
+// window_min + window_growth * (total - window_min), capped at window_max.
 //
 // A sample is drawn uniformly from the window and transformed by a random board symmetry: its
 // planes are the transformed position's encoding and its policy target is moved by

@@ -147,9 +147,11 @@ struct Trainer::Impl {
     // Illegal actions get a very negative logit, so the softmax is over legal actions only.
     const auto logits = out.policy_logits.masked_fill(legal.eq(0), -1e9f);
     const auto log_p = torch::log_softmax(logits, 1);
-    const auto per_position = -(target * log_p).sum(1);
-    const auto targets = weight.sum().clamp_min(1.0f);
-    const auto policy_loss = (per_position * weight).sum() / targets;
+    // The mean of `losses` over the positions whose weight is 1 (0 when there are none).
+    const auto weighted_mean = [](const torch::Tensor& losses, const torch::Tensor& weights) {
+      return (losses * weights).sum() / weights.sum().clamp_min(1.0f);
+    };
+    const auto policy_loss = weighted_mean(-(target * log_p).sum(1), weight);
     const auto value_loss = torch::mse_loss(out.value, z);
     auto loss = policy_loss + settings.value_loss_weight * value_loss;
     torch::Tensor score_loss;
@@ -158,8 +160,7 @@ struct Trainer::Impl {
         b.score_weight.size() == static_cast<std::size_t>(b.n)) {
       const auto score = from(b.score, {b.n});
       const auto score_weight = from(b.score_weight, {b.n});
-      score_loss = ((out.score - score).square() * score_weight).sum() /
-                   score_weight.sum().clamp_min(1.0f);
+      score_loss = weighted_mean((out.score - score).square(), score_weight);
       loss = loss + settings.score_loss_weight * score_loss;
     }
     return {policy_loss, value_loss, score_loss, loss};
