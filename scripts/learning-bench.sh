@@ -51,7 +51,9 @@ bin=${OPPIDUM_BIN:-build/bin/oppidum}
 [ -x "$bin" ] || ./scripts/build.sh
 label="-"
 [ ${#overrides[@]} -gt 0 ] && label=$(printf '%s ' "${overrides[@]}" | sed 's/--set //g; s/ $//; s/ /,/g')
-run="runs/bench-$game-$budget-seed$seed-$(date +%Y%m%d-%H%M%S)"
+# The process id keeps apart two arms started in the same second (the second would find the run
+# folder locked and stop).
+run="runs/bench-$game-$budget-seed$seed-$(date +%Y%m%d-%H%M%S)-$$"
 echo "learning-bench: training $game for $budget (seed $seed, overrides $label) in $run" >&2
 "$bin" train --config "configs/$game-small.yaml" --run "$run" --no-status \
   --set "run.seed=$seed" "${stop[@]}" "${overrides[@]}" 2>"$run.log"
