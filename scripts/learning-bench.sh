@@ -16,6 +16,9 @@
 # Output (also appended to runs/learning-bench.txt):
 #   <game> <budget> seed=<s> <overrides or -> vs <yardstick>: <W-D-L> <score>% Elo <e> [<lo>, <hi>]
 set -euo pipefail
+# The body is one block, read whole before it runs: bash reads a script as it goes, so editing or
+# pulling this file during an hour-long arm would otherwise run the new bytes at the old offset.
+{
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 usage() { sed -n '6,14p' "$0" >&2; exit 2; }
@@ -67,3 +70,5 @@ for y in "${yardsticks[@]}"; do
   echo "$line"
   echo "$(date '+%Y-%m-%d %H:%M') $line ($run)" >> runs/learning-bench.txt
 done
+exit
+}
