@@ -25,12 +25,19 @@ namespace oppidum::model {
 
 enum class BackendKind { kEigen, kTorch };
 enum class Device { kCpu, kCuda };
+// The arithmetic of a forward pass: float everywhere, or weights and activations in half
+// precision (IEEE fp16) or bfloat16, inputs and outputs staying float. Reduced precision needs
+// backend torch on device cuda.
+enum class Precision { kFloat32, kFloat16, kBFloat16 };
 
-// "eigen" | "torch", "cpu" | "cuda"; throw std::invalid_argument naming the accepted values.
+// "eigen" | "torch", "cpu" | "cuda", "fp32" | "fp16" | "bf16"; throw std::invalid_argument
+// naming the accepted values.
 BackendKind parse_backend_kind(std::string_view name);
 Device parse_device(std::string_view name);
+Precision parse_precision(std::string_view name);
 const char* to_string(BackendKind kind);
 const char* to_string(Device device);
+const char* to_string(Precision precision);
 
 // The CPU default, chosen by measurement (docs/PERFORMANCE.md, "Model inference").
 inline constexpr BackendKind kDefaultCpuBackend = BackendKind::kEigen;
@@ -46,9 +53,8 @@ struct BackendOptions {
   // cuda only: the GPU (torch::Device(kCUDA, device_index)); 0..cuda_device_count()-1, else
   // make_backend throws std::invalid_argument. The inference server sets it per worker.
   int device_index = 0;
-  // Torch on cuda only: weights and activations in half precision (inputs and outputs stay float);
-  // make_backend refuses it for eigen or cpu. Not yet run on a GPU (docs/PERFORMANCE.md).
-  bool half = false;
+  // Torch on cuda only for fp16 and bf16 (make_backend refuses them for eigen or cpu).
+  Precision precision = Precision::kFloat32;
 };
 
 class Backend {
@@ -80,7 +86,7 @@ std::unique_ptr<Backend> make_backend(const Checkpoint& checkpoint, const Backen
 //                           workers); make_torch_backend throws std::invalid_argument saying so
 //                           and naming the eigen backend, cuda_available returns false
 // make_backend calls make_torch_backend for BackendKind::kTorch.
-// Its options' kind is kTorch; device, device_index, channels_last and half apply.
+// Its options' kind is kTorch; device, device_index, channels_last and precision apply.
 std::unique_ptr<Backend> make_torch_backend(const Checkpoint& checkpoint,
                                             const BackendOptions& options);
 

@@ -2,22 +2,29 @@
 // folded network (model/folded_net.h) with ATen's functional ops under InferenceMode: no autograd
 // bookkeeping, no batch-norm arithmetic, the same function as the Eigen backend.
 //
-// On cuda (BackendOptions::device_index picks the GPU) the planes are copied into a pinned host
-// buffer and sent with a non-blocking copy; logits and values come back the same way into pinned
-// buffers, then the device is synchronised and they are copied out. With `half`, weights and
-// activations are half precision on the GPU (inputs and outputs stay float). The cuda path holds a
-// mutex (one set of pinned buffers per backend), so concurrent forward calls on one cuda backend
-// take turns; the inference server gives each worker its own backend. The cuda paths compile
-// against the CPU LibTorch too but have not yet been run on a GPU.
+// On cuda (BackendOptions::device_index picks the GPU) each backend owns a CUDA stream from
+// LibTorch's pool: its weights are copied, and every forward pass runs, on that stream. The planes
+// are copied into a pinned host buffer and sent with a non-blocking copy; logits and values come
+// back the same way into pinned buffers; then the backend waits for its own stream only (not the
+// whole device), so several workers on one GPU, and a trainer on its own stream, overlap. With
+// precision fp16 or bf16, weights and activations are in that type on the GPU (inputs and outputs
+// stay float). The cuda path holds a mutex (one set of pinned buffers per backend), so concurrent
+// forward calls on one cuda backend take turns; the inference server gives each worker its own
+// backend. Streams are reached through c10's device-generic interface, so this file needs no
+// CUDA headers and compiles against a CPU-only LibTorch as well.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/core/Stream.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/cuda.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -42,8 +49,15 @@ class TorchBackend final : public Backend {
                     ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device_index))
                     : at::Device(at::kCPU)),
         channels_last_(options.channels_last),
-        half_(options.half && options.device == Device::kCuda),
+        dtype_(scalar_type(options)),
+        precision_(options.device == Device::kCuda ? options.precision : Precision::kFloat32),
         config_(checkpoint.config) {
+    std::optional<c10::StreamGuard> on_stream;
+    if (device_.is_cuda()) {
+      stream_ = c10::impl::VirtualGuardImpl(c10::DeviceType::CUDA)
+                    .getStreamFromGlobalPool(device_, /*isHighPriority=*/false);
+      on_stream.emplace(*stream_);
+    }
     const FoldedNet net = fold_batch_norm(checkpoint);
     stem_ = conv(net.stem);
     for (const FoldedBlock& b : net.blocks) {
@@ -55,6 +69,7 @@ class TorchBackend final : public Backend {
     value_conv_ = conv(net.value_conv);
     value_fc1_ = linear(net.value_fc1);
     value_fc2_ = linear(net.value_fc2);
+    if (stream_) stream_->synchronize();  // the weights are in place before the first batch
   }
 
   void forward(const float* planes, int n, float* logits, float* values) override {
@@ -75,16 +90,29 @@ class TorchBackend final : public Backend {
   std::string describe() const override {
     return std::string("torch ") +
            (device_.is_cuda() ? "cuda:" + std::to_string(device_.index()) : std::string("cpu")) +
-           " " + config_.to_string() + (channels_last_ ? ", channels-last" : "") +
-           (half_ ? ", half" : "") + ", " + std::to_string(at::get_num_threads()) +
-           " intra-op threads";
+           " " + config_.to_string() + (channels_last_ ? ", channels-last" : "") + ", " +
+           to_string(precision_) +
+           (device_.is_cuda() ? ", stream " + std::to_string(stream_->id())
+                              : ", " + std::to_string(at::get_num_threads()) + " intra-op threads");
   }
 
  private:
-  // Pinned host buffers in, a non-blocking copy to the GPU, the network, non-blocking copies back
-  // into pinned buffers, one synchronisation, then plain copies out.
+  static at::ScalarType scalar_type(const BackendOptions& options) {
+    if (options.device != Device::kCuda) return at::kFloat;
+    switch (options.precision) {
+      case Precision::kFloat16: return at::kHalf;
+      case Precision::kBFloat16: return at::kBFloat16;
+      case Precision::kFloat32: break;
+    }
+    return at::kFloat;
+  }
+
+  // On this backend's stream: pinned host buffers in, a non-blocking copy to the GPU, the network,
+  // non-blocking copies back into pinned buffers, a wait for this stream alone, then plain copies
+  // out.
   void forward_cuda(const float* planes, int n, float* logits, float* values) {
     std::lock_guard<std::mutex> lock(cuda_mutex_);
+    const c10::StreamGuard on_stream(*stream_);
     const PlaneShape in = input_shape();
     if (!pinned_in_.defined() || pinned_in_.size(0) < n) {
       const auto pinned = at::TensorOptions().dtype(at::kFloat).pinned_memory(true);
@@ -100,7 +128,7 @@ class TorchBackend final : public Backend {
     const auto [l, out] = network(x);
     pinned_logits_.narrow(0, 0, n).copy_(l, /*non_blocking=*/true);
     pinned_values_.narrow(0, 0, n).copy_(out, /*non_blocking=*/true);
-    torch::cuda::synchronize(device_.index());
+    stream_->synchronize();
     std::memcpy(logits, pinned_logits_.data_ptr<float>(),
                 sizeof(float) * static_cast<std::size_t>(n) * static_cast<std::size_t>(num_actions()));
     std::memcpy(values, pinned_values_.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(n));
@@ -109,7 +137,7 @@ class TorchBackend final : public Backend {
   // The folded network on x (n x C x H x W float, on device_): float logits (n x num_actions) and
   // values (n x 1), on device_.
   std::pair<at::Tensor, at::Tensor> network(at::Tensor x) const {
-    if (half_) x = x.to(at::kHalf);
+    if (dtype_ != at::kFloat) x = x.to(dtype_);
     if (channels_last_) x = x.contiguous(at::MemoryFormat::ChannelsLast);
     x = apply(x, stem_, 1).relu_();
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
@@ -125,14 +153,14 @@ class TorchBackend final : public Backend {
     const at::Tensor v = apply(x, value_conv_, 0).relu_().flatten(1);
     const at::Tensor h = at::linear(v, value_fc1_.weight, value_fc1_.bias).relu_();
     const at::Tensor out = at::linear(h, value_fc2_.weight, value_fc2_.bias).tanh_();
-    if (half_) return {l.to(at::kFloat), out.to(at::kFloat)};
+    if (dtype_ != at::kFloat) return {l.to(at::kFloat), out.to(at::kFloat)};
     return {l, out};
   }
 
   at::Tensor to_device(const std::vector<float>& data, at::IntArrayRef shape) const {
     at::Tensor t = at::from_blob(const_cast<float*>(data.data()), shape, at::kFloat).clone();
     t = t.to(device_);
-    if (half_) t = t.to(at::kHalf);
+    if (dtype_ != at::kFloat) t = t.to(dtype_);
     if (channels_last_ && shape.size() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
     return t;
   }
@@ -148,8 +176,10 @@ class TorchBackend final : public Backend {
 
   at::Device device_;
   bool channels_last_;
-  bool half_;
+  at::ScalarType dtype_;  // of weights and activations
+  Precision precision_;
   NetConfig config_;
+  std::optional<c10::Stream> stream_;  // cuda only: this backend's own stream
   std::mutex cuda_mutex_;  // guards the pinned buffers
   at::Tensor pinned_in_, pinned_logits_, pinned_values_;
   Layer stem_;

@@ -238,49 +238,127 @@ TEST(Config, TrainingTargetSettingsComeFromTheRunConfig) {
   EXPECT_NE(error_of("training: {weight_decay_on: bn}").find("all|weights"), std::string::npos);
 }
 
-// inference.workers, threads, cuda_devices and half: read into the server and backend options,
-// refused out of range or where they cannot apply, with the key named.
-TEST(Config, InferenceWorkersDevicesAndHalf) {
+// inference.workers, threads, cuda_devices and precision: read into the server and backend
+// options, refused out of range or where they cannot apply, with the key named.
+TEST(Config, InferenceWorkersDevicesAndPrecision) {
   const RunConfig defaults = parse_config("", "x");
   EXPECT_EQ(defaults.inference.workers, 1);
   EXPECT_EQ(defaults.inference.threads, 1);
-  EXPECT_FALSE(defaults.inference.half);
+  EXPECT_EQ(defaults.inference.precision, "fp32");
+  EXPECT_EQ(trainer::backend_options(defaults.inference).precision, model::Precision::kFloat32);
   EXPECT_EQ(trainer::server_options(defaults.inference).workers, 1);
   EXPECT_TRUE(trainer::server_options(defaults.inference).cuda_devices.empty());
 
   const RunConfig c = parse_config(
       "inference: {backend: torch, device: cuda, workers: 4, threads: 2, cuda_devices: \"0,2\", "
-      "half: true}",
+      "precision: bf16}",
       "x");
   const model::InferenceServerOptions so = trainer::server_options(c.inference);
   EXPECT_EQ(so.workers, 4);
   EXPECT_EQ(so.cuda_devices, (std::vector<int>{0, 2}));
   const model::BackendOptions bo = trainer::backend_options(c.inference);
   EXPECT_EQ(bo.threads, 2);
-  EXPECT_TRUE(bo.half);
+  EXPECT_EQ(bo.precision, model::Precision::kBFloat16);
   EXPECT_EQ(bo.device, model::Device::kCuda);
   EXPECT_EQ(to_yaml(parse_config(to_yaml(c), "effective")), to_yaml(c));
+  EXPECT_EQ(trainer::backend_options(
+                parse_config("inference: {backend: torch, device: cuda, precision: fp16}", "x")
+                    .inference)
+                .precision,
+            model::Precision::kFloat16);
 
   EXPECT_NE(error_of("inference: {workers: 0}").find("inference.workers: 0 is out of range 1..64"),
             std::string::npos) << error_of("inference: {workers: 0}");
   EXPECT_NE(error_of("inference: {workers: 65}").find("inference.workers"), std::string::npos);
   EXPECT_NE(error_of("inference: {threads: -1}").find("inference.threads"), std::string::npos);
-  // Half precision only for torch on cuda.
-  for (const char* yaml : {"inference: {half: true}", "inference: {backend: torch, half: true}",
-                           "inference: {device: cuda, half: true}"})
-    EXPECT_NE(error_of(yaml).find("inference.half"), std::string::npos) << yaml << ": " << error_of(yaml);
+  // Reduced precision only for torch on cuda; cuda only for torch.
+  for (const char* yaml : {"inference: {precision: fp16}", "inference: {backend: torch, precision: bf16}",
+                           "inference: {backend: eigen, precision: fp16}",
+                           "inference: {precision: fp8}"})
+    EXPECT_NE(error_of(yaml).find("inference.precision"), std::string::npos) << yaml << ": " << error_of(yaml);
+  EXPECT_NE(error_of("inference: {backend: eigen, device: cuda}").find("inference.backend torch"),
+            std::string::npos) << error_of("inference: {backend: eigen, device: cuda}");
   // GPU lists: well formed, and only for cuda.
-  for (const char* yaml : {"inference: {device: cuda, cuda_devices: \"0,,1\"}",
-                           "inference: {device: cuda, cuda_devices: \"cuda:0\"}",
-                           "inference: {device: cuda, cuda_devices: \"64\"}",
-                           "inference: {device: cuda, cuda_devices: \"1,\"}",
+  for (const char* yaml : {"inference: {backend: torch, device: cuda, cuda_devices: \"0,,1\"}",
+                           "inference: {backend: torch, device: cuda, cuda_devices: \"cuda:0\"}",
+                           "inference: {backend: torch, device: cuda, cuda_devices: \"64\"}",
+                           "inference: {backend: torch, device: cuda, cuda_devices: \"1,\"}",
                            "inference: {cuda_devices: \"0\"}"})
     EXPECT_NE(error_of(yaml).find("inference.cuda_devices"), std::string::npos) << yaml << ": " << error_of(yaml);
   EXPECT_EQ(parse_cuda_devices("3"), std::vector<int>{3});
   EXPECT_EQ(parse_cuda_devices("1,0,1"), (std::vector<int>{1, 0, 1}));
   EXPECT_TRUE(parse_cuda_devices("").empty());
-  EXPECT_NE(error_of("", {"inference.workers=2", "inference.half=true"}).find("inference.half"),
+  EXPECT_NE(error_of("", {"inference.workers=2", "inference.precision=fp16"})
+                .find("inference.precision"),
             std::string::npos);
+}
+
+// inference.half, the key before inference.precision, still reads (frozen configs of older runs
+// hold it): true is fp16, false fp32, anything else an error naming it.
+TEST(Config, TheOlderHalfKeyReadsAsPrecision) {
+  EXPECT_EQ(parse_config("inference: {backend: torch, device: cuda, half: true}", "x")
+                .inference.precision,
+            "fp16");
+  EXPECT_EQ(parse_config("inference: {half: false}", "x").inference.precision, "fp32");
+  EXPECT_EQ(parse_config("", "x", {"inference.backend=torch", "inference.device=cuda",
+                                   "inference.half=true"})
+                .inference.precision,
+            "fp16");
+  EXPECT_NE(error_of("inference: {half: maybe}").find("inference.half"), std::string::npos);
+  EXPECT_NE(error_of("inference: {half: true}").find("inference.precision fp16"), std::string::npos)
+      << error_of("inference: {half: true}");
+  // The effective config writes the new key only.
+  EXPECT_EQ(to_yaml(parse_config("inference: {half: false}", "x")).find("half"), std::string::npos);
+}
+
+// training.device: empty follows inference.device (plain cuda: the first listed GPU), or cpu,
+// cuda, cuda:N; bf16 training needs cuda.
+TEST(Config, TrainingDeviceAndPrecision) {
+  EXPECT_EQ(training_device(parse_config("", "x")), "cpu");
+  EXPECT_EQ(training_device(parse_config("inference: {backend: torch, device: cuda}", "x")),
+            "cuda:0");
+  EXPECT_EQ(training_device(parse_config(
+                "inference: {backend: torch, device: cuda, cuda_devices: \"2,3\"}", "x")),
+            "cuda:2");
+  EXPECT_EQ(training_device(parse_config(
+                "inference: {backend: torch, device: cuda}\ntraining: {device: cpu}", "x")),
+            "cpu");
+  EXPECT_EQ(training_device(parse_config("training: {device: \"cuda:1\"}", "x")), "cuda:1");
+  EXPECT_EQ(trainer::trainer_settings(parse_config("training: {device: \"cuda:1\"}", "x")).device,
+            "cuda:1");
+  for (const char* yaml : {"training: {device: gpu}", "training: {device: \"cuda:\"}",
+                           "training: {device: \"cuda:64\"}", "training: {device: \"cuda:-1\"}",
+                           "training: {device: \"cuda:1x\"}"})
+    EXPECT_NE(error_of(yaml).find("training.device"), std::string::npos) << yaml << ": " << error_of(yaml);
+  EXPECT_FALSE(trainer::trainer_settings(parse_config("", "x")).bf16);
+  EXPECT_TRUE(trainer::trainer_settings(
+                  parse_config("training: {device: cuda, precision: bf16}", "x")).bf16);
+  EXPECT_NE(error_of("training: {precision: bf16}").find("training.precision"), std::string::npos);
+  EXPECT_NE(error_of("training: {precision: fp16}").find("training.precision"), std::string::npos);
+}
+
+// Where and how fast a run runs may change when it continues; what it learns may not.
+TEST(Config, ResumableKeysAreDevicesThreadsAndStopConditions) {
+  for (const char* key : {"stop_after_minutes", "max_generations", "store"})
+    EXPECT_TRUE(may_change_on_resume("run", key)) << key;
+  for (const char* key : {"device", "backend", "precision", "workers", "max_batch", "cuda_devices"})
+    EXPECT_TRUE(may_change_on_resume("inference", key)) << key;
+  EXPECT_TRUE(may_change_on_resume("training", "device"));
+  EXPECT_TRUE(may_change_on_resume("selfplay", "threads"));
+  EXPECT_FALSE(may_change_on_resume("training", "batch_size"));
+  EXPECT_FALSE(may_change_on_resume("selfplay", "simulations"));
+  EXPECT_FALSE(may_change_on_resume("net", "blocks"));
+  EXPECT_FALSE(may_change_on_resume("run", "seed"));
+  EXPECT_FALSE(may_change_on_resume("run", "game"));
+  // Every listed key exists.
+  const std::string yaml = to_yaml(parse_config("", "x"));
+  for (const std::string& k : resumable_keys()) {
+    const std::string section = k.substr(0, k.find('.')), key = k.substr(k.find('.') + 1);
+    EXPECT_NE(yaml.find(section + ":\n"), std::string::npos) << k;
+    if (key != "*") {
+      EXPECT_NE(yaml.find("  " + key + ":"), std::string::npos) << k;
+    }
+  }
 }
 
 TEST(Config, OverridesApplyAfterTheFile) {

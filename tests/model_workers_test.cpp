@@ -273,26 +273,33 @@ TEST(InferenceServer, WorkerBackendOptionsSpreadDevicesAndThreads) {
   EXPECT_EQ(worker_backend_options(eigen, options(2, 8, 0), 0).device, Device::kCpu);
 }
 
-TEST(InferenceServer, HalfPrecisionNeedsTorchOnCuda) {
+TEST(InferenceServer, ReducedPrecisionNeedsTorchOnCuda) {
   const Checkpoint c = random_checkpoint(game_by_name("mg"), test_util::tiny_config(), 77);
-  BackendOptions eigen;
-  eigen.half = true;
-  EXPECT_THROW(make_backend(c, eigen), std::invalid_argument);
-  BackendOptions torch_cpu;
-  torch_cpu.kind = BackendKind::kTorch;
-  torch_cpu.half = true;
-  try {
-    make_backend(c, torch_cpu);
-    FAIL() << "no exception";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("inference.half"), std::string::npos) << e.what();
+  for (const Precision precision : {Precision::kFloat16, Precision::kBFloat16}) {
+    BackendOptions eigen;
+    eigen.precision = precision;
+    EXPECT_THROW(make_backend(c, eigen), std::invalid_argument);
+    BackendOptions torch_cpu;
+    torch_cpu.kind = BackendKind::kTorch;
+    torch_cpu.precision = precision;
+    try {
+      make_backend(c, torch_cpu);
+      FAIL() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("inference.precision"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(to_string(precision)), std::string::npos) << e.what();
+    }
+    if (!cuda_available()) {
+      BackendOptions cuda = torch_cpu;
+      cuda.device = Device::kCuda;
+      cuda.device_index = 1;
+      EXPECT_THROW(make_backend(c, cuda), std::invalid_argument);
+    }
   }
-  if (!cuda_available()) {
-    BackendOptions cuda = torch_cpu;
-    cuda.device = Device::kCuda;
-    cuda.device_index = 1;
-    EXPECT_THROW(make_backend(c, cuda), std::invalid_argument);
-  }
+  EXPECT_EQ(parse_precision("bf16"), Precision::kBFloat16);
+  EXPECT_EQ(parse_precision("fp16"), Precision::kFloat16);
+  EXPECT_EQ(parse_precision("fp32"), Precision::kFloat32);
+  EXPECT_THROW(parse_precision("half"), std::invalid_argument);
 }
 
 #if defined(__SANITIZE_THREAD__)

@@ -123,6 +123,20 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
                                  " --set net.filters=16 --no-status 2>&1");
   EXPECT_NE(refused.status, 0);
   EXPECT_NE(refused.out.find("net.filters"), std::string::npos) << refused.out;
+
+  // Where a run runs is not its identity: it continues on another backend (on a GPU box, another
+  // device) with other thread and batching settings, for one more generation.
+  const auto moved = run_shell(kBinary + " train --run " + dir.string() +
+                               " --set run.max_generations=3 --set inference.backend=torch"
+                               " --set selfplay.concurrent_games=8 --set inference.max_batch=16"
+                               " --no-status 2>&1");
+  ASSERT_EQ(moved.status, 0) << moved.out;
+  EXPECT_NE(moved.out.find("over torch cpu"), std::string::npos) << moved.out;
+  EXPECT_NE(moved.out.find("training on cpu"), std::string::npos) << moved.out;
+  EXPECT_NE(moved.out.find("generation 3: "), std::string::npos) << moved.out;
+  // The frozen config keeps what the run was started with.
+  EXPECT_NE(read_file((dir / "config.yaml").string()).find("backend: \"eigen\""),
+            std::string::npos);
 }
 
 // A fixed budget of self-play positions (run.stop_after_positions) ends the run, whatever the

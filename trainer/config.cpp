@@ -191,16 +191,37 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
                               "copied into the run folder); put it in OPPIDUM_REDIS_PASSWORD");
   if (c.arena.max_games % 2 != 0)
     throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
-  if (c.inference.half && (c.inference.backend != "torch" || c.inference.device != "cuda"))
-    throw ConfigError(where + "inference.half: half precision needs inference.backend torch and "
-                              "inference.device cuda (this config has backend " +
-                      c.inference.backend + ", device " + c.inference.device + ")");
+  if (c.inference.backend == "eigen" && c.inference.device == "cuda")
+    throw ConfigError(where + "inference.device cuda needs inference.backend torch (the eigen "
+                              "backend runs on the cpu only)");
+  if (c.inference.precision != "fp32" &&
+      (c.inference.backend != "torch" || c.inference.device != "cuda"))
+    throw ConfigError(where + "inference.precision " + c.inference.precision +
+                      " needs inference.backend torch and inference.device cuda (this config has "
+                      "backend " + c.inference.backend + ", device " + c.inference.device + ")");
   try {
     if (!parse_cuda_devices(c.inference.cuda_devices).empty() && c.inference.device != "cuda")
       throw ConfigError("inference.cuda_devices: GPU indices need inference.device cuda");
+    const std::string device = training_device(c);
+    if (c.training.precision != "fp32" && device == "cpu")
+      throw ConfigError("training.precision " + c.training.precision +
+                        " needs training on cuda (training.device, or inference.device when "
+                        "that is empty)");
   } catch (const ConfigError& e) {
     throw ConfigError(where + e.what());
   }
+}
+
+// Keys renamed since runs were first written: a frozen config.yaml from then still loads.
+// inference.half (a boolean) became inference.precision.
+bool read_renamed_key(RunConfig& config, const std::string& section, const std::string& key,
+                      const std::string& value, const std::string& where) {
+  if (section != "inference" || key != "half") return false;
+  if (value != "true" && value != "false")
+    throw ConfigError(where + "inference.half: expected true or false, got \"" +
+                      quote_input(value) + "\" (inference.half is now inference.precision)");
+  config.inference.precision = value == "true" ? "fp16" : "fp32";
+  return true;
 }
 
 }  // namespace
@@ -226,6 +247,41 @@ std::vector<int> parse_cuda_devices(std::string_view text) {
     at = comma + 1;
   }
   return devices;
+}
+
+std::string training_device(const RunConfig& c) {
+  const std::string& d = c.training.device.empty() ? c.inference.device : c.training.device;
+  if (d == "cpu") return d;
+  if (d == "cuda") {
+    const std::vector<int> gpus = parse_cuda_devices(c.inference.cuda_devices);
+    return "cuda:" + std::to_string(gpus.empty() ? 0 : gpus.front());
+  }
+  int index = -1;
+  if (d.size() > 5 && d.size() <= 7 && d.compare(0, 5, "cuda:") == 0) {
+    index = 0;
+    for (std::size_t i = 5; i < d.size(); ++i)
+      index = d[i] >= '0' && d[i] <= '9' && index >= 0 ? index * 10 + (d[i] - '0') : -1;
+  }
+  if (index < 0 || index > 63)
+    throw ConfigError("training.device: \"" + quote_input(d) +
+                      "\" is not cpu, cuda or cuda:N (N a GPU index 0..63), or empty for "
+                      "inference.device");
+  return "cuda:" + std::to_string(index);
+}
+
+const std::vector<std::string>& resumable_keys() {
+  static const std::vector<std::string> keys = {
+      "run.stop_after_minutes", "run.max_generations", "run.stop_after_positions", "run.store",
+      "run.stream_max_games",   "selfplay.threads",    "selfplay.concurrent_games",
+      "training.threads",       "training.device",     "training.precision",
+      "inference.*"};
+  return keys;
+}
+
+bool may_change_on_resume(const std::string& section, const std::string& key) {
+  for (const std::string& k : resumable_keys())
+    if (k == section + "." + key || k == section + ".*") return true;
+  return false;
 }
 
 namespace {
@@ -312,7 +368,8 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
           throw ConfigError(where + "line " + std::to_string(key_line) + ": " + section_name +
                             "." + key + " is given twice (first at line " +
                             std::to_string(it->second) + ")");
-        set_key(config, section_name, key, kv.second.Scalar(), where);
+        if (!read_renamed_key(config, section_name, key, kv.second.Scalar(), where))
+          set_key(config, section_name, key, kv.second.Scalar(), where);
       }
     }
   }
@@ -322,8 +379,9 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
     if (eq == std::string::npos || dot == std::string::npos || dot > eq)
       throw ConfigError("--set " + quote_input(o) +
                         ": expected section.key=value, e.g. training.batch_size=128");
-    if (!set_key(config, o.substr(0, dot), o.substr(dot + 1, eq - dot - 1), o.substr(eq + 1),
-                 "--set "))
+    const std::string section = o.substr(0, dot), key = o.substr(dot + 1, eq - dot - 1);
+    if (!read_renamed_key(config, section, key, o.substr(eq + 1), "--set ") &&
+        !set_key(config, section, key, o.substr(eq + 1), "--set "))
       throw ConfigError("--set " + quote_input(o) + ": unknown section \"" +
                         quote_input(o.substr(0, dot)) + "\"");
   }

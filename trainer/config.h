@@ -103,7 +103,12 @@ namespace oppidum::config {
   F(double, sample_reuse, 4, 0.1, 1000, "target training samples per new self-play position")    \
   F(int, min_positions, 5000, 1, 1000000000, "positions in the replay store before training")    \
   F(int, steps_per_generation, 500, 1, 100000000, "optimiser steps between candidates")          \
-  F(int, threads, 0, 0, 256, "LibTorch threads for training (0: all cores)")
+  F(int, threads, 0, 0, 256, "LibTorch threads for training (0: all cores)")                   \
+  F(std::string, device, "", "", 0,                                                              \
+    "device of training: cpu, cuda (the first GPU of inference.cuda_devices), cuda:N, or empty " \
+    "for inference.device")                                                                      \
+  F(std::string, precision, "fp32", "fp32|bf16", 0,                                              \
+    "training arithmetic: fp32, or bf16 autocast of the forward pass (cuda only; fp32 weights)")
 
 #define OPPIDUM_ARENA_FIELDS(F)                                                               \
   F(int, max_games, 200, 0, 100000,                                                          \
@@ -119,8 +124,10 @@ namespace oppidum::config {
   F(int, anchor_games, 20, 0, 100000, "games against the anchor per promotion (0: none)")
 
 #define OPPIDUM_INFERENCE_FIELDS(F)                                                            \
-  F(std::string, backend, "eigen", "eigen|torch", 0, "CPU inference backend")                 \
-  F(std::string, device, "cpu", "cpu|cuda", 0, "device of inference and training")            \
+  F(std::string, backend, "eigen", "eigen|torch", 0,                                          \
+    "inference backend: eigen (cpu only) or torch (cpu or cuda)")                               \
+  F(std::string, device, "cpu", "cpu|cuda", 0,                                                \
+    "device of inference (and of training, unless training.device says otherwise)")            \
   F(int, max_batch, 256, 1, 65536, "largest inference batch")                                 \
   F(int, max_wait_us, 1000, 0, 1000000, "longest wait for a batch to fill, in microseconds")     \
   F(int, workers, 1, 1, 64,                                                                    \
@@ -130,7 +137,9 @@ namespace oppidum::config {
   F(std::string, cuda_devices, "", "", 0,                                                      \
     "cuda: GPU indices the workers use in turn, e.g. \"0,1\" (empty: every GPU, worker k on "   \
     "k mod count)")                                                                            \
-  F(bool, half, false, 0, 1, "half-precision inference: backend torch on device cuda only")
+  F(std::string, precision, "fp32", "fp32|fp16|bf16",  0,                                   \
+    "arithmetic of the forward pass: fp32, or fp16/bf16 weights and activations (backend "      \
+    "torch on device cuda only; the older key half: true means fp16)")
 
 #define OPPIDUM_DECLARE_FIELD(type, name, def, lo, hi, doc) type name = def;
 
@@ -168,6 +177,14 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // inference.cuda_devices as GPU indices: "" -> {}, "0,1" -> {0, 1}; throws ConfigError naming
 // the key for anything but comma-separated whole numbers 0..63.
 std::vector<int> parse_cuda_devices(std::string_view text);
+// The device training runs on, from training.device (or inference.device when that is empty):
+// "cpu" or "cuda:N"; plain cuda is the first GPU of inference.cuda_devices (0 when that is empty).
+std::string training_device(const RunConfig& config);
+// Keys ("section.key") that may change when a run continues: its stop conditions and where and
+// how fast it runs (devices, precision, threads, batching), never what it learns. Everything else
+// is the run's identity, frozen in its folder's config.yaml.
+const std::vector<std::string>& resumable_keys();
+bool may_change_on_resume(const std::string& section, const std::string& key);
 // The effective config as YAML, every field written (it parses back to the same config).
 std::string to_yaml(const RunConfig& config);
 // One line per key: "section.key  default  description", for --help and docs.

@@ -45,29 +45,24 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kInitStream = 0x494E495400000000ULL;    // initial network weights
 constexpr std::uint64_t kSampleStream = 0x53414D504C450000ULL;  // batch sampling, by session
 
-// Keys whose value may change between invocations of one run: stop conditions, not identity.
-bool is_session_key(const std::string& line) {
-  for (const char* key : {"stop_after_minutes:", "max_generations:", "stop_after_positions:",
-                          "store:", "stream_max_games:"})
-    if (line.find(key) != std::string::npos) return true;
-  return false;
-}
-
-// The keys (section.key: value) where two configs differ, stop conditions left out.
+// The keys (section.key: value) where two configs differ, those that may change on resume left
+// out (config::may_change_on_resume).
 std::string differing_keys(const config::RunConfig& a, const config::RunConfig& b) {
   std::istringstream ia(config::to_yaml(a)), ib(config::to_yaml(b));
   std::string la, lb, section, differences;
   while (std::getline(ia, la) && std::getline(ib, lb)) {
     if (!la.empty() && la[0] != ' ') section = la.substr(0, la.size() - 1);
-    if (la != lb && !is_session_key(la))
+    const std::string key = la.substr(2, la.find(':') - 2);
+    if (la != lb && !config::may_change_on_resume(section, key))
       differences += "\n  " + section + "." + la.substr(2) + " (the run has" +
                      lb.substr(lb.find(':') + 1) + ")";
   }
   return differences;
 }
 
-// A new run takes --config and --set. A resumed run keeps the config it was started with; --set
-// may change only its stop conditions, and a --config given again must match it.
+// A new run takes --config and --set. A resumed run keeps the identity of the config it was
+// started with: --set and a --config given again may change only the keys of
+// config::resumable_keys (stop conditions, devices, threads), which then hold for this session.
 config::RunConfig resolve_config(const TrainOptions& o, const RunPaths& paths) {
   if (!fs::exists(paths.config())) {
     if (o.config_path.empty())
@@ -79,12 +74,14 @@ config::RunConfig resolve_config(const TrainOptions& o, const RunPaths& paths) {
   const config::RunConfig asked =
       o.config_path.empty() ? effective : config::load_config(o.config_path, o.overrides);
   const std::string differences = differing_keys(asked, saved);
-  if (!differences.empty())
+  if (!differences.empty()) {
+    std::string keys;
+    for (const std::string& k : config::resumable_keys()) keys += (keys.empty() ? "" : ", ") + k;
     throw config::ConfigError(
         (o.config_path.empty() ? std::string("--set") : o.config_path) + " differs from the config " +
         paths.dir.string() + " was started with:" + differences +
-        "\nonly run.stop_after_minutes, run.max_generations, run.stop_after_positions, run.store "
-        "and run.stream_max_games may change when a run continues");
+        "\nonly these keys may change when a run continues: " + keys);
+  }
   return asked;
 }
 
@@ -234,6 +231,9 @@ class Session {
     server_ = model::make_net_evaluator(*game_, paths_.best().string(),
                                         backend_options(config_.inference),
                                         server_options(config_.inference));
+    log_->info("inference: {}; training on {}{}", server_->describe(),
+               config::training_device(config_),
+               config_.training.precision == "bf16" ? " with bf16 autocast" : "");
     store_ = std::make_unique<selfplay::FolderReplayStore>(
         paths_.games().string(), selfplay::FolderReplayStore::Mode::kOwner);
     window_ = std::make_unique<ReplayWindow>(

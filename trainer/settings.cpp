@@ -21,7 +21,7 @@ model::BackendOptions backend_options(const config::InferenceSection& s) {
   b.kind = model::parse_backend_kind(s.backend);
   b.device = model::parse_device(s.device);
   b.threads = s.threads;  // per worker; 0: the server divides the cores among its workers
-  b.half = s.half;
+  b.precision = model::parse_precision(s.precision);
   return b;
 }
 
@@ -84,7 +84,8 @@ TrainerSettings trainer_settings(const config::RunConfig& c) {
   t.decay_norms_and_biases = c.training.weight_decay_on == "all";
   t.value_loss_weight = c.training.value_loss_weight;
   t.score_loss_weight = c.training.score_loss_weight;
-  t.device = c.inference.device;
+  t.device = config::training_device(c);
+  t.bf16 = c.training.precision == "bf16";
   t.threads = c.training.threads;
   return t;
 }

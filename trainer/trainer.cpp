@@ -3,12 +3,18 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
+#include <ATen/autocast_mode.h>
+#include <c10/core/Stream.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "model/torch_net.h"
 #include "util/file_io.h"
@@ -26,25 +32,90 @@ bool all_finite(const torch::Tensor& t) {
   return !t.defined() || torch::isfinite(t).all().item<bool>();
 }
 
+// "cpu", "cuda" (GPU 0) or "cuda:N", checked against the GPUs LibTorch sees.
+torch::Device parse_training_device(const std::string& name) {
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  int index = -1;
+  if (name == "cuda") index = 0;
+  else if (name.size() > 5 && name.size() <= 7 && name.compare(0, 5, "cuda:") == 0) {
+    index = 0;
+    for (std::size_t i = 5; i < name.size(); ++i)
+      index = name[i] >= '0' && name[i] <= '9' && index >= 0 ? index * 10 + (name[i] - '0') : -1;
+  }
+  if (index < 0)
+    throw std::invalid_argument("training.device: \"" + name + "\" is not cpu, cuda or cuda:N");
+  if (!torch::cuda::is_available())
+    throw std::invalid_argument("training.device " + name +
+                                ": LibTorch sees no CUDA GPU (a CPU-only LibTorch build, or no "
+                                "driver); use cpu");
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (index >= count)
+    throw std::invalid_argument("training.device " + name + ": LibTorch sees " +
+                                std::to_string(count) + " GPU(s)");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+// Every public call of the trainer runs its tensor work on the trainer's stream (nothing on the
+// cpu); a value read back (item()) then waits for that stream alone.
+class OnStream {
+ public:
+  explicit OnStream(const std::optional<c10::Stream>& stream) {
+    if (stream) guard_.emplace(*stream);
+  }
+
+ private:
+  std::optional<c10::StreamGuard> guard_;
+};
+
+// bf16 autocast of the CUDA ops run while it lives (LibTorch renamed the calls in 2.4).
+class Bf16Autocast {
+ public:
+  explicit Bf16Autocast(bool on) : on_(on) {
+    if (!on_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+  }
+  ~Bf16Autocast() {
+    if (!on_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+    at::autocast::clear_cache();
+  }
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  bool on_;
+};
+
 }  // namespace
 
 struct Trainer::Impl {
   const Game& game;
   TrainerSettings settings;
-  torch::Device device{torch::kCPU};
+  torch::Device device;
+  std::optional<c10::Stream> stream;  // cuda only: the trainer's own stream
   model::TorchNet net{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::int64_t steps = 0;
 
   Impl(const Game& g, const model::NetConfig& config, const TrainerSettings& s, std::uint64_t seed)
-      : game(g), settings(s) {
-    if (s.device == "cuda") {
-      if (!torch::cuda::is_available())
-        throw std::invalid_argument("training.device cuda: LibTorch sees no CUDA device");
-      device = torch::Device(torch::kCUDA);
-    } else if (s.device != "cpu") {
-      throw std::invalid_argument("trainer device must be cpu or cuda, not " + s.device);
-    }
+      : game(g), settings(s), device(parse_training_device(s.device)) {
+    if (s.bf16 && !device.is_cuda())
+      throw std::invalid_argument("training.precision bf16 needs training on cuda, not " +
+                                  s.device);
+    if (device.is_cuda())
+      stream = c10::impl::VirtualGuardImpl(c10::DeviceType::CUDA)
+                   .getStreamFromGlobalPool(device, /*isHighPriority=*/false);
+    const OnStream guard(stream);
     const int threads =
         s.threads > 0 ? s.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     torch::set_num_threads(threads);
@@ -143,6 +214,7 @@ struct Trainer::Impl {
     const auto legal = from(b.legal_mask, {b.n, actions});
     const auto weight = from(b.policy_weight, {b.n});
     const auto z = from(b.value, {b.n});
+    const Bf16Autocast autocast(settings.bf16);
     const auto out = net->forward(x);
     // Illegal actions get a very negative logit, so the softmax is over legal actions only.
     const auto logits = out.policy_logits.masked_fill(legal.eq(0), -1e9f);
@@ -174,6 +246,7 @@ Trainer::Trainer(const Game& game, const model::NetConfig& net, const TrainerSet
 Trainer::~Trainer() = default;
 
 void Trainer::load_weights(const model::Checkpoint& checkpoint) {
+  const OnStream guard(impl_->stream);
   model::load_weights(*impl_->net, checkpoint);
 }
 
@@ -190,6 +263,7 @@ double Trainer::learning_rate_at(std::int64_t step) const {
 
 StepStats Trainer::step(const TrainingBatch& batch) {
   Impl& m = *impl_;
+  const OnStream guard(m.stream);
   m.net->train();
   const double lr = learning_rate_at(m.steps);
   m.set_learning_rate(lr);
@@ -212,6 +286,7 @@ StepStats Trainer::step(const TrainingBatch& batch) {
 
 StepStats Trainer::evaluate(const TrainingBatch& batch) {
   Impl& m = *impl_;
+  const OnStream guard(m.stream);
   torch::NoGradGuard no_grad;
   m.net->eval();
   return m.losses(batch).stats(learning_rate_at(m.steps));
@@ -220,12 +295,14 @@ StepStats Trainer::evaluate(const TrainingBatch& batch) {
 std::int64_t Trainer::steps() const { return impl_->steps; }
 
 model::Checkpoint Trainer::checkpoint(const std::string& metadata) const {
+  const OnStream guard(impl_->stream);
   impl_->check_weights_finite("at step " + std::to_string(impl_->steps));
   return model::to_checkpoint(*impl_->net, impl_->game, impl_->steps, metadata);
 }
 
 void Trainer::save_state(const std::string& prefix) const {
   const model::Checkpoint weights = checkpoint("trainer state");  // checks the weights first
+  const OnStream guard(impl_->stream);
   std::ostringstream archive_bytes;
   {
     torch::serialize::OutputArchive archive;
@@ -243,6 +320,7 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
   LoadResult result;
   const std::string weights = prefix + ".ckpt";
   if (!std::filesystem::exists(weights)) return result;
+  const OnStream guard(impl_->stream);
   const model::Checkpoint ckpt = model::load_checkpoint(weights, impl_->game,
                                                         &impl_->net->config());
   model::load_weights(*impl_->net, ckpt);
@@ -255,7 +333,7 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
                                               kOptimizerFormatVersion, optim);
     std::istringstream in(payload);
     torch::serialize::InputArchive archive;
-    archive.load_from(in);
+    archive.load_from(in, impl_->device);  // written on any device, loaded onto this one
     torch::Tensor step;
     archive.read("oppidum_step", step);
     if (step.item<std::int64_t>() != ckpt.step)

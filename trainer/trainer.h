@@ -10,6 +10,10 @@
 // Learning rate: linear warm-up over warmup_steps to learning_rate, then constant, or cosine decay
 // to 10% of it over lr_decay_steps when that is set.
 //
+// Devices: weights files hold plain floats, and load_state maps the optimiser archive's tensors
+// onto the trainer's device whatever device wrote them, so a run written on a GPU continues on a
+// CPU and back.
+//
 // State: save_state writes the optimiser state (`<prefix>.optim`: a LibTorch archive with the step,
 // framed with a magic, a version and a CRC-32 like every other file of a run, util/file_io.h) and
 // then the weights (`<prefix>.ckpt`, a checkpoint), each durably and atomically. load_state
@@ -46,7 +50,12 @@ struct TrainerSettings {
   bool decay_norms_and_biases = true;
   double value_loss_weight = 1.0;
   double score_loss_weight = 0.5;
-  std::string device = "cpu";     // cpu | cuda
+  // cpu | cuda | cuda:N (plain cuda is GPU 0). On cuda the trainer runs on a CUDA stream of its
+  // own and waits for that stream only, so inference workers on the same GPU run beside it.
+  std::string device = "cpu";
+  // cuda only: the forward pass and losses under bf16 autocast (weights, gradients and optimiser
+  // state stay fp32).
+  bool bf16 = false;
   int threads = 0;                // LibTorch intra-op threads; 0 = every core
 };
 

@@ -79,7 +79,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   model::BackendOptions backend = trainer::backend_options(config.inference);
   backend.kind = model::BackendKind::kEigen;  // a worker runs on the CPU, without LibTorch
   backend.device = model::Device::kCpu;
-  backend.half = false;
+  backend.precision = model::Precision::kFloat32;
   model::InferenceServerOptions server_options = trainer::server_options(config.inference);
   server_options.cuda_devices.clear();
   model::InferenceServer server(game, network, backend, server_options);
