@@ -8,6 +8,13 @@
 // --rounds rounds; medians of rates and of the per-round ratios, and the ratios' range). Weights are seeded random ones, inputs real encoded positions; the
 // numbers go into docs/PERFORMANCE.md ("Model inference").
 //
+// Backends are eigen, torch and torch-nhwc (channels-last), each optionally with a precision
+// suffix -fp16 or -bf16 (torch on --device cuda only; fp32 otherwise); --device cuda puts the torch
+// backends on GPU 0 (eigen stays on the cpu). Each size's header gives the floating-point
+// operations of one position's forward pass (direct convolutions, 2 per multiply-add); with
+// --peak-tflops a line per batch size gives each raw backend's achieved TFLOP/s and its share of
+// that peak (docs/GPU.md).
+//
 // With --compare-conv A,B,... it instead compares the Eigen backend's convolution algorithms
 // (model::EigenConv) on the same batch in one run: for each size and batch, `--rounds` rounds in
 // which each algorithm runs for --seconds in turn, printing the median rate of each, the median of
@@ -50,22 +57,57 @@ struct BenchModelOptions {
   std::vector<std::string> compare_conv;  // non-empty: the convolution comparison mode
   int rounds = 7;
   std::string eigen_isa = "best";  // --compare-conv: the Eigen kernel (best or generic)
+  std::string device = "cpu";      // of the torch backends
+  double peak_tflops = 0;          // > 0: achieved FLOP rates as a share of this peak
 };
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-model::BackendOptions backend_options(const std::string& name, int threads) {
+// "eigen", "torch" or "torch-nhwc", optionally with "-fp16" or "-bf16"; torch backends on
+// `device`. Throws std::invalid_argument for any other name.
+model::BackendOptions backend_options(const std::string& name, int threads,
+                                      const std::string& device) {
   model::BackendOptions o;
-  if (name == "torch-nhwc") {
+  std::string base = name;
+  for (const char* precision : {"fp32", "fp16", "bf16"}) {
+    const std::string suffix = std::string("-") + precision;
+    if (base.size() > suffix.size() &&
+        base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      o.precision = model::parse_precision(precision);
+      base.resize(base.size() - suffix.size());
+      break;
+    }
+  }
+  if (base == "torch-nhwc") {
     o.kind = model::BackendKind::kTorch;
     o.channels_last = true;
+  } else if (base == "eigen" || base == "torch") {
+    o.kind = model::parse_backend_kind(base);
   } else {
-    o.kind = model::parse_backend_kind(name);
+    throw std::invalid_argument("unknown backend \"" + name +
+                                "\"; the backends are eigen, torch and torch-nhwc, optionally "
+                                "with -fp16 or -bf16");
   }
+  if (o.kind == model::BackendKind::kTorch) o.device = model::parse_device(device);
   o.threads = threads;
   return o;
+}
+
+// CLI11 check of a backend name (the empty name is allowed where `allow_empty`).
+CLI::Validator backend_name_check(bool allow_empty) {
+  return CLI::Validator(
+      [allow_empty](std::string& name) -> std::string {
+        if (allow_empty && name.empty()) return "";
+        try {
+          backend_options(name, 1, "cpu");
+          return "";
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      },
+      "BACKEND");
 }
 
 struct Positions {
@@ -229,8 +271,9 @@ void run_compare_conv(const BenchModelOptions& o, const Game& game,
 
 void run_bench_model(const BenchModelOptions& o) {
   const Game& game = game_by_name(o.game);
-  std::printf("oppidum bench model: %s, %u hardware threads; %s\n", game.name().c_str(),
-              std::thread::hardware_concurrency(), model::tune_cpu_runtime(o.threads).c_str());
+  std::printf("oppidum bench model: %s, %u hardware threads; %s; torch backends on %s\n",
+              game.name().c_str(), std::thread::hardware_concurrency(),
+              model::tune_cpu_runtime(o.threads).c_str(), o.device.c_str());
   std::printf("raw forward in positions/s; server columns: throughput with N caller threads as a "
               "ratio to the raw forward of that backend at that batch size (max_wait %d us)\n",
               o.max_wait_us);
@@ -246,8 +289,10 @@ void run_bench_model(const BenchModelOptions& o) {
   for (const std::string& size : o.sizes) {
     const model::NetConfig config = model::NetConfig::parse_size(size);
     const model::Checkpoint checkpoint = model::random_checkpoint(game, config, 1);
-    std::printf("\n%s %s, %lld parameters\n", game.name().c_str(), config.to_string().c_str(),
-                static_cast<long long>(parameter_count(checkpoint)));
+    const double flops = direct_flops(config, game.input_shape(), game.num_actions());
+    std::printf("\n%s %s, %lld parameters, %.2f MFLOP a position\n", game.name().c_str(),
+                config.to_string().c_str(), static_cast<long long>(parameter_count(checkpoint)),
+                flops / 1e6);
     std::printf("%6s", "batch");
     for (const std::string& b : o.backends) std::printf(" %12s", b.c_str());
     const bool by_workers = o.workers.size() > 1 || o.workers.front() != 1;
@@ -259,8 +304,10 @@ void run_bench_model(const BenchModelOptions& o) {
                                    .c_str());
     std::printf("\n");
     std::vector<std::unique_ptr<model::Backend>> backends;
-    for (const std::string& b : o.backends)
-      backends.push_back(model::make_backend(checkpoint, backend_options(b, o.threads)));
+    for (const std::string& b : o.backends) {
+      backends.push_back(model::make_backend(checkpoint, backend_options(b, o.threads, o.device)));
+      std::printf("%6s %s: %s\n", "", b.c_str(), backends.back()->describe().c_str());
+    }
     for (int batch : o.batches) {
       std::printf("%6d", batch);
       std::vector<double> raw;
@@ -272,7 +319,7 @@ void run_bench_model(const BenchModelOptions& o) {
       std::string last_stats;
       std::string rates_line;
       for (const std::string& sb : o.server_backends) {
-        const model::BackendOptions bo = backend_options(sb, o.threads);
+        const model::BackendOptions bo = backend_options(sb, o.threads, o.device);
         double base = 0.0;
         for (std::size_t k = 0; k < o.backends.size(); ++k)
           if (o.backends[k] == sb) base = raw[k];
@@ -319,6 +366,15 @@ void run_bench_model(const BenchModelOptions& o) {
         }
       }
       std::printf("\n");
+      if (o.peak_tflops > 0 && !raw.empty()) {
+        std::printf("%6s TFLOP/s (share of %.0f):", "", o.peak_tflops);
+        for (std::size_t k = 0; k < raw.size(); ++k) {
+          const double tflops = raw[k] * flops / 1e12;
+          std::printf(" %s %.2f (%.1f%%)%s", o.backends[k].c_str(), tflops,
+                      100 * tflops / o.peak_tflops, k + 1 < raw.size() ? "," : "");
+        }
+        std::printf("\n");
+      }
       if (!rates_line.empty()) std::printf("%6s server positions/s: %s\n", "", rates_line.c_str());
       if (!last_stats.empty()) std::printf("%6s last server: %s\n", "", last_stats.c_str());
     }
@@ -339,17 +395,26 @@ void register_bench_model(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--batches", o->batches, "batch sizes")
       ->delimiter(',')
-      ->check(CLI::Range(1, 4096))
+      ->check(CLI::Range(1, 16384))
       ->capture_default_str();
-  cmd->add_option("--backends", o->backends, "raw forward backends: eigen, torch, torch-nhwc")
+  cmd->add_option("--backends", o->backends,
+                  "raw forward backends: eigen, torch, torch-nhwc, each optionally with -fp16 or "
+                  "-bf16 (torch on cuda only), e.g. torch,torch-bf16")
       ->delimiter(',')
-      ->check(CLI::IsMember({"eigen", "torch", "torch-nhwc"}))
+      ->check(backend_name_check(false))
       ->capture_default_str();
   cmd->add_option("--server-backends", o->server_backends,
                   "backends measured behind the inference server (none: empty string)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"", "eigen", "torch", "torch-nhwc"}))
+      ->check(backend_name_check(true))
       ->capture_default_str();
+  cmd->add_option("--device", o->device, "device of the torch backends: cpu, or cuda (GPU 0)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--peak-tflops", o->peak_tflops,
+                  "the device's peak TFLOP/s at the precision measured (e.g. 989 for an H100 or "
+                  "H200's dense bf16/fp16): prints each raw backend's achieved share")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--callers", o->callers, "caller thread counts for the server")
       ->delimiter(',')
       ->check(CLI::Range(1, 256))

@@ -34,6 +34,9 @@
 #include "model/folded_net.h"
 
 namespace oppidum::model {
+
+void use_ieee_fp32_on_cuda();
+
 namespace {
 
 struct Layer {
@@ -54,6 +57,7 @@ class TorchBackend final : public Backend {
         config_(checkpoint.config) {
     std::optional<c10::StreamGuard> on_stream;
     if (device_.is_cuda()) {
+      use_ieee_fp32_on_cuda();
       stream_ = c10::impl::VirtualGuardImpl(c10::DeviceType::CUDA)
                     .getStreamFromGlobalPool(device_, /*isHighPriority=*/false);
       on_stream.emplace(*stream_);
@@ -189,6 +193,12 @@ class TorchBackend final : public Backend {
 };
 
 }  // namespace
+
+// Declared in model/torch_net.h (the trainer calls it too); defined here, where ATen is at hand.
+void use_ieee_fp32_on_cuda() {
+  at::globalContext().setAllowTF32CuDNN(false);
+  at::globalContext().setAllowTF32CuBLAS(false);
+}
 
 bool cuda_available() { return torch::cuda::is_available(); }
 int cuda_device_count() { return static_cast<int>(torch::cuda::device_count()); }

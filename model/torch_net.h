@@ -120,4 +120,10 @@ void load_weights(TorchNetImpl& net, const Checkpoint& checkpoint);
 Checkpoint to_checkpoint(TorchNetImpl& net, const Game& game, std::int64_t step,
                          std::string metadata);
 
+// fp32 on a GPU means IEEE fp32: LibTorch lets cuDNN convolutions use TF32 by default (10-bit
+// mantissas on Ampere and later), which breaks the equality of the torch and Eigen backends. The
+// cuda backends and trainer call this (process-wide, idempotent); reduced precision is asked for
+// explicitly (inference.precision, training.precision).
+void use_ieee_fp32_on_cuda();
+
 }  // namespace oppidum::model

@@ -112,9 +112,11 @@ struct Trainer::Impl {
     if (s.bf16 && !device.is_cuda())
       throw std::invalid_argument("training.precision bf16 needs training on cuda, not " +
                                   s.device);
-    if (device.is_cuda())
+    if (device.is_cuda()) {
+      model::use_ieee_fp32_on_cuda();
       stream = c10::impl::VirtualGuardImpl(c10::DeviceType::CUDA)
                    .getStreamFromGlobalPool(device, /*isHighPriority=*/false);
+    }
     const OnStream guard(stream);
     const int threads =
         s.threads > 0 ? s.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -1,0 +1,161 @@
+// `oppidum bench train`: the trainer alone, without self-play: optimiser steps per second and
+// samples per second at a run config's network, batch size and optimiser, on a device, at each
+// precision asked for (fp32, and bf16 autocast on cuda). Every precision trains a network of the
+// same seed on the same batches (--batches distinct batches of seeded positions from random games,
+// each with a policy target peaked on one legal move and a value target of +-1, used in turn), so
+// the printed loss curves can be compared: a precision that is faster only counts if its curve
+// follows fp32's. The first --warmup steps are left out of the timing. docs/GPU.md says how the
+// numbers are read.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+#include "games/game.h"
+#include "trainer/config.h"
+#include "trainer/settings.h"
+#include "trainer/trainer.h"
+
+namespace oppidum::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchTrainOptions {
+  std::string config_path;
+  std::vector<std::string> overrides;
+  std::string device = "cpu";
+  std::vector<std::string> precisions = {"fp32"};
+  int steps = 40;
+  int warmup = 5;
+  int batches = 8;
+  int batch_size = 0;  // 0: the config's training.batch_size
+};
+
+// `count` batches of `n` seeded positions each.
+std::vector<trainer::TrainingBatch> make_batches(const Game& game, int count, int n,
+                                                 std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int plane_size = game.input_shape().size();
+  const int actions = game.num_actions();
+  std::vector<trainer::TrainingBatch> batches(static_cast<std::size_t>(count));
+  for (trainer::TrainingBatch& b : batches) {
+    b.n = n;
+    b.planes.assign(static_cast<std::size_t>(n) * plane_size, 0.0f);
+    b.policy.assign(static_cast<std::size_t>(n) * actions, 0.0f);
+    b.legal_mask.assign(static_cast<std::size_t>(n) * actions, 0.0f);
+    b.policy_weight.assign(static_cast<std::size_t>(n), 1.0f);
+    b.value.assign(static_cast<std::size_t>(n), 0.0f);
+    b.score.assign(static_cast<std::size_t>(n), 0.0f);
+    b.score_weight.assign(static_cast<std::size_t>(n), 0.0f);
+    for (int i = 0; i < n;) {
+      auto state = game.initial_state();
+      ActionList legal;
+      const int plies = static_cast<int>(rng() % 60);
+      for (int p = 0; p < plies; ++p) {
+        state->legal_actions(legal);
+        if (legal.empty()) break;
+        state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
+      }
+      state->legal_actions(legal);
+      if (legal.empty()) continue;
+      const std::size_t row = static_cast<std::size_t>(i) * actions;
+      state->encode(b.planes.data() + static_cast<std::size_t>(i) * plane_size);
+      const int favourite = static_cast<int>(rng() % static_cast<unsigned>(legal.size()));
+      for (int k = 0; k < legal.size(); ++k) {
+        b.legal_mask[row + static_cast<std::size_t>(legal[k])] = 1.0f;
+        b.policy[row + static_cast<std::size_t>(legal[k])] =
+            0.5f / static_cast<float>(legal.size()) + (k == favourite ? 0.5f : 0.0f);
+      }
+      b.value[static_cast<std::size_t>(i)] = rng() % 2 == 0 ? 1.0f : -1.0f;
+      ++i;
+    }
+  }
+  return batches;
+}
+
+void run_bench_train(const BenchTrainOptions& o) {
+  config::RunConfig config = o.config_path.empty()
+                                 ? config::parse_config("", "", o.overrides)
+                                 : config::load_config(o.config_path, o.overrides);
+  const Game& game = game_by_name(config.run.game);
+  const model::NetConfig net = trainer::net_config(config.net);
+  const int n = o.batch_size > 0 ? o.batch_size : config.training.batch_size;
+  const std::vector<trainer::TrainingBatch> batches = make_batches(game, o.batches, n, 2024);
+  std::printf("oppidum bench train: %s %s, batch %d, %s, lr %g, %d distinct batches; device %s; "
+              "%d warm-up steps, then %d timed steps per precision\n",
+              game.name().c_str(), net.to_string().c_str(), n, config.training.optimizer.c_str(),
+              config.training.learning_rate, o.batches, o.device.c_str(), o.warmup, o.steps);
+  std::printf("%-6s %10s %12s %10s   loss at step 1, 25%%, 50%%, 100%% of all steps\n",
+              "prec", "steps/s", "samples/s", "vs first");
+  double first_rate = 0;
+  std::vector<double> first_curve;
+  for (const std::string& precision : o.precisions) {
+    trainer::TrainerSettings settings = trainer::trainer_settings(config);
+    settings.device = o.device;
+    settings.bf16 = precision == "bf16";
+    trainer::Trainer t(game, net, settings, 7);
+    const int total = o.warmup + o.steps;
+    std::vector<double> losses;
+    Clock::time_point start = Clock::now();
+    for (int s = 0; s < total; ++s) {
+      if (s == o.warmup) start = Clock::now();
+      losses.push_back(t.step(batches[static_cast<std::size_t>(s % o.batches)]).loss);
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double rate = o.steps / seconds;
+    if (first_rate == 0) first_rate = rate;
+    const std::vector<double> curve = {losses[0], losses[static_cast<std::size_t>(total / 4)],
+                                       losses[static_cast<std::size_t>(total / 2)], losses.back()};
+    if (first_curve.empty()) first_curve = curve;
+    std::printf("%-6s %10.2f %12.0f %9.2fx   %.4f %.4f %.4f %.4f", precision.c_str(), rate,
+                rate * n, rate / first_rate, curve[0], curve[1], curve[2], curve[3]);
+    double worst = 0;
+    for (std::size_t k = 0; k < curve.size(); ++k)
+      worst = std::max(worst, std::fabs(curve[k] - first_curve[k]) / std::max(1e-9, first_curve[k]));
+    if (&precision != &o.precisions.front())
+      std::printf("   (largest relative loss difference to %s: %.1f%%)",
+                  o.precisions.front().c_str(), 100 * worst);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+void register_bench_train(CLI::App& bench) {
+  auto o = std::make_shared<BenchTrainOptions>();
+  auto* cmd = bench.add_subcommand(
+      "train",
+      "The trainer alone: optimiser steps and samples per second at a config's network, batch "
+      "size and optimiser, on a device and at each precision, with the loss curves side by side.");
+  cmd->add_option("--config", o->config_path,
+                  "run config whose net and training sections are used (default: the built-in "
+                  "defaults, e.g. with --set)");
+  cmd->add_option("--set", o->overrides, "section.key=value over the config, e.g. net.blocks=10");
+  cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--precisions", o->precisions,
+                  "fp32 and/or bf16 (autocast of the forward pass, cuda only), measured in turn")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  cmd->add_option("--steps", o->steps, "timed steps per precision")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "untimed steps first")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--batches", o->batches, "distinct batches, used in turn")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "positions per step (0: training.batch_size)")
+      ->check(CLI::Range(0, 65536))
+      ->capture_default_str();
+  cmd->callback([o] { run_bench_train(*o); });
+}
+
+}  // namespace oppidum::app
