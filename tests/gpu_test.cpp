@@ -9,6 +9,7 @@
 // runs them on a GPU.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -38,10 +39,15 @@ using model::Checkpoint;
 using model::Device;
 using model::Precision;
 
-#define SKIP_WITHOUT_GPU()                                                                    \
-  if (!model::cuda_available())                                                            \
-  GTEST_SKIP() << "LibTorch sees no CUDA GPU (this LibTorch is a CPU build, or the machine has " \
-                  "no GPU or driver); scripts/gpu-check.sh runs the gpu tests on a GPU"
+// Skips where LibTorch sees no GPU, unless GPU_CHECK_REQUIRE_GPU is set (scripts/gpu-check.sh on a
+// GPU machine), where that is a failure.
+#define SKIP_WITHOUT_GPU()                                                                      \
+  if (!model::cuda_available()) {                                                               \
+    const char* why = "LibTorch sees no CUDA GPU (this LibTorch is a CPU build, or the machine " \
+                      "has no GPU or driver); scripts/gpu-check.sh runs the gpu tests on a GPU";  \
+    if (std::getenv("GPU_CHECK_REQUIRE_GPU")) FAIL() << why;                                    \
+    GTEST_SKIP() << why;                                                                        \
+  }
 
 struct Outputs {
   std::vector<float> logits, values;

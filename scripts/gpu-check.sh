@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# The GPU check (docs/GPU.md): builds oppidum against the LibTorch of a CUDA PyTorch installation,
+# runs the `gpu` tests, then the GPU benchmarks, and writes one results file, DIR/gpu-check.md,
+# with every command, its exit status, its time and its output (logs beside it).
+#
+#   scripts/gpu-check.sh [--out DIR] [--phases LIST] [--train-seconds N] [--peak-tflops T]
+#                        [--dry-run]
+#
+# Phases, in order (--phases takes a comma-separated subset; default all):
+#   env      the machine: GPU, driver, CPU cores, PyTorch, compilers
+#   build    configure and build `oppidum` and `gpu_test` in build-gpu/ against
+#            $(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)'); where Debian's
+#            C++ packages are missing and .gpu-deps/debs/ exists, installs them first
+#            (scripts/gpu-deps.sh)
+#   test     ctest -L gpu (each test fails, not skips, when no GPU is seen: GPU_CHECK_REQUIRE_GPU)
+#   model    bench model: positions/s by batch 64..4096 of the 4x32 and 10x128 networks of both
+#            games, fp32, fp16, bf16 and bf16 channels-last, with the share of the chip's peak
+#   server   bench model: the inference server with 1, 2 and 4 workers on one GPU, 8 and 32 callers
+#   trainer  bench train: the trainer alone at configs/mg.yaml and configs/dvonn.yaml, fp32 and bf16
+#   train    oppidum train with configs/mg.yaml and configs/dvonn.yaml for --train-seconds each
+#            (default 90; training starts at 20,000 positions, a generation every 300 steps, no
+#            gate), with nvidia-smi sampled every second
+# --dry-run checks the script itself on a machine without a GPU: LibTorch from CMake's default
+# search (Debian's), the device cpu, tiny sizes and durations.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+out="gpu-check-results"
+phases="env,build,test,model,server,trainer,train"
+train_seconds=90
+peak=""
+dry_run=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift 2 ;;
+    --phases) phases="$2"; shift 2 ;;
+    --train-seconds) train_seconds="$2"; shift 2 ;;
+    --peak-tflops) peak="$2"; shift 2 ;;
+    --dry-run) dry_run=1; shift ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+report="$out/gpu-check.md"
+build="$root/build-gpu"
+bin="$build/bin/oppidum"
+jobs="$(nproc)"
+device=cuda
+[ "$dry_run" = 1 ] && device=cpu
+failures=0
+
+has_phase() { [[ ",$phases," == *",$1,"* ]]; }
+now() { date +%s.%N; }
+note() { printf '%s\n' "$@" >>"$report"; }
+
+# step TITLE LOG LIMIT_SECONDS COMMAND...: runs the command with a time limit, its output into LOG
+# (appended) and the report (the last 120 lines), with the exit status and the time taken.
+step() {
+  local title="$1" log="$2" limit="$3"
+  shift 3
+  local start end status
+  note "" "### $title" "" '```' "\$ $*"
+  echo "gpu-check: $title" >&2
+  start="$(now)"
+  timeout --kill-after=10 "$limit" "$@" >"$log.part" 2>&1
+  status=$?
+  end="$(now)"
+  cat "$log.part" >>"$log"
+  tail -n 120 "$log.part" >>"$report"
+  rm -f "$log.part"
+  note '```' "exit status $status, $(awk "BEGIN {printf \"%.1f\", $end - $start}") s$(
+    [ "$status" = 124 ] && echo " (stopped at the ${limit} s limit)")"
+  [ "$status" = 0 ] || failures=$((failures + 1))
+  return "$status"
+}
+
+{
+  echo "# oppidum GPU check"
+  echo
+  echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(
+    git diff --quiet 2>/dev/null || echo ' with uncommitted changes'), phases $phases$(
+    [ "$dry_run" = 1 ] && echo ', DRY RUN on the cpu')"
+} >"$report"
+
+if has_phase env; then
+  note "" "## The machine" "" '```'
+  {
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit \
+      --format=csv 2>&1 || echo "nvidia-smi: not available"
+    echo "cpu cores: $(nproc); memory: $(free -g 2>/dev/null | awk '/Mem:/{print $2 " GiB"}')"
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
+      "cudnn", torch.backends.cudnn.version(), "gpus", torch.cuda.device_count())' 2>&1
+    g++ --version 2>&1 | head -n 1
+    cmake --version 2>&1 | head -n 1
+    echo "ninja $(ninja --version 2>&1)"
+    (command -v nvcc >/dev/null && nvcc --version | tail -n 1) ||
+      ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null || echo "nvcc: not on PATH"
+  } >>"$report" 2>&1
+  note '```'
+fi
+
+# The GPU's dense fp16/bf16 peak (TFLOP/s) by name, for the model phase's shares.
+if [ -z "$peak" ]; then
+  gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)"
+  case "$gpu_name" in
+    *H100*|*H200*) peak=989 ;;  # SXM, dense (NVIDIA's data sheets)
+    *A100*) peak=312 ;;
+    *) peak=0 ;;
+  esac
+fi
+
+if has_phase build; then
+  note "" "## Build"
+  if [ -d .gpu-deps/debs ] && ! [ -f /usr/include/yaml-cpp/yaml.h ]; then
+    step "Debian's C++ packages from .gpu-deps (scripts/gpu-deps.sh install)" "$out/build.log" 120 \
+      scripts/gpu-deps.sh install
+  fi
+  prefix_args=()
+  if [ "$dry_run" = 0 ]; then
+    prefix="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')"
+    prefix_args=(-DCMAKE_PREFIX_PATH="$prefix")
+    if ! command -v nvcc >/dev/null; then
+      for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+        [ -x "$d/nvcc" ] && export PATH="$d:$PATH" && break
+      done
+    fi
+    command -v nvcc >/dev/null && export CUDACXX="$(command -v nvcc)"
+  fi
+  step "configure" "$out/build.log" 300 \
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
+    "${prefix_args[@]}"
+  step "build oppidum and gpu_test ($jobs jobs)" "$out/build.log" 900 \
+    cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test
+fi
+
+if [ ! -x "$bin" ]; then
+  note "" "No $bin: the phases after the build are skipped."
+  phases="env"
+fi
+
+if has_phase test; then
+  note "" "## The gpu tests"
+  if [ "$dry_run" = 1 ]; then
+    step "ctest -L gpu (dry run: they skip)" "$out/tests.log" 600 \
+      ctest --test-dir "$build" -L gpu --output-on-failure --timeout 600
+  else
+    export GPU_CHECK_REQUIRE_GPU=1
+    step "ctest -L gpu" "$out/tests.log" 600 \
+      ctest --test-dir "$build" -L gpu --output-on-failure --timeout 600
+  fi
+fi
+
+if has_phase model; then
+  note "" "## Forward pass by batch size (bench model), peak ${peak} TFLOP/s"
+  if [ "$dry_run" = 1 ]; then
+    args=(--sizes 4x32 --batches 64,256 --backends torch,torch-nhwc --seconds 0.05)
+  else
+    args=(--sizes 4x32,10x128 --batches 64,128,256,512,1024,2048,4096
+          --backends torch,torch-fp16,torch-bf16,torch-nhwc-bf16 --seconds 0.3)
+  fi
+  for game in mg dvonn; do
+    step "bench model, $game" "$out/bench.log" 300 \
+      "$bin" bench model --game "$game" --device "$device" "${args[@]}" --server-backends '' \
+      --peak-tflops "$peak"
+  done
+fi
+
+if has_phase server; then
+  note "" "## The inference server: workers on one GPU (bench model)"
+  if [ "$dry_run" = 1 ]; then
+    args=(--sizes 4x32 --batches 64 --backends torch --server-backends torch --callers 4
+          --workers 1,2 --rounds 1 --seconds 0.1)
+  else
+    args=(--sizes 10x128 --batches 256,1024 --backends torch-bf16 --server-backends torch-bf16
+          --callers 8,32 --workers 1,2,4 --rounds 2 --seconds 0.5)
+  fi
+  step "bench model, server workers, dvonn" "$out/bench.log" 300 \
+    "$bin" bench model --game dvonn --device "$device" "${args[@]}"
+fi
+
+if has_phase trainer; then
+  note "" "## The trainer alone (bench train)"
+  for game in mg dvonn; do
+    if [ "$dry_run" = 1 ]; then
+      args=(--precisions fp32 --steps 3 --warmup 1 --batch-size 64 --set net.blocks=2
+            --set net.filters=16)
+    else
+      args=(--precisions fp32,bf16 --steps 30 --warmup 5)
+    fi
+    step "bench train, configs/$game.yaml" "$out/bench.log" 300 \
+      "$bin" bench train --config "configs/$game.yaml" --device "$device" \
+      --set training.warmup_steps=0 "${args[@]}"
+  done
+fi
+
+if has_phase train; then
+  note "" "## oppidum train on the GPU-box configs, ${train_seconds} s each"
+  runs="$(mktemp -d)"
+  minutes="$(awk "BEGIN {printf \"%.3f\", $train_seconds / 60}")"
+  for game in mg dvonn; do
+    sets=(--set run.stop_after_minutes="$minutes" --set training.min_positions=20000
+          --set training.window_min=20000 --set training.steps_per_generation=300
+          --set arena.max_games=0 --set arena.anchor_games=0)
+    if [ "$dry_run" = 1 ]; then
+      sets+=(--set inference.device=cpu --set selfplay.threads=1 --set selfplay.concurrent_games=16
+             --set selfplay.simulations=16 --set selfplay.fast_simulations=4)
+    fi
+    sampler=""
+    if command -v nvidia-smi >/dev/null; then
+      nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used,power.draw \
+        --format=csv,noheader -l 1 >"$out/nvidia-smi-$game.csv" 2>&1 &
+      sampler=$!
+    fi
+    step "train configs/$game.yaml" "$out/train-$game.log" $((train_seconds + 240)) \
+      "$bin" train --config "configs/$game.yaml" --run "$runs/$game" --no-status "${sets[@]}"
+    [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
+    if [ -s "$out/nvidia-smi-$game.csv" ]; then
+      note "" "GPU utilisation while it ran (nvidia-smi, once a second):" '```'
+      awk -F', ' '{gsub(/ %/, "", $2); n++; s += $2; if ($2 > 0) busy++}
+        END {if (n) printf "%d samples: mean %.1f%%, nonzero in %d\n", n, s / n, busy}' \
+        "$out/nvidia-smi-$game.csv" >>"$report"
+      note '```'
+    fi
+    if [ -f "$runs/$game/metrics.csv" ]; then
+      note "" "metrics.csv selfplay rows:" '```'
+      head -n 1 "$runs/$game/metrics.csv" >>"$report"
+      grep '^selfplay,' "$runs/$game/metrics.csv" | tail -n 8 >>"$report"
+      note '```'
+    fi
+  done
+  rm -rf "$runs"
+fi
+
+note "" "## Summary" "" "$failures step(s) failed."
+echo "gpu-check: $report ($failures step(s) failed)" >&2
+[ "$failures" = 0 ]
