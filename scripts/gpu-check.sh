@@ -12,7 +12,8 @@
 #            $(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)'); where Debian's
 #            C++ packages are missing and .gpu-deps/debs/ exists, installs them first
 #            (scripts/gpu-deps.sh)
-#   test     ctest -L gpu (each test fails, not skips, when no GPU is seen: GPU_CHECK_REQUIRE_GPU)
+#   test     the gpu tests (those of ctest -L gpu; each fails, not skips, when no GPU is seen:
+#            GPU_CHECK_REQUIRE_GPU), with the differences they measure
 #   model    bench model: positions/s by batch 64..4096 of the 4x32 and 10x128 networks of both
 #            games, fp32, fp16, bf16 and bf16 channels-last, with the share of the chip's peak
 #   server   bench model: the inference server with 1, 2 and 4 workers on one GPU, 8 and 32 callers
@@ -143,14 +144,11 @@ fi
 
 if has_phase test; then
   note "" "## The gpu tests"
-  if [ "$dry_run" = 1 ]; then
-    step "ctest -L gpu (dry run: they skip)" "$out/tests.log" 600 \
-      ctest --test-dir "$build" -L gpu --output-on-failure --timeout 600
-  else
-    export GPU_CHECK_REQUIRE_GPU=1
-    step "ctest -L gpu" "$out/tests.log" 600 \
-      ctest --test-dir "$build" -L gpu --output-on-failure --timeout 600
-  fi
+  # The test binary itself rather than ctest -L gpu (the same tests), so that the differences
+  # each test measures are printed whether it passes or not.
+  [ "$dry_run" = 1 ] || export GPU_CHECK_REQUIRE_GPU=1
+  step "the gpu tests (build-gpu/bin/gpu_test, the tests of ctest -L gpu)$(
+    [ "$dry_run" = 1 ] && echo ', dry run: they skip')" "$out/tests.log" 600 "$build/bin/gpu_test"
 fi
 
 if has_phase model; then

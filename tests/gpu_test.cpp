@@ -9,6 +9,7 @@
 // runs them on a GPU.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -142,6 +143,12 @@ TEST(GpuBackend, CudaForwardMatchesEigen) {
                                                              game.input_shape().size());
             const Outputs e = run(*reference, in, n), g = run(*gpu, in, n);
             if (precision == Precision::kFloat32) {
+              if (n == 512)
+                std::printf("%s %s fp32%s: largest logit difference %.2e (logits up to %.2f), "
+                            "value difference %.2e\n",
+                            name, config.to_string().c_str(), nhwc ? " nhwc" : "",
+                            max_abs_diff(e.logits, g.logits), max_abs(e.logits),
+                            max_abs_diff(e.values, g.values));
               // 1e-4, relative to the logits' scale for the larger networks.
               EXPECT_LT(max_abs_diff(e.logits, g.logits), 1e-4f * std::max(1.0f, max_abs(e.logits)));
               EXPECT_LT(max_abs_diff(e.values, g.values), 1e-4f);
@@ -171,6 +178,11 @@ TEST(GpuBackend, CudaForwardMatchesEigen) {
           }
           SCOPED_TRACE(std::string(name) + " " + config.to_string() + " " +
                        model::to_string(precision) + (nhwc ? " nhwc" : ""));
+          // The measured differences, for docs/GPU.md.
+          std::printf("%s %s %s%s: largest probability difference %.4f, value difference %.4f; "
+                      "best move the same in %d of %d positions with a clear fp32 choice\n",
+                      name, config.to_string().c_str(), model::to_string(precision),
+                      nhwc ? " nhwc" : "", worst, max_abs_diff(e.values, g.values), same, clear);
           EXPECT_LT(worst, t.probability);
           EXPECT_EQ(same, clear) << "best moves differ where fp32's choice is clear";
           EXPECT_GE(clear, 20) << "too few positions with a clear best move to compare";
@@ -277,6 +289,11 @@ TEST(GpuTrainer, StepsFollowTheCpu) {
     for (int s = 0; s < 40; ++s) curve.push_back(t.step(data[static_cast<std::size_t>(s % 4)]).loss);
     curves.push_back(curve);
   }
+  std::printf("loss at steps 1, 10, 20, 40: cpu %.4f %.4f %.4f %.4f; cuda fp32 %.4f %.4f %.4f "
+              "%.4f; cuda bf16 %.4f %.4f %.4f %.4f\n",
+              curves[0][0], curves[0][9], curves[0][19], curves[0][39], curves[1][0], curves[1][9],
+              curves[1][19], curves[1][39], curves[2][0], curves[2][9], curves[2][19],
+              curves[2][39]);
   for (std::size_t s = 0; s < curves[0].size(); ++s) {
     EXPECT_NEAR(curves[1][s], curves[0][s], 1e-3 * curves[0][s]) << "fp32 step " << s + 1;
     EXPECT_NEAR(curves[2][s], curves[0][s], 0.05 * curves[0][s]) << "bf16 step " << s + 1;
