@@ -103,12 +103,12 @@ pid_t parent_of(pid_t pid) noexcept {
   return static_cast<pid_t>(parent);
 }
 
-// Sends SIGKILL to the processes `roots` and to all their descendants: each is stopped
-// (SIGSTOP) as it is found, so that none can start another while /proc is walked, and the walk
-// is repeated until it finds no new one. A descendant counts while its chain of parents leads to
-// a root: a keeper is a child subreaper that stays until it is killed here, so everything its
-// program started is in its tree, whatever session or group it moved to. Trees of more than
-// kMaxTree processes are cut at that size (what lies below is then not reached).
+// Sends SIGKILL to the processes `roots`, their process groups and all their descendants: each
+// descendant is stopped (SIGSTOP) as it is found, so that none can start another while /proc is
+// walked, and the walk is repeated until it finds no new one. A descendant counts while its chain
+// of parents leads to a root: a keeper is a child subreaper that stays until it is killed here, so
+// everything its program started is in its tree, whatever session or group it moved to. Trees of
+// more than kMaxTree processes are cut at that size (what lies below is then not reached).
 void kill_process_trees(const pid_t* roots, std::size_t count) noexcept {
   const int saved_errno = errno;
   constexpr std::size_t kMaxTree = 1024;
@@ -149,6 +149,10 @@ void kill_process_trees(const pid_t* roots, std::size_t count) noexcept {
     close(proc);
   }
   for (std::size_t i = 0; i < size; ++i) kill(tree[i], SIGKILL);
+  // A root is a keeper, the leader of its program's process group: the group is reached also
+  // where /proc cannot be read.
+  for (std::size_t i = 0; i < count; ++i)
+    if (roots[i] > 0) kill(-roots[i], SIGKILL);
   errno = saved_errno;
 }
 
