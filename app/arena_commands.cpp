@@ -1,7 +1,7 @@
 // arena, ratings, play: matches between players, the rating table, a person against a program.
 //
-// `arena` on SIGINT or SIGTERM: the first signal kills every external program at once (their
-// process groups) and stops the match; the report of the counted games is printed with a line
+// `arena` on SIGINT or SIGTERM: the first signal kills every external program at once (with
+// every process it started) and stops the match; the report of the counted games is printed with a line
 // saying so, and the process exits with 128 + the signal (130, 143). A second signal kills the
 // programs again and exits at once.
 #include <signal.h>

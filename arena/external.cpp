@@ -1,9 +1,11 @@
 #include "arena/external.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -36,78 +39,244 @@ std::string system_error(const std::string& what, int error) {
   return what + ": " + std::strerror(error);
 }
 
-// The process groups of the programs running now, for kill_all_external_engines; 0 marks a free
-// slot. Lock-free atomics only, since a signal handler reads them.
-constexpr std::size_t kMaxRegisteredGroups = 4096;
+// The keepers of the programs running now (a keeper's pid is also its process group's id), for
+// kill_all_external_engines; 0 marks a free slot. Lock-free atomics only, since a signal handler
+// reads them.
+constexpr std::size_t kMaxRegisteredKeepers = 4096;
 static_assert(std::atomic<pid_t>::is_always_lock_free);
-std::array<std::atomic<pid_t>, kMaxRegisteredGroups> g_engine_groups{};
+std::array<std::atomic<pid_t>, kMaxRegisteredKeepers> g_keepers{};
 // Set by kill_all_external_engines: a program started from then on is killed as soon as it is
 // registered (so one started while the handler scanned the registry does not escape it).
 std::atomic<bool> g_engines_killed{false};
 
-// The slot of `group` in the registry; -1 when it is full (the group is then not registered).
-int register_group(pid_t group) noexcept {
-  for (std::size_t i = 0; i < g_engine_groups.size(); ++i) {
+// The slot of `keeper` in the registry; -1 when it is full (the keeper is then not registered).
+int register_keeper(pid_t keeper) noexcept {
+  for (std::size_t i = 0; i < g_keepers.size(); ++i) {
     pid_t free_slot = 0;
-    if (g_engine_groups[i].compare_exchange_strong(free_slot, group)) return static_cast<int>(i);
+    if (g_keepers[i].compare_exchange_strong(free_slot, keeper)) return static_cast<int>(i);
   }
   return -1;
 }
 
-void unregister_group(int slot) noexcept {
-  if (slot >= 0) g_engine_groups[static_cast<std::size_t>(slot)].store(0);
+void unregister_keeper(int slot) noexcept {
+  if (slot >= 0) g_keepers[static_cast<std::size_t>(slot)].store(0);
 }
 
-// A program run by /bin/sh -c in its own process group, with pipes on its standard input and
+// --- Ending a tree of processes. Only system calls on buffers of the caller's stack, no
+// allocation and no locks: kill_all_external_engines calls it from a signal handler.
+
+// Writes "/proc/<pid>/stat" into `path` (at least 32 bytes).
+void stat_path(pid_t pid, char* path) noexcept {
+  char digits[16];
+  int n = 0;
+  for (unsigned long v = static_cast<unsigned long>(pid); v > 0 || n == 0; v /= 10)
+    digits[n++] = static_cast<char>('0' + v % 10);
+  const char prefix[] = "/proc/";
+  int at = 0;
+  for (const char* c = prefix; *c; ++c) path[at++] = *c;
+  while (n > 0) path[at++] = digits[--n];
+  const char suffix[] = "/stat";
+  for (const char* c = suffix; *c; ++c) path[at++] = *c;
+  path[at] = '\0';
+}
+
+// The parent of process `pid` (from /proc/<pid>/stat); 0 when it cannot be read.
+pid_t parent_of(pid_t pid) noexcept {
+  char path[32];
+  stat_path(pid, path);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  // "pid (name) state ppid ...": the name (at most 15 bytes, any of them a ')') ends at the last
+  // ')', well within the first 128 bytes; the fields after it are numbers.
+  char text[128];
+  ssize_t n;
+  while ((n = read(fd, text, sizeof text - 1)) < 0 && errno == EINTR) {}
+  close(fd);
+  if (n <= 0) return 0;
+  int close_paren = -1;
+  for (int i = 0; i < n; ++i)
+    if (text[i] == ')') close_paren = i;
+  int i = close_paren + 4;  // past ") S "
+  if (close_paren < 0 || i >= n) return 0;
+  long parent = 0;
+  for (; i < n && text[i] >= '0' && text[i] <= '9'; ++i) parent = parent * 10 + (text[i] - '0');
+  return static_cast<pid_t>(parent);
+}
+
+// Sends SIGKILL to the processes `roots`, their process groups and all their descendants: each
+// descendant is stopped (SIGSTOP) as it is found, so that none can start another while /proc is
+// walked, and the walk is repeated until it finds no new one. A descendant counts while its chain
+// of parents leads to a root: a keeper is a child subreaper that stays until it is killed here, so
+// everything its program started is in its tree, whatever session or group it moved to. Trees of
+// more than kMaxTree processes are cut at that size (what lies below is then not reached).
+void kill_process_trees(const pid_t* roots, std::size_t count) noexcept {
+  const int saved_errno = errno;
+  constexpr std::size_t kMaxTree = 1024;
+  constexpr int kMaxWalks = 64;
+  pid_t tree[kMaxTree];
+  std::size_t size = 0;
+  auto in_tree = [&](pid_t pid) {
+    for (std::size_t i = 0; i < size; ++i)
+      if (tree[i] == pid) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < count && size < kMaxTree; ++i) {
+    if (roots[i] <= 0 || in_tree(roots[i])) continue;
+    kill(roots[i], SIGSTOP);
+    tree[size++] = roots[i];
+  }
+  bool grew = size > 0;
+  for (int walk = 0; grew && walk < kMaxWalks; ++walk) {
+    grew = false;
+    const int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc < 0) break;
+    alignas(dirent64) char entries[4096];
+    ssize_t n;
+    while ((n = getdents64(proc, entries, sizeof entries)) > 0) {
+      for (ssize_t at = 0; at < n;) {
+        const auto* entry = reinterpret_cast<const dirent64*>(entries + at);
+        at += entry->d_reclen;
+        long pid = 0;
+        const char* c = entry->d_name;
+        for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+        if (*c != '\0' || pid <= 0 || in_tree(static_cast<pid_t>(pid))) continue;
+        if (!in_tree(parent_of(static_cast<pid_t>(pid)))) continue;
+        kill(static_cast<pid_t>(pid), SIGSTOP);
+        if (size < kMaxTree) tree[size++] = static_cast<pid_t>(pid);
+        grew = true;
+      }
+    }
+    close(proc);
+  }
+  for (std::size_t i = 0; i < size; ++i) kill(tree[i], SIGKILL);
+  // A root is a keeper, the leader of its program's process group: the group is reached also
+  // where /proc cannot be read.
+  for (std::size_t i = 0; i < count; ++i)
+    if (roots[i] > 0) kill(-roots[i], SIGKILL);
+  errno = saved_errno;
+}
+
+// The keeper: /bin/sh, made a child subreaper (PR_SET_CHILD_SUBREAPER) before it is executed,
+// runs the program (`/bin/sh -c "$1"`) in the foreground, writes its exit status to fd 3 and then
+// waits on fd 4 (the referee's end of that pipe stays open) until the referee kills it and its
+// tree. Every process the program starts is in that tree for as long as the keeper lives: an
+// orphan becomes the keeper's child, also one in a session of its own. Should the referee die
+// (SIGKILL) without killing it, the keeper, once the program has ended (it reads end of file on
+// its input), finds end of file on fd 4 and kills its process group.
+constexpr const char* kKeeperScript =
+    "/bin/sh -c \"$1\" 3>&- 4<&-\n"
+    "status=$?\n"
+    "trap '' PIPE\n"
+    "exec </dev/null >/dev/null\n"
+    "echo \"$status\" >&3\n"
+    "exec 3>&-\n"
+    "read -r _ <&4\n"
+    "kill -9 0\n";
+
+struct KeeperStart {
+  char* const* argv;
+  int fds[4];     // become 0 (the program's input), 1 (its output), 3 (status), 4 (control)
+  int error = 0;  // errno of a failed step in the child
+};
+
+// The child of clone(CLONE_VM | CLONE_VFORK): it shares the memory of the parent, whose thread
+// waits until it has executed /bin/sh or exited, and calls only async-signal-safe functions.
+int start_keeper(void* arg) {
+  auto* start = static_cast<KeeperStart*>(arg);
+  // The parent's handlers must not run here, in its memory; SIGPIPE gets its default back.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int signo = 1; signo < NSIG; ++signo) {
+    struct sigaction old {};
+    if (sigaction(signo, nullptr, &old) != 0) continue;
+    const bool handled = (old.sa_flags & SA_SIGINFO) != 0 ||
+                         (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+    if (handled || signo == SIGPIPE) sigaction(signo, &default_action, nullptr);
+  }
+  const int targets[4] = {STDIN_FILENO, STDOUT_FILENO, 3, 4};
+  bool ok = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 && setpgid(0, 0) == 0;
+  for (int i = 0; ok && i < 4; ++i) ok = dup2(start->fds[i], targets[i]) == targets[i];
+  if (ok) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execve("/bin/sh", start->argv, environ);
+  }
+  start->error = errno;
+  _exit(127);
+}
+
+// Moves `fd` to a number of at least 10 (close-on-exec), so that the keeper's dup2 onto 0, 1, 3
+// and 4 never overwrites another of its sources; closes the original.
+int above_standard_fds(int fd) {
+  const int moved = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  const int error = errno;
+  close(fd);
+  if (moved < 0) throw std::runtime_error(system_error("fcntl(F_DUPFD_CLOEXEC)", error));
+  return moved;
+}
+
+// A program run by /bin/sh -c under its keeper (above), with pipes on its standard input and
 // output. Used by one thread at a time.
 class ChildProcess {
  public:
   enum class Read { kLine, kTimeout, kEnd, kTooLong };
 
   explicit ChildProcess(const std::string& command) {
-    int to_child[2];
-    int from_child[2];
-    if (pipe2(to_child, O_CLOEXEC) != 0) throw std::runtime_error(system_error("pipe", errno));
-    if (pipe2(from_child, O_CLOEXEC) != 0) {
-      const int error = errno;
-      close(to_child[0]);
-      close(to_child[1]);
-      throw std::runtime_error(system_error("pipe", error));
+    // Pipes: to the program, from it, its exit status (from the keeper), and the control pipe the
+    // keeper waits on. Each end this process keeps is close-on-exec.
+    int fds[8];
+    for (int i = 0; i < 8; i += 2) {
+      if (pipe2(fds + i, O_CLOEXEC) != 0) {
+        const int error = errno;
+        for (int j = 0; j < i; ++j) close(fds[j]);
+        throw std::runtime_error(system_error("pipe", error));
+      }
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    sigset_t no_mask;
-    sigemptyset(&no_mask);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setsigmask(&attr, &no_mask);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETSIGMASK);
-    std::string shell = "/bin/sh", dash_c = "-c", cmd = command;
-    char* argv[] = {shell.data(), dash_c.data(), cmd.data(), nullptr};
-    const int error = posix_spawn(&pid_, "/bin/sh", &actions, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    close(to_child[0]);
-    close(from_child[1]);
-    to_child_ = to_child[1];
-    from_child_ = from_child[0];
-    if (error != 0) {
+    to_child_ = fds[1];
+    from_child_ = fds[2];
+    status_ = fds[4];
+    control_ = fds[7];
+    int child_ends[4] = {fds[0], fds[3], fds[5], fds[6]};
+    try {
+      for (int& fd : child_ends) {
+        const int original = fd;
+        fd = -1;
+        fd = above_standard_fds(original);
+      }
+    } catch (...) {
+      for (int fd : child_ends)
+        if (fd >= 0) close(fd);
+      close_pipes();
+      throw;
+    }
+    std::string shell = "/bin/sh", dash_c = "-c", script = kKeeperScript, name = "oppidum-keeper",
+                cmd = command;
+    char* argv[] = {shell.data(), dash_c.data(), script.data(), name.data(), cmd.data(), nullptr};
+    KeeperStart start{argv, {child_ends[0], child_ends[1], child_ends[2], child_ends[3]}};
+    std::vector<char> stack(64 * 1024);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);  // no handler may run in the child before its reset
+    pid_ = clone(start_keeper, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD,
+                 &start);
+    const int clone_error = errno;
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    for (int fd : child_ends) close(fd);
+    const int error = pid_ < 0 ? clone_error : start.error;
+    if (pid_ > 0 && start.error != 0) {
+      while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
+      pid_ = -1;
+    }
+    if (pid_ <= 0 || error != 0) {
       pid_ = -1;
       close_pipes();
       throw std::runtime_error(system_error("cannot start /bin/sh -c '" + command + "'", error));
     }
-    // posix_spawn returns once the child has set its process group, so the group exists. Either
-    // kill_all_external_engines' scan sees the slot, or this sees its flag.
-    registry_slot_ = register_group(pid_);
-    if (g_engines_killed.load()) kill(-pid_, SIGKILL);
+    // The keeper is running /bin/sh now. Either kill_all_external_engines' scan sees the slot,
+    // or this sees its flag.
+    registry_slot_ = register_keeper(pid_);
+    if (g_engines_killed.load()) kill_process_trees(&pid_, 1);
   }
 
   ChildProcess(const ChildProcess&) = delete;
@@ -144,20 +313,22 @@ class ChildProcess {
     return ok;
   }
 
-  // Reads one line (without its newline and a trailing '\r') within `timeout_ms`.
-  Read read_line(int timeout_ms, std::string& line) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  // Reads the next line that is not blank (without its newline and a trailing '\r') before
+  // `deadline`.
+  Read read_line(Clock::time_point deadline, std::string& line) {
     while (true) {
       const auto newline = buffer_.find('\n');
       if (newline != std::string::npos) {
         line = buffer_.substr(0, newline);
         buffer_.erase(0, newline + 1);
         if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // a blank line
         return Read::kLine;
       }
       if (buffer_.size() > kMaxLineLength) return Read::kTooLong;
       if (from_child_ < 0) return Read::kEnd;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return Read::kTimeout;
       pollfd fd{from_child_, POLLIN, 0};
       const int ready = poll(&fd, 1, static_cast<int>(left.count()) + 1);
@@ -176,16 +347,17 @@ class ChildProcess {
     for (int i = 0; i < 200 && !exited(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!exited_) return "the program closed its output";
-    if (exit_code_ == CLD_EXITED)
-      return "the program exited with status " + std::to_string(exit_status_);
-    if (exit_code_ == CLD_KILLED || exit_code_ == CLD_DUMPED)
-      return "the program was killed by signal " + std::to_string(exit_status_);
-    return "the program ended";
+    // The keeper reports what its shell saw: 128 + the signal for a program killed by one.
+    if (exit_status_ < 0) return "the program ended";
+    if (exit_status_ > 128 && exit_status_ < 128 + NSIG)
+      return "the program was killed by signal " + std::to_string(exit_status_ - 128) +
+             " (exit status " + std::to_string(exit_status_) + ")";
+    return "the program exited with status " + std::to_string(exit_status_);
   }
 
-  // Closes its input, waits up to `grace` for the program to exit, then kills its process group
-  // (whatever the program left running in it, also when the program itself has exited) and reaps
-  // the program.
+  // Closes its input, waits up to `grace` for the program to exit, then kills the keeper and
+  // everything the program started (also when the program itself has exited) and reaps the
+  // keeper.
   void finish(std::chrono::milliseconds grace) noexcept {
     if (to_child_ >= 0) {
       close(to_child_);
@@ -195,51 +367,58 @@ class ChildProcess {
       const auto deadline = Clock::now() + grace;
       while (!exited() && Clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      // The program is not reaped yet (at most a zombie), so its pid, the group's id, is still
-      // ours: the signal reaches its group and nothing else.
-      kill(-pid_, SIGKILL);
-      if (!exited_) kill(pid_, SIGKILL);  // in case it left its group
-      unregister_group(registry_slot_);
+      // The keeper is not reaped yet (at most a zombie), so its pid is still ours.
+      kill_process_trees(&pid_, 1);
+      unregister_keeper(registry_slot_);
       registry_slot_ = -1;
-      int status = 0;
-      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+      while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
       reaped_ = true;
     }
     close_pipes();
   }
 
  private:
-  // True once the program has exited; it stays unreaped (WNOWAIT) until finish().
+  // True once the keeper has reported the program's exit status (or closed the status pipe
+  // without one: it was killed).
   bool exited() noexcept {
-    if (exited_ || pid_ <= 0) return exited_;
-    siginfo_t info{};
-    int r;
-    while ((r = waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT)) < 0 &&
-           errno == EINTR) {}
-    if (r == 0 && info.si_pid == pid_) {
+    if (exited_ || status_ < 0) return exited_;
+    while (true) {
+      pollfd fd{status_, POLLIN, 0};
+      const int ready = poll(&fd, 1, 0);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return false;
+      char chunk[32];
+      const ssize_t n = read(status_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
+        status_text_.append(chunk, static_cast<std::size_t>(n));
+        if (status_text_.find('\n') == std::string::npos && status_text_.size() < 16) continue;
+      }
       exited_ = true;
-      exit_code_ = info.si_code;
-      exit_status_ = info.si_status;
-    } else if (r < 0 && errno == ECHILD) {
-      exited_ = true;  // not our child any more (cannot happen while we hold it)
+      char* end = nullptr;
+      const long status = std::strtol(status_text_.c_str(), &end, 10);
+      exit_status_ = end != status_text_.c_str() && *end == '\n' ? static_cast<int>(status) : -1;
+      return true;
     }
-    return exited_;
   }
 
   void close_pipes() noexcept {
-    if (to_child_ >= 0) close(to_child_);
-    if (from_child_ >= 0) close(from_child_);
-    to_child_ = from_child_ = -1;
+    for (int* fd : {&to_child_, &from_child_, &status_, &control_}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
   }
 
-  pid_t pid_ = -1;  // also the id of its process group
+  pid_t pid_ = -1;  // the keeper's, also the id of its process group
   int registry_slot_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;
+  int status_ = -1;   // the keeper writes the program's exit status here
+  int control_ = -1;  // the keeper waits for its end of file (this process's exit)
   std::string buffer_;
-  bool exited_ = false;  // seen by waitid(WNOWAIT): a zombie until reaped
-  int exit_code_ = 0;    // CLD_EXITED, CLD_KILLED or CLD_DUMPED
-  int exit_status_ = 0;  // the exit status or the signal
+  std::string status_text_;
+  bool exited_ = false;
+  int exit_status_ = -1;  // as the keeper's shell reports it; -1: unknown
   bool reaped_ = false;
 };
 
@@ -284,13 +463,14 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 void kill_all_external_engines() noexcept {
-  const int saved_errno = errno;
   g_engines_killed.store(true);
-  for (const auto& group : g_engine_groups) {
-    const pid_t g = group.load();
-    if (g > 0) kill(-g, SIGKILL);
+  pid_t keepers[kMaxRegisteredKeepers];
+  std::size_t count = 0;
+  for (const auto& keeper : g_keepers) {
+    const pid_t pid = keeper.load();
+    if (pid > 0) keepers[count++] = pid;
   }
-  errno = saved_errno;
+  kill_process_trees(keepers, count);
 }
 
 class ExternalPlayer::Session {
@@ -411,7 +591,8 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
   for (const auto& message : messages)
     if (!session->process.write_line(message)) break;
   std::string line;
-  switch (session->process.read_line(config_.timeout_ms, line)) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+  switch (session->process.read_line(deadline, line)) {
     case ChildProcess::Read::kLine:
       break;
     case ChildProcess::Read::kTimeout:

@@ -11,8 +11,8 @@
 // Sessions. The player keeps one session per game in progress and per side, keyed by the game id
 // of Player::choose_move_in_game (so the two games of a pair running side by side, or the games of
 // several threads, each have their own process, and one player object may even play both sides).
-// A session starts with the first move asked of it: the program is started in its own process
-// group with pipes on its standard input and output (its standard error is the arena's). It is
+// A session starts with the first move asked of it: the program is started under a keeper (below)
+// with pipes on its standard input and output (its standard error is the arena's). It is
 // then sent what happened since its last move: `Start` when it is the first player and the game is
 // at its initial position, otherwise the opponent's moves, one line each: usually one; two for
 // DVONN's Black after White's last placement and first move; none for White asked for that first
@@ -20,27 +20,34 @@
 // player does not need the move list: it finds the opponent's moves by a search over the opponent's
 // legal moves from the position after the program's own last move (or the initial position), as
 // many plies deep as the ply counts differ, until the position equals the one it is asked about. A
-// DVONN pass is an explicit move (`PASS`) like any other. Then one answer line is read, parsed and
-// checked in that position.
+// DVONN pass is an explicit move (`PASS`) like any other. Then one answer line is read (blank lines
+// before it are skipped, within the same time), parsed and checked in that position.
 //
 // Forfeits (Player's Forfeit exception, with the reason): a line that is not move notation
 // (`garbage: ...`), a well-formed but illegal move (`illegal move: ...`), no line within
 // timeout_ms (`timeout: ...`), the program closing its output or ending (`no move: ...`). A reason
 // quotes at most 60 bytes of the program's line, every byte made printable (games/quote.h), so the
-// message is one readable line and never cut short by a NUL. The program is killed at once
-// (SIGKILL to its process group) and its session dropped.
+// message is one readable line and never cut short by a NUL. The program is killed at once, with
+// everything it started, and its session dropped.
 //
 // End of a game: game_ended(id) sends `Quit` to the sessions of that game, closes their input,
-// waits up to a second for them to exit and then kills the process group; the opponent's last move
-// of a game is not relayed. The destructor kills the programs of any games still open.
+// waits up to a second for them to exit and then kills them with everything they started; the
+// opponent's last move of a game is not relayed. The destructor kills the programs of any games
+// still open.
 //
-// Process groups. On every way out (forfeit, game end, destructor) the whole process group gets
-// SIGKILL, also when the program itself (`/bin/sh -c`) has already exited: whatever it left behind
-// in its group (a background job, the rest of a pipeline) must not outlive the game or keep the
-// arena's standard error open. The program's exit is detected without reaping it, so its pid, which
-// is also the group's id, cannot be reused before the group is killed; it is reaped after that.
-// Every live group is also in a small process-wide registry, so that kill_all_external_engines()
-// (a signal handler's call) can kill them all at once.
+// Keepers. Every process a program starts ends with its session, also one that left the program's
+// process group or session (`setsid`) and one whose parent has exited. The program (`/bin/sh -c
+// CMD`) runs as the child of a keeper: a /bin/sh of its own process group, made a child subreaper
+// (prctl PR_SET_CHILD_SUBREAPER) before it is executed, so that every orphan of the program's tree
+// becomes its child instead of init's. The keeper reports the program's exit status on a pipe and
+// then waits until the referee ends the session: on every way out (forfeit, game end, destructor)
+// the referee walks /proc for the keeper's descendants, stopping each one it finds (SIGSTOP, so
+// none can start another meanwhile) until a walk finds no new one, then sends SIGKILL to all of
+// them and the keeper, and reaps the keeper. The referee's own process is no subreaper, so its
+// other children are untouched. Every live keeper is also in a small process-wide registry, so
+// that kill_all_external_engines() (a signal handler's call) can end them all at once. A referee
+// killed with SIGKILL cannot end anything; then each keeper, once its program has ended (programs
+// end at the end of their input), kills its process group, and what left the group stays.
 //
 // Games from a position other than the initial one cannot be set up over the protocol, so
 // needs_initial_position() is true (a match then plays without random openings).
@@ -68,12 +75,13 @@ struct ExternalConfig {
 // Makes the config of an `external:` spec (its keys read from `spec`); throws PlayerSpecError.
 ExternalConfig parse_external_spec(PlayerSpec spec);
 
-// Sends SIGKILL to the process group of every external program running in this process (of every
-// ExternalPlayer), and to every program started after it: meant for a process that is stopping
-// (`oppidum arena` on a signal). Touches only lock-free atomics and calls only kill(2) (errno is
-// kept), so a signal handler may call it; the players still reap their programs as usual (a killed
-// program forfeits the move it was asked for). Groups beyond the registry's capacity (4096
-// programs at once) are not reached.
+// Kills every external program running in this process (of every ExternalPlayer) with everything
+// it started, as a session's end does (see Keepers above), and every program started after it:
+// meant for a process that is stopping (`oppidum arena` on a signal). Touches only lock-free
+// atomics and buffers on the stack and calls only system calls (open, read, getdents64, kill;
+// errno is kept), so a signal handler may call it; the players still reap their keepers as usual
+// (a killed program forfeits the move it was asked for). Programs beyond the registry's capacity
+// (4096 at once) are not reached.
 void kill_all_external_engines() noexcept;
 
 // True when `text` has the shape of a move in `game_name`'s notation (docs/RULES.md), legal or not:

@@ -237,6 +237,7 @@ TEST(ExternalMatchTest, CheatingAndStallingProgramsForfeit) {
   const std::string garbage = script("garbage", "read line\necho hello world\nread line\n");
   const std::string stall = script("stall", "read line\nsleep 20\n");
   const std::string silent = script("silent", "read line\nexit 3\n");
+  const std::string killed = script("killed", "read line\nkill -9 $$\n");
   struct Case {
     std::string spec, reason;
   };
@@ -245,6 +246,8 @@ TEST(ExternalMatchTest, CheatingAndStallingProgramsForfeit) {
       {"external:cmd=\"" + garbage + "\"", "garbage: sent 'hello world' instead of a move"},
       {"external:cmd=\"" + stall + "\",timeout_ms=300", "timeout: no move within 300 ms"},
       {"external:cmd=\"" + silent + "\"", "no move: the program exited with status 3"},
+      {"external:cmd=\"" + killed + "\"",
+       "no move: the program was killed by signal 9 (exit status 137) after "},
   };
   for (const Case& c : cases) {
     const Played p = play(mg(), "random", c.spec, 2);
@@ -265,6 +268,31 @@ TEST(ExternalMatchTest, CheatingAndStallingProgramsForfeit) {
     EXPECT_NE(format_match_report(p.status).find("forfeit: game 1: B forfeits: "),
               std::string::npos);
   }
+}
+
+TEST(ExternalMatchTest, BlankLinesAndSpacesAroundAMoveAreIgnored) {
+  // docs/FORMATS.md: blank lines, surrounding spaces and a \r before the \n are ignored.
+  const std::string padded =
+      script("padded", "read line\nprintf '\\n  \\n\\r\\n\\t \\n  c1-c3 \\r\\n'\nread line\n");
+  ExternalPlayer engine({padded, "", 10000});
+  const auto start = mg().initial_state();
+  EXPECT_EQ(start->action_to_string(engine.choose_move_in_game(1, *start, 0)), "c1-c3");
+  engine.game_ended(1);
+
+  // Whole games, each move after a blank line, from both sides.
+  const std::string blank_first =
+      script("blank_first", "exec " + engine_cmd("mg", "random") + " | sed -u 's/^/\\n  /'\n");
+  const Played p = play(mg(), "random", "external:cmd=\"" + blank_first + "\"", 2);
+  EXPECT_EQ(p.status.forfeits, 0) << format_match_report(p.status);
+  EXPECT_EQ(p.status.games_counted, 2);
+
+  // Blank lines count against the move's time: an endless stream of them is a timeout.
+  const std::string blanks = script("blanks", "read line\nwhile :; do echo; done\n");
+  const Played q = play(mg(), "random", "external:cmd=\"" + blanks + "\",timeout_ms=300", 2);
+  EXPECT_LT(q.seconds, 30.0);
+  ASSERT_EQ(q.games.size(), 2u);
+  for (const GameRecord& g : q.games)
+    EXPECT_NE(g.forfeit.find("timeout: no move within 300 ms"), std::string::npos) << g.forfeit;
 }
 
 TEST(ExternalMatchTest, OpeningsAreRefused) {

@@ -188,6 +188,81 @@ void expect_all_gone(const std::vector<pid_t>& pids, const std::set<pid_t>& grou
         << "process group " << group << " still has running processes";
 }
 
+// The session id of `pid` (field 6 of /proc/<pid>/stat); 0 when there is no such process.
+pid_t session_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return 0;
+  const auto paren = text.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(text.substr(paren + 1));
+  char state = '?';
+  long parent = 0, group = 0, session = 0;
+  if (!(fields >> state >> parent >> group >> session)) return 0;
+  return static_cast<pid_t>(session);
+}
+
+// Shell lines that start two processes in sessions of their own, out of the program's process
+// group, each writing its pid to `pids` (`sleep 300`, a child of the program's shell, and
+// `sleep 301`, whose parent exits at once, so that it is nobody's child in the program's tree),
+// and wait until both have (each program counts its own in `pids`.<its pid>).
+std::string leave_daemons(const std::string& pids) {
+  const std::string record = "echo $$ >> " + pids + "; echo $$ >> " + pids + ".'$$'";
+  return "setsid sh -c '" + record + "; exec sleep 300' </dev/null >/dev/null 2>&1 &\n" +
+         "setsid -f sh -c '" + record + "; exec sleep 301' </dev/null >/dev/null 2>&1\n" +
+         "while [ $(cat " + pids + ".$$ 2>/dev/null | wc -l) -lt 2 ]; do sleep 0.01; done\n" +
+         "rm -f " + pids + ".$$\n";
+}
+
+// The daemons of leave_daemons that a program of this test started: they run, each in its own
+// session (so neither the program's process group nor its session reaches them).
+std::vector<pid_t> running_daemons(const std::string& pids) {
+  const std::vector<pid_t> daemons = read_pids(pids);
+  EXPECT_EQ(daemons.size(), 2u);
+  for (pid_t pid : daemons) {
+    EXPECT_FALSE(process_gone(pid)) << pid;
+    EXPECT_EQ(session_of(pid), pid) << "process " << pid << " did not start a session";
+  }
+  return daemons;
+}
+
+TEST(ExternalProcessTest, ProcessesInTheirOwnSessionDieAtGameEnd) {
+  const PidFile pid_file(temp_file("pids.txt"));
+  // Starts the daemons, answers, and exits at Quit (the end of the game), leaving them.
+  const std::string cmd =
+      script("engine", "read line\n" + leave_daemons(pid_file.path()) + "echo c1-c3\nread line\n");
+  ExternalPlayer engine({cmd, "", 10000});
+  const auto start = mg().initial_state();
+  EXPECT_EQ(start->action_to_string(engine.choose_move_in_game(1, *start, 0)), "c1-c3");
+  const std::vector<pid_t> daemons = running_daemons(pid_file.path());
+  engine.game_ended(1);
+  expect_all_gone(daemons, {});
+}
+
+TEST(ExternalProcessTest, ProcessesInTheirOwnSessionDieOnForfeit) {
+  const PidFile pid_file(temp_file("pids.txt"));
+  const std::string cmd =
+      script("engine", "read line\n" + leave_daemons(pid_file.path()) + "echo nonsense\n");
+  ExternalPlayer engine({cmd, "", 10000});
+  const auto start = mg().initial_state();
+  EXPECT_THROW(engine.choose_move_in_game(1, *start, 0), Forfeit);
+  const std::vector<pid_t> daemons = read_pids(pid_file.path());
+  EXPECT_EQ(daemons.size(), 2u);
+  expect_all_gone(daemons, {});
+}
+
+TEST(ExternalProcessTest, ProcessesInTheirOwnSessionDieWithThePlayer) {
+  const PidFile pid_file(temp_file("pids.txt"));
+  const std::string cmd =
+      script("engine", "read line\n" + leave_daemons(pid_file.path()) + "echo c1-c3\nread line\n");
+  auto engine = std::make_unique<ExternalPlayer>(ExternalConfig{cmd, "", 10000});
+  const auto start = mg().initial_state();
+  engine->choose_move_in_game(1, *start, 0);
+  const std::vector<pid_t> daemons = running_daemons(pid_file.path());
+  engine.reset();
+  expect_all_gone(daemons, {});
+}
+
 TEST(ExternalProcessTest, ChildOfAnExitedProgramDiesAtGameEnd) {
   const PidFile pid_file(temp_file("pids.txt"));
   const std::string& pids = pid_file.path();
@@ -237,11 +312,9 @@ TEST(ExternalProcessTest, ChildOfAnExitedProgramDiesWithThePlayer) {
   ASSERT_EQ(recorded.size(), 2u);
   const std::set<pid_t> groups = groups_of({recorded[1]});
   ASSERT_EQ(groups.size(), 1u);
-  // The program has exited (a zombie, not reaped yet: the only member of its group besides the
-  // child) while its game is still open.
-  const pid_t child = recorded[1];
-  ASSERT_TRUE(wait_until(
-      [&] { return live_members(*groups.begin()) == std::vector<pid_t>{child}; }, 10.0));
+  // The program has exited while its game is still open; its child runs on.
+  ASSERT_TRUE(wait_until([&] { return process_gone(recorded[0]); }, 10.0));
+  ASSERT_FALSE(process_gone(recorded[1]));
   engine.reset();
   expect_all_gone(recorded, groups);
 }
@@ -357,6 +430,65 @@ TEST(ArenaSignalTest, SigtermKillsEveryEngineAndReportsTheCountedGames) {
       << report;
   // The programs started before the signal (each with its `sleep 1000` answer), and any after.
   expect_all_gone(read_pids(pids), groups);
+}
+
+TEST(ArenaProcessTest, ProcessesInTheirOwnSessionDieWithTheMatch) {
+  const PidFile pid_file(temp_file("pids.txt"));
+  // The probe: an engine that leaves two daemons behind (in sessions of their own) and
+  // then plays whole games.
+  const std::string cmd = script("engine", leave_daemons(pid_file.path()) + "exec " OPPIDUM_BINARY
+                                           " engine --game mg --player random\n");
+  const std::string out = temp_file("out.txt"), err = temp_file("err.txt");
+  ArenaProcess arena({"--game", "mg", "--a", "external:cmd=\"" + cmd + "\"", "--b", "random",
+                      "--games", "2"},
+                     out, err);
+  ASSERT_TRUE(arena.started());
+  ASSERT_TRUE(arena.wait_exit(120.0)) << read_file(err);
+  EXPECT_EQ(arena.exit_status(), 0) << arena.describe() << "\n" << read_file(err);
+  EXPECT_NE(read_file(out).find("result (A's view): +"), std::string::npos) << read_file(out);
+  EXPECT_EQ(read_file(out).find("forfeit"), std::string::npos) << read_file(out);
+  const std::vector<pid_t> daemons = read_pids(pid_file.path());
+  EXPECT_EQ(daemons.size(), 4u);  // two programs, one per game
+  expect_all_gone(daemons, {});
+}
+
+TEST(ArenaSignalTest, SigtermKillsProcessesInTheirOwnSession) {
+  const PidFile pid_file(temp_file("pids.txt"));
+  const std::string cmd =
+      script("slow", leave_daemons(pid_file.path()) + "read line\nsleep 1000\n");
+  const std::string out = temp_file("out.txt"), err = temp_file("err.txt");
+  ArenaProcess arena({"--game", "mg", "--a", "external:cmd=\"" + cmd + "\",timeout_ms=3600000",
+                      "--b", "random", "--games", "1000", "--threads", "2"},
+                     out, err);
+  ASSERT_TRUE(arena.started());
+  // Two programs (one per thread), each with its two daemons, thinking about their first move.
+  ASSERT_TRUE(wait_until([&] { return read_pids(pid_file.path()).size() >= 4; }, 30.0))
+      << read_file(err);
+  const std::vector<pid_t> daemons = read_pids(pid_file.path());
+  for (pid_t pid : daemons) ASSERT_EQ(session_of(pid), pid) << pid;
+  arena.signal(SIGTERM);
+  ASSERT_TRUE(arena.wait_exit(10.0)) << "the arena still runs 10 s after SIGTERM";
+  EXPECT_EQ(arena.exit_status(), 143) << arena.describe() << "\n" << read_file(err);
+  expect_all_gone(daemons, {});
+}
+
+TEST(ArenaSignalTest, SigkillEndsTheProgramsGroupsOnceTheyEnd) {
+  const PidFile pid_file(temp_file("pids.txt"));
+  const std::string& pids = pid_file.path();
+  // Leaves a child in its group and thinks until its input ends, as programs do.
+  const std::string cmd = script("slow", leave_child(pids, ">/dev/null 2>&1") + "cat >/dev/null\n");
+  const std::string out = temp_file("out.txt"), err = temp_file("err.txt");
+  ArenaProcess arena({"--game", "mg", "--a", "external:cmd=\"" + cmd + "\",timeout_ms=3600000",
+                      "--b", "random", "--games", "1000", "--threads", "2"},
+                     out, err);
+  ASSERT_TRUE(arena.started());
+  ASSERT_TRUE(wait_until([&] { return read_pids(pids).size() >= 4; }, 30.0)) << read_file(err);
+  const std::vector<pid_t> before = read_pids(pids);
+  const std::set<pid_t> groups = groups_of(before);
+  EXPECT_EQ(groups.size(), 2u);
+  arena.signal(SIGKILL);
+  ASSERT_TRUE(arena.wait_exit(10.0));
+  expect_all_gone(before, groups);
 }
 
 TEST(ArenaSignalTest, SecondSigintExitsAtOnce) {

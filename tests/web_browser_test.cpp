@@ -1,12 +1,15 @@
 // The page of `oppidum serve` in a real browser: starts the server on two tiny runs (Murus
 // Gallicus and DVONN) on a free loopback port and runs tests/web/browser_test.mjs, which drives
 // the system's headless Chromium with playwright-core: the dashboard's curve points (and a new
-// training step appended to metrics.csv showing up live), a game
-// replayed to its end with a network's view, an arena game, a full game of each game against `random` by clicks,
-// the analysis, and errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
+// training step appended to metrics.csv showing up live), a game replayed to its end with a
+// network's view, an arena game, a full game of each game against `random` by clicks, the
+// analysis, and errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
 //
-// Skipped, saying why, only when Node.js, Chromium or playwright-core is missing; scripts/setup.sh
-// installs all three, so CI runs it.
+// The test says which Node ran it (in its output, in the test's `node` property, and in a skip
+// reason). Skipped, saying why, only when Node.js, Chromium or playwright-core is missing, or the
+// Node is older than playwright-core needs; scripts/setup.sh installs all three (Debian 12's own
+// Node 18 is enough) and fails when it cannot, so after it this test runs.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,21 +33,52 @@ std::string chromium_path() {
   return env && *env ? env : "/usr/bin/chromium";
 }
 
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The Node that `node` runs here, e.g. "node v18.20.4 (/usr/bin/node)"; "" when there is none.
+std::string node_in_use() {
+  const auto version = test_util::run_shell("node --version 2>/dev/null");
+  if (version.status != 0 || version.out.empty()) return "";
+  const auto path = test_util::run_shell("command -v node");
+  return "node " + first_line(version.out) + " (" + first_line(path.out) + ")";
+}
+
+// The major version of "node vMAJOR...", or -1.
+int node_major(const std::string& node) {
+  const auto v = node.find(" v");
+  return v == std::string::npos ? -1 : std::atoi(node.c_str() + v + 2);
+}
+
 // What is missing to run the browser, or "" when nothing is.
-std::string missing_tools() {
-  if (test_util::run_shell("node --version > /dev/null 2>&1").status != 0)
-    return "node is not installed (scripts/setup.sh installs it)";
+std::string missing_tools(const std::string& node) {
+  if (node.empty())
+    return "node is not installed (scripts/setup.sh installs Debian's nodejs)";
   if (!fs::exists(chromium_path()))
-    return chromium_path() + " does not exist (scripts/setup.sh installs Debian's chromium)";
+    return chromium_path() + " does not exist (scripts/setup.sh installs Debian's chromium); " +
+           node;
   const fs::path module = fs::path(kScript).parent_path() / "node_modules" / "playwright-core";
   if (!fs::exists(module / "package.json"))
-    return module.string() + " is missing (scripts/setup.sh installs it: npm ci --ignore-scripts)";
+    return module.string() + " is missing (scripts/setup.sh installs it: npm ci --ignore-scripts)" +
+           "; " + node;
+  // The driver's own floor, e.g. ">=18": an older Node cannot load it.
+  const auto driver = nlohmann::json::parse(test_util::read_file(module / "package.json"), nullptr,
+                                            /*allow_exceptions=*/false);
+  const std::string needs = driver.is_object() && driver.contains("engines") &&
+                                    driver["engines"].contains("node")
+                                ? driver["engines"]["node"].get<std::string>()
+                                : "";
+  if (needs.rfind(">=", 0) == 0 && node_major(node) < std::atoi(needs.c_str() + 2))
+    return "playwright-core " + driver.value("version", std::string("?")) + " needs node " +
+           needs + ", and this is " + node;
   return "";
 }
 
 TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
-  const std::string missing = missing_tools();
+  const std::string node = node_in_use();
+  const std::string missing = missing_tools(node);
   if (!missing.empty()) GTEST_SKIP() << "no browser to test the page in: " << missing;
+  std::cout << "the browser test runs under " << node << "\n";
+  RecordProperty("node", node);
 
   fs::remove_all(kScreenshots);  // no stale screenshots of an earlier run's failures
   const fs::path root = test_util::process_temp_dir("web_browser_test");
@@ -86,8 +120,9 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
       "OPPIDUM_CHROMIUM='" + chromium_path() + "' timeout 300 node '" + kScript + "' '" + url +
       "' '" + kScreenshots + "' '" + expect.dump() + "' 2>&1");
   std::cout << result.out;
-  EXPECT_EQ(result.status, 0) << "browser checks failed (screenshots of failures in "
-                              << kScreenshots << "):\n" << result.out;
+  EXPECT_EQ(result.status, 0) << "browser checks failed under " << node
+                              << " (screenshots of failures in " << kScreenshots << "):\n"
+                              << result.out;
   for (const char* shot : {"runs", "games", "game", "play", "play-mg", "analyse", "error"})
     EXPECT_TRUE(fs::exists(fs::path(kScreenshots) / (std::string(shot) + ".png"))) << shot;
   server.stop();

@@ -1,13 +1,20 @@
 // Browser tests of the page of `oppidum serve`, in the system's headless Chromium driven by
-// playwright-core (nothing is downloaded). Run by tests/web_browser_test.cpp against a server it
-// started on two tiny runs:
+// playwright-core (nothing is downloaded; the pinned version runs on Debian 12's Node 18). Run by
+// tests/web_browser_test.cpp against a server it started on two tiny runs:
 //   node browser_test.mjs URL SCREENSHOT_DIR EXPECT_JSON
-// EXPECT_JSON: {"mg_run": NAME, "mg_dir": DIR, "dvonn_run": NAME, "train_rows": N, "gates": N, "mg_games": N,
-//               "arena_file": NAME, "arena_games": N}.
-// Each check prints "ok NAME" or "FAIL NAME: why"; the exit status is the number of failures.
-import { chromium } from "playwright-core";
+// EXPECT_JSON: {"mg_run": NAME, "mg_dir": DIR, "dvonn_run": NAME, "train_rows": N, "gates": N,
+//               "mg_games": N, "arena_file": NAME, "arena_games": N}.
+// The first lines say which Node, driver and browser ran the checks. Each check prints "ok NAME"
+// or "FAIL NAME: why"; the exit status is the number of failures.
 import { appendFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+
+// Said before the driver is loaded, so that a driver refusing this Node is seen against it.
+const driver = createRequire(import.meta.url)("playwright-core/package.json");
+console.log(`node ${process.version} (${process.execPath}), playwright-core ${driver.version} ` +
+            `(needs node ${driver.engines.node})`);
+const { chromium } = await import("playwright-core");
 
 const [url, shots, expectJson] = process.argv.slice(2);
 const expect = JSON.parse(expectJson);
@@ -15,6 +22,7 @@ mkdirSync(shots, { recursive: true });
 const executablePath = process.env.OPPIDUM_CHROMIUM || "/usr/bin/chromium";
 const args = process.getuid && process.getuid() === 0 ? ["--no-sandbox"] : [];
 const browser = await chromium.launch({ executablePath, headless: true, args });
+console.log(`browser ${executablePath}: Chromium ${browser.version()}`);
 const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 page.setDefaultTimeout(30000);
 const pageErrors = [];
