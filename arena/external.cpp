@@ -497,18 +497,6 @@ ExternalConfig parse_external_spec(PlayerSpec spec) {
   return config;
 }
 
-bool looks_like_move(const std::string& game_name, const std::string& text) {
-  std::string up;
-  for (char c : text) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  auto in = [](char c, char lo, char hi) { return c >= lo && c <= hi; };
-  if (game_name == "mg")
-    return up.size() == 5 && in(up[0], 'A', 'H') && in(up[1], '1', '7') &&
-           (up[2] == '-' || up[2] == 'X') && in(up[3], 'A', 'H') && in(up[4], '1', '7');
-  if (up == "PASS") return true;
-  auto space = [&](std::size_t at) { return in(up[at], 'A', 'K') && in(up[at + 1], '1', '5'); };
-  return (up.size() == 2 && space(0)) || (up.size() == 4 && space(0) && space(2));
-}
-
 ExternalPlayer::ExternalPlayer(ExternalConfig config) : config_(std::move(config)) {
   if (config_.command.empty()) throw std::logic_error("ExternalPlayer: empty command");
   if (config_.timeout_ms < 1) throw std::logic_error("ExternalPlayer: timeout_ms must be >= 1");
@@ -608,7 +596,7 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
       break;
   }
   const std::string move = trim(line);
-  if (!looks_like_move(state.game().name(), move))
+  if (!state.game().looks_like_move(move))
     forfeit("garbage: sent " + shown(move) + " instead of a move after " + after);
   Action action = -1;
   try {

@@ -84,10 +84,6 @@ ExternalConfig parse_external_spec(PlayerSpec spec);
 // (4096 at once) are not reached.
 void kill_all_external_engines() noexcept;
 
-// True when `text` has the shape of a move in `game_name`'s notation (docs/RULES.md), legal or not:
-// Murus Gallicus `c1-c3` / `d5xe6`, DVONN `D4` / `A2A1` / `PASS` (either case).
-bool looks_like_move(const std::string& game_name, const std::string& text);
-
 class ExternalPlayer final : public Player {
  public:
   explicit ExternalPlayer(ExternalConfig config);

@@ -377,7 +377,6 @@ void MatchConfig::validate() const {
   if (sprt) sprt->validate();
 }
 
-int default_opening_plies(const Game& game) { return game.name() == "dvonn" ? 6 : 4; }
 
 std::vector<Action> make_opening(const Game& game, int plies, std::uint64_t seed, int pair) {
   mcts::Rng rng(mcts::derive_seed(seed, kOpeningStream, static_cast<std::uint64_t>(pair)));
@@ -406,7 +405,7 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
                                   " reads moves from a person; use `oppidum play` instead");
   const int num_pairs = (config.games + 1) / 2;
   int opening_plies =
-      config.opening_plies >= 0 ? config.opening_plies : default_opening_plies(game);
+      config.opening_plies >= 0 ? config.opening_plies : game.default_opening_plies();
   for (const Player* p : {&a, &b}) {
     if (!p->needs_initial_position()) continue;
     if (config.opening_plies > 0)

@@ -72,7 +72,7 @@ inline constexpr std::uint64_t kRunnerStream = 0x52554E4E45520000ULL;   // runne
 struct MatchConfig {
   int games = 200;           // the cap, rounded up to whole pairs
   int threads = 1;
-  int opening_plies = -1;    // -1: default_opening_plies(game)
+  int opening_plies = -1;    // -1: Game::default_opening_plies()
   std::uint64_t seed = 1;
   std::optional<SprtConfig> sprt;
   int pairs_per_runner = 32; // pairs per chunk when a player wants batching (else 1)
@@ -81,10 +81,6 @@ struct MatchConfig {
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
 };
-
-// Murus Gallicus 4 plies (20*20*~17*17 different openings), DVONN 6 placements (the three DVONN
-// pieces and three others).
-int default_opening_plies(const Game& game);
 
 // The opening of pair `pair`: `plies` random legal actions from the initial position, redrawn
 // (from the same stream) until the position is not over. Throws std::invalid_argument when no

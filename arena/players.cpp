@@ -10,12 +10,6 @@
 namespace oppidum::arena {
 namespace {
 
-const char* side_name(const GameState& state) {
-  const bool mg = state.game().name() == "mg";
-  if (state.current_player() == 0) return mg ? "Light" : "White";
-  return mg ? "Dark" : "Black";
-}
-
 std::string trim(const std::string& text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return "";
@@ -61,7 +55,7 @@ Action HumanPlayer::choose_move(const GameState& state, std::uint64_t seed) {
   out_ << '\n' << state.pretty();
   std::string line;
   while (true) {
-    out_ << "Your move (" << side_name(state) << "; `moves` lists them, `quit` ends): "
+    out_ << "Your move (" << state.game().side_name(state.current_player()) << "; `moves` lists them, `quit` ends): "
          << std::flush;
     if (!std::getline(in_, line)) throw QuitGame();
     const std::string move = trim(line);

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace oppidum {
 
@@ -136,9 +137,29 @@ class Game {
   virtual std::unique_ptr<GameState> parse_state(std::string_view text) const = 0;
   // A generous bound on game length in plies, for buffers and draw adjudication.
   virtual int max_game_length() const = 0;
+
+  // What the rest of the program says about a game, from the game itself (never from its name):
+  // for people, "Murus Gallicus", "DVONN".
+  virtual std::string display_name() const = 0;
+  // Player 0's or player 1's name in the game's rules: "Light"/"Dark", "White"/"Black".
+  virtual std::string side_name(int player) const = 0;
+  // Random plies that make each paired opening of a match (the arena's default): enough for
+  // openings to differ, few enough to stay balanced.
+  virtual int default_opening_plies() const = 0;
+  // Whether a finished game has a score beyond its result that people read (GameState::score;
+  // DVONN: the pieces in the stacks each player controls).
+  virtual bool has_score() const = 0;
+  // Whether `text` has the shape of a move in this game's notation, legal or not, in any case:
+  // how the engine protocol's referee tells an illegal move from garbage.
+  virtual bool looks_like_move(std::string_view text) const = 0;
 };
 
-// "mg" / "murus-gallicus" or "dvonn"; throws GameError for an unknown name.
+// A registered game by its name (games/registry.h; "murus-gallicus" is also "mg"); throws
+// GameError naming the games for an unknown name.
 const Game& game_by_name(std::string_view name);
+// Every registered game, in registration order.
+const std::vector<const Game*>& all_games();
+// The registered names, "mg|dvonn|...", for messages and config checks.
+std::string game_names(const char* separator = "|");
 
 }  // namespace oppidum

@@ -106,14 +106,14 @@ TEST(ExternalSpecTest, CanonicalNameAndErrors) {
   expect_error("external:cmd=x,protocol=uci", "protocol must be codecup");
   expect_error("external:cmd=x,timeout_ms=0", "timeout_ms must be 1..3600000");
   expect_error("external:cmd=x,depth=2", "unknown key 'depth'");
-  EXPECT_TRUE(looks_like_move("mg", "c1-c3"));
-  EXPECT_TRUE(looks_like_move("mg", "D5XE6"));
-  EXPECT_FALSE(looks_like_move("mg", "c1-c9"));
-  EXPECT_TRUE(looks_like_move("dvonn", "PASS"));
-  EXPECT_TRUE(looks_like_move("dvonn", "a2a1"));
-  EXPECT_TRUE(looks_like_move("dvonn", "K5"));
-  EXPECT_FALSE(looks_like_move("dvonn", "L1"));
-  EXPECT_FALSE(looks_like_move("dvonn", "hello"));
+  EXPECT_TRUE(game_by_name("mg").looks_like_move("c1-c3"));
+  EXPECT_TRUE(game_by_name("mg").looks_like_move("D5XE6"));
+  EXPECT_FALSE(game_by_name("mg").looks_like_move("c1-c9"));
+  EXPECT_TRUE(game_by_name("dvonn").looks_like_move("PASS"));
+  EXPECT_TRUE(game_by_name("dvonn").looks_like_move("a2a1"));
+  EXPECT_TRUE(game_by_name("dvonn").looks_like_move("K5"));
+  EXPECT_FALSE(game_by_name("dvonn").looks_like_move("L1"));
+  EXPECT_FALSE(game_by_name("dvonn").looks_like_move("hello"));
 }
 
 TEST(EngineTest, RunEngineAnswersMovesAndStopsAtQuit) {

@@ -2,6 +2,7 @@
 // the contract's invariants, notation and action round-trips, and symmetry consistency of legal
 // actions and of the input encoding.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -252,7 +253,43 @@ TEST(QuoteInput, KeepsShortPrintableTextAndCutsTheRest) {
   EXPECT_EQ(quote_input(std::string(98, 'a') + "\x01"), std::string(98, 'a') + "... (99 bytes)");
 }
 
-INSTANTIATE_TEST_SUITE_P(AllGames, ConformanceTest, ::testing::Values("mg", "dvonn"),
+// The facts the rest of the program reads from a game: names, sides, openings, the move shape the
+// referee checks (every legal move has it; garbage has not), and the registry's lookups.
+TEST_P(ConformanceTest, GameFactsAreComplete) {
+  const Game& g = game();
+  EXPECT_EQ(&game_by_name(g.name()), &g);
+  EXPECT_FALSE(g.display_name().empty());
+  EXPECT_FALSE(g.side_name(0).empty());
+  EXPECT_FALSE(g.side_name(1).empty());
+  EXPECT_NE(g.side_name(0), g.side_name(1));
+  EXPECT_GE(g.default_opening_plies(), 0);
+  EXPECT_LE(g.default_opening_plies(), 20);
+  int checked = 0;
+  for_random_positions(20, [&](const GameState& s) {
+    ActionList actions;
+    s.legal_actions(actions);
+    for (int i = 0; i < actions.size(); ++i) {
+      const std::string move = s.action_to_string(actions[i]);
+      ++checked;
+      EXPECT_TRUE(g.looks_like_move(move)) << move;
+      std::string upper = move;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      EXPECT_TRUE(g.looks_like_move(upper)) << upper;
+    }
+  });
+  EXPECT_GT(checked, 100);
+  for (const char* garbage : {"", " ", "hello", "0", "--", "a1-", "zz99", "\x01"})
+    EXPECT_FALSE(g.looks_like_move(garbage)) << "'" << garbage << "'";
+  EXPECT_NE(game_names().find(g.name()), std::string::npos);
+}
+
+std::vector<std::string> registered_game_names() {
+  std::vector<std::string> names;
+  for (const Game* g : all_games()) names.push_back(g->name());
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllGames, ConformanceTest, ::testing::ValuesIn(registered_game_names()),
                          [](const auto& param_info) { return param_info.param; });
 
 }  // namespace

@@ -30,6 +30,18 @@ std::unique_ptr<GameState> DvonnGame::parse_state(std::string_view text) const {
 // No DVONN game exceeds 145 plies (see kMaxGameLength), so this bound never cuts a game short.
 int DvonnGame::max_game_length() const { return kMaxGameLength; }
 
+// PASS, a placement (D4) or a move (A2A1): columns A-K, rows 1-5.
+bool DvonnGame::looks_like_move(std::string_view text) const {
+  const auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; };
+  std::string up;
+  for (char c : text) up += upper(c);
+  if (up == "PASS") return true;
+  const auto space = [&](std::size_t at) {
+    return up[at] >= 'A' && up[at] <= 'K' && up[at + 1] >= '1' && up[at + 1] <= '5';
+  };
+  return (up.size() == 2 && space(0)) || (up.size() == 4 && space(0) && space(2));
+}
+
 const Game& dvonn_game() {
   static const DvonnGame game;
   return game;

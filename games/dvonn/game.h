@@ -22,6 +22,12 @@ class DvonnGame final : public Game {
   std::unique_ptr<GameState> initial_state() const override;
   std::unique_ptr<GameState> parse_state(std::string_view text) const override;
   int max_game_length() const override;
+  std::string display_name() const override { return "DVONN"; }
+  std::string side_name(int player) const override { return player == 0 ? "White" : "Black"; }
+  // The three DVONN pieces and three others.
+  int default_opening_plies() const override { return 6; }
+  bool has_score() const override { return true; }
+  bool looks_like_move(std::string_view text) const override;
 };
 
 // The one DvonnGame instance.
