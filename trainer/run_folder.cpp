@@ -275,7 +275,10 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
         "metrics.csv's gate rows and best.ckpt, metrics.csv from arena.csv)");
   metrics_ = std::make_unique<util::CsvTable>(paths_.metrics().string(), kMetricsHeader, false);
   arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
-  if (lost && arena_missing) {
+  if (lost && arena_missing && metrics_missing) {
+    repairs.push_back(arena_->path() + ": was missing, and metrics.csv with it; started anew (a "
+                      "newer best.ckpt is recorded as promoted)");
+  } else if (lost && arena_missing) {
     const std::vector<GateRow> rebuilt = gates_from_metrics(*metrics_, anchor);
     for (const GateRow& g : rebuilt) arena_->append(arena_row(g));
     repairs.push_back(arena_->path() + ": was missing; rebuilt " + std::to_string(rebuilt.size()) +
