@@ -37,9 +37,9 @@ void register_train_command(CLI::App& app) {
                 "allow a Redis store that is not on this machine without a password");
   cmd->add_flag("--recover", o->recover,
                 "rebuild a missing or damaged trainer.ckpt, best.ckpt, state.yaml, arena.csv or "
-                "metrics.csv from what is intact (the newest intact checkpoints, metrics.csv's gate "
-                "rows, log.txt) instead of refusing to continue; an intact best.ckpt is never "
-                "replaced by an older generation");
+                "metrics.csv from what is intact (the newest intact checkpoints, metrics.csv's "
+                "gate rows, log.txt) instead of refusing to continue; an intact best.ckpt is "
+                "never replaced by an older generation");
   cmd->footer("Config keys (section.key, default, meaning):\n" + config::describe_keys());
   cmd->callback([o, store] {
     if (!store->empty()) {

@@ -1,7 +1,8 @@
 // Self-play's sink on a run spread over machines: each batch of finished games goes to the run's
-// stream (store/run_channel.h) in one round trip, stamped with the node's name and the run id. While the server is
-// away it retries; the self-play threads meanwhile wait on their bounded queue, so no game is lost
-// and nothing grows without bound. It gives up (RedisStopped) only when the stop flag is set.
+// stream (store/run_channel.h) in one round trip, stamped with the node's name and the run id.
+// While the server is away it retries; the self-play threads meanwhile wait on their bounded
+// queue, so no game is lost and nothing grows without bound. It gives up (RedisStopped) only when
+// the stop flag is set.
 #pragma once
 
 #include <atomic>

@@ -30,7 +30,7 @@ using oppidum::test_util::RedisServerOptions;
 using oppidum::test_util::run_shell;
 using oppidum::test_util::wait_until;
 
-// OPPIDUM_TEST_BINARY runs the scenarios against another build (e.g. an older one, to see them fail).
+// OPPIDUM_TEST_BINARY runs the scenarios against another build (an older one, to see them fail).
 const std::string kBinary =
     std::getenv("OPPIDUM_TEST_BINARY") ? std::getenv("OPPIDUM_TEST_BINARY") : OPPIDUM_BINARY;
 const std::string kConfig = OPPIDUM_TINY_CONFIG;
@@ -346,7 +346,8 @@ TEST(FaultCluster, ARunOwnsItsKeyAndHasOneTrainer) {
 
   BackgroundProcess live(trainer(url, a, "--set run.max_generations=1000"));
   BackgroundProcess w(worker(url, "w", a.string() + ".w"));
-  ASSERT_TRUE(wait_until([&] { return read_file(a / "log.txt").find("(session 2") != std::string::npos; }, 60s));
+  ASSERT_TRUE(wait_until(
+      [&] { return read_file(a / "log.txt").find("(session 2") != std::string::npos; }, 60s));
   std::this_thread::sleep_for(1s);
   run_shell("cp -r " + a.string() + " " + c.string() + " 2>/dev/null");
   const std::string sessions = read_file(c / "state.yaml");
@@ -380,7 +381,8 @@ TEST(FaultCluster, RedisRestartedWithoutItsDataGetsEverythingBack) {
   redis.restart();
   ASSERT_EQ(entries_added(redis, "amnesia"), -1) << "the server kept its data";
   BackgroundProcess w2(worker(url, "w2", dir.string() + ".w2"));
-  ASSERT_TRUE(wait_until([&] { return read_file(dir.string() + ".w2").find("playing") != std::string::npos; }, 90s))
+  ASSERT_TRUE(wait_until(
+      [&] { return read_file(dir.string() + ".w2").find("playing") != std::string::npos; }, 90s))
       << "a new worker got nothing to play with: " << read_file(dir.string() + ".w2");
   const long long before = entries_added(redis, "amnesia");
   ASSERT_TRUE(wait_until([&] { return entries_added(redis, "amnesia") > before + 50; }, 60s));
@@ -412,7 +414,8 @@ TEST(FaultCluster, SelfplayMinutesHoldWhileWaiting) {
   EXPECT_NE(r.out.find("stopped before playing"), std::string::npos) << r.out;
   const std::string url = redis.url("nobody");
   redis.kill9();
-  r = run_shell("timeout 60 " + kBinary + " selfplay --store " + url + " --node w --minutes 0.05 2>&1");
+  r = run_shell("timeout 60 " + kBinary + " selfplay --store " + url +
+                " --node w --minutes 0.05 2>&1");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("lost redis://"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("stopped before playing"), std::string::npos) << r.out;

@@ -57,7 +57,6 @@ class Intake {
   std::int64_t games() const { return games_; }              // games of the run so far
   std::int64_t from_stream() const { return from_stream_; }  // of which read from the stream
   std::int64_t dropped() const { return dropped_; }
-  std::int64_t foreign() const { return foreign_; }         // stream entries of other runs
   std::size_t chunks() const { return chunks_read_; }
   std::int64_t stream_lag() const { return lag_; }           // entries not read yet (estimate)
   std::int64_t stream_evicted() const { return evicted_; }   // known when last caught up

@@ -168,7 +168,8 @@ std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std
   return gates;
 }
 
-// What log.txt says: the highest "(session N", 0 when there is none, and the last "run id X".
+// What log.txt says: the highest "(session N", 0 when there is none, and the run id that the
+// last session line names ("starting run ... (session N): ...; run id X").
 RunState state_from_log(const fs::path& log) {
   RunState s;
   std::string text;
@@ -177,13 +178,14 @@ RunState state_from_log(const fs::path& log) {
   } catch (const util::FileError&) {
     return s;
   }
-  const std::string session = "(session ", run_id = "run id ";
-  for (auto at = text.find(session); at != std::string::npos; at = text.find(session, at + 1))
+  const std::string session = "(session ", run_id = "; run id ";
+  for (auto at = text.find(session); at != std::string::npos; at = text.find(session, at + 1)) {
     s.sessions = std::max<std::uint64_t>(
         s.sessions, std::strtoull(text.c_str() + at + session.size(), nullptr, 10));
-  const auto at = text.rfind(run_id);
-  if (at != std::string::npos) {
-    const std::size_t from = at + run_id.size();
+    const auto end = text.find('\n', at);
+    const auto id = text.find(run_id, at);
+    if (id == std::string::npos || id > end) continue;
+    const std::size_t from = id + run_id.size();
     const std::size_t to = text.find_first_not_of("0123456789abcdef", from);
     s.run_id = text.substr(from, (to == std::string::npos ? text.size() : to) - from);
   }

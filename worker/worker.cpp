@@ -97,48 +97,57 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
     return summary;
   };
 
-  // The run's config, id and network, once the trainer has published them.
+  // The run's config, network and id, once the trainer has published them. A network for
+  // another game or encoding is refused at once, before the run id is waited for.
   log("node " + node + " joining " + url.to_string() + "; " + model::tune_cpu_runtime());
-  std::string yaml, run_id;
+  std::string run_id;
+  std::optional<config::RunConfig> config;
   std::optional<store::PublishedNetwork> published;
+  std::optional<model::Checkpoint> network;
   try {
-    for (bool said = false; !quit.load();) {
-      if (auto text = channel.config()) {
-        yaml = *text;
+    for (bool said = false, said_owner = false; !quit.load();) {
+      const auto text = channel.config();
+      if (text && (published = channel.network())) {
+        config = config::parse_config(*text, url.key("config"));
+        network = checked_network(*published, game_by_name(config->run.game));
         run_id = channel.owner();
-        if (!run_id.empty() && (published = channel.network())) break;
+        if (!run_id.empty()) break;
+        if (!said_owner)
+          log("the run's config and network are there but not its run id (" + url.key("owner") +
+              "): waiting for its trainer (one of a version before run ids never writes it: use "
+              "a worker of the trainer's version)");
+        said_owner = true;
+      } else if (!said) {
+        log("waiting for the trainer to publish the run's config and network");
+        said = true;
       }
-      if (!said) log("waiting for the trainer to publish the run's config and network");
-      said = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   } catch (const store::RedisStopped&) {
   }
   if (quit.load()) return stopped_waiting();
-  const config::RunConfig config = config::parse_config(yaml, url.key("config"));
-  const Game& game = game_by_name(config.run.game);
-  model::Checkpoint network = checked_network(*published, game);
+  const Game& game = game_by_name(config->run.game);
   std::int64_t version = published->info.version;
   std::atomic<std::int64_t> network_step{published->info.step};
 
-  model::BackendOptions backend = trainer::backend_options(config.inference);
+  model::BackendOptions backend = trainer::backend_options(config->inference);
   backend.kind = model::BackendKind::kEigen;  // a worker runs on the CPU, without LibTorch
   backend.device = model::Device::kCpu;
   backend.half = false;
-  model::InferenceServerOptions server_options = trainer::server_options(config.inference);
+  model::InferenceServerOptions server_options = trainer::server_options(config->inference);
   server_options.cuda_devices.clear();
-  model::InferenceServer server(game, network, backend, server_options);
+  model::InferenceServer server(game, *network, backend, server_options);
   std::uint64_t session = 0;
   try {
     session = channel.new_session();
   } catch (const store::RedisStopped&) {
     return stopped_waiting();
   }
-  selfplay::SelfPlaySettings settings = trainer::selfplay_settings(config, session);
-  settings.seed = store::node_seed(config.run.seed, node);
-  settings.threads = options.threads > 0 ? options.threads : std::max(1, config.selfplay.threads);
+  selfplay::SelfPlaySettings settings = trainer::selfplay_settings(*config, session);
+  settings.seed = store::node_seed(config->run.seed, node);
+  settings.threads = options.threads > 0 ? options.threads : std::max(1, config->selfplay.threads);
   std::atomic<bool> closing{false};
-  store::RedisGameSink sink(url, node, run_id, config.run.stream_max_games, log, &closing);
+  store::RedisGameSink sink(url, node, run_id, config->run.stream_max_games, log, &closing);
   selfplay::SelfPlay selfplay(server, sink, settings, [&] { return network_step.load(); });
   log("playing " + game.name() + " with generation " + std::to_string(published->info.generation) +
       " (step " + std::to_string(published->info.step) + "), " + std::to_string(settings.threads) +
