@@ -166,14 +166,21 @@ class Session {
       if (!folder_->exists()) check_new_run();
     }
     new_run_ = !folder_->exists();
+    if (!new_run_) {  // made by another process meanwhile: its own network, not ours
+      initial_.reset();
+      server_.reset();
+    }
     log_ = make_logger(paths_);
   }
 
   // What a new run needs beyond its config and anchor (resolve), checked before its folder exists
-  // (its config is frozen once it does): the initial network, and the Redis store (reachable, the
-  // credentials accepted, its keys free).
+  // (its config is frozen once it does): the initial network, the inference server on it, and the
+  // Redis store (reachable, the credentials accepted, its keys free).
   void check_new_run() {
     initial_ = make_trainer()->checkpoint("initial network");
+    server_ = std::make_unique<model::InferenceServer>(*game_, *initial_,
+                                                       backend_options(config_.inference),
+                                                       server_options(config_.inference));
     if (url_) {
       store::RunChannel channel(
           *url_, [](const std::string& line) { std::fprintf(stderr, "redis: %s\n", line.c_str()); },
@@ -296,9 +303,10 @@ class Session {
                                        config_.training.steps_per_generation, options_.recover, log);
     best_step_ = resumed.best_step;
     pending_gate_ = resumed.pending_gate;
-    server_ = model::make_net_evaluator(*game_, paths_.best().string(),
-                                        backend_options(config_.inference),
-                                        server_options(config_.inference));
+    if (!server_)  // a new run's is already on its initial network, which best.ckpt holds
+      server_ = model::make_net_evaluator(*game_, paths_.best().string(),
+                                          backend_options(config_.inference),
+                                          server_options(config_.inference));
     store_ = std::make_unique<selfplay::FolderReplayStore>(
         paths_.games().string(), selfplay::FolderReplayStore::Mode::kOwner);
     if (state_.run_id.empty()) state_.run_id = store::random_id();  // a run from before run ids
