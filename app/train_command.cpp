@@ -32,7 +32,8 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--store", *store,
                   "a Redis store for self-play on many machines: redis://[user[:password]@]host"
                   "[:port]/RUN (sets run.store; the password may come from OPPIDUM_REDIS_PASSWORD "
-                  "and is never written to the run folder)");
+                  "and is never written to the run folder; a run owns RUN's keys: a new run needs "
+                  "keys no other run uses, and a run has one trainer)");
   cmd->add_flag("--insecure", o->insecure,
                 "allow a Redis store that is not on this machine without a password");
   cmd->add_flag("--recover", o->recover,
