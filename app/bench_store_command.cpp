@@ -100,7 +100,7 @@ void run_bench_store(const BenchStoreOptions& o) {
         for (std::size_t i = static_cast<std::size_t>(t); !stop.load(); i += 7) {
           batch.push_back(records[i % records.size()]);
           if (static_cast<int>(batch.size()) < o.batch) continue;
-          channel.push_games("bench-" + std::to_string(t), batch, 1000000);
+          channel.push_games("bench-" + std::to_string(t), "bench", batch, 1000000);
           games += static_cast<std::int64_t>(batch.size());
           for (const auto& r : batch) plies += static_cast<std::int64_t>(r.moves.size());
           batch.clear();

@@ -32,12 +32,15 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--store", *store,
                   "a Redis store for self-play on many machines: redis://[user[:password]@]host"
                   "[:port]/RUN (sets run.store; the password may come from OPPIDUM_REDIS_PASSWORD "
-                  "and is never written to the run folder)");
+                  "and is never written to the run folder; a run owns RUN's keys: a new run needs "
+                  "keys no other run uses, and a run has one trainer)");
   cmd->add_flag("--insecure", o->insecure,
                 "allow a Redis store that is not on this machine without a password");
   cmd->add_flag("--recover", o->recover,
-                "rebuild a missing or damaged trainer.ckpt, best.ckpt or state.yaml from the "
-                "newest intact checkpoints instead of refusing to continue");
+                "rebuild a missing or damaged trainer.ckpt, best.ckpt, state.yaml, arena.csv or "
+                "metrics.csv from what is intact (the newest intact checkpoints, metrics.csv's "
+                "gate rows, log.txt) instead of refusing to continue; an intact best.ckpt is "
+                "never replaced by an older generation");
   cmd->footer("Config keys (section.key, default, meaning):\n" + config::describe_keys());
   cmd->callback([o, store] {
     if (!store->empty()) {

@@ -4,7 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <stdexcept>
+
+#include "util/file_io.h"
 
 namespace oppidum::selfplay {
 namespace fs = std::filesystem;
@@ -13,6 +17,27 @@ namespace {
 constexpr const char* kPrefix = "chunk-";
 constexpr const char* kSuffix = ".bin";
 constexpr std::size_t kMaxDigits = 18;  // below 2^63: every such number fits
+
+const util::CsvTable::Row kIndexHeader = {"chunk", "games", "positions", "bytes"};
+
+// The least a chunk can hold: a 16-byte file header; per record an 8-byte frame and a payload of
+// at least 30 bytes (format version 1, no moves); per move at least 9 bytes (action, root value,
+// flags, visit count). docs/FORMATS.md, "Game records".
+constexpr std::int64_t kFileHeaderBytes = 16, kMinRecordBytes = 38, kMinMoveBytes = 9;
+
+std::string chunk_name(std::uint64_t number) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s%08llu%s", kPrefix, static_cast<unsigned long long>(number),
+                kSuffix);
+  return name;
+}
+
+// A whole number of at most 15 digits (so that sums of a few never overflow), or nothing.
+std::optional<std::int64_t> count_of(const std::string& text) {
+  if (text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(text);
+}
 
 // The digits of a chunk file name (`chunk-<digits>.bin`), or empty for any other name.
 std::string chunk_digits(const std::string& name) {
@@ -42,24 +67,104 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
       fs::remove(entry.path(), ec);
     }
   }
+  open_index();
   for (const std::string& path : chunks()) {
     const std::string digits = chunk_digits(fs::path(path).filename().string());
     next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(digits) + 1);
   }
-  index_ = std::make_unique<util::CsvTable>((fs::path(folder_) / "index.csv").string(),
-                                            util::CsvTable::Row{"chunk", "games", "positions"},
-                                            false);
+  for (const auto& row : index_->rows())  // chunks that are gone keep their numbers
+    next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(row[0]) + 1);
+}
+
+void FolderReplayStore::open_index() {
+  const std::string path = (fs::path(folder_) / "index.csv").string();
+  try {
+    index_ = std::make_unique<util::CsvTable>(path, kIndexHeader, false);
+  } catch (const util::FileError& e) {  // not a table of this layout: one line for the log
+    std::string why = e.what();
+    if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
+    for (char& c : why)
+      if (c == '\n') c = ' ';
+    rebuild_index(why);
+    return;
+  }
+  const std::string why = index_disagreement();
+  if (!why.empty()) rebuild_index(why);
+}
+
+std::string FolderReplayStore::index_disagreement() const {
+  if (index_->dropped_on_open() > 0)
+    return std::to_string(index_->dropped_on_open()) + " cut-off or malformed row(s)";
+  std::map<std::uint64_t, std::int64_t> bytes_on_disk;  // chunk number -> file size
+  for (const std::string& path : chunks()) {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    bytes_on_disk[std::stoull(chunk_digits(fs::path(path).filename().string()))] =
+        ec ? -1 : static_cast<std::int64_t>(size);
+  }
+  std::set<std::int64_t> listed;
+  const auto& rows = index_->rows();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const util::CsvTable::Row& row = rows[i];
+    const std::string where = "row " + std::to_string(i + 2);
+    const auto chunk = count_of(row[0]), games = count_of(row[1]), positions = count_of(row[2]),
+               bytes = count_of(row[3]);
+    if (!chunk || !games || !positions || (!row[3].empty() && !bytes))
+      return where + " is not a chunk number and three counts (\"" +
+             util::CsvTable::format(row).substr(0, 60) + "\")";
+    const std::string name = chunk_name(static_cast<std::uint64_t>(*chunk));
+    if (!listed.insert(*chunk).second) return where + " lists " + name + " a second time";
+    const auto on_disk = bytes_on_disk.find(static_cast<std::uint64_t>(*chunk));
+    if (on_disk == bytes_on_disk.end()) {
+      if (*games > 0 || *positions > 0)
+        return where + " counts " + std::to_string(*games) + " games in " + name +
+               ", which is not there";
+      continue;  // a chunk that is gone, kept so that its number is never used again
+    }
+    if (bytes && *bytes != on_disk->second)
+      return where + " says " + name + " has " + std::to_string(*bytes) + " bytes; it has " +
+             std::to_string(on_disk->second);
+    if (kFileHeaderBytes + *games * kMinRecordBytes + *positions * kMinMoveBytes > on_disk->second)
+      return where + " counts " + std::to_string(*games) + " games and " +
+             std::to_string(*positions) + " positions in " + name + ", more than its " +
+             std::to_string(on_disk->second) + " bytes can hold";
+  }
+  return "";
+}
+
+void FolderReplayStore::rebuild_index(const std::string& why) {
+  const std::string path = (fs::path(folder_) / "index.csv").string();
+  std::map<std::uint64_t, util::CsvTable::Row> rows;
+  if (index_)  // the numbers of chunks that are gone are kept
+    for (const auto& row : index_->rows())
+      if (const auto chunk = count_of(row[0]))
+        rows[static_cast<std::uint64_t>(*chunk)] = {row[0], "0", "0", ""};
+  const auto chunk_paths = chunks();
+  for (const std::string& chunk : chunk_paths) {
+    const std::uint64_t number = std::stoull(chunk_digits(fs::path(chunk).filename().string()));
+    const ReadResult read = read_game_file(chunk);
+    std::int64_t positions = 0;
+    for (const GameRecord& g : read.records) positions += static_cast<std::int64_t>(g.moves.size());
+    std::error_code ec;
+    const auto bytes = fs::file_size(chunk, ec);
+    rows[number] = {std::to_string(number), std::to_string(read.records.size()),
+                    std::to_string(positions), ec ? "" : std::to_string(bytes)};
+  }
+  std::string text = util::CsvTable::format(kIndexHeader) + "\n";
+  for (const auto& [number, row] : rows) text += util::CsvTable::format(row) + "\n";
+  index_.reset();
+  util::write_file_atomically(path, text);
+  index_ = std::make_unique<util::CsvTable>(path, kIndexHeader, false);
+  index_repair_ = path + ": " + why + "; rebuilt it from the " +
+                  std::to_string(chunk_paths.size()) + " chunks";
 }
 
 std::map<std::string, FolderReplayStore::ChunkSize> FolderReplayStore::sizes() const {
   std::map<std::string, ChunkSize> out;
   if (!index_) return out;
-  for (const auto& row : index_->rows()) {
-    char name[64];
-    std::snprintf(name, sizeof name, "%s%08llu%s", kPrefix, std::strtoull(row[0].c_str(), nullptr, 10),
-                  kSuffix);
-    out[(fs::path(folder_) / name).string()] = {std::atoll(row[1].c_str()), std::atoll(row[2].c_str())};
-  }
+  for (const auto& row : index_->rows())
+    out[(fs::path(folder_) / chunk_name(std::stoull(row[0]))).string()] = {std::stoll(row[1]),
+                                                                          std::stoll(row[2])};
   return out;
 }
 
@@ -68,13 +173,14 @@ void FolderReplayStore::append(const std::vector<GameRecord>& games) {
     throw std::logic_error("FolderReplayStore::append on the read-only store " + folder_);
   if (games.empty()) return;
   std::lock_guard<std::mutex> lock(append_mutex_);
-  char name[64];
-  std::snprintf(name, sizeof name, "%s%08llu%s", kPrefix,
-                static_cast<unsigned long long>(next_chunk_), kSuffix);
-  write_game_file((fs::path(folder_) / name).string(), games);
+  const std::string path = (fs::path(folder_) / chunk_name(next_chunk_)).string();
+  write_game_file(path, games);
   std::int64_t positions = 0;
   for (const GameRecord& g : games) positions += static_cast<std::int64_t>(g.moves.size());
-  index_->append({std::to_string(next_chunk_), std::to_string(games.size()), std::to_string(positions)});
+  std::error_code ec;
+  const auto bytes = fs::file_size(path, ec);
+  index_->append({std::to_string(next_chunk_), std::to_string(games.size()),
+                  std::to_string(positions), ec ? "" : std::to_string(bytes)});
   ++next_chunk_;
 }
 

@@ -16,9 +16,16 @@
 // named like a chunk, and a chunk number too large to be one, are skipped and named in problems().
 //
 // The owner also keeps `index.csv` beside the chunks: one line per chunk it wrote (chunk number,
-// games, positions), appended after the chunk is in place. With it a restarted trainer knows how
-// many positions the old chunks hold without reading them, and reads only the newest ones its
+// games, positions, bytes), appended after the chunk is in place. With it a restarted trainer knows
+// how many positions the old chunks hold without reading them, and reads only the newest ones its
 // window needs. A chunk without its line (a kill between the two writes) is simply read.
+//
+// The index is checked, not trusted: when the owner opens the store, every row is checked against
+// its chunk (a whole row of numbers, one row per chunk, the chunk there, the games no more than the
+// chunk's header holds, the positions no more than its bytes can hold, the bytes the file's size).
+// An index that disagrees, or that is not an index at all, is rebuilt by reading every chunk
+// (index_repair() says why). A chunk number is never used twice: a row for a chunk that is gone
+// stays in the index with 0 games, and the next number is above every number on disk or in it.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +51,10 @@ class FolderReplayStore final : public GameSink {
  public:
   enum class Mode { kOwner, kReadOnly };
 
-  // kOwner: creates the folder if needed, continues numbering after the chunks already there, and
-  // removes the `.tmp` files of its own interrupted writes. kReadOnly: throws std::runtime_error
-  // when the folder does not exist; never writes.
+  // kOwner: creates the folder if needed, removes the `.tmp` files of its own interrupted writes,
+  // checks the index (rebuilding it when it disagrees with the chunks) and continues numbering
+  // above every chunk number seen. kReadOnly: throws std::runtime_error when the folder does not
+  // exist; never writes.
   FolderReplayStore(std::string folder, Mode mode);
 
   // Throws std::logic_error on a read-only store.
@@ -64,12 +72,20 @@ class FolderReplayStore final : public GameSink {
   };
   // Owner only: the sizes index.csv records, by chunk file path.
   std::map<std::string, ChunkSize> sizes() const;
+  // Owner only: why index.csv was rebuilt when the store was opened; empty when it held up.
+  const std::string& index_repair() const { return index_repair_; }
 
  private:
   std::string folder_;
   Mode mode_;
   std::mutex append_mutex_;
+  void open_index();
+  // Why the open index disagrees with the chunks on disk; empty when it holds up.
+  std::string index_disagreement() const;
+  void rebuild_index(const std::string& why);
+
   std::unique_ptr<util::CsvTable> index_;  // owner only
+  std::string index_repair_;
   std::uint64_t next_chunk_ = 0;
   mutable std::mutex problems_mutex_;
   mutable std::vector<std::string> problems_;

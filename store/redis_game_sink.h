@@ -1,7 +1,8 @@
 // Self-play's sink on a run spread over machines: each batch of finished games goes to the run's
-// stream (store/run_channel.h) in one round trip, stamped with the node's name. While the server is
-// away it retries; the self-play threads meanwhile wait on their bounded queue, so no game is lost
-// and nothing grows without bound. It gives up (RedisStopped) only when the stop flag is set.
+// stream (store/run_channel.h) in one round trip, stamped with the node's name and the run id.
+// While the server is away it retries; the self-play threads meanwhile wait on their bounded
+// queue, so no game is lost and nothing grows without bound. It gives up (RedisStopped) only when
+// the stop flag is set.
 #pragma once
 
 #include <atomic>
@@ -16,8 +17,8 @@ namespace oppidum::store {
 
 class RedisGameSink final : public selfplay::GameSink {
  public:
-  RedisGameSink(RedisUrl url, std::string node, std::int64_t max_length, RedisClient::Log log,
-                const std::atomic<bool>* stop);
+  RedisGameSink(RedisUrl url, std::string node, std::string run_id, std::int64_t max_length,
+                RedisClient::Log log, const std::atomic<bool>* stop);
 
   void append(const std::vector<selfplay::GameRecord>& games) override;
   std::int64_t pushed() const { return pushed_.load(); }  // games the server acknowledged
@@ -25,7 +26,7 @@ class RedisGameSink final : public selfplay::GameSink {
  private:
   std::mutex mutex_;
   RunChannel channel_;
-  std::string node_;
+  std::string node_, run_id_;
   std::int64_t max_length_;
   std::atomic<std::int64_t> pushed_{0};
 };

@@ -1,7 +1,12 @@
 #include "store/run_channel.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <stdexcept>
 
 #include "util/file_io.h"
@@ -35,7 +40,77 @@ std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
   return {digits(id.substr(0, dash)), digits(id.substr(dash + 1))};
 }
 
+// The claim of RunChannel::claim, atomic on the server. KEYS: owner, trainer, sessions, config,
+// network; ARGV: run id, lease, a lease that may be replaced ("": none), lease milliseconds,
+// sessions floor.
+constexpr const char* kClaimScript = R"lua(
+local owner = redis.call('GET', KEYS[1])
+if owner and owner ~= ARGV[1] then return {'run', owner} end
+local lease = redis.call('GET', KEYS[2])
+if lease and lease ~= ARGV[2] and lease ~= ARGV[3] then
+  return {'trainer', lease, tostring(redis.call('PTTL', KEYS[2]))}
+end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4])
+local sessions = tonumber(redis.call('GET', KEYS[3]) or '0')
+if sessions < tonumber(ARGV[5]) then
+  sessions = tonumber(ARGV[5])
+  redis.call('SET', KEYS[3], ARGV[5])
+end
+local claimed = '0'
+if not owner then
+  redis.call('SET', KEYS[1], ARGV[1])
+  claimed = '1'
+end
+return {'ok', claimed, tostring(sessions), tostring(redis.call('EXISTS', KEYS[4])),
+        redis.call('HGET', KEYS[5], 'step') or ''}
+)lua";
+
+constexpr const char* kReleaseScript = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
+)lua";
+
+// How to free a run's keys for a new run, for messages.
+std::string how_to_free(const RedisUrl& url) {
+  return "give the new run a key of its own (--store redis://" + url.host + ":" +
+         std::to_string(url.port) + "/ANOTHER_NAME), or, when the old run is done with, delete its "
+         "keys (redis-cli -h " + url.host + " -p " + std::to_string(url.port) +
+         " --scan --pattern 'oppidum:" + url.run + ":*' | xargs redis-cli -h " + url.host + " -p " +
+         std::to_string(url.port) + " del)";
+}
+
+std::string this_host() {
+  char host[256] = "host";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// Whether `lease` (lease_value's "run ID on HOST pid PID token T") is run `run_id`'s, from this
+// host, held by a process that is gone.
+bool lease_of_gone_process(const std::string& lease, const std::string& run_id) {
+  const std::string prefix = "run " + run_id + " on " + this_host() + " pid ";
+  if (lease.rfind(prefix, 0) != 0) return false;
+  const long pid = std::strtol(lease.c_str() + prefix.size(), nullptr, 10);
+  return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
 }  // namespace
+
+std::string random_id() {
+  std::random_device device;
+  std::string id;
+  char part[16];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(device()));
+    id += part;
+  }
+  return id;
+}
+
+std::string lease_value(const std::string& run_id) {
+  return "run " + run_id + " on " + this_host() + " pid " + std::to_string(getpid()) + " token " +
+         random_id();
+}
 
 std::uint64_t node_seed(std::uint64_t run_seed, const std::string& node) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -104,16 +179,82 @@ std::uint64_t RunChannel::new_session() {
   return static_cast<std::uint64_t>(client_.command({"INCR", url().key("sessions")}, stop_).integer);
 }
 
-void RunChannel::push_games(const std::string& node, const std::vector<selfplay::GameRecord>& games,
+void RunChannel::check_free() {
+  std::vector<std::vector<std::string>> commands;
+  const std::vector<std::string> names = {"owner", "trainer", "config", "network", "games"};
+  for (const std::string& name : names) commands.push_back({"EXISTS", url().key(name)});
+  const auto replies = client_.pipeline(commands, stop_);
+  std::string found;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (replies[i].integer != 0) found += (found.empty() ? "" : ", ") + url().key(names[i]);
+  if (found.empty()) return;
+  const std::string run = owner();
+  throw StoreTakenError(url().to_string() + " is in use (" + found + ")" +
+                        (run.empty() ? "" : ": it belongs to run " + run) +
+                        "; a run owns its key, so a new run never trains on another's games: " +
+                        how_to_free(url()));
+}
+
+std::string RunChannel::owner() {
+  const RedisReply r = client_.command({"GET", url().key("owner")}, stop_);
+  return r.is_nil() ? "" : r.str;
+}
+
+Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
+                        std::int64_t sessions_floor) {
+  std::string replaceable;
+  for (;;) {
+    const RedisReply r = client_.command(
+        {"EVAL", kClaimScript, "5", url().key("owner"), url().key("trainer"),
+         url().key("sessions"), url().key("config"), url().key("network"), run_id, lease,
+         replaceable, std::to_string(kLeaseSeconds * 1000), std::to_string(sessions_floor)},
+        stop_);
+    const auto at = [&](std::size_t i) -> const std::string& {
+      if (i >= r.elements.size()) throw RedisError("redis: the claim script gave a short reply");
+      return r.elements[i].str;
+    };
+    if (at(0) == "run")
+      throw StoreTakenError(url().to_string() + " belongs to another run (run id " + at(1) +
+                            "), not to this one (run id " + run_id +
+                            "): a run owns its key and trains only on its own games; " +
+                            how_to_free(url()));
+    if (at(0) == "trainer") {
+      if (at(1) != replaceable && lease_of_gone_process(at(1), run_id)) {
+        replaceable = at(1);
+        continue;
+      }
+      const std::int64_t ms = std::atoll(at(2).c_str());
+      throw StoreTakenError("another trainer holds " + url().to_string() + " (" + at(1) +
+                            ", for " + std::to_string(ms < 0 ? 0 : (ms + 999) / 1000) +
+                            " s more unless it renews it): a run has one trainer; stop that one "
+                            "first (one killed on another machine lets go within " +
+                            std::to_string(kLeaseSeconds) + " s)");
+    }
+    Claim c;
+    c.claimed = at(1) == "1";
+    c.sessions = to_int(at(2), "sessions counter");
+    c.config_published = at(3) == "1";
+    c.network_step = at(4).empty() ? -1 : to_int(at(4), "network step");
+    c.replaced = replaceable;
+    return c;
+  }
+}
+
+void RunChannel::release(const std::string& lease) {
+  client_.command({"EVAL", kReleaseScript, "1", url().key("trainer"), lease}, stop_);
+}
+
+void RunChannel::push_games(const std::string& node, const std::string& run_id,
+                            const std::vector<selfplay::GameRecord>& games,
                             std::int64_t max_length) {
   if (games.empty()) return;
   std::vector<std::vector<std::string>> commands;
   for (const selfplay::GameRecord& g : games) {
     const std::string record = selfplay::encode_record(g);
     commands.push_back({"XADD", url().key("games"), "MAXLEN", "~", std::to_string(max_length), "*",
-                        "node", node, "network", std::to_string(g.network_step), "format",
-                        std::to_string(selfplay::kRecordFormatVersion), "record", record, "crc32",
-                        std::to_string(util::crc32(record.data(), record.size()))});
+                        "node", node, "run", run_id, "network", std::to_string(g.network_step),
+                        "format", std::to_string(selfplay::kRecordFormatVersion), "record", record,
+                        "crc32", std::to_string(util::crc32(record.data(), record.size()))});
   }
   client_.pipeline(commands, stop_);
 }
@@ -129,6 +270,7 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
     entry.id = e.elements.at(0).str;
     auto f = fields_of(e.elements.at(1));
     entry.node = f["node"];
+    entry.run = f["run"];
     try {
       if (!f.count("record") || !f.count("crc32") || !f.count("format"))
         throw std::runtime_error("missing fields");

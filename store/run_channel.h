@@ -1,14 +1,21 @@
 // One run's keys on a Redis server, and the operations the trainer node and the self-play worker
 // nodes perform on them (docs/DISTRIBUTED.md lists who writes and who reads what):
 //
+//   oppidum:RUN:owner     string  the run id of the run that owns these keys; the trainer writes it
+//                                 when it first starts on them, and no other run's trainer starts
+//   oppidum:RUN:trainer   string  the lease of the run's one trainer ("run ID on HOST pid PID token
+//                                 T"), expiring kLeaseSeconds after its last renewal (every few
+//                                 seconds); another trainer is refused while it is held, unless it
+//                                 is of the same run on the same host and its process is gone
 //   oppidum:RUN:config    string  the run's effective config (YAML); the trainer writes it
 //   oppidum:RUN:network   hash    the best network: checkpoint (the checkpoint file's bytes),
 //                                 crc32, step, generation, game, encoding_version, and version
 //                                 (raised by one on every publication); the trainer writes it in
 //                                 one command, so a reader never sees a mixed state
-//   oppidum:RUN:games     stream  one entry per finished game: node, network (its step), format
-//                                 (the record format version), record (encode_record's bytes),
-//                                 crc32 of the record; capped with XADD MAXLEN ~
+//   oppidum:RUN:games     stream  one entry per finished game: node, run (the run id), network (its
+//                                 step), format (the record format version), record
+//                                 (encode_record's bytes), crc32 of the record; capped with XADD
+//                                 MAXLEN ~
 //   oppidum:RUN:sessions  counter starts of self-play nodes (each start plays new games)
 //   oppidum:RUN:nodes     hash    node -> "beats games positions", updated every few seconds
 //
@@ -47,6 +54,7 @@ struct PublishedNetwork {
 struct StreamEntry {
   std::string id;
   std::string node;
+  std::string run;      // the run id it was pushed for ("": none, a node of an older version)
   std::string problem;  // non-empty: the entry is damaged (missing field, CRC, undecodable)
   selfplay::GameRecord record;
 };
@@ -61,6 +69,26 @@ struct NodeBeat {
   std::int64_t beats = 0, games = 0, positions = 0;
 };
 
+// How long a trainer's lease lasts after its last renewal.
+inline constexpr int kLeaseSeconds = 60;
+
+// What a trainer's claim (or renewal) of a run's keys found.
+struct Claim {
+  // The owner key was missing and now names this run: its first start on these keys, or a server
+  // that lost its data (then nothing the workers need is there until the trainer publishes it).
+  bool claimed = false;
+  std::int64_t sessions = 0;       // the sessions counter now
+  bool config_published = false;   // the config key is there
+  std::int64_t network_step = -1;  // the published network's step; -1: none
+  std::string replaced;  // the lease of a trainer of this run whose process is gone, taken over
+};
+
+// The keys belong to another run, or another trainer holds the run's lease; the message says who
+// and what to do.
+class StoreTakenError : public RedisError {
+ public:
+  using RedisError::RedisError;
+};
 class RunChannel {
  public:
   RunChannel(RedisUrl url, RedisClient::Log log, const std::atomic<bool>* stop = nullptr);
@@ -80,9 +108,26 @@ class RunChannel {
 
   std::uint64_t new_session();
 
-  // XADDs each record (one round trip for all), capping the stream near `max_length` entries.
-  void push_games(const std::string& node, const std::vector<selfplay::GameRecord>& games,
-                  std::int64_t max_length);
+  // A new run needs keys of its own: throws StoreTakenError when any of the run's keys (owner,
+  // trainer lease, config, network, games) exists.
+  void check_free();
+  // The run id that owns the keys; "" when none does (no trainer yet, or the server lost its data).
+  std::string owner();
+  // In one step (a Lua script): refuses, with StoreTakenError, keys owned by another run or a
+  // lease held by another trainer; takes or renews the lease `lease` (made by lease_value) for
+  // kLeaseSeconds; makes `run_id` the owner when there is none; raises the sessions counter to at
+  // least `sessions_floor` (it restarts low when the server lost its data); and says what is
+  // published. A lease of this run from this host whose process is gone (a trainer killed moments
+  // ago) is taken over at once; one from another host is waited out (it expires). Called at the
+  // trainer's start and every few seconds after.
+  Claim claim(const std::string& run_id, const std::string& lease, std::int64_t sessions_floor);
+  // Gives the lease up (a clean stop) when it is still `lease`.
+  void release(const std::string& lease);
+
+  // XADDs each record (one round trip for all), stamped with the node and the run id, capping
+  // the stream near `max_length` entries.
+  void push_games(const std::string& node, const std::string& run_id,
+                  const std::vector<selfplay::GameRecord>& games, std::int64_t max_length);
   // Up to `count` entries after `after` ("0-0" for the start), oldest first; never blocks.
   std::vector<StreamEntry> read_games(const std::string& after, int count);
   StreamInfo stream_info();
@@ -98,6 +143,12 @@ class RunChannel {
   RedisClient client_;
   const std::atomic<bool>* stop_;
 };
+
+// A random id of 32 hex digits (128 bits from std::random_device): run ids and lease tokens.
+std::string random_id();
+
+// A lease value for a trainer of run `run_id` on this machine (host, pid and a random token).
+std::string lease_value(const std::string& run_id);
 
 // The self-play seed of a node: the run seed mixed with the node's name (FNV-1a), so that nodes
 // differ even before their session numbers (unique over all starts) are mixed in.

@@ -30,12 +30,16 @@ using oppidum::test_util::RedisServerOptions;
 using oppidum::test_util::run_shell;
 using oppidum::test_util::wait_until;
 
-const std::string kBinary = OPPIDUM_BINARY;
+// OPPIDUM_TEST_BINARY runs the scenarios against another build (an older one, to see them fail).
+const std::string kBinary =
+    std::getenv("OPPIDUM_TEST_BINARY") ? std::getenv("OPPIDUM_TEST_BINARY") : OPPIDUM_BINARY;
 const std::string kConfig = OPPIDUM_TINY_CONFIG;
 
+// An empty place for a run folder; the logs of earlier runs beside it (name.out, .w, ...) go too.
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::path(::testing::TempDir()) / ("cluster_" + name);
   fs::remove_all(dir);
+  for (const char* log : {".out", ".w", ".w1", ".w2", ".a", ".b"}) fs::remove(dir.string() + log);
   return dir;
 }
 
@@ -91,6 +95,52 @@ std::set<std::string> kept_origins(const fs::path& dir, std::size_t* games,
     }
   }
   return origins;
+}
+
+// The run id that owns `run`'s keys; empty when none does.
+std::string owner_of(const RedisServer& server, const std::string& run) {
+  const std::string reply = server.command({"GET", "oppidum:" + run + ":owner"});
+  if (reply.rfind("$-1", 0) == 0 || reply.front() != '$') return "";
+  const auto start = reply.find("\r\n") + 2;
+  return reply.substr(start, reply.find("\r\n", start) - start);
+}
+
+// A real finished game of random moves, as a record.
+oppidum::selfplay::GameRecord random_game(std::uint64_t seed) {
+  const oppidum::Game& game = oppidum::game_by_name("mg");
+  auto state = game.initial_state();
+  oppidum::selfplay::GameRecord r;
+  r.game = "mg";
+  r.start = state->to_string();
+  r.seed = seed;
+  oppidum::ActionList legal;
+  std::uint64_t x = seed;
+  for (state->legal_actions(legal); !legal.empty(); state->legal_actions(legal)) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    oppidum::selfplay::MoveRecord m;
+    m.action = static_cast<std::uint16_t>(legal[static_cast<int>((x >> 33) % legal.size())]);
+    m.visits = {{m.action, 3}};
+    r.moves.push_back(m);
+    state->apply(m.action);
+  }
+  r.result = static_cast<std::int8_t>(state->result(0));
+  for (int p = 0; p < 2; ++p) r.score[p] = static_cast<std::int16_t>(state->score(p));
+  return r;
+}
+
+// XADDs `record` to `run`'s stream as node `node` of run id `run_id` (none when empty).
+void push_entry(const RedisServer& server, const std::string& run, const std::string& node,
+                const std::string& run_id, const std::string& record, const std::string& crc) {
+  std::vector<std::string> args = {"XADD", "oppidum:" + run + ":games", "*", "node", node};
+  if (!run_id.empty()) args.insert(args.end(), {"run", run_id});
+  args.insert(args.end(), {"network", "0", "format", "2", "record", record, "crc32", crc});
+  server.command(args);
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 // Every entry of the stream is a whole game that replays.
@@ -217,13 +267,18 @@ TEST(FaultCluster, AWorkerOfAnotherVersionIsRefused) {
 }
 
 // Entries that fail their checksum or replay an illegal move are dropped and counted, never
-// trained on.
+// trained on. Entries of another run (or of none: a node of an older version), valid games
+// included, are never trained on either: skipped, counted, and said once per run, not per entry
+// (issue 25: a trainer used to train on another run's games, or log every one it dropped).
 TEST(FaultCluster, DamagedOrIllegalEntriesAreDroppedAndCounted) {
   RedisServer redis;
   const std::string url = redis.url("damage");
   const fs::path dir = fresh_dir("damage");
-  redis.command({"XADD", "oppidum:damage:games", "*", "node", "evil", "network", "0", "format",
-                 "2", "record", "garbage", "crc32", "1"});
+  BackgroundProcess train(trainer(url, dir, "--set run.max_generations=2"));
+  ASSERT_TRUE(wait_until([&] { return !owner_of(redis, "damage").empty(); }, 60s))
+      << read_file(dir.string() + ".out");
+  const std::string run_id = owner_of(redis, "damage");
+  push_entry(redis, "damage", "evil", run_id, "garbage", "1");
   oppidum::selfplay::GameRecord illegal;
   illegal.game = "mg";
   illegal.start = "tttttttt/......../......../......../......../......../TTTTTTTT L";
@@ -236,20 +291,149 @@ TEST(FaultCluster, DamagedOrIllegalEntriesAreDroppedAndCounted) {
     while (legal.contains(m.action)) ++m.action;  // not a legal first move
   }
   illegal.moves.push_back(m);
+  const auto crc_of = [](const std::string& record) {
+    return std::to_string(oppidum::util::crc32(record.data(), record.size()));
+  };
   const std::string record = oppidum::selfplay::encode_record(illegal);
-  redis.command({"XADD", "oppidum:damage:games", "*", "node", "evil", "network", "0", "format",
-                 "2", "record", record, "crc32",
-                 std::to_string(oppidum::util::crc32(record.data(), record.size()))});
+  push_entry(redis, "damage", "evil", run_id, record, crc_of(record));
+  for (int i = 0; i < 300; ++i) {
+    const std::string good = oppidum::selfplay::encode_record(random_game(1000 + i));
+    push_entry(redis, "damage", "other", "0123456789abcdef0123456789abcdef", good, crc_of(good));
+  }
+  const std::string good = oppidum::selfplay::encode_record(random_game(7));
+  push_entry(redis, "damage", "old", "", good, crc_of(good));
   BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
-  BackgroundProcess train(trainer(url, dir, "--set run.max_generations=2"));
   ASSERT_EQ(train.wait_for(180s).value_or(-1), 0) << read_file(dir.string() + ".out");
   const std::string log = read_file(dir / "log.txt");
   EXPECT_NE(log.find("does not match its CRC-32"), std::string::npos) << log;
   EXPECT_NE(log.find("is illegal"), std::string::npos) << log;
   EXPECT_NE(log.find("2 dropped"), std::string::npos) << log;
+  EXPECT_EQ(count_of(log, "skipping entries of another run"), 1u) << log;
+  EXPECT_EQ(count_of(log, "skipping entries of no run"), 1u) << log;
+  EXPECT_NE(log.find("skipped 301 of other runs"), std::string::npos) << log;
   std::size_t kept = 0;
-  const auto origins = kept_origins(dir, &kept);
+  std::set<std::string> nodes;
+  kept_origins(dir, &kept, &nodes);
   EXPECT_GT(kept, 0u);
+  EXPECT_EQ(nodes.count("other"), 0u) << "another run's games were trained on";
+  EXPECT_EQ(nodes.count("old"), 0u) << "a game without a run id was trained on";
+}
+
+// A run owns its key (issue 25): a new run on a key used before is refused before it creates
+// anything, instead of training on the old run's games; a second trainer of a run (here a copy of
+// its folder) is refused while the first lives, and the refusal counts no session.
+TEST(FaultCluster, ARunOwnsItsKeyAndHasOneTrainer) {
+  RedisServer redis;
+  const std::string url = redis.url("owned");
+  const fs::path a = fresh_dir("owned_a"), b = fresh_dir("owned_b"), c = fresh_dir("owned_c");
+  {
+    BackgroundProcess w(worker(url, "w", a.string() + ".w"));
+    const auto r = run_shell("timeout 180 " + trainer(url, a, "--set run.max_generations=1"));
+    ASSERT_EQ(r.status, 0) << read_file(a.string() + ".out");
+    w.signal(SIGINT);
+    EXPECT_EQ(w.wait_for(30s).value_or(-1), 0);
+  }
+  const std::string run_id = owner_of(redis, "owned");
+  EXPECT_EQ(run_id.size(), 32u);
+  EXPECT_NE(read_file(a / "state.yaml").find(run_id), std::string::npos);
+
+  const auto refused = run_shell("timeout 60 " + trainer(url, b, "--set run.max_generations=1"));
+  EXPECT_NE(refused.status, 0);
+  const std::string why = read_file(b.string() + ".out");
+  EXPECT_NE(why.find("is in use"), std::string::npos) << why;
+  EXPECT_NE(why.find("belongs to run " + run_id), std::string::npos) << why;
+  EXPECT_FALSE(fs::exists(b)) << "a refused run created its folder";
+
+  BackgroundProcess live(trainer(url, a, "--set run.max_generations=1000"));
+  BackgroundProcess w(worker(url, "w", a.string() + ".w"));
+  ASSERT_TRUE(wait_until(
+      [&] { return read_file(a / "log.txt").find("(session 2") != std::string::npos; }, 60s));
+  std::this_thread::sleep_for(1s);
+  run_shell("cp -r " + a.string() + " " + c.string() + " 2>/dev/null");
+  const std::string sessions = read_file(c / "state.yaml");
+  const auto second = run_shell("timeout 60 " + trainer(url, c, "--set run.max_generations=1000"));
+  EXPECT_NE(second.status, 0);
+  const std::string second_out = read_file(c.string() + ".out");
+  EXPECT_NE(second_out.find("another trainer holds"), std::string::npos) << second_out;
+  EXPECT_EQ(read_file(c / "state.yaml"), sessions) << "a refused resume counted a session";
+  live.signal(SIGINT);
+  EXPECT_EQ(live.wait_for(60s).value_or(-1), 0) << read_file(a.string() + ".out");
+  w.signal(SIGINT);
+  EXPECT_EQ(w.wait_for(30s).value_or(-1), 0);
+  EXPECT_EQ(read_file(a / "log.txt").find("another trainer"), std::string::npos)
+      << "the first trainer was disturbed";
+}
+
+// Redis restarted without its data (issue 25): the trainer used to publish the network again but
+// not the config, so new workers waited forever, and it logged a negative eviction count. Now it
+// publishes everything a worker needs, reads the new stream from its start, and counts never go
+// below zero.
+TEST(FaultCluster, RedisRestartedWithoutItsDataGetsEverythingBack) {
+  RedisServerOptions options;
+  options.append_only = false;  // a restart comes back empty
+  RedisServer redis(options);
+  const std::string url = redis.url("amnesia");
+  const fs::path dir = fresh_dir("amnesia");
+  BackgroundProcess train(trainer(url, dir, "--set run.max_generations=1000"));
+  BackgroundProcess w1(worker(url, "w1", dir.string() + ".w1"));
+  ASSERT_TRUE(wait_until([&] { return entries_added(redis, "amnesia") > 100; }, 120s));
+  redis.kill9();
+  redis.restart();
+  ASSERT_EQ(entries_added(redis, "amnesia"), -1) << "the server kept its data";
+  BackgroundProcess w2(worker(url, "w2", dir.string() + ".w2"));
+  ASSERT_TRUE(wait_until(
+      [&] { return read_file(dir.string() + ".w2").find("playing") != std::string::npos; }, 90s))
+      << "a new worker got nothing to play with: " << read_file(dir.string() + ".w2");
+  const long long before = entries_added(redis, "amnesia");
+  ASSERT_TRUE(wait_until([&] { return entries_added(redis, "amnesia") > before + 50; }, 60s));
+  std::this_thread::sleep_for(2s);
+  for (BackgroundProcess* p : {&w1, &w2}) {
+    p->signal(SIGINT);
+    EXPECT_EQ(p->wait_for(30s).value_or(-1), 0);
+  }
+  train.signal(SIGINT);
+  ASSERT_EQ(train.wait_for(60s).value_or(-1), 0) << read_file(dir.string() + ".out");
+  const std::string log = read_file(dir / "log.txt");
+  EXPECT_NE(log.find("the run's keys were gone"), std::string::npos) << log;
+  EXPECT_NE(log.find("published it again"), std::string::npos) << log;
+  EXPECT_EQ(log.find("evicted -"), std::string::npos) << log;
+  const long long evicted = number_after(log, "read in all, ");
+  EXPECT_GE(evicted, 0) << log;
+  EXPECT_EQ(owner_of(redis, "amnesia").size(), 32u);
+  std::size_t kept = 0;
+  kept_origins(dir, &kept);  // each entry once, each game replays
+}
+
+// `selfplay --minutes` holds while the worker waits for a trainer that never comes, and for a
+// server that is not there (issue 25: it was ignored there).
+TEST(FaultCluster, SelfplayMinutesHoldWhileWaiting) {
+  RedisServer redis;
+  auto r = run_shell("timeout 60 " + kBinary + " selfplay --store " + redis.url("nobody") +
+                     " --node w --minutes 0.05 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("stopped before playing"), std::string::npos) << r.out;
+  const std::string url = redis.url("nobody");
+  redis.kill9();
+  r = run_shell("timeout 60 " + kBinary + " selfplay --store " + url +
+                " --node w --minutes 0.05 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("lost redis://"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stopped before playing"), std::string::npos) << r.out;
+}
+
+// Wrong Redis credentials are found before a new run creates anything (issue 25: the folder, with
+// its frozen config, used to exist by then).
+TEST(FaultCluster, WrongRedisCredentialsCreateNothing) {
+  RedisServerOptions options;
+  options.password = "Right1";
+  RedisServer redis(options);
+  const fs::path dir = fresh_dir("credentials");
+  const std::string url = "redis://:Wrong2@127.0.0.1:" + std::to_string(redis.port()) + "/creds";
+  const auto r = run_shell("timeout 60 " + kBinary + " train --config " + kConfig + " --run " +
+                           dir.string() + " --store " + url + " --no-status 2>&1");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("refused the credentials"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir)) << "a refused run created its folder";
 }
 
 // With a password: it works, it is never written to the run folder or the logs, and a store that

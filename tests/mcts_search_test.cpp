@@ -389,6 +389,11 @@ class NimGame final : public Game {
     throw GameError("nim: no notation");
   }
   int max_game_length() const override { return 100; }
+  std::string display_name() const override { return "Nim"; }
+  std::string side_name(int player) const override { return player == 0 ? "first" : "second"; }
+  int default_opening_plies() const override { return 0; }
+  bool has_score() const override { return false; }
+  bool looks_like_move(std::string_view) const override { return true; }
   std::unique_ptr<GameState> start(int pile) const {
     return std::make_unique<NimState>(*this, pile, 0, 0);
   }

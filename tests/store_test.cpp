@@ -2,6 +2,9 @@
 // private redis-server (tests/redis_server.h): config and network publication, games pushed and
 // read back after a cursor, damaged entries reported, evictions counted, heartbeats, and a client
 // that rides out the server being killed and restarted.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <thread>
 
@@ -129,12 +132,13 @@ TEST_F(RunChannelTest, GamesComeBackInOrderAfterACursorAndDamageIsReported) {
   RunChannel c = channel();
   std::vector<selfplay::GameRecord> games;
   for (std::uint64_t s = 1; s <= 5; ++s) games.push_back(finished_game(s));
-  c.push_games("w1", games, 1000);
+  c.push_games("w1", "run-a", games, 1000);
   auto entries = c.read_games("0-0", 3);
   ASSERT_EQ(entries.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(entries[i].problem, "");
     EXPECT_EQ(entries[i].node, "w1");
+    EXPECT_EQ(entries[i].run, "run-a") << "every entry carries its run id";
     EXPECT_EQ(entries[i].record.node, "w1");
     EXPECT_EQ(entries[i].record.origin, entries[i].id);
     EXPECT_EQ(selfplay::encode_record(entries[i].record).size(),
@@ -157,6 +161,7 @@ TEST_F(RunChannelTest, GamesComeBackInOrderAfterACursorAndDamageIsReported) {
   ASSERT_EQ(damaged.size(), 2u);
   EXPECT_NE(damaged[0].problem.find("CRC-32"), std::string::npos) << damaged[0].problem;
   EXPECT_NE(damaged[1].problem.find("missing"), std::string::npos) << damaged[1].problem;
+  EXPECT_EQ(damaged[1].run, "") << "an entry without a run id reads as none";
   const StreamInfo info = c.stream_info();
   EXPECT_EQ(info.entries_added, 7);
   EXPECT_EQ(info.length, 7);
@@ -166,7 +171,7 @@ TEST_F(RunChannelTest, GamesComeBackInOrderAfterACursorAndDamageIsReported) {
 TEST_F(RunChannelTest, TheCapEvictsAndEntriesAddedStillCountsEverything) {
   RunChannel c = channel();
   const selfplay::GameRecord g = finished_game(9);
-  for (int i = 0; i < 30; ++i) c.push_games("w", std::vector<selfplay::GameRecord>(20, g), 100);
+  for (int i = 0; i < 30; ++i) c.push_games("w", "r", std::vector<selfplay::GameRecord>(20, g), 100);
   const StreamInfo info = c.stream_info();
   EXPECT_EQ(info.entries_added, 600);
   EXPECT_LT(info.length, 600) << "MAXLEN ~ 100 evicted nothing";
@@ -178,6 +183,90 @@ TEST_F(RunChannelTest, TheCapEvictsAndEntriesAddedStillCountsEverything) {
     cursor = e.back().id;
   }
   EXPECT_EQ(read, info.length) << "what is left is exactly what can be read";
+}
+
+// A run owns its keys: a new run finds them in use, another run's claim is refused, and so is a
+// second trainer of the same run while the first one's process lives; the lease of one whose
+// process is gone is taken over at once.
+TEST_F(RunChannelTest, ARunOwnsItsKeysAndHasOneTrainer) {
+  RunChannel c = channel();
+  EXPECT_NO_THROW(c.check_free()) << "nothing there yet";
+  EXPECT_EQ(c.owner(), "");
+  const std::string id = random_id(), other = random_id();
+  EXPECT_EQ(id.size(), 32u);
+  EXPECT_NE(id, other);
+  const std::string lease = lease_value(id);
+  Claim claim = c.claim(id, lease, 0);
+  EXPECT_TRUE(claim.claimed);
+  EXPECT_EQ(c.owner(), id);
+  EXPECT_FALSE(claim.config_published);
+  EXPECT_EQ(claim.network_step, -1);
+  claim = c.claim(id, lease, 0);  // a renewal
+  EXPECT_FALSE(claim.claimed);
+  EXPECT_EQ(claim.replaced, "");
+  try {
+    c.check_free();
+    FAIL() << "a key in use looked free";
+  } catch (const StoreTakenError& e) {
+    EXPECT_NE(std::string(e.what()).find("belongs to run " + id), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ANOTHER_NAME"), std::string::npos) << e.what();
+  }
+  try {
+    c.claim(other, lease_value(other), 0);
+    FAIL() << "another run claimed the keys";
+  } catch (const StoreTakenError& e) {
+    EXPECT_NE(std::string(e.what()).find("belongs to another run (run id " + id),
+              std::string::npos)
+        << e.what();
+  }
+  // A second trainer of this run, from a live process (this one): refused.
+  try {
+    c.claim(id, lease_value(id), 0);
+    FAIL() << "a second trainer took the lease";
+  } catch (const StoreTakenError& e) {
+    EXPECT_NE(std::string(e.what()).find("another trainer holds"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(lease), std::string::npos) << e.what();
+  }
+  // The lease of a trainer on this host whose process is gone is taken over.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  std::string gone = lease;
+  gone.replace(gone.find(" pid ") + 5, std::to_string(getpid()).size(), std::to_string(child));
+  server_.command({"SET", "oppidum:t:trainer", gone});
+  const std::string mine = lease_value(id);
+  claim = c.claim(id, mine, 0);
+  EXPECT_EQ(claim.replaced, gone);
+  EXPECT_NE(server_.command({"GET", "oppidum:t:trainer"}).find(mine), std::string::npos);
+  const std::string ttl = server_.command({"TTL", "oppidum:t:trainer"});
+  EXPECT_GT(std::atoi(ttl.c_str() + 1), 0) << ttl << ": the lease expires by itself";
+  c.release(mine);
+  EXPECT_EQ(server_.command({"EXISTS", "oppidum:t:trainer"}), ":0\r\n");
+}
+
+// A server that lost its data: the next claim takes the keys again, says so, restores the
+// sessions counter to what was seen, and says what a worker needs is missing.
+TEST_F(RunChannelTest, AClaimAfterTheServerLostItsDataSaysWhatIsMissing) {
+  RunChannel c = channel();
+  const std::string id = random_id(), lease = lease_value(id);
+  c.claim(id, lease, 0);
+  c.publish_config("x");
+  c.publish_network("bytes", 40, 4, "mg", 1);
+  for (int i = 0; i < 7; ++i) c.new_session();
+  Claim claim = c.claim(id, lease, 0);
+  EXPECT_FALSE(claim.claimed);
+  EXPECT_TRUE(claim.config_published);
+  EXPECT_EQ(claim.network_step, 40);
+  EXPECT_EQ(claim.sessions, 7);
+  server_.command({"FLUSHALL"});
+  claim = c.claim(id, lease, 7);
+  EXPECT_TRUE(claim.claimed);
+  EXPECT_FALSE(claim.config_published);
+  EXPECT_EQ(claim.network_step, -1);
+  EXPECT_EQ(claim.sessions, 7);
+  EXPECT_EQ(c.new_session(), 8u) << "no session number is handed out twice";
+  EXPECT_EQ(c.owner(), id);
 }
 
 TEST_F(RunChannelTest, HeartbeatsAreKeptPerNode) {
@@ -196,12 +285,12 @@ TEST_F(RunChannelTest, HeartbeatsAreKeptPerNode) {
 // reconnection once each; nothing written before the kill is lost.
 TEST_F(RunChannelTest, SurvivesTheServerGoingAwayAndComingBack) {
   RunChannel c = channel();
-  c.push_games("w", {finished_game(1)}, 1000);
+  c.push_games("w", "r", {finished_game(1)}, 1000);
   ASSERT_TRUE(server_.wait_until_aof_written());
   server_.kill9();
   std::atomic<bool> done{false};
   std::thread pusher([&] {
-    c.push_games("w", {finished_game(2)}, 1000);  // retries until the server is back
+    c.push_games("w", "r", {finished_game(2)}, 1000);  // retries until the server is back
     done = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(800));

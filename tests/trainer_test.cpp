@@ -5,6 +5,7 @@
 #include <cmath>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -358,14 +359,10 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
 }
 
-// A restart reads only the newest chunks its window needs and counts the older ones from the
-// folder's index; without the index it reads them all, with the same totals.
-TEST(Intake, ARestartReadsOnlyTheChunksTheWindowNeeds) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(::testing::TempDir()) / "intake_window";
-  fs::remove_all(dir);
+// 5 plies of a real Murus Gallicus game, then adjudicated: a record of 5 positions.
+selfplay::GameRecord five_ply_record() {
   const Game& game = game_by_name("mg");
-  selfplay::GameRecord r;  // 5 plies of a real game, then adjudicated
+  selfplay::GameRecord r;
   r.game = "mg";
   auto state = game.initial_state();
   r.start = state->to_string();
@@ -379,30 +376,135 @@ TEST(Intake, ARestartReadsOnlyTheChunksTheWindowNeeds) {
     r.moves.push_back(m);
     state->apply(m.action);
   }
-  {
-    RunFolder folder(dir);
-    selfplay::FolderReplayStore store((dir / "games").string(),
-                                      selfplay::FolderReplayStore::Mode::kOwner);
-    for (int c = 0; c < 10; ++c) store.append({r, r});  // 10 chunks of 10 positions
-  }
+  return r;
+}
+
+// A run folder at `dir` with 10 chunks of 2 games of 5 positions each.
+void ten_chunks(const std::filesystem::path& dir) {
+  std::filesystem::remove_all(dir);
+  RunFolder folder(dir);
+  selfplay::FolderReplayStore store((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  const selfplay::GameRecord r = five_ply_record();
+  for (int c = 0; c < 10; ++c) store.append({r, r});
+}
+
+struct Loaded {
+  std::int64_t positions = 0, games = 0;
+  std::vector<std::string> lines;
+};
+
+// What a restarted trainer finds in `dir`: a session's load_window with a window of 30.
+Loaded load(const std::filesystem::path& dir) {
+  RunFolder folder(dir);
+  RunState state_yaml;
+  ReplayWindow window(game_by_name("mg"), {30, 30, 0.5});
+  selfplay::FolderReplayStore store((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  Loaded out;
+  Intake intake(folder, state_yaml, window, store, nullptr,
+                [&](const std::string& line) { out.lines.push_back(line); });
+  intake.load_window(30);
+  EXPECT_EQ(window.size(), 30);
+  out.positions = window.total_positions();
+  out.games = intake.games();
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string all;
+  for (const auto& l : lines) all += l + "\n";
+  return all;
+}
+
+// A restart reads only the newest chunks its window needs and counts the older ones from the
+// folder's index; without the index it reads them all, with the same totals.
+TEST(Intake, ARestartReadsOnlyTheChunksTheWindowNeeds) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "intake_window";
+  ten_chunks(dir);
   for (bool with_index : {true, false}) {
     if (!with_index) fs::remove(dir / "games" / "index.csv");
+    const Loaded loaded = load(dir);
+    EXPECT_EQ(loaded.positions, 100) << with_index;
+    EXPECT_EQ(loaded.games, 20);
+    const bool counted = !loaded.lines.empty() &&
+                         loaded.lines[0].find("counted the 7 oldest chunks") != std::string::npos;
+    EXPECT_EQ(counted, with_index) << joined(loaded.lines);
+  }
+}
+
+// games/index.csv is checked against the chunks, not trusted: an edited count, a garbage file, a
+// row for a chunk that is gone, a chunk listed twice, a size that is not the file's: each is
+// found, said in the log, and the index rebuilt from the chunks, with the right totals.
+TEST(Intake, AnIndexThatDisagreesWithTheChunksIsRebuilt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "intake_index";
+  const fs::path index = dir / "games" / "index.csv";
+  struct Damage {
+    const char* what;
+    std::function<void()> apply;
+    const char* said;
+    std::int64_t positions;
+  };
+  // Replaces the row of chunk `chunk` with `row`.
+  const auto replace_row = [&](int chunk, const std::string& row) {
+    std::string text = util::read_regular_file(index.string());
+    const auto at = text.find("\n" + std::to_string(chunk) + ",");
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at + 1, text.find('\n', at + 1) - at - 1, row);
+    util::write_file_atomically(index.string(), text);
+  };
+  const std::vector<Damage> damages = {
+      {"an edited count", [&] { replace_row(1, "1,2,100000000,"); },
+       "2 games and 100000000 positions in chunk-00000001.bin", 100},
+      {"garbage", [&] { util::write_file_atomically(index.string(), "garbage\n1,2\n"); },
+       "not the header", 100},
+      {"a garbage row", [&] { replace_row(2, "2,x,10,"); }, "row 4 is not", 100},
+      {"a chunk that is gone", [&] { fs::remove(dir / "games" / "chunk-00000009.bin"); },
+       "chunk-00000009.bin, which is not there", 90},
+      {"a chunk listed twice", [&] { replace_row(3, "2,2,10,"); },
+       "lists chunk-00000002.bin a second time", 100},
+      {"a wrong size", [&] { replace_row(4, "4,2,10,7"); }, "has 7 bytes", 100},
+  };
+  for (const Damage& d : damages) {
+    ten_chunks(dir);
+    d.apply();
+    const Loaded loaded = load(dir);
+    EXPECT_EQ(loaded.positions, d.positions) << d.what;
+    EXPECT_EQ(loaded.games, d.positions / 5) << d.what;
+    const std::string log = joined(loaded.lines);
+    EXPECT_NE(log.find("games/index.csv"), std::string::npos) << d.what << ": " << log;
+    EXPECT_NE(log.find(d.said), std::string::npos) << d.what << ": " << log;
+    EXPECT_NE(log.find("rebuilt it from the"), std::string::npos) << d.what << ": " << log;
+    // Rebuilt once: the next start finds it in order and says nothing about it.
+    const Loaded again = load(dir);
+    EXPECT_EQ(again.positions, d.positions) << d.what;
+    EXPECT_EQ(joined(again.lines).find("rebuilt"), std::string::npos) << joined(again.lines);
+  }
+}
+
+// A chunk number is used once: a chunk that is gone keeps its number in the index (0 games), and
+// the next chunk is numbered above every number on disk or in the index.
+TEST(Intake, ChunkNumbersAreNeverUsedTwice) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "intake_numbers";
+  ten_chunks(dir);
+  fs::remove(dir / "games" / "chunk-00000009.bin");
+  fs::remove(dir / "games" / "chunk-00000008.bin");
+  for (int round = 0; round < 2; ++round) {  // with the gone chunks' rows, then with 0-game rows
     RunFolder folder(dir);
-    RunState state_yaml;
-    ReplayWindow window(game, {30, 30, 0.5});
     selfplay::FolderReplayStore store((dir / "games").string(),
                                       selfplay::FolderReplayStore::Mode::kOwner);
-    std::vector<std::string> lines;
-    Intake intake(folder, state_yaml, window, store, nullptr,
-                  [&](const std::string& line) { lines.push_back(line); });
-    intake.load_window(30);
-    EXPECT_EQ(window.total_positions(), 100) << with_index;
-    EXPECT_EQ(window.size(), 30);
-    EXPECT_EQ(intake.games(), 20);
-    EXPECT_EQ(intake.chunks(), 10u);
-    const bool counted = !lines.empty() && lines[0].find("counted the 7 oldest chunks") != std::string::npos;
-    EXPECT_EQ(counted, with_index) << (lines.empty() ? "" : lines[0]);
+    store.append({five_ply_record()});
+    EXPECT_TRUE(fs::exists(dir / "games" / ("chunk-0000001" + std::to_string(round) + ".bin")))
+        << "round " << round;
+    EXPECT_FALSE(fs::exists(dir / "games" / "chunk-00000008.bin"));
+    EXPECT_FALSE(fs::exists(dir / "games" / "chunk-00000009.bin"));
   }
+  const std::string text = util::read_regular_file((dir / "games" / "index.csv").string());
+  EXPECT_NE(text.find("\n8,0,0,\n9,0,0,\n10,1,5,"), std::string::npos) << text;
+  EXPECT_EQ(load(dir).positions, 90);
 }
 
 // The promotion rule of trainer/gate.h: H1 promotes, H0 does not, an undecided match promotes

@@ -18,7 +18,10 @@ Intake::Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
 
 void Intake::drop(const std::string& where, const std::string& why) {
   ++dropped_;
-  warn_("dropped game " + where + " (" + std::to_string(dropped_) + " dropped so far): " + why);
+  if (dropped_ <= kDropsLogged || dropped_ % 1000 == 0)
+    warn_("dropped game " + where + " (" + std::to_string(dropped_) + " dropped so far" +
+          (dropped_ == kDropsLogged ? "; from now on only every 1000th is logged" : "") +
+          "): " + why);
 }
 
 void Intake::poll() {
@@ -27,6 +30,7 @@ void Intake::poll() {
 }
 
 void Intake::load_window(std::int64_t window_positions) {
+  if (!store_.index_repair().empty()) warn_("repaired " + store_.index_repair());
   const auto chunks = store_.chunks();
   const auto sizes = store_.sizes();
   std::size_t first = chunks.size();
@@ -82,6 +86,16 @@ void Intake::read_stream() {
     for (const store::StreamEntry& e : entries) {
       ++state_.stream_read;
       const std::string where = "entry " + e.id + " from " + e.node;
+      if (e.run != state_.run_id) {
+        ++foreign_;
+        if (foreign_runs_logged_.insert(e.run).second)
+          warn_("stream: skipping entries of " +
+                (e.run.empty() ? std::string("no run (a node of an older version)")
+                               : "another run (run id " + e.run + ")") +
+                ", first " + where + "; this is run " + state_.run_id +
+                "; they are counted in the summary");
+        continue;
+      }
       if (!e.problem.empty()) {
         drop(where, e.problem);
         continue;
@@ -105,14 +119,30 @@ void Intake::read_stream() {
     folder_.save_state(state_);
     if (entries.size() < static_cast<std::size_t>(kBatch)) break;
   }
-  // Caught up, every entry ever added was either read or evicted unread.
   const store::StreamInfo info = channel_->stream_info();
+  if (info.entries_added < state_.stream_read ||
+      store::compare_stream_ids(info.last_id, state_.stream_cursor) < 0) {
+    restart_stream("the stream holds " + std::to_string(info.entries_added) +
+                   " entries in all and ends at " + info.last_id + ", but this run has read " +
+                   std::to_string(state_.stream_read) + " up to " + state_.stream_cursor +
+                   ": it is a new stream (the server lost its data?)");
+    return;
+  }
+  // Caught up, every entry ever added was either read or evicted unread.
   if (info.entries_added == 0 || info.last_id == state_.stream_cursor) {
     evicted_ = info.entries_added - state_.stream_read;
     lag_ = 0;
   } else {
     lag_ = std::max<std::int64_t>(1, info.entries_added - state_.stream_read - evicted_);
   }
+}
+
+void Intake::restart_stream(const std::string& why) {
+  state_.stream_cursor = "0-0";
+  state_.stream_read = 0;
+  lag_ = evicted_ = 0;
+  folder_.save_state(state_);
+  warn_("stream: " + why + "; reading it from its start (games already kept are not kept twice)");
 }
 
 void Intake::drain(double seconds) {
@@ -133,7 +163,8 @@ std::string Intake::summary() const {
   return "stream: " + std::to_string(state_.stream_read) + " entries read in all, " +
          std::to_string(evicted_) + " evicted unread" + (lag_ == 0 ? "" : " (not caught up)") +
          "; this session kept " + std::to_string(from_stream_) + " games and dropped " +
-         std::to_string(dropped_);
+         std::to_string(dropped_) +
+         (foreign_ > 0 ? ", skipped " + std::to_string(foreign_) + " of other runs" : "");
 }
 
 }  // namespace oppidum::trainer

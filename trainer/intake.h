@@ -7,10 +7,15 @@
 // then the cursor moves past the batch. A kill between those two writes re-reads the batch, but
 // the games already in a chunk (up to the newest stream id in the chunks) are not kept twice.
 // When the trainer has read all the stream holds, the stream's entries-added minus the entries
-// read is the number of entries evicted by the cap before they were read.
+// read is the number of entries evicted by the cap before they were read (never below 0).
+//
+// A stream that holds fewer entries than were read, or ends before the cursor, is not the stream
+// the cursor was in (the server lost its data): it is read again from its start, its count from 0.
 //
 // Every game is replayed and checked by the window (selfplay::replay); one that does not hold up,
-// or a stream entry that is damaged, is dropped, counted and logged, never trained on.
+// or a stream entry that is damaged, is dropped, counted and logged (each of the first
+// kDropsLogged, then every 1000th), never trained on. An entry pushed for another run (its run id
+// is not state.run_id) is skipped and counted, with one log line per such run.
 #pragma once
 
 #include <cstdint>
@@ -30,14 +35,14 @@ class Intake {
  public:
   using Log = std::function<void(const std::string& line)>;
 
-  // `state` is the run's state (its stream cursor is moved and saved through `folder`); `channel`
-  // is null for a one-process run.
+  // `state` is the run's state (its stream cursor is moved and saved through `folder`; its run id
+  // is the one stream entries must carry); `channel` is null for a one-process run.
   Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
          selfplay::FolderReplayStore& store, store::RunChannel* channel, Log warn);
 
   // At the start of a session: reads the newest chunks, enough for `window_positions` positions,
   // and counts the older ones from the folder's index without reading them (a chunk the index
-  // does not list is read).
+  // does not list is read). Logs a rebuilt index (FolderReplayStore::index_repair).
   void load_window(std::int64_t window_positions);
   // Reads the run folder's chunks not read yet.
   void read_folder();
@@ -45,6 +50,9 @@ class Intake {
   void poll();
   // At a clean stop: reads the stream until caught up, for at most `seconds`.
   void drain(double seconds);
+  // The stream is read from its start again, its entries counted from 0 (a server that lost its
+  // data holds a new stream); games already kept are not kept twice. `why` goes to the log.
+  void restart_stream(const std::string& why);
 
   std::int64_t games() const { return games_; }              // games of the run so far
   std::int64_t from_stream() const { return from_stream_; }  // of which read from the stream
@@ -52,7 +60,11 @@ class Intake {
   std::size_t chunks() const { return chunks_read_; }
   std::int64_t stream_lag() const { return lag_; }           // entries not read yet (estimate)
   std::int64_t stream_evicted() const { return evicted_; }   // known when last caught up
-  std::string summary() const;  // "stream: N entries read, K games kept, D dropped, E evicted..."
+  // "stream: N entries read in all, E evicted unread; this session kept K games and dropped D" and
+  // ", skipped F of other runs" when there were any.
+  std::string summary() const;
+
+  static constexpr std::int64_t kDropsLogged = 100;
 
  private:
   void read_stream();
@@ -65,9 +77,9 @@ class Intake {
   store::RunChannel* channel_;
   Log warn_;
   std::size_t chunks_read_ = 0;
-  std::set<std::string> problems_logged_;
+  std::set<std::string> problems_logged_, foreign_runs_logged_;
   std::string stored_until_ = "0-0";  // the newest stream entry kept in a chunk
-  std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, lag_ = 0, evicted_ = 0;
+  std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, foreign_ = 0, lag_ = 0, evicted_ = 0;
 };
 
 }  // namespace oppidum::trainer

@@ -1,5 +1,6 @@
 #include "trainer/resume.h"
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -92,20 +93,79 @@ class Resumer {
     trainer_.load_weights(model::load_checkpoint(initial, game_));
   }
 
-  // --recover: the trainer from the newest intact gen-*.ckpt, with fresh optimiser state.
+  // --recover: the trainer from the newest intact network, with fresh optimiser state: the newest
+  // intact gen-*.ckpt, or best.ckpt when it is newer (its generation's file was damaged too; it is
+  // the same network, so that file comes back from it).
   void recover_trainer(const std::string& why) {
+    std::optional<model::Checkpoint> best;
+    try {
+      best = model::load_checkpoint(paths_.best().string(), game_);
+    } catch (const model::CheckpointError&) {
+    }
     for (int gen = newest_candidate(paths_); gen >= 0; --gen) {
       const std::string path = paths_.candidate(gen).string();
       if (!intact(path, game_)) continue;
       const model::Checkpoint c = model::load_checkpoint(path, game_);
-      trainer_.load_weights(c);
-      trainer_.set_steps(c.step);
-      trainer_.save_state(paths_.trainer_prefix());
-      log_.warn("recovered: " + why + "; the trainer restarts from " + path + " (step " +
-                std::to_string(c.step) + ") with fresh optimiser state");
+      if (best && best->step > c.step) break;
+      restart_trainer(c, path, why);
       return;
     }
-    throw RunFolderError(why + ", and no intact checkpoints/gen-*.ckpt is left to recover from");
+    if (!best)
+      throw RunFolderError(why + ", and no intact checkpoints/gen-*.ckpt or best.ckpt is left to "
+                                 "recover from");
+    const int gen = static_cast<int>(best->step / spg_);
+    if (best->step % spg_ == 0 && !intact(paths_.candidate(gen).string(), game_)) {
+      model::save_checkpoint(*best, paths_.candidate(gen).string());
+      log_.warn("recovered: rewrote " + paths_.candidate(gen).string() +
+                " from best.ckpt, a copy of the same network");
+    }
+    restart_trainer(*best, paths_.best().string(), why);
+  }
+
+  void restart_trainer(const model::Checkpoint& c, const std::string& path, const std::string& why) {
+    trainer_.load_weights(c);
+    trainer_.set_steps(c.step);
+    trainer_.save_state(paths_.trainer_prefix());
+    log_.warn("recovered: " + why + "; the trainer restarts from " + path + " (step " +
+              std::to_string(c.step) + ") with fresh optimiser state");
+  }
+
+  // best.ckpt is intact and newer than the last generation promoted in arena.csv, so arena.csv
+  // lost that gate: copying an older generation over it would lose the promoted network. With
+  // `recover`, its generation is recorded as promoted (a rebuilt arena row) when that fits the
+  // table; otherwise the run stops and says what to do. Returns best.ckpt's step.
+  std::int64_t keep_newer_best(const model::Checkpoint& best, int arena_generation,
+                               std::int64_t arena_step) {
+    const int gen = static_cast<int>(best.step / spg_);
+    const int last_row = folder_.gates().empty() ? 0 : folder_.gates().back().generation;
+    const std::string what = paths_.best().string() + " holds step " + std::to_string(best.step) +
+                             ", newer than generation " + std::to_string(arena_generation) +
+                             " (step " + std::to_string(arena_step) +
+                             "), the last promoted in arena.csv";
+    const bool fits = best.step % spg_ == 0 && gen > last_row && best.step <= trainer_.steps();
+    if (!recover_)
+      throw RunFolderError(what + "; restore arena.csv, or run the same command with --recover to "
+                                  "keep best.ckpt as generation " + std::to_string(gen) +
+                                  ", promoted");
+    if (!fits)
+      throw RunFolderError(what + ", and it does not fit arena.csv as a promoted generation (the "
+                                  "table goes to generation " + std::to_string(last_row) +
+                                  ", the trainer to step " + std::to_string(trainer_.steps()) +
+                                  "); it is kept: restore arena.csv, or move best.ckpt aside to "
+                                  "continue from generation " + std::to_string(arena_generation));
+    GateRow row;
+    row.generation = gen;
+    row.step = best.step;
+    row.opponent_generation = arena_generation;
+    row.games = row.wins = row.draws = row.losses = -1;
+    row.elo = row.elo_low = row.elo_high = row.llr = row.seconds = std::nan("");
+    row.verdict = "rebuilt by --recover from best.ckpt";
+    row.promoted = true;
+    row.rating = folder_.rating();
+    folder_.append_gate(row, -1, -1);
+    log_.warn("recovered: " + what + "; kept it and recorded generation " + std::to_string(gen) +
+              " as promoted in arena.csv (the gate's results are lost)");
+    return best.step;
   }
 
   // Returns best.ckpt's step once it is the last promoted generation.
@@ -118,6 +178,7 @@ class Resumer {
     try {
       const model::Checkpoint best = model::load_checkpoint(paths_.best().string(), game_);
       if (best.step == best_step) return best_step;
+      if (best.step > best_step) return keep_newer_best(best, best_gen, best_step);
       problem = "it holds step " + std::to_string(best.step) + ", not generation " +
                 std::to_string(best_gen) + " (step " + std::to_string(best_step) +
                 "), the last promoted in arena.csv";

@@ -4,11 +4,13 @@
 // - The trainer's saved state decides where the run is (step S). A missing trainer.ckpt is right
 //   only for a run that never finished its first generation (the trainer starts from gen-0000);
 //   otherwise it, like a damaged one, is an error saying how to recover, and with `recover` the
-//   trainer restarts from the newest intact gen-*.ckpt with fresh optimiser state.
+//   trainer restarts with fresh optimiser state from the newest intact network: a gen-*.ckpt, or
+//   best.ckpt when it is newer (then its generation's damaged file is rewritten from it).
 // - The tables are trimmed to S (RunFolder::drop_rows_after).
 // - best.ckpt must be the last generation promoted in arena.csv (gen-0000 before any): one that
-//   is not (a kill between a gate's commit and the copy) is copied again; a missing or damaged one
-//   is an error, or with `recover` copied again.
+//   is older (a kill between a gate's commit and the copy) is copied again; a missing or damaged
+//   one is an error, or with `recover` copied again. An intact one that is newer is never
+//   overwritten: arena.csv lost its gate, which is an error, or with `recover` a rebuilt row.
 // - A generation saved but not gated (a kill or a stop during its gate) is gated first; a missing
 //   gen-N.ckpt is rewritten from the trainer, which holds the same network.
 #pragma once

@@ -117,7 +117,13 @@ class Session {
       closing_ = true;  // a push waiting for Redis gives up: those games were in flight
       if (selfplay_) selfplay_->stop();
       intake_->drain(30.0);
-      if (channel_) log_->info("{}", intake_->summary());
+      if (channel_) {
+        log_->info("{}", intake_->summary());
+        try {
+          channel_->release(lease_);
+        } catch (const store::RedisError&) {  // it expires by itself
+        }
+      }
       if (selfplay_) {
         const selfplay::SelfPlayStats sp = selfplay_->stats();
         if (sp.target_visits > 0)
@@ -142,21 +148,61 @@ class Session {
   }
 
  private:
-  // Resolves the config before anything is created, so a refused config leaves no trace; then
-  // takes the folder's lock and looks again (another process may have created the run meanwhile).
+  // Resolves the config and checks what a new run needs before anything is created, so a refused
+  // run leaves no trace; then takes the folder's lock and looks again (another process may have
+  // created the run meanwhile).
   void open_folder() {
     check_not_orphaned();
-    config_ = resolve_config(options_, paths_);
-    check_store();
+    resolve();
     const bool had_config = fs::exists(paths_.config());
+    if (!had_config) check_new_run();
     folder_ = std::make_unique<RunFolder>(paths_.dir);
     if (folder_->exists() != had_config) {
       check_not_orphaned();
-      config_ = resolve_config(options_, paths_);
+      resolve();
+      if (!folder_->exists()) check_new_run();
     }
     new_run_ = !folder_->exists();
-    game_ = &game_by_name(config_.run.game);
+    if (!new_run_) {  // made by another process meanwhile: its own network, not ours
+      initial_.reset();
+      server_.reset();
+    }
     log_ = make_logger(paths_);
+  }
+
+  // What a new run needs beyond its config and anchor (resolve), checked before its folder exists
+  // (its config is frozen once it does): the initial network, the inference server on it, and the
+  // Redis store (reachable, the credentials accepted, its keys free).
+  void check_new_run() {
+    initial_ = make_trainer()->checkpoint("initial network");
+    server_ = std::make_unique<model::InferenceServer>(*game_, *initial_,
+                                                       backend_options(config_.inference),
+                                                       server_options(config_.inference));
+    if (url_) {
+      store::RunChannel channel(
+          *url_, [](const std::string& line) { std::fprintf(stderr, "redis: %s\n", line.c_str()); },
+          &stop_);
+      channel.check_free();
+    }
+  }
+
+  // The config, its store's URL (refused before any connection) and its anchor player.
+  void resolve() {
+    config_ = resolve_config(options_, paths_);
+    game_ = &game_by_name(config_.run.game);
+    check_store();
+    check_anchor();
+  }
+
+  void check_anchor() const {
+    if (config_.arena.anchor_games <= 0) return;
+    arena::PlayerOptions options;
+    options.net_factory = model::net_evaluator_factory(backend_options(config_.inference));
+    try {
+      arena::make_player(*game_, config_.arena.anchor, options);
+    } catch (const std::exception& e) {
+      throw config::ConfigError("arena.anchor: " + std::string(e.what()));
+    }
   }
 
   // The run's Redis store, if it has one; refused before anything is created or connected.
@@ -167,6 +213,45 @@ class Session {
                                                          ? env
                                                          : options_.store_password.c_str());
     store::check_security(*url_, options_.insecure);
+  }
+
+  // Takes the run's Redis keys (store/run_channel.h): refused when they belong to another run or
+  // another trainer holds them. Keys that were missing on a run that read from them before (the
+  // server lost its data, the run moved to this key, or it last ran with a version before run
+  // ids) are read from the start of their stream.
+  void claim_store() {
+    channel_ = std::make_unique<store::RunChannel>(
+        *url_, [this](const std::string& line) { log_->warn("redis: {}", line); }, &stop_);
+    lease_ = store::lease_value(state_.run_id);
+    const store::Claim claim = channel_->claim(state_.run_id, lease_, 0);
+    if (!claim.replaced.empty())
+      log_->info("redis: took over the lease of this run's last trainer, whose process is gone "
+                 "({})", claim.replaced);
+    sessions_seen_ = claim.sessions;
+    if (claim.claimed && (state_.stream_cursor != "0-0" || state_.stream_read != 0)) {
+      log_->warn("redis: {} held no owner for this run, which read {} entries from it before (the "
+                 "server lost its data, the run moved to this key, or it last ran with a version "
+                 "before run ids): reading its stream from the start (games already kept are not "
+                 "kept twice)", url_->to_string(), state_.stream_read);
+      state_.stream_cursor = "0-0";
+      state_.stream_read = 0;
+    }
+  }
+
+  // Every few seconds: renews the lease (another trainer that took it stops this one with
+  // StoreTakenError) and publishes again whatever a worker needs that the server lost.
+  void renew_store() {
+    const store::Claim claim = channel_->claim(state_.run_id, lease_, sessions_seen_);
+    sessions_seen_ = std::max(sessions_seen_, claim.sessions);
+    if (claim.claimed)
+      intake_->restart_stream("the run's keys were gone from " + url_->to_string() +
+                              " (the server lost its data?); the config and network are "
+                              "published again");
+    if (!claim.config_published) {
+      channel_->publish_config(config::to_yaml(config_));
+      log_->warn("redis: the run's config was missing; published it again");
+    }
+    if (claim.network_step != best_step_.load()) publish_best();
   }
 
   // A folder that holds training progress but no config.yaml lost its config: never start over.
@@ -187,23 +272,27 @@ class Session {
                                      mcts::derive_seed(config_.run.seed, kInitStream, 0));
   }
 
-  // Writes the initial network (gen-0000 and best), the state and, last, config.yaml: a run
-  // interrupted before that is created again from scratch.
+  // Writes the initial network (gen-0000 and best), the state (with a new run id) and, last,
+  // config.yaml: a run interrupted before that is created again from scratch.
   void create_run() {
-    const model::Checkpoint initial = make_trainer()->checkpoint("initial network");
-    model::save_checkpoint(initial, paths_.candidate(0).string());
-    model::save_checkpoint(initial, paths_.best().string());
-    folder_->save_state(RunState{});
+    model::save_checkpoint(*initial_, paths_.candidate(0).string());
+    model::save_checkpoint(*initial_, paths_.best().string());
+    RunState state;
+    state.run_id = store::random_id();
+    folder_->save_state(state);
     util::write_file_atomically(paths_.config().string(), config::to_yaml(config_));
     log_->info("created run {}: initial network in {}", paths_.dir.string(),
                paths_.candidate(0).string());
   }
 
-  // Checks and repairs the folder (trainer/run_folder.h, trainer/resume.h), loads the trainer and
-  // the best network, finds a gate left unfinished, and only then counts the session.
+  // Checks and repairs the folder (trainer/run_folder.h, trainer/resume.h) and its games' index,
+  // loads the trainer and the best network (into the inference server), finds a gate left
+  // unfinished, takes the Redis store, and only then counts the session: a refused resume counts
+  // none.
   void restore() {
     state_ = folder_->load_state(options_.recover);
-    for (const auto& line : folder_->open_tables()) log_->warn("repaired {}", line);
+    for (const auto& line : folder_->open_tables(options_.recover, config_.arena.anchor))
+      log_->warn("repaired {}", line);
     trainer_ = make_trainer();
     const ResumeLog log{[this](const std::string& line) { log_->info("{}", line); },
                         [this](const std::string& line) { log_->warn("{}", line); }};
@@ -211,36 +300,26 @@ class Session {
                                        config_.training.steps_per_generation, options_.recover, log);
     best_step_ = resumed.best_step;
     pending_gate_ = resumed.pending_gate;
-    if (config_.arena.anchor_games > 0) {
-      arena::PlayerOptions options;
-      options.net_factory = model::net_evaluator_factory(backend_options(config_.inference));
-      try {
-        arena::make_player(*game_, config_.arena.anchor, options);
-      } catch (const std::exception& e) {
-        throw config::ConfigError("arena.anchor: " + std::string(e.what()));
-      }
-    }
-    ++state_.sessions;  // only now: a refused resume changes nothing
+    if (!server_)  // a new run's is already on its initial network, which best.ckpt holds
+      server_ = model::make_net_evaluator(*game_, paths_.best().string(),
+                                          backend_options(config_.inference),
+                                          server_options(config_.inference));
+    store_ = std::make_unique<selfplay::FolderReplayStore>(
+        paths_.games().string(), selfplay::FolderReplayStore::Mode::kOwner);
+    if (state_.run_id.empty()) state_.run_id = store::random_id();  // a run from before run ids
+    if (url_) claim_store();
+    ++state_.sessions;
     folder_->save_state(state_);
-    log_->info("{} run {} (session {}): {} {}", new_run_ ? "starting" : "resuming",
+    log_->info("{} run {} (session {}): {} {}; run id {}", new_run_ ? "starting" : "resuming",
                paths_.dir.string(), state_.sessions, game_->name(),
-               net_config(config_.net).to_string());
+               net_config(config_.net).to_string(), state_.run_id);
   }
 
   void start_services() {
-    server_ = model::make_net_evaluator(*game_, paths_.best().string(),
-                                        backend_options(config_.inference),
-                                        server_options(config_.inference));
     log_->info("inference: {}; training on {}{}", server_->describe(),
                config::training_device(config_),
                config_.training.precision == "bf16" ? " with bf16 autocast" : "");
-    store_ = std::make_unique<selfplay::FolderReplayStore>(
-        paths_.games().string(), selfplay::FolderReplayStore::Mode::kOwner);
-    window_ = std::make_unique<ReplayWindow>(
-        *game_, window_settings(config_));
-    if (url_)
-      channel_ = std::make_unique<store::RunChannel>(
-          *url_, [this](const std::string& line) { log_->warn("redis: {}", line); }, &stop_);
+    window_ = std::make_unique<ReplayWindow>(*game_, window_settings(config_));
     intake_ = std::make_unique<Intake>(*folder_, state_, *window_, *store_, channel_.get(),
                                        [this](const std::string& line) { log_->warn("{}", line); });
     intake_->load_window(config_.training.window_max);
@@ -255,8 +334,9 @@ class Session {
       channel_->publish_config(config::to_yaml(config_));
       publish_best();
       session = channel_->new_session();
+      sessions_seen_ = std::max(sessions_seen_, static_cast<std::int64_t>(session));
       sink_ = std::make_unique<store::RedisGameSink>(
-          *url_, "trainer", config_.run.stream_max_games,
+          *url_, "trainer", state_.run_id, config_.run.stream_max_games,
           [this](const std::string& line) { log_->warn("redis (self-play): {}", line); }, &closing_);
       sink = sink_.get();
     }
@@ -542,6 +622,7 @@ class Session {
   std::string cluster_status(Clock::time_point now) {
     if (now - last_cluster_poll_ >= std::chrono::seconds(5)) {
       last_cluster_poll_ = now;
+      renew_store();
       if (selfplay_) {  // the trainer's own self-play threads are a node like any other
         const selfplay::SelfPlayStats s = selfplay_->stats();
         channel_->heartbeat("trainer", ++own_beats_, s.games, s.positions);
@@ -587,6 +668,7 @@ class Session {
   config::RunConfig config_;
   std::unique_ptr<RunFolder> folder_;
   bool new_run_ = false;
+  std::optional<model::Checkpoint> initial_;  // a new run's initial network, made before its folder
   std::shared_ptr<spdlog::logger> log_;
   const Game* game_ = nullptr;
   RunState state_;
@@ -597,6 +679,8 @@ class Session {
   std::unique_ptr<ReplayWindow> window_;
   std::optional<store::RedisUrl> url_;             // a run with a Redis store
   std::unique_ptr<store::RunChannel> channel_;     // the trainer's own connection (main thread)
+  std::string lease_;                              // this session's lease on the store
+  std::int64_t sessions_seen_ = 0;                 // the highest sessions counter seen
   std::unique_ptr<store::RedisGameSink> sink_;     // local self-play's pushes (writer thread)
   std::atomic<bool> closing_{false};
   std::map<std::string, NodeSeen> nodes_seen_;

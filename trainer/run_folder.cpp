@@ -55,16 +55,26 @@ std::int64_t whole(const util::CsvTable& table, const util::CsvTable::Row& row,
   return v;
 }
 
+// The same for a count that a row rebuilt by --recover may not know: empty is -1.
+std::int64_t count(const util::CsvTable& table, const util::CsvTable::Row& row,
+                   const std::string& column, std::size_t index) {
+  return row[table.column(column)].empty() ? -1 : whole(table, row, column, index);
+}
+
+// A number for a table: empty when it is not known (NaN).
+std::string field(double v, int digits) { return std::isnan(v) ? "" : fixed(v, digits); }
+std::string field(std::int64_t v) { return v < 0 ? "" : std::to_string(v); }
+
 GateRow gate_from_row(const util::CsvTable& t, const util::CsvTable::Row& r, std::size_t index,
                       double previous_rating) {
   GateRow g;
   g.generation = static_cast<int>(whole(t, r, "generation", index));
   g.step = whole(t, r, "step", index);
   g.opponent_generation = static_cast<int>(whole(t, r, "opponent_generation", index));
-  g.games = static_cast<int>(whole(t, r, "games", index));
-  g.wins = static_cast<int>(whole(t, r, "wins", index));
-  g.draws = static_cast<int>(whole(t, r, "draws", index));
-  g.losses = static_cast<int>(whole(t, r, "losses", index));
+  g.games = static_cast<int>(count(t, r, "games", index));
+  g.wins = static_cast<int>(count(t, r, "wins", index));
+  g.draws = static_cast<int>(count(t, r, "draws", index));
+  g.losses = static_cast<int>(count(t, r, "losses", index));
   g.elo = number(r[t.column("elo")]);
   g.elo_low = number(r[t.column("elo_low")]);
   g.elo_high = number(r[t.column("elo_high")]);
@@ -78,7 +88,7 @@ GateRow gate_from_row(const util::CsvTable& t, const util::CsvTable::Row& r, std
              : previous_rating + (g.promoted && std::isfinite(g.elo) ? g.elo : 0.0);
   g.anchor = r[t.column("anchor")];
   if (!g.anchor.empty()) {
-    g.anchor_games = static_cast<int>(whole(t, r, "anchor_games", index));
+    g.anchor_games = static_cast<int>(count(t, r, "anchor_games", index));
     g.anchor_score = number(r[t.column("anchor_score")]);
     g.anchor_elo = number(r[t.column("anchor_elo")]);
     g.anchor_elo_low = number(r[t.column("anchor_elo_low")]);
@@ -92,27 +102,94 @@ util::CsvTable::Row gate_metrics_row(const GateRow& g, const std::string& positi
                                      const std::string& games) {
   const bool anchored = !g.anchor.empty();
   util::CsvTable::Row row = {
-      "gate", fixed(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
-      positions, games, "", "", "", fixed(g.elo, 1), g.promoted ? "1" : "0",
-      fixed(g.rating, 1), std::to_string(g.games), anchored ? fixed(g.anchor_score, 4) : "",
-      anchored ? fixed(g.anchor_elo, 1) : ""};
+      "gate", field(g.seconds, 1), std::to_string(g.step), std::to_string(g.generation),
+      positions, games, "", "", "", field(g.elo, 1), g.promoted ? "1" : "0",
+      field(g.rating, 1), field(std::int64_t{g.games}), anchored ? field(g.anchor_score, 4) : "",
+      anchored ? field(g.anchor_elo, 1) : ""};
   row.resize(kMetricsHeader.size());
   return row;
 }
 
-// The highest "(session N)" in the log, 0 when there is none.
-std::uint64_t last_session_in_log(const fs::path& log) {
+// The arena.csv row of a gate.
+util::CsvTable::Row arena_row(const GateRow& g) {
+  const bool anchored = !g.anchor.empty();
+  return {std::to_string(g.generation), std::to_string(g.step),
+          std::to_string(g.opponent_generation), field(std::int64_t{g.games}),
+          field(std::int64_t{g.wins}), field(std::int64_t{g.draws}),
+          field(std::int64_t{g.losses}), field(g.elo, 1), field(g.elo_low, 1),
+          field(g.elo_high, 1), field(g.llr, 3), g.verdict, g.promoted ? "1" : "0",
+          field(g.seconds, 1), field(g.rating, 1), g.anchor,
+          anchored ? field(std::int64_t{g.anchor_games}) : "",
+          anchored ? field(g.anchor_score, 4) : "", anchored ? field(g.anchor_elo, 1) : "",
+          anchored ? field(g.anchor_elo_low, 1) : "", anchored ? field(g.anchor_elo_high, 1) : ""};
+}
+
+// What metrics.csv's gate rows keep of the gates, in generation order (the newest row of a
+// generation counts), for --recover when arena.csv is lost; what they do not keep is unknown.
+std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std::string& anchor) {
+  std::map<int, GateRow> by_generation;
+  const std::size_t kind = metrics.column("kind");
+  for (const auto& row : metrics.rows()) {
+    if (row[kind] != "gate") continue;
+    const auto at = [&](const char* column) { return row[metrics.column(column)]; };
+    const double generation = number(at("generation")), step = number(at("step")),
+                 games = number(at("gate_games"));
+    if (!(generation >= 1) || !(step >= 0)) continue;  // a row that says nothing usable
+    GateRow g;
+    g.generation = static_cast<int>(generation);
+    g.step = static_cast<std::int64_t>(step);
+    g.games = games >= 0 ? static_cast<int>(games) : -1;
+    g.wins = g.draws = g.losses = -1;
+    g.elo = number(at("gate_elo"));
+    g.elo_low = g.elo_high = g.llr = std::nan("");
+    g.verdict = "rebuilt by --recover from metrics.csv";
+    g.promoted = at("promoted") == "1";
+    g.seconds = number(at("seconds"));
+    g.rating = number(at("best_elo"));
+    if (!at("anchor_score").empty()) {
+      g.anchor = anchor;
+      g.anchor_games = -1;
+      g.anchor_score = number(at("anchor_score"));
+      g.anchor_elo = number(at("anchor_elo"));
+      g.anchor_elo_low = g.anchor_elo_high = std::nan("");
+    }
+    by_generation[g.generation] = g;
+  }
+  std::vector<GateRow> gates;
+  int best = 0;
+  double rating = 0;
+  for (auto& [generation, g] : by_generation) {
+    g.opponent_generation = best;
+    if (std::isnan(g.rating)) g.rating = rating + (g.promoted && std::isfinite(g.elo) ? g.elo : 0.0);
+    rating = g.rating;
+    if (g.promoted) best = generation;
+    gates.push_back(g);
+  }
+  return gates;
+}
+
+// What log.txt says: the highest "(session N", 0 when there is none, and the run id that the
+// last session line names ("starting run ... (session N): ...; run id X").
+RunState state_from_log(const fs::path& log) {
+  RunState s;
   std::string text;
   try {
     text = util::read_regular_file(log.string());
   } catch (const util::FileError&) {
-    return 0;
+    return s;
   }
-  std::uint64_t last = 0;
-  const std::string key = "(session ";
-  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + 1))
-    last = std::max<std::uint64_t>(last, std::strtoull(text.c_str() + at + key.size(), nullptr, 10));
-  return last;
+  const std::string session = "(session ", run_id = "; run id ";
+  for (auto at = text.find(session); at != std::string::npos; at = text.find(session, at + 1)) {
+    s.sessions = std::max<std::uint64_t>(
+        s.sessions, std::strtoull(text.c_str() + at + session.size(), nullptr, 10));
+    const auto end = text.find('\n', at);
+    const auto id = text.find(run_id, at);
+    if (id == std::string::npos || id > end) continue;
+    const std::size_t from = id + run_id.size();
+    const std::size_t to = text.find_first_not_of("0123456789abcdef", from);
+    s.run_id = text.substr(from, (to == std::string::npos ? text.size() : to) - from);
+  }
+  return s;
 }
 
 // The folder, created if needed (the lock file goes inside it).
@@ -163,6 +240,7 @@ RunState RunFolder::load_state(bool recover) const {
       s.sessions = n["sessions"].as<std::uint64_t>();
       if (n["stream_cursor"]) s.stream_cursor = n["stream_cursor"].as<std::string>();
       if (n["stream_read"]) s.stream_read = n["stream_read"].as<std::int64_t>();
+      if (n["run_id"]) s.run_id = n["run_id"].as<std::string>();
       return s;
     } catch (const std::exception& e) {
       problem = path + " is damaged (" + std::string(e.what()).substr(0, 200) + ")";
@@ -172,26 +250,55 @@ RunState RunFolder::load_state(bool recover) const {
     throw RunFolderError(problem +
                          "; restore it from a backup, or run the same command with --recover to "
                          "rebuild it from log.txt");
-  s.sessions = last_session_in_log(paths_.log());
-  return s;
+  return state_from_log(paths_.log());
 }
 
 void RunFolder::save_state(const RunState& s) const {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "sessions" << YAML::Value << s.sessions;
   out << YAML::Key << "stream_cursor" << YAML::Value << YAML::DoubleQuoted << s.stream_cursor;
-  out << YAML::Key << "stream_read" << YAML::Value << s.stream_read << YAML::EndMap;
+  out << YAML::Key << "stream_read" << YAML::Value << s.stream_read;
+  out << YAML::Key << "run_id" << YAML::Value << YAML::DoubleQuoted << s.run_id;
+  out << YAML::EndMap;
   util::write_file_atomically(paths_.state().string(), std::string(out.c_str()) + "\n");
 }
 
-std::vector<std::string> RunFolder::open_tables() {
+std::vector<std::string> RunFolder::open_tables(bool recover, const std::string& anchor) {
   std::vector<std::string> repairs;
-  arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
+  const bool arena_missing = !fs::exists(paths_.arena());
+  const bool metrics_missing = !fs::exists(paths_.metrics());
+  // A run with progress has both tables (they are made when its first session starts).
+  const bool lost = (arena_missing || metrics_missing) && !progress_files(paths_).empty();
+  if (lost && !recover)
+    throw RunFolderError(
+        (arena_missing ? paths_.arena() : paths_.metrics()).string() +
+        " is missing, but the run has training progress; restore it from a backup, or run the "
+        "same command with --recover to rebuild it from what is intact (arena.csv from "
+        "metrics.csv's gate rows and best.ckpt, metrics.csv from arena.csv)");
   metrics_ = std::make_unique<util::CsvTable>(paths_.metrics().string(), kMetricsHeader, false);
+  arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
+  if (lost && arena_missing && metrics_missing) {
+    repairs.push_back(arena_->path() + ": was missing, and metrics.csv with it; started anew (a "
+                      "newer best.ckpt is recorded as promoted)");
+  } else if (lost && arena_missing) {
+    const std::vector<GateRow> rebuilt = gates_from_metrics(*metrics_, anchor);
+    for (const GateRow& g : rebuilt) arena_->append(arena_row(g));
+    repairs.push_back(arena_->path() + ": was missing; rebuilt " + std::to_string(rebuilt.size()) +
+                      " gate row(s) from metrics.csv (which does not keep the wins, draws, "
+                      "losses and intervals)");
+  }
+  if (lost && metrics_missing)
+    repairs.push_back(metrics_->path() + ": was missing; started anew (its training rows are "
+                      "lost; its gate rows come back from arena.csv)");
   for (const auto* table : {arena_.get(), metrics_.get()})
     if (table->dropped_on_open() > 0)
       repairs.push_back(table->path() + ": dropped " + std::to_string(table->dropped_on_open()) +
                         " cut-off or malformed row(s)");
+  read_gates();
+  return repairs;
+}
+
+void RunFolder::read_gates() {
   gates_.clear();
   double rating = 0;
   for (std::size_t i = 0; i < arena_->rows().size(); ++i) {
@@ -203,7 +310,6 @@ std::vector<std::string> RunFolder::open_tables() {
                            std::to_string(gates_[i - 1].generation) +
                            "; the table is out of order (edited by hand?)");
   }
-  return repairs;
 }
 
 std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
@@ -218,7 +324,7 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
     repairs.push_back(arena_->path() + ": dropped " + std::to_string(gone_gates) +
                       " gate(s) of generations after the trainer's step " +
                       std::to_string(trainer_step));
-    open_tables();
+    read_gates();
   }
   const int gated = gates_.empty() ? 0 : gates_.back().generation;
   std::set<int> gate_rows_seen, selfplay_rows_seen;
@@ -323,17 +429,8 @@ void RunFolder::append_stream(double seconds, std::int64_t positions, std::int64
 }
 
 void RunFolder::append_gate(const GateRow& g, std::int64_t positions, std::int64_t games) {
-  const bool anchored = !g.anchor.empty();
-  metrics_->append(gate_metrics_row(g, std::to_string(positions), std::to_string(games)));
-  arena_->append({std::to_string(g.generation), std::to_string(g.step),
-                  std::to_string(g.opponent_generation), std::to_string(g.games),
-                  std::to_string(g.wins), std::to_string(g.draws), std::to_string(g.losses),
-                  fixed(g.elo, 1), fixed(g.elo_low, 1), fixed(g.elo_high, 1), fixed(g.llr, 3),
-                  g.verdict, g.promoted ? "1" : "0", fixed(g.seconds, 1), fixed(g.rating, 1),
-                  g.anchor, anchored ? std::to_string(g.anchor_games) : "",
-                  anchored ? fixed(g.anchor_score, 4) : "", anchored ? fixed(g.anchor_elo, 1) : "",
-                  anchored ? fixed(g.anchor_elo_low, 1) : "",
-                  anchored ? fixed(g.anchor_elo_high, 1) : ""});
+  metrics_->append(gate_metrics_row(g, field(positions), field(games)));
+  arena_->append(arena_row(g));
   gates_.push_back(g);
 }
 

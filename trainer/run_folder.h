@@ -33,8 +33,12 @@
 // it. No generation is gated twice and every step has one network.
 //
 // Missing or damaged files are errors that say what is missing and how to recover, never a fresh
-// start: `oppidum train --recover` rebuilds the trainer from the newest intact gen-*.ckpt, best.ckpt
-// from the last promoted generation, and state.yaml from the log.
+// start (arena.csv and metrics.csv included, once the run has progress): `oppidum train --recover`
+// rebuilds the trainer from the newest intact network (a gen-*.ckpt, or best.ckpt when it is newer),
+// best.ckpt from the last promoted generation, arena.csv from metrics.csv's gate rows, metrics.csv
+// anew, and state.yaml from the log. Recovery never discards an intact promoted network: a best.ckpt
+// newer than anything arena.csv promoted is kept (with --recover its generation gets a rebuilt
+// arena row), never overwritten with an older generation.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +77,10 @@ struct RunPaths {
 // What state.yaml keeps.
 struct RunState {
   std::uint64_t sessions = 0;  // starts of the run so far (seeds each session's self-play anew)
+  // The run's identity: random, made when the run is created (or when a run from before run ids
+  // first starts again); a Redis store's keys and every game pushed to them carry it, so that a
+  // run never trains on another's games (docs/DISTRIBUTED.md).
+  std::string run_id;
   // A run with a Redis store: the id of the last stream entry read (the cursor) and how many
   // entries were read in all (kept or dropped); with the stream's entries-added they give the
   // entries evicted before the trainer read them.
@@ -80,7 +88,8 @@ struct RunState {
   std::int64_t stream_read = 0;
 };
 
-// One gate: a row of arena.csv.
+// One gate: a row of arena.csv. A row rebuilt by --recover does not know everything: its unknown
+// counts are -1 and its unknown numbers NaN, written as empty fields.
 struct GateRow {
   int generation = 0;
   std::int64_t step = 0;
@@ -142,8 +151,11 @@ class RunFolder {
   void save_state(const RunState& state) const;
 
   // Opens arena.csv and metrics.csv (repairing torn lines; see util/csv_table.h). Returns one line
-  // per repair made, for the log.
-  std::vector<std::string> open_tables();
+  // per repair made, for the log. A table missing from a folder with progress (progress_files) is
+  // a RunFolderError saying how to recover, with nothing written; with `recover`, arena.csv is
+  // rebuilt from metrics.csv's gate rows (rows of the anchor `anchor`, the run's arena.anchor)
+  // and metrics.csv starts anew.
+  std::vector<std::string> open_tables(bool recover, const std::string& anchor);
   // Drops what lies beyond the trainer's saved step: arena rows of later generations, train rows
   // after `trainer_step`, gate rows of generations without an arena row, and duplicate keys; and
   // rebuilds the metrics row of a committed gate that lost it. Returns one line per repair made.
@@ -162,10 +174,13 @@ class RunFolder {
                    double games_per_second);
   void append_stream(double seconds, std::int64_t positions, std::int64_t games, int nodes,
                      std::int64_t lag, std::int64_t evicted);
-  // The metrics row of a gate, then the arena row (fsynced: the commit).
+  // The metrics row of a gate, then the arena row (fsynced: the commit). `positions` and `games`
+  // (the replay's, for the metrics row) are -1 when not known.
   void append_gate(const GateRow& row, std::int64_t positions, std::int64_t games);
 
  private:
+  void read_gates();  // gates_ from arena.csv
+
   RunPaths paths_;
   util::FolderLock lock_;
   std::unique_ptr<util::CsvTable> arena_, metrics_;

@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "model/checkpoint.h"
 #include "model/cpu_tuning.h"
@@ -43,6 +45,36 @@ model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& 
   return c;
 }
 
+// Sets quit() once `stop` is set or `minutes` (0: never) have passed since it was made. Every wait
+// and every Redis retry of the worker reads quit(), so --minutes holds while the worker waits for
+// the server or the trainer too, not only while it plays.
+class StopWatch {
+ public:
+  StopWatch(const std::atomic<bool>& stop, double minutes)
+      : thread_([this, &stop, minutes] {
+          const auto until = Clock::now() + std::chrono::duration<double>(minutes * 60.0);
+          while (!done_.load()) {
+            if (stop.load() || (minutes > 0 && Clock::now() >= until)) {
+              quit_ = true;
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+        }) {}
+  ~StopWatch() {
+    done_ = true;
+    thread_.join();
+  }
+  StopWatch(const StopWatch&) = delete;
+  StopWatch& operator=(const StopWatch&) = delete;
+
+  const std::atomic<bool>& quit() const { return quit_; }
+
+ private:
+  std::atomic<bool> quit_{false}, done_{false};
+  std::thread thread_;  // last: it starts once the flags exist
+};
+
 }  // namespace
 
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop,
@@ -52,56 +84,82 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   const store::RedisUrl url = store::parse_redis_url(options.store, env_password);
   store::check_security(url, options.insecure);
   const std::string node = options.node.empty() ? default_node_name() : options.node;
-  store::RunChannel channel(url, log, &stop);
+  StopWatch watch(stop, options.stop_after_minutes);
+  const std::atomic<bool>& quit = watch.quit();
+  store::RunChannel channel(url, log, &quit);
   WorkerSummary summary;
   const auto start = Clock::now();
 
-  // The run's config and network, once the trainer has published them.
+  const auto stopped_waiting = [&] {
+    summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    log("stopped before playing, after " + std::to_string(static_cast<long long>(summary.seconds)) +
+        " s of waiting");
+    return summary;
+  };
+
+  // The run's config, network and id, once the trainer has published them. A network for
+  // another game or encoding is refused at once, before the run id is waited for.
   log("node " + node + " joining " + url.to_string() + "; " + model::tune_cpu_runtime());
-  std::string yaml;
-  for (bool said = false; !stop.load();) {
-    if (auto text = channel.config()) {
-      yaml = *text;
-      if (channel.network_version() > 0) break;
+  std::string run_id;
+  std::optional<config::RunConfig> config;
+  std::optional<store::PublishedNetwork> published;
+  std::optional<model::Checkpoint> network;
+  try {
+    for (bool said = false, said_owner = false; !quit.load();) {
+      const auto text = channel.config();
+      if (text && (published = channel.network())) {
+        config = config::parse_config(*text, url.key("config"));
+        network = checked_network(*published, game_by_name(config->run.game));
+        run_id = channel.owner();
+        if (!run_id.empty()) break;
+        if (!said_owner)
+          log("the run's config and network are there but not its run id (" + url.key("owner") +
+              "): waiting for its trainer (one of a version before run ids never writes it: use "
+              "a worker of the trainer's version)");
+        said_owner = true;
+      } else if (!said) {
+        log("waiting for the trainer to publish the run's config and network");
+        said = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
-    if (!said) log("waiting for the trainer to publish the run's config and network");
-    said = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } catch (const store::RedisStopped&) {
   }
-  if (stop.load()) return summary;
-  const config::RunConfig config = config::parse_config(yaml, url.key("config"));
-  const Game& game = game_by_name(config.run.game);
-  auto published = channel.network();
-  model::Checkpoint network = checked_network(*published, game);
+  if (quit.load()) return stopped_waiting();
+  const Game& game = game_by_name(config->run.game);
   std::int64_t version = published->info.version;
   std::atomic<std::int64_t> network_step{published->info.step};
 
-  model::BackendOptions backend = trainer::backend_options(config.inference);
+  model::BackendOptions backend = trainer::backend_options(config->inference);
   backend.kind = model::BackendKind::kEigen;  // a worker runs on the CPU, without LibTorch
   backend.device = model::Device::kCpu;
   backend.precision = model::Precision::kFloat32;
-  model::InferenceServerOptions server_options = trainer::server_options(config.inference);
+  model::InferenceServerOptions server_options = trainer::server_options(config->inference);
   server_options.cuda_devices.clear();
-  model::InferenceServer server(game, network, backend, server_options);
-  const std::uint64_t session = channel.new_session();
-  selfplay::SelfPlaySettings settings = trainer::selfplay_settings(config, session);
-  settings.seed = store::node_seed(config.run.seed, node);
-  settings.threads = options.threads > 0 ? options.threads : std::max(1, config.selfplay.threads);
+  model::InferenceServer server(game, *network, backend, server_options);
+  std::uint64_t session = 0;
+  try {
+    session = channel.new_session();
+  } catch (const store::RedisStopped&) {
+    return stopped_waiting();
+  }
+  selfplay::SelfPlaySettings settings = trainer::selfplay_settings(*config, session);
+  settings.seed = store::node_seed(config->run.seed, node);
+  settings.threads = options.threads > 0 ? options.threads : std::max(1, config->selfplay.threads);
   std::atomic<bool> closing{false};
-  store::RedisGameSink sink(url, node, config.run.stream_max_games, log, &closing);
+  store::RedisGameSink sink(url, node, run_id, config->run.stream_max_games, log, &closing);
   selfplay::SelfPlay selfplay(server, sink, settings, [&] { return network_step.load(); });
   log("playing " + game.name() + " with generation " + std::to_string(published->info.generation) +
       " (step " + std::to_string(published->info.step) + "), " + std::to_string(settings.threads) +
       " thread(s), session " + std::to_string(session));
+  log("run id " + run_id);
   selfplay.start();
 
   std::int64_t beats = 0;
   auto last_beat = Clock::now() - std::chrono::seconds(10);
   auto last_poll = Clock::now();
-  while (!stop.load()) {
+  while (!quit.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const double minutes = std::chrono::duration<double>(Clock::now() - start).count() / 60.0;
-    if (options.stop_after_minutes > 0 && minutes >= options.stop_after_minutes) break;
     const std::string error = selfplay.error();
     if (!error.empty()) {
       closing = true;
@@ -110,7 +168,15 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
     try {
       if (Clock::now() - last_poll >= std::chrono::seconds(1)) {
         last_poll = Clock::now();
-        if (channel.network_version() != version) {
+        const std::string owner = channel.owner();
+        if (!owner.empty() && owner != run_id) {
+          closing = true;
+          throw std::runtime_error(url.to_string() + " now belongs to another run (run id " +
+                                   owner + ", not " + run_id +
+                                   "); this worker stops: start it again to join that run");
+        }
+        const std::int64_t now_version = channel.network_version();
+        if (now_version > 0 && now_version != version) {  // 0: lost, until it is published again
           published = channel.network();
           const model::Checkpoint next = checked_network(*published, game);
           server.swap_weights(next);
