@@ -11,6 +11,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "games/game.h"
 #include "games/quote.h"
 
 namespace oppidum::config {
@@ -174,6 +175,12 @@ bool set_key(RunConfig& config, const std::string& section_name, const std::stri
 }
 
 void check_cross_field_rules(const RunConfig& c, const std::string& where) {
+  bool registered = false;
+  for (const Game* g : all_games()) registered = registered || g->name() == c.run.game;
+  if (!registered) {
+    throw ConfigError(where + "run.game: \"" + quote_input(c.run.game) + "\" is not one of " +
+                      game_names());
+  }
   if (c.training.window_min > c.training.window_max)
     throw ConfigError(where + "training.window_min (" + std::to_string(c.training.window_min) +
                       ") is larger than training.window_max (" +

@@ -23,7 +23,7 @@ namespace oppidum::config {
 // F(type, name, default, min, max, description). Strings list their allowed values in `min`
 // (a '|'-separated list, empty = any) and ignore `max`; booleans (true/false) ignore both.
 #define OPPIDUM_RUN_FIELDS(F)                                                                  \
-  F(std::string, game, "mg", "mg|dvonn", 0, "the game: mg (Murus Gallicus) or dvonn")          \
+  F(std::string, game, "mg", "", 0, "the game: mg (Murus Gallicus), dvonn, ... (games/registry.h)") \
   F(std::uint64_t, seed, 1, 0, UINT64_MAX, "run seed; every random stream derives from it")    \
   F(double, stop_after_minutes, 0, 0, 1e7, "stop training after this many minutes (0: never)") \
   F(int, max_generations, 0, 0, 1000000, "stop after this many generations (0: never)")      \
