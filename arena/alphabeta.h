@@ -63,6 +63,7 @@ class AlphaBetaPlayer final : public Player {
  public:
   explicit AlphaBetaPlayer(int depth);
   std::string spec() const override { return "alphabeta:depth=" + std::to_string(depth_); }
+  int depth() const { return depth_; }
   Action choose_move(const GameState& state, std::uint64_t seed) override;
 
  private:
