@@ -20,7 +20,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/process_util.h"
+#include "tests/raw_http.h"
 #include "tests/web_test_util.h"
+#include "web/guarded_server.h"
 #include "web/run_reader.h"
 #include "web/server.h"
 
@@ -374,7 +376,8 @@ TEST_F(WebApiTest, BodiesAreLimitedHoweverTheyAreSent) {
                            "Content-Type: application/json\r\n";
   // A small chunked body is read like any other.
   std::string answer = test_util::raw_request(
-      port_, head + "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"gam\r\n9\r\ne\": \"mg\"}\r\n0\r\n\r\n");
+      port_,
+      head + "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"gam\r\n9\r\ne\": \"mg\"}\r\n0\r\n\r\n");
   EXPECT_EQ(test_util::status_of(answer), 200) << answer;
   // A chunked body over 64 KiB is refused as soon as it passes the limit, and the connection
   // closed: the client need not send the rest.
@@ -421,6 +424,14 @@ TEST_F(WebApiTest, BodiesAreLimitedHoweverTheyAreSent) {
     EXPECT_EQ(test_util::status_of(answer), status) << request << ": " << answer;
     EXPECT_NE(test_util::body_of(answer).find("\"error\""), std::string::npos) << answer;
   }
+  // Headers count too: a request is at most 128 KiB as sent.
+  std::string padded = "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  for (int i = 0; i < 200; ++i)
+    padded += "X-Pad-" + std::to_string(i) + ": " + std::string(1000, 'a') + "\r\n";
+  answer = test_util::raw_request(port_, padded + "\r\n");
+  EXPECT_EQ(test_util::status_of(answer), 413) << answer;
+  EXPECT_NE(test_util::body_of(answer).find("the request is over 131072 bytes"), std::string::npos)
+      << answer;
 }
 
 TEST_F(WebApiTest, InvalidUtf8IsABadRequestWithAMessage) {
@@ -823,6 +834,56 @@ TEST(WebServerTest, TheTotalConnectionCapRefusesAtOnce) {
       },
       std::chrono::seconds(30)));
   server.stop();
+}
+
+// A connection left idle after its answer is closed once keep_alive_timeout has passed.
+TEST(WebServerTest, IdleConnectionsAreClosed) {
+  WebServer server(small_connection_limits());
+  const int port = server.start();
+  test_util::RawConnection idle(port);
+  ASSERT_TRUE(idle.send("GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  bool closed = false;
+  EXPECT_EQ(test_util::status_of(idle.receive(std::chrono::seconds(30), &closed)), 200);
+  EXPECT_EQ(idle.receive(std::chrono::seconds(30), &closed), "");  // nothing more, then the close
+  EXPECT_TRUE(closed);
+  server.stop();
+}
+
+// An answer must be taken whole within write_timeout: a client that takes it a little at a time
+// (each write making progress, but the whole far too slowly) is cut.
+TEST(GuardedServerTest, AnAnswerMustBeTakenWithinTheWriteTimeout) {
+  ConnectionLimits limits;
+  limits.write_timeout = std::chrono::milliseconds(2000);
+  GuardedServer http(limits);
+  const std::string big(64 << 20, 'x');
+  http.Get("/big", [&big](const httplib::Request&, httplib::Response& res) {
+    res.set_content(big, "text/plain");
+  });
+  const int port = http.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&http] { http.listen_after_bind(); });
+  ASSERT_TRUE(test_util::wait_until([&] { return http.is_running(); }, std::chrono::seconds(30)));
+  test_util::RawConnection reader(port);
+  ASSERT_TRUE(reader.send("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  // 4 s of 1 MiB every 200 ms: every write goes on, but the whole answer would take 13 s...
+  std::string taken;
+  bool closed = false;
+  for (int i = 0; i < 20 && !closed; ++i) {
+    taken += reader.receive_some(1 << 20, &closed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  // ... so the server has given up: reading all there is finds the answer cut, the connection
+  // closed.
+  while (!closed) {
+    const std::string more = reader.receive(std::chrono::seconds(30), &closed);
+    if (more.empty()) break;
+    taken += more;
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_LT(taken.size(), big.size()) << "the server wrote the whole answer to a slow reader";
+  http.begin_stop();
+  http.stop();
+  serving.join();
 }
 
 }  // namespace

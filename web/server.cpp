@@ -437,7 +437,8 @@ struct WebServer::Impl {
       });
     });
     post("/api/position", [this](const json& r, const StopCheck&) { return games->position(r); });
-    post("/api/move", [this](const json& r, const StopCheck& stop) { return games->move(r, stop); });
+    post("/api/move",
+         [this](const json& r, const StopCheck& stop) { return games->move(r, stop); });
     post("/api/analyse",
          [this](const json& r, const StopCheck& stop) { return games->analyse(r, stop); });
     post("/api/evaluate", [this](const json& r, const StopCheck&) { return games->evaluate(r); });
