@@ -14,15 +14,19 @@ namespace oppidum::app {
 
 void register_serve_command(CLI::App& app) {
   auto o = std::make_shared<web::ServerOptions>();
+  const web::ConnectionLimits& c = o->connections;
   auto* cmd = app.add_subcommand(
       "serve",
       "Serve the web page: live dashboards of runs, their self-play games, a board to play any "
       "player spec, analysis of a position. Reads the run folders only (safe beside `train`). "
       "Binds 127.0.0.1 unless --host says otherwise; any other host needs a token (--token, or one "
-      "generated and printed). Bounded for a hostile network (docs/WEB.md, \"Security\"): 64 KiB "
-      "bodies, 8 connections per client and 64 in all, 10 s to send a request and to take an "
-      "answer; every search stops at --search-ms, when its client leaves, and on Ctrl-C or "
-      "SIGTERM.");
+      "generated and printed). Bounded for a hostile network (docs/WEB.md, \"Security\"): " +
+          std::to_string(web::kMaxBodyBytes / 1024) + " KiB bodies, " +
+          std::to_string(c.max_per_client) + " connections per client and " +
+          std::to_string(c.max_connections) + " in all, " +
+          std::to_string(c.request_timeout.count() / 1000) + " s to send a request and " +
+          std::to_string(c.write_timeout.count() / 1000) + " s to take an answer; every search "
+          "stops at --search-ms, when its client leaves, and on Ctrl-C or SIGTERM.");
   cmd->add_option("--run", o->runs, "run folder to serve (runs/<name>); repeat for several")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--arena-games", o->arena_files,
@@ -34,8 +38,11 @@ void register_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--token", o->token,
-                  "secret every request must carry: at least 16 characters of A-Z a-z 0-9 . _ ~ - "
-                  "(generated, 32 characters, when --host is not loopback and none is given)");
+                  "secret every request must carry: at least " +
+                      std::to_string(web::kMinTokenLength) + " characters of " +
+                      web::kTokenCharacters +
+                      " (generated, " + std::to_string(web::kGeneratedTokenLength) +
+                      " characters, when --host is not loopback and none is given)");
   cmd->add_option("--max-searches", o->limits.max_searches,
                   "searches (moves, analyses) running at once; more are refused as busy")
       ->check(CLI::Range(1, 64))

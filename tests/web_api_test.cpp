@@ -851,7 +851,7 @@ TEST(WebServerTest, IdleConnectionsAreClosed) {
 
 // An answer must be taken whole within write_timeout: a client that takes it a little at a time
 // (each write making progress, but the whole far too slowly) is cut.
-TEST(GuardedServerTest, AnAnswerMustBeTakenWithinTheWriteTimeout) {
+TEST(WebServerTest, AnAnswerMustBeTakenWithinTheWriteTimeout) {
   ConnectionLimits limits;
   limits.write_timeout = std::chrono::milliseconds(2000);
   GuardedServer http(limits);

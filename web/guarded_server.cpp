@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <system_error>
 #include <thread>
 #include <vector>
 

@@ -26,14 +26,13 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 namespace {
 
-constexpr std::size_t kMaxBody = 64 * 1024;
 constexpr const char* kCookie = "oppidum_token";
 
 std::string generate_token() {
   std::random_device device;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string token;
-  for (int i = 0; i < 32; ++i) token += kHex[device() % 16];
+  for (std::size_t i = 0; i < kGeneratedTokenLength; ++i) token += kHex[device() % 16];
   return token;
 }
 
@@ -228,7 +227,7 @@ struct WebServer::Impl {
   }
 
   // How a request may carry a body (server.h, "Security"), checked before any of it is read: POST
-  // bodies with a Content-Length of at most kMaxBody, or chunked (limited as they are read, see
+  // bodies with a Content-Length of at most kMaxBodyBytes, or chunked (limited as they are read, see
   // post()), never compressed; other requests carry none.
   static httplib::Server::HandlerResponse check_framing(const httplib::Request& req,
                                                         httplib::Response& res) {
@@ -253,9 +252,9 @@ struct WebServer::Impl {
         return refuse(res, 400, "Content-Length must be a whole number of bytes, got \"" +
                                     quote_input(text) + "\"");
       const unsigned long long length = std::strtoull(text.c_str(), nullptr, 10);
-      if (length > kMaxBody)
+      if (length > kMaxBodyBytes)
         return refuse(res, 413, "the request body is " + text + " bytes; at most " +
-                                    std::to_string(kMaxBody) + " (64 KiB)");
+                                    std::to_string(kMaxBodyBytes) + " (64 KiB)");
       if (!post && length > 0)
         return refuse(res, 400, quote_input(req.method) + " requests carry no body");
     } else if (post && !chunked) {
@@ -299,12 +298,12 @@ struct WebServer::Impl {
   }
 
   // The body of a POST, read as it comes (Content-Length or chunked) and refused as soon as it
-  // exceeds kMaxBody, so that no more than that is ever held.
+  // exceeds kMaxBodyBytes, so that no more than that is ever held.
   static std::string read_body(const httplib::ContentReader& read) {
     std::string body;
     bool too_large = false;
     const bool complete = read([&](const char* data, std::size_t size) {
-      if (body.size() + size > kMaxBody) {
+      if (body.size() + size > kMaxBodyBytes) {
         too_large = true;
         return false;
       }
@@ -315,7 +314,7 @@ struct WebServer::Impl {
     if (Connection* connection = GuardedServer::current_connection())
       connection->close_after_answer();
     if (too_large)
-      throw TooLarge("the request body is over " + std::to_string(kMaxBody) + " bytes (64 KiB)");
+      throw TooLarge("the request body is over " + std::to_string(kMaxBodyBytes) + " bytes (64 KiB)");
     throw BadRequest("the request body could not be read: cut off, badly chunked, or not sent "
                      "in time");
   }
@@ -342,7 +341,7 @@ struct WebServer::Impl {
   }
 
   void routes() {
-    http.set_payload_max_length(kMaxBody);
+    http.set_payload_max_length(kMaxBodyBytes);
     // Server faults go to the terminal too (bad requests and refusals are the page's business).
     http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
       if (res.status == 500)
@@ -470,8 +469,8 @@ WebServer::WebServer(ServerOptions options)
   if (!o.token.empty() && (o.token.size() < kMinTokenLength || !token_characters_only(o.token)))
     throw std::invalid_argument(
         "--token must be at least " + std::to_string(kMinTokenLength) + " characters of " +
-        kTokenCharacters + " (a short token is guessed), got " + std::to_string(o.token.size()) +
-        " characters; leave --token out to have one generated");
+        kTokenCharacters + " (a short token is guessed); the one given has " +
+        std::to_string(o.token.size()) + "; leave --token out to have one generated");
   if (!is_loopback_host(o.host) && o.token.empty()) o.token = generate_token();
   std::vector<std::string> names;
   for (const std::string& dir : o.runs) {

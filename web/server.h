@@ -61,8 +61,12 @@ struct ServerOptions {
   ConnectionLimits connections;
 };
 
+// The largest request body, however it is sent.
+inline constexpr std::size_t kMaxBodyBytes = 64 * 1024;
+
 // The shortest token accepted; tokens are made of kTokenCharacters.
 inline constexpr std::size_t kMinTokenLength = 16;
+inline constexpr std::size_t kGeneratedTokenLength = 32;
 inline constexpr const char* kTokenCharacters = "A-Z a-z 0-9 . _ ~ -";
 
 // True for an IP address in 127.0.0.0/8 (dotted, as inet_pton reads it), ::1 (also in brackets,
