@@ -14,12 +14,19 @@ namespace oppidum::app {
 
 void register_serve_command(CLI::App& app) {
   auto o = std::make_shared<web::ServerOptions>();
+  const web::ConnectionLimits& c = o->connections;
   auto* cmd = app.add_subcommand(
       "serve",
       "Serve the web page: live dashboards of runs, their self-play games, a board to play any "
       "player spec, analysis of a position. Reads the run folders only (safe beside `train`). "
       "Binds 127.0.0.1 unless --host says otherwise; any other host needs a token (--token, or one "
-      "generated and printed).");
+      "generated and printed). Bounded for a hostile network (docs/WEB.md, \"Security\"): " +
+          std::to_string(web::kMaxBodyBytes / 1024) + " KiB bodies, " +
+          std::to_string(c.max_per_client) + " connections per client and " +
+          std::to_string(c.max_connections) + " in all, " +
+          std::to_string(c.request_timeout.count() / 1000) + " s to send a request and " +
+          std::to_string(c.write_timeout.count() / 1000) + " s to take an answer; every search "
+          "stops at --search-ms, when its client leaves, and on Ctrl-C or SIGTERM.");
   cmd->add_option("--run", o->runs, "run folder to serve (runs/<name>); repeat for several")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--arena-games", o->arena_files,
@@ -31,12 +38,17 @@ void register_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--token", o->token,
-                  "secret every request must carry (generated when --host is not loopback)");
+                  "secret every request must carry: at least " +
+                      std::to_string(web::kMinTokenLength) + " characters of " +
+                      web::kTokenCharacters +
+                      " (generated, " + std::to_string(web::kGeneratedTokenLength) +
+                      " characters, when --host is not loopback and none is given)");
   cmd->add_option("--max-searches", o->limits.max_searches,
                   "searches (moves, analyses) running at once; more are refused as busy")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--search-ms", o->limits.search_ms, "wall-time limit of one search (ms)")
+  cmd->add_option("--search-ms", o->limits.search_ms,
+                  "wall-time limit of one search, alpha-beta included (ms)")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
   cmd->add_option("--max-sims", o->limits.max_simulations,
@@ -55,7 +67,7 @@ void register_serve_command(CLI::App& app) {
     std::cout << "oppidum serve: " << o->runs.size() << " run(s), " << o->arena_files.size()
               << " arena record file(s); open " << server.url()
               << "\n(Ctrl-C stops)" << std::endl;
-    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     server.stop();
     serving.join();
   });

@@ -68,8 +68,12 @@ constexpr std::size_t kTableBits = 16;  // 65536 entries, 1 MiB
 template <class P>
 class Searcher {
  public:
-  explicit Searcher(bool use_table) {
-    if (use_table) table_.resize(std::size_t{1} << kTableBits);
+  explicit Searcher(const AlphaBetaOptions& options)
+      : deadline_(options.deadline),
+        stop_(options.stop),
+        has_limits_(options.deadline != std::chrono::steady_clock::time_point::max() ||
+                    static_cast<bool>(options.stop)) {
+    if (options.transposition_table) table_.resize(std::size_t{1} << kTableBits);
   }
 
   AlphaBetaResult run(const P& root, int depth) {
@@ -89,10 +93,16 @@ class Searcher {
         P child = root;
         child.apply(action);
         score = from_parent(root, child, child_search(root, child, d - 1, alpha, kInfinity, 1));
+        if (stopped_) break;
         if (score > alpha) {
           alpha = score;
           best = action;
         }
+      }
+      if (stopped_) {  // this iteration is unfinished: keep the last completed one
+        if (d == 1) result.action = moves.front().second;  // the static order's first
+        result.stopped = true;
+        break;
       }
       // Moves that failed low keep their upper bounds: good enough to order the next iteration.
       std::stable_sort(moves.begin(), moves.end(),
@@ -122,8 +132,22 @@ class Searcher {
     return from_parent(pos, child, score);
   }
 
+  // True once the deadline has passed or the stop predicate said so (asked every
+  // kLimitCheckNodes positions).
+  bool limits_reached() {
+    if (!has_limits_ || nodes_ % kLimitCheckNodes != 0) return false;
+    return std::chrono::steady_clock::now() >= deadline_ || (stop_ && stop_());
+  }
+
+  // A stopped search unwinds at once, returning 0 everywhere and writing no table entry; run()
+  // drops the unfinished iteration.
   int search(const P& pos, int depth, int alpha, int beta, int ply) {
+    if (stopped_) return 0;
     ++nodes_;
+    if (limits_reached()) {
+      stopped_ = true;
+      return 0;
+    }
     if (depth == 0) return pos.is_terminal() ? terminal_score(pos, ply) : evaluate(pos);
     ActionList legal;
     pos.legal_actions(legal);
@@ -171,6 +195,7 @@ class Searcher {
       child.apply(a);
       const int score = from_parent(pos, child, child_search(pos, child, depth - 1, alpha, beta,
                                                              ply + 1));
+      if (stopped_) return 0;
       if (score > best) {
         best = score;
         best_move = a;
@@ -193,6 +218,10 @@ class Searcher {
 
   std::vector<TableEntry> table_;
   std::int64_t nodes_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  std::function<bool()> stop_;
+  bool has_limits_ = false;  // a deadline or a stop predicate was given
+  bool stopped_ = false;
 };
 
 template <class P>
@@ -232,7 +261,7 @@ AlphaBetaResult alphabeta_search(const GameState& state, const AlphaBetaOptions&
   check_depth(options.depth);
   return with_position(state, [&](const auto& pos) {
     using P = std::decay_t<decltype(pos)>;
-    Searcher<P> searcher(options.transposition_table);
+    Searcher<P> searcher(options);
     return searcher.run(pos, options.depth);
   });
 }

@@ -7,9 +7,16 @@
 //
 // The search runs on the concrete position types (copy-make), not through GameState's virtual
 // calls; AlphaBetaPlayer picks the type from the game.
+//
+// Limits (the web server's): a search may be given a deadline and a stop predicate. Both are
+// checked every kLimitCheckNodes positions, so a search ends within a few milliseconds of either;
+// it then answers with the deepest completed iteration. They only cut a search short: a search
+// that ends before them returns exactly what it returns without them (same move, score and nodes).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "arena/player.h"
@@ -20,10 +27,16 @@ namespace oppidum::arena {
 // A won game at the root; a win found k plies ahead scores kWinScore - k.
 inline constexpr int kWinScore = 1'000'000;
 inline constexpr int kMaxAlphaBetaDepth = 12;
+// Positions visited between two looks at the deadline and the stop predicate.
+inline constexpr std::int64_t kLimitCheckNodes = 256;
 
 struct AlphaBetaOptions {
   int depth = 3;                     // 1..kMaxAlphaBetaDepth plies
   bool transposition_table = true;   // off only to compare with plain minimax in tests
+  // The search stops at this time (steady clock) ...
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // ... or once this returns true (empty: never). Called from the searching thread.
+  std::function<bool()> stop;
 };
 
 struct AlphaBetaResult {
@@ -32,6 +45,10 @@ struct AlphaBetaResult {
   int depth = 0;             // the deepest completed iteration (less than asked when a win was
                              // proven sooner)
   std::int64_t nodes = 0;    // positions visited, all iterations together
+  // True when the deadline or the stop predicate ended the search before `depth` plies: `action`
+  // and `score` are those of the deepest completed iteration (`depth`), or, when not even depth 1
+  // was completed (`depth` 0, `score` 0), the move the static evaluation ranks first.
+  bool stopped = false;
 };
 
 // Searches a non-terminal position of "mg" or "dvonn". Throws std::invalid_argument for a depth out
@@ -46,6 +63,7 @@ class AlphaBetaPlayer final : public Player {
  public:
   explicit AlphaBetaPlayer(int depth);
   std::string spec() const override { return "alphabeta:depth=" + std::to_string(depth_); }
+  int depth() const { return depth_; }
   Action choose_move(const GameState& state, std::uint64_t seed) override;
 
  private:

@@ -1,5 +1,6 @@
 // The alpha-beta baseline: forced wins within its depth, agreement with plain minimax, and the
 // evaluations' basic sense.
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -185,6 +186,80 @@ TEST(AlphaBetaTest, RejectsBadDepthAndTerminalPositions) {
   const auto over = mg().parse_state("tW....../......../......../......../......../......../T....... D");
   ASSERT_TRUE(over->is_terminal());
   EXPECT_THROW(search(*over, 2), std::logic_error);
+}
+
+// Limits that are not reached change nothing: the same move, score, depth and node count as a
+// search without them (the `alphabeta:depth=N` ladder of docs/BASELINES.md stays valid).
+TEST(AlphaBetaTest, UnreachedLimitsChangeNothing) {
+  mcts::Rng rng(23);
+  for (const Game* game : {&mg(), &dvonn()}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      const int plies = game->name() == "dvonn" ? 49 + rng.uniform_int(20) : rng.uniform_int(20);
+      const auto state = random_position(*game, plies, rng);
+      if (state->is_terminal()) continue;
+      const int depth = game->name() == "dvonn" ? 4 : 5;
+      const AlphaBetaResult plain = search(*state, depth);
+      AlphaBetaOptions options;
+      options.depth = depth;
+      options.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+      int asked = 0;
+      options.stop = [&asked] {
+        ++asked;
+        return false;
+      };
+      const AlphaBetaResult limited = alphabeta_search(*state, options);
+      EXPECT_EQ(limited.action, plain.action) << state->to_string();
+      EXPECT_EQ(limited.score, plain.score) << state->to_string();
+      EXPECT_EQ(limited.depth, plain.depth) << state->to_string();
+      EXPECT_EQ(limited.nodes, plain.nodes) << state->to_string();
+      EXPECT_FALSE(limited.stopped);
+      EXPECT_EQ(asked, static_cast<int>(plain.nodes / kLimitCheckNodes)) << state->to_string();
+    }
+  }
+}
+
+// A search far too deep for its deadline stops soon after it (no speed asserted: only that it
+// ends long before the full search could) with the deepest completed iteration, which is exactly
+// what a search to that depth returns.
+TEST(AlphaBetaTest, TheDeadlineCutsASearchShortWithTheLastCompletedIteration) {
+  for (const Game* game : {&mg(), &dvonn()}) {
+    auto state = game->initial_state();
+    if (game->name() == "dvonn") {  // past the placement phase, where the search is deepest
+      mcts::Rng rng(3);
+      state = random_position(*game, 49, rng);
+    }
+    AlphaBetaOptions options;
+    options.depth = kMaxAlphaBetaDepth;
+    const auto start = std::chrono::steady_clock::now();
+    options.deadline = start + std::chrono::milliseconds(200);
+    const AlphaBetaResult r = alphabeta_search(*state, options);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 30.0) << game->name();  // a full depth-12 search takes hours
+    EXPECT_TRUE(r.stopped) << game->name();
+    ASSERT_GE(r.depth, 1) << game->name();
+    EXPECT_LT(r.depth, kMaxAlphaBetaDepth) << game->name();
+    EXPECT_TRUE(state->is_legal(r.action)) << game->name();
+    const AlphaBetaResult same_depth = search(*state, r.depth);
+    EXPECT_EQ(r.action, same_depth.action) << game->name();
+    EXPECT_EQ(r.score, same_depth.score) << game->name();
+  }
+}
+
+// The stop predicate ends a search the moment it says so (it is asked every kLimitCheckNodes
+// positions), with no deadline at all.
+TEST(AlphaBetaTest, TheStopPredicateEndsASearch) {
+  AlphaBetaOptions options;
+  options.depth = kMaxAlphaBetaDepth;
+  int asked = 0;
+  options.stop = [&asked] { return ++asked == 400; };
+  const auto state = mg().initial_state();
+  const AlphaBetaResult r = alphabeta_search(*state, options);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(asked, 400);
+  EXPECT_EQ(r.nodes, 400 * kLimitCheckNodes);
+  EXPECT_GE(r.depth, 1);
+  EXPECT_TRUE(state->is_legal(r.action));
 }
 
 TEST(EvaluationTest, MgCountsThreatsAndMaterial) {

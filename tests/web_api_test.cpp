@@ -1,9 +1,14 @@
 // The JSON API of `oppidum serve` (web/server.h), through an HTTP client against the server on a
 // free loopback port: the dashboard, game listings and replays of a tiny run, positions, moves,
 // analyses and network evaluations; bad input refused with a message; the token and Host checks;
-// requests that try to leave the run folders; and a run folder left exactly as it was.
+// requests that try to leave the run folders; a run folder left exactly as it was; and the server
+// under abuse (docs/WEB.md, "Security"): bodies too large however they are sent, malformed
+// framing, slow and too many clients, searches past their time, clients that leave, and stop()
+// during a search.
 #include <httplib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -14,7 +19,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/process_util.h"
+#include "tests/raw_http.h"
 #include "tests/web_test_util.h"
+#include "web/guarded_server.h"
 #include "web/run_reader.h"
 #include "web/server.h"
 
@@ -345,10 +353,101 @@ TEST_F(WebApiTest, AnalysesAndEvaluates) {
 }
 
 TEST_F(WebApiTest, RequestsForOtherHostsAreRefused) {
-  httplib::Client c("127.0.0.1", port_);
-  auto res = c.Get("/api/info", {{"Host", "evil.example:80"}});
+  // DNS rebinding: a name that only starts like a loopback address is another host.
+  for (const char* host : {"evil.example:80", "127.evil.example.com", "127.0.0.1.evil.example.com",
+                           "127.0.0.1.evil.example.com:80", "localhost.evil.example.com",
+                           "[::1].evil.example.com", "[::1", "127.0.0.1:80:80", "0.0.0.0"}) {
+    auto res = client().Get("/api/info", {{"Host", host}});
+    ASSERT_TRUE(res) << host;
+    EXPECT_EQ(res->status, 403) << host;
+  }
+  for (const char* host : {"127.0.0.1", "127.0.0.1:8080", "127.1.2.3:80", "localhost",
+                           "LOCALHOST:8080", "[::1]", "[::1]:8080"}) {
+    auto res = client().Get("/api/info", {{"Host", host}});
+    ASSERT_TRUE(res) << host;
+    EXPECT_EQ(res->status, 200) << host;
+  }
+}
+
+// Bodies are limited however they arrive, and a request whose framing is wrong is answered at
+// once, without waiting for a body, and its connection closed.
+TEST_F(WebApiTest, BodiesAreLimitedHoweverTheyAreSent) {
+  const std::string head = "POST /api/position HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           "Content-Type: application/json\r\n";
+  // A small chunked body is read like any other.
+  std::string answer = test_util::raw_request(
+      port_,
+      head + "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"gam\r\n9\r\ne\": \"mg\"}\r\n0\r\n\r\n");
+  EXPECT_EQ(test_util::status_of(answer), 200) << answer;
+  // A chunked body over 64 KiB is refused as soon as it passes the limit, and the connection
+  // closed: the client need not send the rest.
+  {
+    test_util::RawConnection c(port_);
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(c.send(head + "Transfer-Encoding: chunked\r\n\r\n"));
+    const std::string chunk = "4000\r\n" + std::string(0x4000, ' ') + "\r\n";
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(c.send(chunk));  // 128 KiB
+    bool closed = false;
+    answer = c.receive(std::chrono::seconds(60), &closed);
+    EXPECT_EQ(test_util::status_of(answer), 413) << answer;
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+    EXPECT_NE(test_util::body_of(answer).find("over 65536 bytes"), std::string::npos) << answer;
+    c.receive(std::chrono::seconds(60), &closed);
+    EXPECT_TRUE(closed);
+  }
+  // Content-Length is a number of bytes, at most 64 KiB; no request waits for a body it cannot
+  // have (before, "-5" and 20 digits waited for the read timeout, then said "too large").
+  const std::vector<std::pair<std::string, std::pair<int, std::string>>> lengths = {
+      {"-5", {400, "Content-Length must be a whole number of bytes, got \"-5\""}},
+      {"12345678901234567890", {400, "Content-Length must be a whole number"}},
+      {"abc", {400, "Content-Length must be a whole number"}},
+      {"65537", {413, "the request body is 65537 bytes; at most 65536"}},
+      {"999999999999999999", {413, "at most 65536"}}};
+  for (const auto& [length, expected] : lengths) {
+    answer = test_util::raw_request(port_, head + "Content-Length: " + length + "\r\n\r\n");
+    EXPECT_EQ(test_util::status_of(answer), expected.first) << length << ": " << answer;
+    const json error = json::parse(test_util::body_of(answer), nullptr, false);
+    EXPECT_NE(error.value("error", "").find(expected.second), std::string::npos)
+        << length << ": " << answer;
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+  }
+  const std::vector<std::pair<std::string, int>> framings = {
+      {head + "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400},
+      {head + "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+      {head + "Transfer-Encoding: gzip, chunked\r\n\r\n", 501},
+      {head + "Content-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}", 415},
+      {head + "\r\n{}", 411},
+      {"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello", 400},
+      {"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n", 400}};
+  for (const auto& [request, status] : framings) {
+    answer = test_util::raw_request(port_, request);
+    EXPECT_EQ(test_util::status_of(answer), status) << request << ": " << answer;
+    EXPECT_NE(test_util::body_of(answer).find("\"error\""), std::string::npos) << answer;
+  }
+  // Headers count too: a request is at most 128 KiB as sent.
+  std::string padded = "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  for (int i = 0; i < 200; ++i)
+    padded += "X-Pad-" + std::to_string(i) + ": " + std::string(1000, 'a') + "\r\n";
+  answer = test_util::raw_request(port_, padded + "\r\n");
+  EXPECT_EQ(test_util::status_of(answer), 413) << answer;
+  EXPECT_NE(test_util::body_of(answer).find("the request is over 131072 bytes"), std::string::npos)
+      << answer;
+}
+
+TEST_F(WebApiTest, InvalidUtf8IsABadRequestWithAMessage) {
+  // Before: the error message quoted the bad bytes and could not be written: 500, empty body.
+  const std::string body = "{\"game\": \"\xff\xfe\"}";
+  auto res = client().Post("/api/position", body, "application/json");
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 403);
+  EXPECT_EQ(res->status, 400);
+  ASSERT_FALSE(res->body.empty());
+  const json answer = json::parse(res->body);
+  EXPECT_NE(answer["error"].get<std::string>().find("bad JSON"), std::string::npos) << res->body;
+  res = client().Post("/api/move", "{\"game\": \"mg\", \"player\": \"uct:sims=\xff\"}",
+                      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NO_THROW(json::parse(res->body)) << res->body;
 }
 
 // Last in the file: after every request above, the run folder is as it was.
@@ -364,7 +463,7 @@ TEST(WebServerTest, TokenIsRequiredOnEveryRequest) {
   ServerOptions options;
   options.runs = {(root / "r").string()};
   options.port = 0;
-  options.token = "s3cret-token";
+  options.token = "s3cret-token-0123";
   WebServer server(options);
   const int port = server.start();
   httplib::Client c("127.0.0.1", port);
@@ -373,15 +472,15 @@ TEST(WebServerTest, TokenIsRequiredOnEveryRequest) {
   EXPECT_EQ(res->status, 401);
   EXPECT_EQ(c.Get("/")->status, 401);
   EXPECT_EQ(c.Get("/api/info", {{"Authorization", "Bearer wrong"}})->status, 401);
-  EXPECT_EQ(c.Get("/api/info", {{"Authorization", "Bearer s3cret-token"}})->status, 200);
+  EXPECT_EQ(c.Get("/api/info", {{"Authorization", "Bearer s3cret-token-0123"}})->status, 200);
   EXPECT_EQ(c.Get("/api/info?token=nope")->status, 401);
-  res = c.Get("/?token=s3cret-token");
+  res = c.Get("/?token=s3cret-token-0123");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   const std::string cookie = res->get_header_value("Set-Cookie");
-  EXPECT_NE(cookie.find("oppidum_token=s3cret-token"), std::string::npos);
+  EXPECT_NE(cookie.find("oppidum_token=s3cret-token-0123"), std::string::npos);
   EXPECT_NE(cookie.find("HttpOnly"), std::string::npos);
-  EXPECT_EQ(c.Get("/app.js", {{"Cookie", "a=b; oppidum_token=s3cret-token"}})->status, 200);
+  EXPECT_EQ(c.Get("/app.js", {{"Cookie", "a=b; oppidum_token=s3cret-token-0123"}})->status, 200);
   EXPECT_EQ(c.Post("/api/position", {{"Cookie", "oppidum_token=x"}}, "{\"game\":\"mg\"}",
                    "application/json")->status,
             401);
@@ -400,10 +499,53 @@ TEST(WebServerTest, OtherHostsGetAGeneratedToken) {
   ServerOptions loopback;
   loopback.port = 0;
   EXPECT_TRUE(WebServer(loopback).token().empty());
-  EXPECT_TRUE(is_loopback_host("127.0.0.1"));
-  EXPECT_TRUE(is_loopback_host("localhost"));
-  EXPECT_FALSE(is_loopback_host("0.0.0.0"));
-  EXPECT_FALSE(is_loopback_host("192.168.1.2"));
+  for (const char* host : {"127.0.0.1", "127.255.0.9", "localhost", "LocalHost", "::1", "[::1]",
+                           "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1"})
+    EXPECT_TRUE(is_loopback_host(host)) << host;
+  for (const char* host : {"0.0.0.0", "192.168.1.2", "127.evil.example.com", "127.0.0.1.evil.com",
+                           "127.1", "localhost.", "::", "::ffff:10.0.0.1", "", "[::1"})
+    EXPECT_FALSE(is_loopback_host(host)) << host;
+}
+
+TEST(WebServerTest, TokensMustResistGuessing) {
+  for (const char* token : {"a", "fifteen-chars-x", "has space 0123456", "semi;colon-0123456"}) {
+    ServerOptions options;
+    options.port = 0;
+    options.token = token;
+    try {
+      WebServer server(options);
+      ADD_FAILURE() << "the token \"" << token << "\" was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("--token must be at least 16 characters"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ServerOptions options;
+  options.port = 0;
+  options.token = "sixteen-chars.~_";
+  EXPECT_NO_THROW(WebServer server(options));
+}
+
+TEST(WebServerTest, FoldersWithoutARunAreRefused) {
+  const fs::path dir = test_util::process_temp_dir("web_not_a_run");
+  fs::create_directories(dir);
+  ServerOptions options;
+  options.runs = {dir.string()};
+  try {
+    WebServer server(options);
+    ADD_FAILURE() << "a folder without a run was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.string() + " is not a run folder: it has no "
+                                         "config.yaml"),
+              std::string::npos)
+        << e.what();
+  }
+  // A run being created has its lock file before its config.yaml: it is served (and shows that).
+  std::ofstream(dir / "lock").put('\n');
+  options.port = 0;
+  EXPECT_NO_THROW(WebServer server(options));
+  fs::remove_all(dir);
 }
 
 TEST(WebServerTest, MissingRunFolderIsNamed) {
@@ -471,6 +613,277 @@ TEST(WebServerTest, SearchesStopAtTheTimeLimitAndExtraOnesAreBusy) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   server.stop();
+}
+
+// An analysis request over a raw connection (so that the test can leave in the middle).
+std::string analyse_request(const std::string& player) {
+  const std::string body = json{{"game", "mg"}, {"player", player}}.dump();
+  return "POST /api/analyse HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// Alpha-beta is bounded by --search-ms like every search (before: depth 10 took 4.5 s against a
+// 500 ms limit, depth 12 gave no answer in 120 s), answering with its deepest completed depth.
+TEST(WebServerTest, AlphaBetaStopsAtTheTimeLimit) {
+  ServerOptions options;
+  options.port = 0;
+  options.limits.search_ms = 300;
+  options.limits.max_alphabeta_depth = 12;
+  WebServer server(options);
+  const int port = server.start();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(120, 0);
+  auto res = c.Post("/api/analyse", json{{"game", "mg"}, {"player", "alphabeta:depth=12"}}.dump(),
+                    "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json a = json::parse(res->body);
+  EXPECT_TRUE(a["out_of_time"]);
+  EXPECT_GE(a["depth"].get<int>(), 1);
+  EXPECT_LT(a["depth"].get<int>(), 12);
+  EXPECT_GE(a["ms"].get<double>(), 300.0);
+  res = c.Post("/api/move", json{{"game", "dvonn"}, {"player", "alphabeta:depth=12"}}.dump(),
+               "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  a = json::parse(res->body);
+  EXPECT_TRUE(a["out_of_time"]);
+  EXPECT_EQ(a["after"]["ply"], 1);
+  // A search that ends in time says so.
+  res = c.Post("/api/analyse", json{{"game", "mg"}, {"player", "alphabeta:depth=1"}}.dump(),
+               "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_FALSE(json::parse(res->body)["out_of_time"]);
+  server.stop();
+}
+
+// A search whose client has left stops and frees its place (before: it ran to its end, here
+// practically forever, and every later search was refused as busy).
+TEST(WebServerTest, ASearchStopsWhenItsClientLeaves) {
+  ServerOptions options;
+  options.port = 0;
+  options.limits.max_searches = 1;
+  options.limits.search_ms = 600000;
+  options.limits.max_alphabeta_depth = 12;
+  options.limits.max_simulations = 10000000;
+  WebServer server(options);
+  const int port = server.start();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  for (const char* player : {"alphabeta:depth=12", "uct:sims=10000000"}) {
+    {
+      test_util::RawConnection leaving(port);
+      ASSERT_TRUE(leaving.send(analyse_request(player)));
+      // The search holds the one place...
+      ASSERT_TRUE(test_util::wait_until(
+          [&] {
+            auto res = c.Post("/api/analyse", json{{"game", "mg"}, {"player", "uct:sims=5"}}.dump(),
+                              "application/json");
+            return res && res->status == 503;
+          },
+          std::chrono::seconds(30)))
+          << player;
+    }  // ... until its client leaves; then the place is free again.
+    EXPECT_TRUE(test_util::wait_until(
+        [&] {
+          auto res = c.Post("/api/analyse", json{{"game", "mg"}, {"player", "uct:sims=5"}}.dump(),
+                            "application/json");
+          return res && res->status == 200;
+        },
+        std::chrono::seconds(30)))
+        << player << ": the search went on after its client left";
+  }
+  server.stop();
+}
+
+// stop() during a search stops the search, answers its client 503 and returns (before: it waited
+// for the search to end).
+TEST(WebServerTest, StopEndsASearchInProgress) {
+  ServerOptions options;
+  options.port = 0;
+  options.limits.search_ms = 600000;
+  options.limits.max_alphabeta_depth = 12;
+  WebServer server(options);
+  const int port = server.start();
+  test_util::RawConnection searching(port);
+  ASSERT_TRUE(searching.send(analyse_request("alphabeta:depth=12")));
+  // Give the search time to start (it would run for hours); then stop the server.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  server.stop();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 30.0);  // a fraction of a second here; hours before
+  const std::string answer = searching.receive(std::chrono::seconds(30));
+  EXPECT_EQ(test_util::status_of(answer), 503) << answer;
+  EXPECT_NE(test_util::body_of(answer).find("the server is stopping"), std::string::npos)
+      << answer;
+}
+
+ServerOptions small_connection_limits() {
+  ServerOptions options;
+  options.port = 0;
+  options.connections.max_connections = 4;
+  options.connections.max_per_client = 2;
+  options.connections.request_timeout = std::chrono::milliseconds(1500);
+  options.connections.keep_alive_timeout = std::chrono::milliseconds(1500);
+  return options;
+}
+
+// Connections that each sent "G" and then trickle a byte every 100 ms until every one of them
+// has been answered and closed by the server; their answers, in their order.
+std::vector<std::string> trickle_until_closed(
+    std::vector<std::unique_ptr<test_util::RawConnection>>& connections) {
+  std::atomic<bool> trickling{true};
+  std::thread trickle([&] {
+    while (trickling.load()) {
+      for (auto& c : connections) c->send("E");  // refused once the server has closed it
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::vector<std::string> answers;
+  for (auto& c : connections) {
+    bool closed = false;
+    answers.push_back(c->receive(std::chrono::seconds(60), &closed));
+    if (closed) c->receive(std::chrono::seconds(60), &closed);  // the rest, if any
+  }
+  trickling.store(false);
+  trickle.join();
+  return answers;
+}
+
+int count_status(const std::vector<std::string>& answers, int status) {
+  return static_cast<int>(std::count_if(answers.begin(), answers.end(), [&](const auto& a) {
+    return test_util::status_of(a) == status;
+  }));
+}
+
+// Clients that send a request a byte at a time hold at most max_per_client connections each, and
+// each only for request_timeout, while other clients are answered (before: ten of them stalled
+// every request, for as long as they kept sending).
+TEST(WebServerTest, SlowClientsAreCappedAndCutWhileOthersAreAnswered) {
+  WebServer server(small_connection_limits());
+  const int port = server.start();
+  std::vector<std::unique_ptr<test_util::RawConnection>> slow;
+  for (int i = 0; i < 3; ++i) {  // one more than max_per_client from 127.0.0.2
+    slow.push_back(std::make_unique<test_util::RawConnection>(port, "127.0.0.2"));
+    ASSERT_TRUE(slow.back()->connected());
+    ASSERT_TRUE(slow.back()->send("G"));
+  }
+  // While they trickle, another client is answered.
+  std::vector<std::string> answers;
+  std::thread slow_clients([&] { answers = trickle_until_closed(slow); });
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  for (int i = 0; i < 3; ++i) {
+    auto res = c.Get("/api/info");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+  }
+  slow_clients.join();
+  // One was refused at once; the two others were cut once their request_timeout passed, however
+  // they kept sending.
+  EXPECT_EQ(count_status(answers, 503), 1);
+  EXPECT_EQ(count_status(answers, 408), 2);
+  for (const std::string& a : answers) {
+    if (test_util::status_of(a) == 503) {
+      EXPECT_NE(test_util::body_of(a).find("too many connections from 127.0.0.2 (at most 2"),
+                std::string::npos) << a;
+    } else {
+      EXPECT_NE(test_util::body_of(a).find("the request was not sent whole within 1500 ms"),
+                std::string::npos) << a;
+    }
+  }
+  slow.clear();  // they leave: their places are free again
+  EXPECT_TRUE(test_util::wait_until(
+      [&] {
+        const std::string a = test_util::raw_request(
+            port, "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "127.0.0.2");
+        return test_util::status_of(a) == 200;
+      },
+      std::chrono::seconds(30)));
+  server.stop();
+}
+
+// Past max_connections in all, a new connection is refused at once instead of waiting.
+TEST(WebServerTest, TheTotalConnectionCapRefusesAtOnce) {
+  WebServer server(small_connection_limits());
+  const int port = server.start();
+  std::vector<std::unique_ptr<test_util::RawConnection>> slow;
+  for (int i = 0; i < 5; ++i) {  // five clients, one connection each: one over the cap
+    slow.push_back(std::make_unique<test_util::RawConnection>(
+        port, "127.0.1." + std::to_string(i + 1)));
+    ASSERT_TRUE(slow.back()->connected());
+    ASSERT_TRUE(slow.back()->send("G"));
+  }
+  const std::vector<std::string> answers = trickle_until_closed(slow);
+  EXPECT_EQ(count_status(answers, 503), 1);
+  EXPECT_EQ(count_status(answers, 408), 4);
+  for (const std::string& a : answers) {
+    if (test_util::status_of(a) == 503) {
+      EXPECT_NE(test_util::body_of(a).find("connections open, its limit"), std::string::npos)
+          << a;
+    }
+  }
+  slow.clear();  // they leave: their places are free again
+  EXPECT_TRUE(test_util::wait_until(
+      [&] {
+        const std::string a = test_util::raw_request(
+            port, "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        return test_util::status_of(a) == 200;
+      },
+      std::chrono::seconds(30)));
+  server.stop();
+}
+
+// A connection left idle after its answer is closed once keep_alive_timeout has passed.
+TEST(WebServerTest, IdleConnectionsAreClosed) {
+  WebServer server(small_connection_limits());
+  const int port = server.start();
+  test_util::RawConnection idle(port);
+  ASSERT_TRUE(idle.send("GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  bool closed = false;
+  EXPECT_EQ(test_util::status_of(idle.receive(std::chrono::seconds(30), &closed)), 200);
+  EXPECT_EQ(idle.receive(std::chrono::seconds(30), &closed), "");  // nothing more, then the close
+  EXPECT_TRUE(closed);
+  server.stop();
+}
+
+// An answer must be taken whole within write_timeout: a client that takes it a little at a time
+// (each write making progress, but the whole far too slowly) is cut.
+TEST(WebServerTest, AnAnswerMustBeTakenWithinTheWriteTimeout) {
+  ConnectionLimits limits;
+  limits.write_timeout = std::chrono::milliseconds(2000);
+  GuardedServer http(limits);
+  const std::string big(64 << 20, 'x');
+  http.Get("/big", [&big](const httplib::Request&, httplib::Response& res) {
+    res.set_content(big, "text/plain");
+  });
+  const int port = http.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&http] { http.listen_after_bind(); });
+  ASSERT_TRUE(test_util::wait_until([&] { return http.is_running(); }, std::chrono::seconds(30)));
+  test_util::RawConnection reader(port);
+  ASSERT_TRUE(reader.send("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  // 4 s of 1 MiB every 200 ms: every write goes on, but the whole answer would take 13 s...
+  std::string taken;
+  bool closed = false;
+  for (int i = 0; i < 20 && !closed; ++i) {
+    taken += reader.receive_some(1 << 20, &closed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  // ... so the server has given up: reading all there is finds the answer cut, the connection
+  // closed.
+  while (!closed) {
+    const std::string more = reader.receive(std::chrono::seconds(30), &closed);
+    if (more.empty()) break;
+    taken += more;
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_LT(taken.size(), big.size()) << "the server wrote the whole answer to a slow reader";
+  http.begin_stop();
+  http.stop();
+  serving.join();
 }
 
 }  // namespace

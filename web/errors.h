@@ -18,8 +18,21 @@ class NotFound : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A request body over the limit, however it was sent (413).
+class TooLarge : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Too many searches at once (503).
 class Busy : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A search stopped before its end because its client left or the server is stopping (503; the
+// client, if still there, may ask again).
+class Cancelled : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

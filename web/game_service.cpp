@@ -136,9 +136,14 @@ struct TimedSearch {
   bool out_of_time = false;
 };
 
-// A search of `simulations` that stops at the deadline with what it has.
+[[noreturn]] void cancelled() {
+  throw Cancelled("the search was stopped: its client left or the server is stopping");
+}
+
+// A search of `simulations` that stops at the deadline with what it has, or, when `stop` says so,
+// throws Cancelled.
 TimedSearch timed_search(const GameState& state, const arena::SearchAgent& agent, int simulations,
-                         int limit_ms) {
+                         int limit_ms, const StopCheck& stop) {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::milliseconds(limit_ms);
   mcts::SearchTree tree(state, agent.search);
@@ -149,6 +154,7 @@ TimedSearch timed_search(const GameState& state, const arena::SearchAgent& agent
     const mcts::EvalRequest request = leaf->request();
     agent.evaluator->evaluate(&request, 1, &evaluation);
     tree.receive(evaluation);
+    if (stop && stop()) cancelled();
     if (Clock::now() >= deadline) {
       out.out_of_time = !tree.search_finished();
       break;
@@ -158,6 +164,19 @@ TimedSearch timed_search(const GameState& state, const arena::SearchAgent& agent
   out.children = tree.children();
   out.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return out;
+}
+
+// An alpha-beta search that stops at the deadline with its deepest completed iteration, or, when
+// `stop` says so, throws Cancelled.
+arena::AlphaBetaResult timed_alphabeta(const GameState& state, int depth, int limit_ms,
+                                       const StopCheck& stop) {
+  arena::AlphaBetaOptions options;
+  options.depth = depth;
+  options.deadline = Clock::now() + std::chrono::milliseconds(limit_ms);
+  options.stop = stop;
+  const arena::AlphaBetaResult result = arena::alphabeta_search(state, options);
+  if (result.stopped && stop && stop()) cancelled();
+  return result;
 }
 
 // An integer parameter of a spec, if present and numeric (the arena checks the rest).
@@ -241,7 +260,7 @@ json GameService::position(const json& request) {
   return describe(*state_of(game, request));
 }
 
-json GameService::move(const json& request) {
+json GameService::move(const json& request, const StopCheck& stop) {
   const Game& game = game_of(request);
   std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
@@ -253,12 +272,21 @@ json GameService::move(const json& request) {
   Action action = -1;
   if (const auto agent = player->search_agent(seed)) {
     const TimedSearch search =
-        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms);
+        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms, stop);
     action = search.result.action;
     out["simulations"] = search.result.simulations;
     out["value"] = search.result.root_value;
     out["ms"] = search.ms;
     out["out_of_time"] = search.out_of_time;
+  } else if (const auto* alphabeta = dynamic_cast<const arena::AlphaBetaPlayer*>(player.get())) {
+    const auto start = Clock::now();
+    const arena::AlphaBetaResult r =
+        timed_alphabeta(*state, alphabeta->depth(), limits_.search_ms, stop);
+    action = r.action;
+    out["score"] = r.score;
+    out["depth"] = r.depth;
+    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    out["out_of_time"] = r.stopped;
   } else {
     const auto start = Clock::now();
     action = player->choose_move(*state, seed);
@@ -270,7 +298,7 @@ json GameService::move(const json& request) {
   return out;
 }
 
-json GameService::analyse(const json& request) {
+json GameService::analyse(const json& request, const StopCheck& stop) {
   const Game& game = game_of(request);
   const std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
@@ -281,7 +309,7 @@ json GameService::analyse(const json& request) {
               {"to_move", state->current_player()}};
   if (const auto agent = player->search_agent(seed_of(request, *state))) {
     const TimedSearch search =
-        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms);
+        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms, stop);
     std::vector<mcts::ChildStats> children = search.children;
     std::stable_sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
       return a.visits != b.visits ? a.visits > b.visits : a.prior > b.prior;
@@ -309,18 +337,17 @@ json GameService::analyse(const json& request) {
     out["out_of_time"] = search.out_of_time;
     out["top"] = top;
     out["pv"] = pv;
-  } else if (player->spec().rfind("alphabeta", 0) == 0) {
+  } else if (const auto* alphabeta = dynamic_cast<const arena::AlphaBetaPlayer*>(player.get())) {
     const auto start = Clock::now();
-    const auto depth = spec_int(arena::parse_player_spec(player->spec()), "depth");
-    arena::AlphaBetaOptions options;
-    options.depth = static_cast<int>(depth.value_or(3));
-    const arena::AlphaBetaResult r = arena::alphabeta_search(*state, options);
+    const arena::AlphaBetaResult r =
+        timed_alphabeta(*state, alphabeta->depth(), limits_.search_ms, stop);
     out["kind"] = "alphabeta";
     out["best"] = state->action_to_string(r.action);
     out["score"] = r.score;
     out["depth"] = r.depth;
     out["nodes"] = r.nodes;
     out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    out["out_of_time"] = r.stopped;
   } else {
     throw BadRequest("player \"" + quote_input(spec) + "\" does not search; analyse with "
                      "uct:sims=N, net:checkpoint=RUN/NAME,sims=N or alphabeta:depth=N");

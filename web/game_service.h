@@ -9,8 +9,10 @@
 // on the torch-free Eigen backend and are loaded once (again when the file changes).
 //
 // Limits keep one page from taking the machine: at most `max_searches` searches run at once (a
-// further request is refused as busy, HTTP 503); a search stops at `search_ms` milliseconds and
-// answers with what it has; simulations and alpha-beta depth are capped.
+// further request is refused as busy, HTTP 503); every search, MCTS and alpha-beta alike, stops at
+// `search_ms` milliseconds and answers with what it has (`out_of_time`); simulations and
+// alpha-beta depth are capped. A search also stops, within a few milliseconds, once the caller's
+// StopCheck says so (its client left, the server is stopping), and then throws Cancelled.
 #pragma once
 
 #include <chrono>
@@ -38,6 +40,9 @@ struct Limits {
   int max_alphabeta_depth = 5;
 };
 
+// Asked every few milliseconds during a search; true stops it (empty: never).
+using StopCheck = std::function<bool()>;
+
 class GameService {
  public:
   // Maps "RUN/NAME" to a checkpoint file of a run served; throws NotFound or BadRequest.
@@ -51,10 +56,10 @@ class GameService {
   // terminal, result and scores.
   nlohmann::json position(const nlohmann::json& request);
   // + {player, seed?}: the player's move in that position, and the position after it.
-  nlohmann::json move(const nlohmann::json& request);
+  nlohmann::json move(const nlohmann::json& request, const StopCheck& stop = {});
   // + {player}: a search player's statistics at the root (visits, Q, prior of the top moves,
-  // value, principal variation), or an alpha-beta player's best move and score.
-  nlohmann::json analyse(const nlohmann::json& request);
+  // value, principal variation), or an alpha-beta player's best move, score and completed depth.
+  nlohmann::json analyse(const nlohmann::json& request, const StopCheck& stop = {});
   // + {checkpoint: "RUN/NAME"}: the network's value and its top moves by prior.
   nlohmann::json evaluate(const nlohmann::json& request);
 

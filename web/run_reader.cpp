@@ -106,6 +106,13 @@ const char* result_text(int result, bool adjudicated, bool resigned) {
 RunReader::RunReader(std::string name, fs::path dir) : name_(std::move(name)), dir_(std::move(dir)) {
   if (!fs::is_directory(dir_))
     throw std::runtime_error(dir_.string() + ": no such folder (give a run folder, runs/<name>)");
+  // A run folder holds config.yaml, or, while `train` creates it, at least its lock file
+  // (config.yaml is written last).
+  std::error_code ec;
+  if (!fs::exists(dir_ / "config.yaml", ec) && !fs::exists(dir_ / "lock", ec))
+    throw std::runtime_error(dir_.string() + " is not a run folder: it has no config.yaml (nor "
+                             "the lock file of a run being created); give a folder that "
+                             "`oppidum train` made, runs/<name>");
 }
 
 RunReader::ConfigInfo RunReader::config_locked() {

@@ -41,8 +41,9 @@ struct GameFilter {
 
 class RunReader {
  public:
-  // `name` is the run's name in the API (unique among the runs served). The folder must exist;
-  // it may not hold a run yet (config.yaml is written last when a run is created).
+  // `name` is the run's name in the API (unique among the runs served). The folder must exist and
+  // hold a run: config.yaml, or the lock file of a run being created (config.yaml is written
+  // last); std::runtime_error names the folder and what it lacks otherwise.
   RunReader(std::string name, std::filesystem::path dir);
 
   const std::string& name() const { return name_; }

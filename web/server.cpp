@@ -1,8 +1,11 @@
 #include "web/server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +18,7 @@
 #include "web/arena_reader.h"
 #include "web/assets.h"
 #include "web/errors.h"
+#include "web/guarded_server.h"
 #include "web/run_reader.h"
 
 namespace oppidum::web {
@@ -22,14 +26,13 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 namespace {
 
-constexpr std::size_t kMaxBody = 64 * 1024;
 constexpr const char* kCookie = "oppidum_token";
 
 std::string generate_token() {
   std::random_device device;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string token;
-  for (int i = 0; i < 32; ++i) token += kHex[device() % 16];
+  for (std::size_t i = 0; i < kGeneratedTokenLength; ++i) token += kHex[device() % 16];
   return token;
 }
 
@@ -57,7 +60,8 @@ std::string run_name(const fs::path& dir, const std::vector<std::string>& taken)
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Strings from files or requests may hold invalid UTF-8; it is replaced, never a failed dump.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
   res.set_header("Cache-Control", "no-store");
 }
 
@@ -95,6 +99,33 @@ GameFilter filter_of(const httplib::Request& req) {
   return f;
 }
 
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The host name of a Host header: "name", "name:port", "[v6]" or "[v6]:port"; the name lowercased,
+// a bracketed address without its brackets. Empty when the header is malformed.
+std::string host_of(const std::string& header) {
+  if (!header.empty() && header.front() == '[') {
+    const std::size_t close = header.find(']');
+    if (close == std::string::npos) return "";
+    const std::string rest = header.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return "";
+    return lowercase(header.substr(1, close - 1));
+  }
+  const std::size_t colon = header.find(':');
+  if (colon != std::string::npos && header.find(':', colon + 1) != std::string::npos) return "";
+  return lowercase(header.substr(0, colon));
+}
+
+bool token_characters_only(const std::string& token) {
+  return std::all_of(token.begin(), token.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '~' ||
+           c == '-';
+  });
+}
+
 std::string cookie_token(const httplib::Request& req) {
   const std::string cookies = req.get_header_value("Cookie");
   const std::string key = std::string(kCookie) + "=";
@@ -112,16 +143,30 @@ std::string cookie_token(const httplib::Request& req) {
 }  // namespace
 
 bool is_loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  std::string name = lowercase(host);
+  if (name == "localhost") return true;
+  if (name.size() >= 2 && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, name.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, name.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return false;
 }
 
 struct WebServer::Impl {
+  explicit Impl(ServerOptions o) : options(std::move(o)), http(options.connections) {}
+
   ServerOptions options;
   std::vector<std::unique_ptr<RunReader>> runs;
   std::vector<std::unique_ptr<ArenaReader>> arena;
   std::unique_ptr<GameService> games;
-  httplib::Server http;
+  GuardedServer http;
   std::thread thread;
+  std::atomic<bool> serving{false};  // serve() is running
   int port = -1;
 
   RunReader& run(const std::string& name) {
@@ -157,25 +202,83 @@ struct WebServer::Impl {
     } catch (const BadRequest& e) {
       send_error(res, 400, e.what());
     } catch (const json::exception& e) {
-      send_error(res, 400, std::string("bad JSON: ") + e.what());
+      send_error(res, 400, "bad JSON: " + quote_input(e.what(), 300));
     } catch (const NotFound& e) {
       send_error(res, 404, e.what());
+    } catch (const TooLarge& e) {
+      send_error(res, 413, e.what());
     } catch (const Busy& e) {
+      send_error(res, 503, e.what());
+    } catch (const Cancelled& e) {
       send_error(res, 503, e.what());
     } catch (const std::exception& e) {
       send_error(res, 500, e.what());
     }
   }
 
-  // The token and Host checks of every request (server.h, "Security").
-  httplib::Server::HandlerResponse check_access(const httplib::Request& req,
-                                                httplib::Response& res) {
+  // Answers a request that breaks the framing rules and closes its connection: its body (if any)
+  // is left unread, so what follows on the connection is not a request.
+  static httplib::Server::HandlerResponse refuse(httplib::Response& res, int status,
+                                                const std::string& message) {
+    send_error(res, status, message);
+    if (Connection* connection = GuardedServer::current_connection())
+      connection->close_after_answer();
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+  // How a request may carry a body (server.h, "Security"), checked before any of it is read: POST
+  // bodies with a Content-Length of at most kMaxBodyBytes, or chunked (limited as they are read, see
+  // post()), never compressed; other requests carry none.
+  static httplib::Server::HandlerResponse check_framing(const httplib::Request& req,
+                                                        httplib::Response& res) {
+    const bool post = req.method == "POST";
+    const std::size_t lengths = req.get_header_value_count("Content-Length");
+    const bool chunked = req.has_header("Transfer-Encoding");
+    if (lengths > 1) return refuse(res, 400, "the request has more than one Content-Length");
+    if (chunked && lengths > 0)
+      return refuse(res, 400, "the request has both Content-Length and Transfer-Encoding");
+    if (chunked) {
+      const std::string coding = req.get_header_value("Transfer-Encoding");
+      if (lowercase(coding) != "chunked")
+        return refuse(res, 501, "Transfer-Encoding \"" + quote_input(coding) +
+                                    "\" is not supported; send the body with Content-Length or "
+                                    "Transfer-Encoding: chunked");
+      if (!post) return refuse(res, 400, quote_input(req.method) + " requests carry no body");
+    }
+    if (lengths == 1) {
+      const std::string text = req.get_header_value("Content-Length");
+      static const std::regex kDigits("[0-9]{1,18}");
+      if (!std::regex_match(text, kDigits))
+        return refuse(res, 400, "Content-Length must be a whole number of bytes, got \"" +
+                                    quote_input(text) + "\"");
+      const unsigned long long length = std::strtoull(text.c_str(), nullptr, 10);
+      if (length > kMaxBodyBytes)
+        return refuse(res, 413, "the request body is " + text + " bytes; at most " +
+                                    std::to_string(kMaxBodyBytes) + " (64 KiB)");
+      if (!post && length > 0)
+        return refuse(res, 400, quote_input(req.method) + " requests carry no body");
+    } else if (post && !chunked) {
+      return refuse(res, 411, "a POST body needs a Content-Length (or Transfer-Encoding: "
+                              "chunked)");
+    }
+    const std::string encoding = req.get_header_value("Content-Encoding");
+    if (!encoding.empty() && lowercase(encoding) != "identity")
+      return refuse(res, 415, "compressed bodies (Content-Encoding: " + quote_input(encoding) +
+                                  ") are not accepted");
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  // The framing, Host and token checks of every request (server.h, "Security").
+  httplib::Server::HandlerResponse check_request(const httplib::Request& req,
+                                                 httplib::Response& res) {
+    if (check_framing(req, res) == httplib::Server::HandlerResponse::Handled)
+      return httplib::Server::HandlerResponse::Handled;
     if (options.token.empty()) {
-      std::string host = req.get_header_value("Host");
-      if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);
-      else host = host.substr(0, host.rfind(':'));
-      if (!is_loopback_host(host)) {
-        send_error(res, 403, "this server answers requests for 127.0.0.1 or localhost only");
+      const std::string header = req.get_header_value("Host");
+      const std::string host = host_of(header);
+      if (!header.empty() && !is_loopback_host(host) && host != lowercase(options.host)) {
+        send_error(res, 403, "this server answers requests for 127.0.0.1 or localhost only, not "
+                             "for Host \"" + quote_input(header) + "\"");
         return httplib::Server::HandlerResponse::Handled;
       }
       return httplib::Server::HandlerResponse::Unhandled;
@@ -194,26 +297,72 @@ struct WebServer::Impl {
     return httplib::Server::HandlerResponse::Handled;
   }
 
-  void post(const char* path, nlohmann::json (GameService::*method)(const json&)) {
-    http.Post(path, [this, method](const httplib::Request& req, httplib::Response& res) {
+  // The body of a POST, read as it comes (Content-Length or chunked) and refused as soon as it
+  // exceeds kMaxBodyBytes, so that no more than that is ever held.
+  static std::string read_body(const httplib::ContentReader& read) {
+    std::string body;
+    bool too_large = false;
+    const bool complete = read([&](const char* data, std::size_t size) {
+      if (body.size() + size > kMaxBodyBytes) {
+        too_large = true;
+        return false;
+      }
+      body.append(data, size);
+      return true;
+    });
+    if (complete) return body;
+    if (Connection* connection = GuardedServer::current_connection())
+      connection->close_after_answer();
+    if (too_large)
+      throw TooLarge("the request body is over " + std::to_string(kMaxBodyBytes) + " bytes (64 KiB)");
+    throw BadRequest("the request body could not be read: cut off, badly chunked, or not sent "
+                     "in time");
+  }
+
+  // A search stops once the server stops or the client of this request has gone.
+  StopCheck stop_check() {
+    Connection* connection = GuardedServer::current_connection();
+    return [this, connection] {
+      return http.stopping() || (connection != nullptr && connection->client_gone());
+    };
+  }
+
+  using Call = std::function<json(const json& request, const StopCheck& stop)>;
+  void post(const char* path, Call call) {
+    http.Post(path, [this, call](const httplib::Request& req, httplib::Response& res,
+                                 const httplib::ContentReader& read) {
       guarded(res, [&] {
+        const std::string body = read_body(read);
         if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
           throw BadRequest("POST bodies must be JSON (Content-Type: application/json)");
-        return ((*games).*method)(json::parse(req.body));
+        return call(json::parse(body), stop_check());
       });
     });
   }
 
   void routes() {
-    http.set_payload_max_length(kMaxBody);
-    // Server faults go to the terminal too (bad requests are the page's business).
+    http.set_payload_max_length(kMaxBodyBytes);
+    // Server faults go to the terminal too (bad requests and refusals are the page's business).
     http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-      if (res.status >= 500 && res.status != 503)
+      if (res.status == 500)
         std::cerr << "oppidum serve: " << res.status << " for " << quote_input(req.method) << " "
                   << quote_input(req.path) << ": " << quote_input(res.body, 300) << std::endl;
     });
-    http.set_pre_routing_handler(
-        [this](const httplib::Request& req, httplib::Response& res) { return check_access(req, res); });
+    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      return check_request(req, res);
+    });
+    // An exception that escapes a handler (none should) is a JSON 500 with its message.
+    http.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+          std::string message = "unknown error";
+          try {
+            std::rethrow_exception(error);
+          } catch (const std::exception& e) {
+            message = e.what();
+          } catch (...) {
+          }
+          send_error(res, 500, message);
+        });
     for (const Asset& asset : page_assets()) {
       const std::string path = asset.path;
       auto handler = [asset](const httplib::Request&, httplib::Response& res) {
@@ -286,10 +435,12 @@ struct WebServer::Impl {
         return arena_file(req.matches[1]).game_record(std::atoi(req.matches[2].str().c_str()));
       });
     });
-    post("/api/position", &GameService::position);
-    post("/api/move", &GameService::move);
-    post("/api/analyse", &GameService::analyse);
-    post("/api/evaluate", &GameService::evaluate);
+    post("/api/position", [this](const json& r, const StopCheck&) { return games->position(r); });
+    post("/api/move",
+         [this](const json& r, const StopCheck& stop) { return games->move(r, stop); });
+    post("/api/analyse",
+         [this](const json& r, const StopCheck& stop) { return games->analyse(r, stop); });
+    post("/api/evaluate", [this](const json& r, const StopCheck&) { return games->evaluate(r); });
     // Anything else under /api is an unknown call; elsewhere the page is served from /.
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
@@ -298,15 +449,28 @@ struct WebServer::Impl {
                                  quote_input(req.path));
       else if (res.status == 413)
         send_error(res, 413, "the request is too large (at most 64 KiB)");
+      else if (res.status == 400) {
+        // httplib's own 400: a request it could not parse, or one whose read failed.
+        const Connection* connection = GuardedServer::current_connection();
+        if (connection != nullptr && connection->failure() != Connection::Failure::kNone)
+          send_error(res, connection->failure_status(), connection->failure_message());
+        else
+          send_error(res, 400, "a malformed request");
+      }
     });
   }
 };
 
-WebServer::WebServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
+WebServer::WebServer(ServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {
   ServerOptions& o = impl_->options;
   if (o.port < 0 || o.port > 65535)
     throw std::runtime_error("--port must be 0..65535, got " + std::to_string(o.port));
+  if (!o.token.empty() && (o.token.size() < kMinTokenLength || !token_characters_only(o.token)))
+    throw std::invalid_argument(
+        "--token must be at least " + std::to_string(kMinTokenLength) + " characters of " +
+        kTokenCharacters + " (a short token is guessed); the one given has " +
+        std::to_string(o.token.size()) + "; leave --token out to have one generated");
   if (!is_loopback_host(o.host) && o.token.empty()) o.token = generate_token();
   std::vector<std::string> names;
   for (const std::string& dir : o.runs) {
@@ -339,7 +503,11 @@ int WebServer::bind() {
   return i.port;
 }
 
-void WebServer::serve() { impl_->http.listen_after_bind(); }
+void WebServer::serve() {
+  impl_->serving.store(true);
+  if (!impl_->http.stopping()) impl_->http.listen_after_bind();
+  impl_->serving.store(false);
+}
 
 int WebServer::start() {
   const int port = bind();
@@ -352,8 +520,19 @@ int WebServer::start() {
 }
 
 void WebServer::stop() {
-  impl_->http.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  Impl& i = *impl_;
+  i.http.begin_stop();  // searches stop, connections end
+  // serve() may still be on its way into the accept loop: end the loop once it runs (httplib's
+  // stop() acts only on a running server, and only once).
+  bool listener_closed = false;
+  while (i.serving.load()) {
+    if (!listener_closed && i.http.is_running()) {
+      i.http.stop();
+      listener_closed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (i.thread.joinable()) i.thread.join();
 }
 
 const std::string& WebServer::token() const { return impl_->options.token; }

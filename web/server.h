@@ -16,15 +16,22 @@
 //   POST /api/analyse  {game, start?, moves?, player}          search statistics
 //   POST /api/evaluate {game, start?, moves?, checkpoint}      a network's value and priors
 //
-// Security. It binds 127.0.0.1 unless told otherwise; any other host needs a token (given, or
-// generated at start), which every request must carry: `Authorization: Bearer T`, the cookie the
-// server sets, or `?token=T` on the first page load. Without a token (loopback only) a request
-// must name a loopback Host, which keeps other web sites from reaching the server through DNS
-// rebinding. POST bodies must be application/json (so a foreign page cannot post without a CORS
-// preflight, which is never granted) and at most 64 KiB. Runs, games and checkpoints are looked up
-// by name among those found in the folders served; no request text becomes a path.
+// Security (docs/WEB.md, "Security"). It binds 127.0.0.1 unless told otherwise; any other host
+// needs a token of at least 16 characters (given, or generated at start), which every request must
+// carry: `Authorization: Bearer T`, the cookie the server sets, or `?token=T` on the first page
+// load. Without a token (loopback only) a request must name a loopback Host (an IP address in
+// 127.0.0.0/8, [::1], localhost, or the host it was started with), which keeps other web sites
+// from reaching the server through DNS rebinding. POST bodies must be application/json (so a
+// foreign page cannot post without a CORS preflight, which is never granted) and hold at most
+// 64 KiB however they are sent (Content-Length or chunked); other requests carry no body. Every
+// connection is bounded (web/guarded_server.h): connections per client and in all, the time to
+// send a request and to take an answer; every search is bounded in time and stops when its client
+// leaves or the server stops. Runs, games and checkpoints are looked up by name among those found
+// in the folders served; no request text becomes a path.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +41,16 @@
 
 namespace oppidum::web {
 
+// What the connections may take (web/guarded_server.h); the defaults are `oppidum serve`'s.
+struct ConnectionLimits {
+  int max_connections = 64;  // open at once, all clients together
+  int max_per_client = 8;    // open at once from one address
+  std::chrono::milliseconds request_timeout{10000};    // to send a whole request, body included
+  std::chrono::milliseconds keep_alive_timeout{5000};  // idle between two requests
+  std::chrono::milliseconds write_timeout{10000};      // to take a whole answer
+  std::size_t max_request_bytes = 128 * 1024;  // a request as sent: line, headers, body, framing
+};
+
 struct ServerOptions {
   std::vector<std::string> runs;  // run folders, each served under its folder name
   std::vector<std::string> arena_files;  // `oppidum arena --record` files, under their file names
@@ -41,15 +58,27 @@ struct ServerOptions {
   int port = 8080;                // 0: a free port (tests)
   std::string token;              // required by every request when not empty
   Limits limits;
+  ConnectionLimits connections;
 };
 
-// True for 127.0.0.1 (or any 127.x.y.z), ::1 and localhost.
+// The largest request body, however it is sent.
+inline constexpr std::size_t kMaxBodyBytes = 64 * 1024;
+
+// The shortest token accepted; tokens are made of kTokenCharacters.
+inline constexpr std::size_t kMinTokenLength = 16;
+inline constexpr std::size_t kGeneratedTokenLength = 32;
+inline constexpr const char* kTokenCharacters = "A-Z a-z 0-9 . _ ~ -";
+
+// True for an IP address in 127.0.0.0/8 (dotted, as inet_pton reads it), ::1 (also in brackets,
+// and ::ffff:127.x.y.z) and localhost, in any case; false for every other name, such as
+// 127.evil.example.com.
 bool is_loopback_host(const std::string& host);
 
 class WebServer {
  public:
-  // Opens the runs (throws std::runtime_error naming a folder that does not exist). Off loopback
-  // without a token, generates one (token() tells it).
+  // Opens the runs (throws std::runtime_error naming a folder that does not exist or holds no
+  // run). Off loopback without a token, generates one (token() tells it); a token given must be
+  // kMinTokenLength characters or more of kTokenCharacters (std::invalid_argument otherwise).
   explicit WebServer(ServerOptions options);
   ~WebServer();
   WebServer(const WebServer&) = delete;
@@ -61,6 +90,8 @@ class WebServer {
   void serve();
   // bind() and serve() in a thread of its own; returns the port.
   int start();
+  // Stops serving: searches in progress are stopped, connections closed, and serve() returns
+  // (within a fraction of a second). Once stopped, a server stays stopped.
   void stop();
 
   const std::string& token() const;

@@ -584,7 +584,8 @@ async function showAnalyse() {
     } else {
       arrows = [moveSquares(game, a.best)].filter((s) => s.to).map((s) => ({ from: s.from, to: s.to, weight: 1 }));
       parts.push(h("p", { class: "status", id: "an-summary", text:
-        `${a.player}: best ${a.best}, score ${a.score} at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms, 0)} ms` }));
+        `${a.player}: best ${a.best}, score ${a.score} at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms, 0)} ms` +
+        (a.out_of_time ? " (stopped at the time limit: the deepest completed depth)" : "") }));
     }
     if (ckpt.value) {
       const e = await guard(() => api("/api/evaluate", { game, start, checkpoint: ckpt.value }));
