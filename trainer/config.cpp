@@ -1,5 +1,6 @@
 #include "trainer/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -22,6 +23,7 @@ template <class S>
 struct Field {
   const char* name;
   const char* doc;
+  bool resumable;  // may change when a run continues (config::may_change_on_resume)
   std::string default_text;
   std::function<void(S&, const std::string& value, const std::string& key)> read;
   std::function<std::string(const S&)> write;
@@ -67,8 +69,9 @@ T parse_value(const std::string& text, const std::string& key) {
 }
 
 template <class S, class T, class Lo, class Hi>
-Field<S> make_field(const char* name, const char* doc, T S::*member, const T& def, Lo lo, Hi hi) {
-  Field<S> f{name, doc, value_text(def), nullptr, nullptr};
+Field<S> make_field(const char* name, const char* doc, bool resumable, T S::*member, const T& def,
+                    Lo lo, Hi hi) {
+  Field<S> f{name, doc, resumable, value_text(def), nullptr, nullptr};
   f.write = [member](const S& s) { return value_text(s.*member); };
   if constexpr (std::is_same_v<T, std::string>) {
     // Quoted, so that a value like "1e3" or "yes" reads back as the string it is. The allowed
@@ -102,8 +105,8 @@ Field<S> make_field(const char* name, const char* doc, T S::*member, const T& de
   return f;
 }
 
-#define OPPIDUM_FIELD(type, name, def, lo, hi, doc) \
-  make_field<S, type>(#name, doc, &S::name, type(def), lo, hi),
+#define OPPIDUM_FIELD(type, name, def, lo, hi, resumable, doc) \
+  make_field<S, type>(#name, doc, resumable, &S::name, type(def), lo, hi),
 
 template <class S>
 const std::vector<Field<S>>& fields();
@@ -277,18 +280,22 @@ std::string training_device(const RunConfig& c) {
 }
 
 const std::vector<std::string>& resumable_keys() {
-  static const std::vector<std::string> keys = {
-      "run.stop_after_minutes", "run.max_generations", "run.stop_after_positions", "run.store",
-      "run.stream_max_games",   "selfplay.threads",    "selfplay.concurrent_games",
-      "training.threads",       "training.device",     "training.precision",
-      "inference.*"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    const RunConfig defaults;
+    for_each_section(defaults, [&](const char* section, const auto& s) {
+      using S = std::decay_t<decltype(s)>;
+      for (const auto& f : fields<S>())
+        if (f.resumable) k.push_back(std::string(section) + "." + f.name);
+    });
+    return k;
+  }();
   return keys;
 }
 
 bool may_change_on_resume(const std::string& section, const std::string& key) {
-  for (const std::string& k : resumable_keys())
-    if (k == section + "." + key || k == section + ".*") return true;
-  return false;
+  const std::vector<std::string>& keys = resumable_keys();
+  return std::find(keys.begin(), keys.end(), section + "." + key) != keys.end();
 }
 
 namespace {
