@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "app/stop_signal.h"
 #include "worker/worker.h"
 
@@ -23,8 +24,9 @@ void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptio
                  "self-play threads (default: the run's selfplay.threads, at least 1)")
       ->check(CLI::Range(1, 256));
   cmd.add_option("--node", o->node, "this node's name in records and metrics (default host-pid)");
-  cmd.add_option("--minutes", o->stop_after_minutes, "stop after this many minutes (default: never)")
-      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--minutes", o->stop_after_minutes,
+                 "stop after this many minutes, a number above 0 (default: never)")
+      ->check(positive_number());
   cmd.add_flag("--insecure", o->insecure,
                "allow a store that is not on this machine without a password");
   cmd.callback([o] { worker::run_worker(*o, install_stop_signals()); });

@@ -105,7 +105,7 @@ TEST(FileIo, RefusesDevicesFifosDirectoriesAndOversizeFilesByName) {
   { std::ofstream(big) << std::string(4096, 'x'); }
   fs::resize_file(big, std::uintmax_t{1} << 40);  // sparse: 1 TiB that takes no room
   error = file_error_of([&] { read_regular_file(big.string(), 1 << 20); });
-  EXPECT_NE(error.find(big.string() + ": 1099511627776 bytes, more than the 1048576"),
+  EXPECT_NE(error.find(big.string() + ": 1099511627776 bytes, more than the limit of 1048576"),
             std::string::npos) << error;
   EXPECT_NE(file_error_of([&] { read_regular_file(fresh("absent").string(), 10); })
                 .find("cannot open"), std::string::npos);

@@ -79,7 +79,8 @@ void write_file_atomically(const std::string& path, const void* data, std::size_
   if (fd < 0) {
     const int error = errno;
     if (error == ELOOP)
-      throw FileError("cannot write " + tmp + ": it is a symbolic link; refusing to write through it");
+      throw FileError("cannot write " + tmp +
+                      ": it is a symbolic link; refusing to write through it");
     throw FileError("cannot write " + tmp + ": " + reason(error));
   }
   struct stat opened {};
@@ -103,11 +104,31 @@ void write_file_atomically(const std::string& path, const void* data, std::size_
   fsync_directory(std::filesystem::path(path).parent_path().string());
 }
 
+void append_to_file(const std::string& path, std::string_view bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw FileError("cannot append to " + path + ": it is " + describe_file_type(st.st_mode) +
+                    ", not a regular file");
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) throw FileError("cannot append to " + path + ": " + reason(errno));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw FileError("cannot append to " + path + ": it is " + describe_file_type(st.st_mode) +
+                    ", not a regular file");
+  }
+  bool ok = write_all(fd, bytes.data(), bytes.size());
+  int error = errno;
+  if (::close(fd) != 0 && ok) ok = false, error = errno;
+  if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
+}
+
 RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes)
     : path_(std::move(path)), max_bytes_(max_bytes) {
   // stat first, so that a device is never opened; then the descriptor again, against a swap.
   struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0) throw FileError("cannot open " + path_ + ": " + reason(errno));
+  if (::stat(path_.c_str(), &st) != 0)
+    throw FileError("cannot open " + path_ + ": " + reason(errno));
   if (S_ISREG(st.st_mode)) {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) throw FileError("cannot open " + path_ + ": " + reason(errno));
@@ -124,8 +145,8 @@ RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes)
   size_ = static_cast<std::uint64_t>(st.st_size);
   if (size_ > max_bytes_) {
     ::close(fd_);
-    throw FileError(path_ + ": " + std::to_string(size_) + " bytes, more than the " +
-                    std::to_string(max_bytes_) + " this reader accepts");
+    throw FileError(path_ + ": " + std::to_string(size_) + " bytes, more than the limit of " +
+                    std::to_string(max_bytes_) + " bytes for this kind of file");
   }
 }
 
@@ -143,8 +164,8 @@ std::size_t RegularFileReader::read(char* out, std::size_t size) {
     got += static_cast<std::size_t>(n);
     read_ += static_cast<std::uint64_t>(n);
     if (read_ > max_bytes_)  // the file grew while being read
-      throw FileError(path_ + ": more than the " + std::to_string(max_bytes_) +
-                      " bytes this reader accepts");
+      throw FileError(path_ + ": grew past the limit of " + std::to_string(max_bytes_) +
+                      " bytes for this kind of file while it was read");
   }
   return got;
 }

@@ -41,6 +41,11 @@ inline void write_file_atomically(const std::string& path, std::string_view byte
   write_file_atomically(path, bytes.data(), bytes.size());
 }
 
+// Appends `bytes` to the file at `path` (created if missing; a link to a regular file is
+// followed), for logs kept by the user such as arena results. Anything but a regular file (a
+// directory, a device, a FIFO) is refused with FileError naming it, without blocking.
+void append_to_file(const std::string& path, std::string_view bytes);
+
 // Makes the entries of `folder` (renames, new files) durable. Throws FileError.
 void fsync_directory(const std::string& folder);
 
