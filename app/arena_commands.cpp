@@ -221,7 +221,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
                         "random plies of each opening (default: mg 4, dvonn 6; 0 with an external player)")
       ->check(CLI::Range(0, 1000));
   arena_cmd->add_option("--max-plies", o->max_plies,
-                        "adjudicate a draw at this ply, 1..100000 (default: the game's bound)")
+                        "adjudicate a draw at this ply (default: the game's bound)")
       ->check(CLI::Range(1, 100000));
   arena_cmd->add_option("--results", o->results,
                         "append `A B wins draws losses` to this results file (for `ratings`)");

@@ -25,7 +25,7 @@ void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptio
       ->check(CLI::Range(1, 256));
   cmd.add_option("--node", o->node, "this node's name in records and metrics (default host-pid)");
   cmd.add_option("--minutes", o->stop_after_minutes,
-                 "stop after this many minutes, a number above 0 (default: never)")
+                 "stop after this many minutes (default: never)")
       ->check(positive_number());
   cmd.add_flag("--insecure", o->insecure,
                "allow a store that is not on this machine without a password");

@@ -137,6 +137,7 @@ TEST(FileIo, AtomicWriteNeverWritesThroughLinksOrOverNonRegularFiles) {
   EXPECT_EQ(read_file(target), "precious");
 
   const fs::path out = fresh("out.txt");
+  fs::remove(out.string() + ".tmp");
   fs::create_symlink(target, out.string() + ".tmp");
   std::string error = file_error_of([&] { write_file_atomically(out.string(), "evil"); });
   EXPECT_NE(error.find(out.string() + ".tmp: it is a symbolic link"), std::string::npos) << error;
