@@ -74,9 +74,13 @@ inline CLI::Validator unsigned_whole_number() {
       [](std::string& text) -> std::string {
         const bool digits =
             !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-        errno = 0;
-        if (!digits || (std::strtoull(text.c_str(), nullptr, 10), errno == ERANGE))
-          return d::quoted(text) + " is not a whole number 0..18446744073709551615";
+        bool fits = false;
+        if (digits) {
+          errno = 0;
+          std::strtoull(text.c_str(), nullptr, 10);
+          fits = errno != ERANGE;
+        }
+        if (!fits) return d::quoted(text) + " is not a whole number 0..18446744073709551615";
         return "";
       },
       "UINT64");

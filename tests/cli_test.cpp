@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "app/error_text.h"
 #include "tests/process_util.h"
 
 namespace {
@@ -354,6 +355,21 @@ TEST(Cli, FileSystemErrorsNameThePathInWords) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("filesystem error"), std::string::npos) << r.out;
+}
+
+// The two library errors whose what() names nothing useful, as main prints them.
+TEST(ErrorText, LibraryErrorsAreSaidInWords) {
+  using oppidum::app::error_text;
+  EXPECT_EQ(error_text(std::bad_alloc(), "oppidum export"),
+            "out of memory: oppidum export needed more memory than this machine (or its limit) "
+            "gives it");
+  const std::filesystem::filesystem_error fs_error(
+      "cannot create directories", "runs/x",
+      std::make_error_code(std::errc::not_a_directory));
+  EXPECT_EQ(error_text(fs_error, "oppidum train"),
+            "runs/x: cannot create directories: Not a directory");
+  EXPECT_EQ(error_text(std::runtime_error("runs/x: its own words"), "oppidum train"),
+            "runs/x: its own words");
 }
 
 }  // namespace
