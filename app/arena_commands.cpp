@@ -21,6 +21,7 @@
 
 #include "app/commands.h"
 #include "app/game_dispatch.h"
+#include "app/option_checks.h"
 #include "arena/game_record.h"
 #include "arena/external.h"
 #include "arena/match.h"
@@ -29,6 +30,7 @@
 #include "arena/players.h"
 #include "arena/ratings.h"
 #include "games/game.h"
+#include "util/file_io.h"
 
 namespace oppidum::app {
 namespace {
@@ -92,6 +94,8 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
 
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
+  // A results file that cannot take the line (a directory, /dev/full) is refused before the match.
+  if (!o.results.empty()) util::append_to_file(o.results, "");
   arena::MatchHooks hooks;
   hooks.stop = &g_arena_stop;
   using Clock = std::chrono::steady_clock;
@@ -211,20 +215,23 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   arena_cmd->add_option("--sprt", o->sprt,
                         "stop early by the SPRT: elo0=E0,elo1=E1[,alpha=0.05,beta=0.05]");
   arena_cmd->add_option("--seed", o->seed, "seed of the openings and every random choice")
+      ->check(unsigned_whole_number())
       ->capture_default_str();
   arena_cmd->add_option("--openings-plies", o->opening_plies,
                         "random plies of each opening (default: mg 4, dvonn 6; 0 with an external player)")
       ->check(CLI::Range(0, 1000));
   arena_cmd->add_option("--max-plies", o->max_plies,
                         "adjudicate a draw at this ply (default: the game's bound)")
-      ->check(CLI::Range(0, 100000));
+      ->check(CLI::Range(1, 100000));
   arena_cmd->add_option("--results", o->results,
                         "append `A B wins draws losses` to this results file (for `ratings`)");
   arena_cmd->add_option("--record", o->record,
                         "append every counted game to this file, one per line: `<first spec> "
                         "<second spec> <result> <moves...>`");
   arena_cmd->add_option("--progress-seconds", o->progress_seconds,
-                        "seconds between progress lines on standard error")
+                        "seconds between progress lines on standard error (0: after every "
+                        "counted pair)")
+      ->check(non_negative_number())
       ->capture_default_str();
   arena_cmd->callback([o, net_factory] {
     install_arena_signal_handlers();
@@ -244,7 +251,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   ratings_cmd->add_option("--prior-draws", rating_options->prior_draws,
                           "virtual draws added to every pair that met (keeps perfect scores "
                           "finite; 0: none)")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(number_in(0.0, 1e6))
       ->capture_default_str();
   ratings_cmd->callback([results, rating_options] { run_ratings(*results, *rating_options); });
 
@@ -257,7 +264,8 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       ->check(CLI::IsMember({"first", "second"}))
       ->capture_default_str();
   play_cmd->add_option("--record", p->record, "append the finished game to this record file");
-  auto* seed_opt = play_cmd->add_option("--seed", p->seed, "seed of the program's random choices");
+  auto* seed_opt = play_cmd->add_option("--seed", p->seed, "seed of the program's random choices")
+                       ->check(unsigned_whole_number());
   play_cmd->callback([p, seed_opt, net_factory] {
     p->seed_given = seed_opt->count() > 0;
     run_play(*p, net_factory);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "games/game.h"
 #include "model/backend.h"
 #include "model/checkpoint.h"
@@ -426,7 +427,7 @@ void register_bench_model(CLI::App& bench) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--seconds", o->seconds, "seconds per measurement")
-      ->check(CLI::Range(0.01, 60.0))
+      ->check(number_in(0.01, 60.0))
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "CPU threads per forward pass (0: every core)")
       ->check(CLI::Range(0, 256))

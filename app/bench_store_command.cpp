@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "mcts/evaluator.h"
 #include "selfplay/selfplay.h"
 #include "store/run_channel.h"
@@ -129,7 +130,7 @@ void register_bench_store(CLI::App& bench) {
   cmd->add_option("--store", o->store, "redis://host:port/RUN (a scratch run name)")->required();
   cmd->add_option("--game", o->game, "mg or dvonn")->check(CLI::IsMember({"mg", "dvonn"}));
   cmd->add_option("--pushers", o->pushers, "comma-separated pusher counts (default 1,2,4)");
-  cmd->add_option("--seconds", o->seconds, "seconds per setting")->check(CLI::Range(0.5, 600.0));
+  cmd->add_option("--seconds", o->seconds, "seconds per setting")->check(number_in(0.5, 600.0));
   cmd->add_option("--batch", o->batch, "games per push (a worker pushes games_per_chunk)")
       ->check(CLI::Range(1, 10000));
   cmd->callback([o] { run_bench_store(*o); });

@@ -7,6 +7,7 @@
 
 #include "app/commands.h"
 #include "app/game_dispatch.h"
+#include "app/option_checks.h"
 #include "arena/engine.h"
 #include "arena/player.h"
 #include "games/game.h"
@@ -46,7 +47,8 @@ void register_engine_command(CLI::App& app, arena::NetEvaluatorFactory net_facto
                   std::string("the player, any but human: ") + arena::kPlayerList)
       ->required();
   auto* seed_opt =
-      cmd->add_option("--seed", o->seed, "seed of the player's random choices (default: random)");
+      cmd->add_option("--seed", o->seed, "seed of the player's random choices (default: random)")
+          ->check(unsigned_whole_number());
   cmd->callback([o, seed_opt, net_factory] {
     o->seed_given = seed_opt->count() > 0;
     run_engine_command(*o, net_factory);

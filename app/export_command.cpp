@@ -9,6 +9,7 @@
 #include "games/game.h"
 #include "model/checkpoint.h"
 #include "model/onnx_export.h"
+#include "trainer/output_file.h"
 
 namespace oppidum::app {
 namespace {
@@ -20,6 +21,7 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& o) {
+  trainer::check_output_file(o.out, "export --out");
   std::error_code ec;
   if (std::filesystem::equivalent(o.checkpoint, o.out, ec))
     throw std::runtime_error("export: --out " + o.out +
@@ -52,7 +54,10 @@ void register_export_command(CLI::App& app) {
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"onnx"}))
       ->capture_default_str();
-  cmd->add_option("--out", o->out, "file to write, e.g. best.onnx")->required();
+  cmd->add_option("--out", o->out,
+                  "file to write, e.g. best.onnx; never one of a run folder's own files, nor a "
+                  "directory, device or FIFO")
+      ->required();
   cmd->callback([o] { run_export(*o); });
 }
 

@@ -61,6 +61,8 @@ void run_games(const GamesOptions& o) {
   int index = 0;
   for (const std::string& file : files) {
     const selfplay::ReadResult read = selfplay::read_game_file(file);
+    if (read.refused && !o.file.empty())
+      throw std::runtime_error("games: " + read.problems.front());
     for (const std::string& p : read.problems) {
       std::cerr << "warning: " << p << "\n";
       ++problems;
@@ -95,10 +97,11 @@ void register_games_command(CLI::App& app) {
       "network), or replay one, printing every position. Damaged records are reported and "
       "skipped.");
   auto* run = cmd->add_option("--run", o->run, "run folder (runs/<name>)");
-  auto* file = cmd->add_option("--file", o->file, "one game file instead of a run");
+  auto* file = cmd->add_option("--file", o->file,
+                               "one game file instead of a run (an error when it is not one)");
   run->excludes(file);
   cmd->add_option("--replay", o->replay, "replay game number N of the listing")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 2147483647));
   cmd->callback([o] {
     if (o->run.empty() && o->file.empty()) throw std::runtime_error("games: give --run or --file");
     run_games(*o);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "app/error_text.h"
 #include "games/quote.h"
 #include "model/cpu_tuning.h"
 #include "model/inference_server.h"
@@ -84,7 +85,10 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << '\n';
+    const auto parsed = app.get_subcommands();
+    const std::string command =
+        "oppidum" + (parsed.empty() ? std::string() : " " + parsed.front()->get_name());
+    std::cerr << "error: " << oppidum::app::error_text(e, command) << '\n';
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "app/game_dispatch.h"
+#include "app/option_checks.h"
 #include "games/game.h"
 #include "games/perft.h"
 #include "games/quote.h"
@@ -121,6 +122,9 @@ void run_apply(const std::string& game_name, const std::string& position, const 
 }  // namespace
 
 void register_rules_commands(CLI::App& app) {
+  // `--position ''` is a mistake (an unset shell variable), not the initial position.
+  const CLI::Validator kNonEmptyPosition =
+      non_empty("leave the option out for the initial position");
   auto perft_opts = std::make_shared<PerftOptions>();
   auto* perft = app.add_subcommand(
       "perft",
@@ -133,7 +137,8 @@ void register_rules_commands(CLI::App& app) {
       ->check(CLI::Range(0, 64));
   auto* pos_opt = perft->add_option("--position", perft_opts->position,
                                     "start position in docs/RULES.md notation (default: the initial "
-                                    "position)");
+                                    "position)")
+      ->check(kNonEmptyPosition);
   perft->add_option("--positions", perft_opts->positions,
                     "`-`: read positions, one per line, from standard input")
       ->excludes(pos_opt);
@@ -151,7 +156,8 @@ void register_rules_commands(CLI::App& app) {
       "moves", "Print the legal moves of a position in notation, one per line, sorted.");
   moves->add_option("--game", moves_opts->game, kGameOptionHelp)->required();
   moves->add_option("--position", moves_opts->position,
-                    "position in docs/RULES.md notation (default: initial)");
+                    "position in docs/RULES.md notation (default: initial)")
+      ->check(kNonEmptyPosition);
   moves->add_flag("--actions", moves_opts->actions,
                   "follow each move with its action number (the network's policy index, "
                   "docs/FORMATS.md)");
@@ -166,7 +172,8 @@ void register_rules_commands(CLI::App& app) {
       "For checking another program's encoder against oppidum's.");
   encode->add_option("--game", encode_opts->game, kGameOptionHelp)->required();
   encode->add_option("--position", encode_opts->position,
-                     "position in docs/RULES.md notation (default: initial)");
+                     "position in docs/RULES.md notation (default: initial)")
+      ->check(kNonEmptyPosition);
   encode->callback([encode_opts] { run_encode(encode_opts->game, encode_opts->position); });
 
   struct ApplyOptions {
@@ -180,7 +187,8 @@ void register_rules_commands(CLI::App& app) {
       "and why (exit status 1).");
   apply->add_option("--game", apply_opts->game, kGameOptionHelp)->required();
   apply->add_option("--position", apply_opts->position,
-                    "start position in docs/RULES.md notation (default: initial)");
+                    "start position in docs/RULES.md notation (default: initial)")
+      ->check(kNonEmptyPosition);
   apply->add_option("--moves", apply_opts->moves, "moves separated by spaces, e.g. \"c1-c3 f7-f5\"")
       ->required();
   apply->add_flag("--pretty", apply_opts->pretty, "also draw the resulting board");

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "app/stop_signal.h"
 #include "worker/worker.h"
 
@@ -26,7 +27,7 @@ void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptio
   cmd.add_option("--minutes", o->stop_after_minutes,
                  "stop this many minutes after the start, time spent waiting for the store or the "
                  "trainer included (default: never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(positive_number());
   cmd.add_flag("--insecure", o->insecure,
                "allow a store that is not on this machine without a password");
   cmd.callback([o] { worker::run_worker(*o, install_stop_signals()); });

@@ -9,6 +9,7 @@
 #include "model/cpu_tuning.h"
 #include "store/redis_url.h"
 #include "trainer/config.h"
+#include "trainer/output_file.h"
 #include "trainer/report.h"
 #include "trainer/run.h"
 
@@ -72,9 +73,13 @@ void register_report_command(CLI::App& app) {
       "Write a self-contained HTML page with the curves of a run: losses, ratings over time, "
       "self-play speed, game length.");
   cmd->add_option("--run", *run, "run folder (runs/<name>)")->required();
-  cmd->add_option("--out", *out, "output file (default <run>/report.html)");
+  cmd->add_option("--out", *out,
+                  "output file (default <run>/report.html); never one of a run folder's own "
+                  "files, nor a directory, device or FIFO");
   cmd->callback([run, out] {
-    const std::string path = out->empty() ? (std::filesystem::path(*run) / "report.html").string() : *out;
+    if (!out->empty()) trainer::check_output_file(*out, "report --out");
+    const std::string path =
+        out->empty() ? (std::filesystem::path(*run) / "report.html").string() : *out;
     std::cout << trainer::write_report(*run, path) << "\n";
   });
 }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "app/error_text.h"
 
 int main(int argc, char** argv) {
   CLI::App app{std::string("oppidum-worker: ") + oppidum::app::kWorkerDescription,
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << '\n';
+    std::cerr << "error: " << oppidum::app::error_text(e, "oppidum-worker") << '\n';
     return 1;
   }
   return 0;

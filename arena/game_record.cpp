@@ -1,7 +1,8 @@
 #include "arena/game_record.h"
 
-#include <fstream>
 #include <stdexcept>
+
+#include "util/file_io.h"
 
 namespace oppidum::arena {
 
@@ -23,15 +24,17 @@ std::string format_game_line(const Game& game, const std::array<std::string, 2>&
 }
 
 RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
-  std::ofstream out(path_, std::ios::app);
-  if (!out) throw std::runtime_error("cannot open record file " + path_ + " for writing");
+  write_line("");
 }
 
-void RecordWriter::write(const std::string& line) {
-  std::ofstream out(path_, std::ios::app);
-  out << line << '\n';
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write to record file " + path_);
+void RecordWriter::write(const std::string& line) { write_line(line + '\n'); }
+
+void RecordWriter::write_line(const std::string& text) const {
+  try {
+    util::append_to_file(path_, text);
+  } catch (const util::FileError& e) {
+    throw std::runtime_error("record file: " + std::string(e.what()));
+  }
 }
 
 }  // namespace oppidum::arena

@@ -24,13 +24,15 @@ const char* result_notation(double result_first);
 std::string format_game_line(const Game& game, const std::array<std::string, 2>& specs,
                              const std::vector<Action>& moves, double result_first);
 
-// Appends lines to a record file, creating it; throws std::runtime_error when it cannot.
+// Appends lines to a record file, creating it; throws std::runtime_error naming the file when it
+// cannot (the path is not a regular file, the disk is full).
 class RecordWriter {
  public:
   explicit RecordWriter(std::string path);
   void write(const std::string& line);
 
  private:
+  void write_line(const std::string& text) const;
   std::string path_;
 };
 

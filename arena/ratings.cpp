@@ -4,12 +4,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "arena/elo.h"
 #include "arena/spec.h"
+#include "util/file_io.h"
 
 namespace oppidum::arena {
 namespace {
@@ -88,8 +88,13 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source)
 }
 
 std::vector<MatchLine> read_results_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ResultsFileError("cannot open results file " + path);
+  std::string text;
+  try {
+    text = util::read_regular_file(path, kMaxResultsFileBytes);
+  } catch (const util::FileError& e) {
+    throw ResultsFileError("results file: " + std::string(e.what()));
+  }
+  std::istringstream in(text);
   return read_results(in, path);
 }
 
@@ -104,10 +109,11 @@ void append_result(const std::string& path, const MatchLine& line) {
       if (std::isspace(static_cast<unsigned char>(c)))
         throw ResultsFileError("cannot write player '" + *spec + "' to " + path +
                                ": a spec with spaces would break the file's format");
-  std::ofstream out(path, std::ios::app);
-  out << format_result_line(line) << '\n';
-  out.flush();
-  if (!out) throw ResultsFileError("cannot append to results file " + path);
+  try {
+    util::append_to_file(path, format_result_line(line) + '\n');
+  } catch (const util::FileError& e) {
+    throw ResultsFileError("results file: " + std::string(e.what()));
+  }
 }
 
 std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,

@@ -16,6 +16,7 @@
 // append to it (`oppidum arena --results FILE`) and `oppidum ratings --results FILE` reads it.
 #pragma once
 
+#include <cstddef>
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
@@ -33,13 +34,18 @@ class ResultsFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The largest results file read: 64 MiB, about a million matches.
+inline constexpr std::size_t kMaxResultsFileBytes = std::size_t{64} << 20;
+
 // Reads results lines; throws ResultsFileError naming `source` and the line number of a bad line.
 std::vector<MatchLine> read_results(std::istream& in, const std::string& source);
+// The same from a file: a regular file of at most kMaxResultsFileBytes, or ResultsFileError
+// naming it.
 std::vector<MatchLine> read_results_file(const std::string& path);
 // "A B wins draws losses".
 std::string format_result_line(const MatchLine& line);
-// Appends one line (creating the file); throws ResultsFileError when it cannot, or when a spec
-// holds whitespace.
+// Appends one line (creating the file); throws ResultsFileError when it cannot (the path is not a
+// regular file, the disk is full), or when a spec holds whitespace.
 void append_result(const std::string& path, const MatchLine& line);
 
 struct RatingOptions {

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <random>
 
 #include "util/file_io.h"
@@ -227,9 +226,16 @@ std::vector<char> serialize_checkpoint(const Checkpoint& c) {
   return std::move(w.buffer());
 }
 
-Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::string& source) {
-  Reader r(bytes, size, source);
-  if (size < sizeof kCheckpointMagic ||
+namespace {
+
+constexpr std::size_t kHeaderBytes = 20;  // magic, format version, content length
+
+// Checks the magic, the format version and that the content length the header declares fits a
+// file of `file_size` bytes, from the first `available` bytes; returns that length.
+std::uint64_t checked_content_length(const char* bytes, std::size_t available,
+                                     std::uint64_t file_size, const std::string& source) {
+  Reader r(bytes, std::min(available, kHeaderBytes), source);
+  if (available < sizeof kCheckpointMagic ||
       std::memcmp(bytes, kCheckpointMagic, sizeof kCheckpointMagic) != 0)
     throw CheckpointError("checkpoint " + source +
                           ": not an oppidum checkpoint (the file does not start with OPPIDUMC)");
@@ -240,10 +246,17 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
                           ", this program reads version " +
                           std::to_string(kCheckpointFormatVersion));
   const std::uint64_t length = r.u64("content length");
-  if (length + 4 != size)
+  if (length > file_size || length + 4 != file_size)
     throw CheckpointError("checkpoint " + source + ": truncated or damaged: the header says " +
                           std::to_string(length + 4) + " bytes, the file has " +
-                          std::to_string(size));
+                          std::to_string(file_size));
+  return length;
+}
+
+}  // namespace
+
+Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::string& source) {
+  const std::uint64_t length = checked_content_length(bytes, size, size, source);
   std::uint32_t stored_crc = 0;
   for (int i = 0; i < 4; ++i)
     stored_crc |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[length + i]))
@@ -307,16 +320,32 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr)
-    throw CheckpointError("cannot open checkpoint " + path + ": " + std::strerror(errno));
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, &std::fclose);
-  std::vector<char> bytes;
-  char chunk[1 << 16];
-  std::size_t got = 0;
-  while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + got);
-  if (std::ferror(f)) throw CheckpointError("cannot read checkpoint " + path);
-  return parse_checkpoint(bytes.data(), bytes.size(), path);
+  try {
+    util::RegularFileReader file(path, kMaxCheckpointBytes);
+    // The header first: a foreign or truncated file is refused before anything is allocated for it.
+    char head[kHeaderBytes];
+    const std::size_t got = file.read(head, sizeof head);
+    checked_content_length(head, got, file.size(), path);
+    std::vector<char> bytes;
+    try {
+      bytes.resize(static_cast<std::size_t>(file.size()));
+    } catch (const std::bad_alloc&) {
+      throw CheckpointError("checkpoint " + path + ": not enough memory to read its " +
+                            std::to_string(file.size()) + " bytes");
+    }
+    std::memcpy(bytes.data(), head, got);
+    const std::size_t rest = file.read(bytes.data() + got, bytes.size() - got);
+    if (got + rest != bytes.size() || file.read(head, 1) != 0)
+      throw CheckpointError("checkpoint " + path + ": changed size while it was read");
+    try {
+      return parse_checkpoint(bytes.data(), bytes.size(), path);
+    } catch (const std::bad_alloc&) {
+      throw CheckpointError("checkpoint " + path + ": not enough memory to load its " +
+                            std::to_string(file.size()) + " bytes of tensors");
+    }
+  } catch (const util::FileError& e) {
+    throw CheckpointError("checkpoint: " + std::string(e.what()));
+  }
 }
 
 void check_compatible(const Checkpoint& c, const Game& game, const std::string& path,

@@ -62,7 +62,12 @@ struct Checkpoint {
 // match the config or the file cannot be written.
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path);
 
-// Reads and checks the file alone (see above); throws CheckpointError.
+// The largest checkpoint file read: 4 GiB (a 40x512 network is about 0.75 GiB).
+inline constexpr std::uint64_t kMaxCheckpointBytes = std::uint64_t{4} << 30;
+
+// Reads and checks the file alone (see above); throws CheckpointError. Only a regular file of at
+// most kMaxCheckpointBytes is read, and its header is checked against the file's size before
+// memory is allocated for the rest; running out of memory is a CheckpointError naming the file.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Throws CheckpointError, naming `path` and every mismatch, when the checkpoint was not made for

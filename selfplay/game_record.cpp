@@ -65,7 +65,8 @@ class Reader {
 
 std::uint32_t crc_of(const std::string& data) { return util::crc32(data.data(), data.size()); }
 
-constexpr std::size_t kMaxFileBytes = std::size_t{1} << 30;
+// The fewest payload bytes of one move: action, root value, flags and the visit entry count.
+constexpr std::size_t kMinMoveBytes = 2 + 4 + 1 + 2;
 
 }  // namespace
 
@@ -121,7 +122,8 @@ GameRecord decode_record(const std::string& payload, std::uint32_t version) {
   r.adjudicated = flags & 1;
   r.resigned = flags & 2;
   const auto n = rd.get<std::uint32_t>();
-  if (n > payload.size()) throw std::runtime_error("move count larger than the record");
+  if (n > payload.size() / kMinMoveBytes)
+    throw std::runtime_error("move count " + std::to_string(n) + " larger than the record holds");
   r.moves.resize(n);
   for (MoveRecord& m : r.moves) {
     m.action = rd.get<std::uint16_t>();
@@ -164,13 +166,16 @@ ReadResult read_game_file(const std::string& path) {
   ReadResult result;
   std::string data;
   try {
-    data = util::read_regular_file(path, kMaxFileBytes);
+    data = util::read_regular_file(path, kMaxGameFileBytes);
   } catch (const util::FileError& e) {
     result.problems.push_back(e.what());
+    result.refused = true;
     return result;
   }
   if (data.size() < 16 || std::memcmp(data.data(), kMagic, 8) != 0) {
-    result.problems.push_back(path + ": not an oppidum game file (bad magic)");
+    result.problems.push_back(path + ": not an oppidum game file (it does not start with " +
+                              std::string(kMagic, 8) + ")");
+    result.refused = true;
     return result;
   }
   std::uint32_t version, count;
@@ -180,6 +185,7 @@ ReadResult read_game_file(const std::string& path) {
     result.problems.push_back(path + ": format version " + std::to_string(version) +
                               " is not supported (this build reads versions 1 to " +
                               std::to_string(kRecordFormatVersion) + ")");
+    result.refused = true;
     return result;
   }
   std::size_t at = 16;

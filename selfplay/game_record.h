@@ -8,6 +8,7 @@
 // reported and skipped while the rest of the file is still read.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -54,7 +55,13 @@ struct GameRecord {
 struct ReadResult {
   std::vector<GameRecord> records;
   std::vector<std::string> problems;  // e.g. "games/chunk-3.bin: record 5 at byte 812: CRC mismatch"
+  // The file as a whole is not a game file this program reads (not a regular file, larger than
+  // kMaxGameFileBytes, another magic or format version): no records, and problems says why.
+  bool refused = false;
 };
+
+// The largest game file read (1 GiB; a chunk of 1,000 games is a few MiB).
+inline constexpr std::size_t kMaxGameFileBytes = std::size_t{1} << 30;
 
 std::string encode_record(const GameRecord& record);  // in the current format version
 // Throws std::runtime_error when the payload is malformed or the version unknown.
@@ -64,8 +71,8 @@ GameRecord decode_record(const std::string& payload, std::uint32_t version = kRe
 // on I/O errors, leaving any existing file at `path` untouched.
 void write_game_file(const std::string& path, const std::vector<GameRecord>& records);
 // Never throws for damaged content: problems are listed and intact records returned. Only regular
-// files are read (a directory or a device is a problem, not a hang). Records are not replayed here:
-// use replay() before trusting one.
+// files of at most kMaxGameFileBytes are read (a directory, a device or a FIFO is a problem, not a
+// hang). Records are not replayed here: use replay() before trusting one.
 ReadResult read_game_file(const std::string& path);
 
 // A record that does not hold up against the rules; the message says which move and why.

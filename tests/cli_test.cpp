@@ -1,10 +1,16 @@
 // The rules commands of the `oppidum` binary: output formats and error reporting.
+// OPPIDUM_TEST_BINARY runs the tests against another build (e.g. an older one, to see them fail).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "app/error_text.h"
 #include "tests/process_util.h"
 
 namespace {
@@ -12,9 +18,11 @@ namespace {
 using oppidum::test_util::CommandResult;
 
 // Runs the oppidum binary with `args` (shell syntax), feeding `input` on standard input, and
-// returns stdout+stderr and the exit code.
+// returns stdout+stderr and the exit code; a run that hangs is killed after 300 s (status 137).
 CommandResult run(const std::string& args, const std::string& input = "") {
-  std::string cmd = std::string(OPPIDUM_BINARY) + " " + args + " 2>&1";
+  const char* binary = std::getenv("OPPIDUM_TEST_BINARY");
+  std::string cmd = "timeout -s KILL 300 " + std::string(binary ? binary : OPPIDUM_BINARY) + " " +
+                    args + " 2>&1";
   if (!input.empty()) {
     // One file per test: CTest runs the tests of this binary as parallel processes.
     const std::string path = ::testing::TempDir() + "cli_test_input_" +
@@ -230,6 +238,138 @@ TEST(Cli, PlayExplainsIllegalMovesAndQuits) {
   EXPECT_NE(r.out.find("Not playable: move \"c1-c4\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("random plays "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Game abandoned."), std::string::npos) << r.out;
+}
+
+// A fresh folder for one test's files.
+std::filesystem::path test_dir() {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   (std::string("cli_test_") +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// `--position ''` (an unset shell variable) once meant the initial position.
+TEST(Cli, AnEmptyPositionIsRefused) {
+  for (const char* command : {"perft --game mg --depth 1", "moves --game dvonn", "encode --game mg",
+                              "apply --game mg --moves a1-a3"}) {
+    const CommandResult r = run(std::string(command) + " --position ''");
+    EXPECT_NE(r.status, 0) << command << ": " << r.out;
+    EXPECT_NE(r.out.find("--position: empty; leave the option out for the initial position"),
+              std::string::npos)
+        << command << ": " << r.out;
+  }
+}
+
+// `--seed -1` once wrapped to 2^64-1.
+TEST(Cli, SeedsAreWholeNumbersOf64Bits) {
+  for (const char* command :
+       {"arena --game mg --a random --b random --games 2", "play --game mg --opponent random",
+        "engine --game mg --player random"}) {
+    for (const char* seed : {"-1", "18446744073709551616", "1.5", "x"}) {
+      const CommandResult r = run(std::string(command) + " --seed " + seed, "quit\n");
+      EXPECT_NE(r.status, 0) << command << " --seed " << seed << ": " << r.out;
+      EXPECT_NE(r.out.find("--seed: \"" + std::string(seed) +
+                           "\" is not a whole number 0..18446744073709551615"),
+                std::string::npos)
+          << command << " --seed " << seed << ": " << r.out;
+    }
+  }
+  const CommandResult top =
+      run("arena --game mg --a random --b random --games 2 --seed 18446744073709551615");
+  EXPECT_EQ(top.status, 0) << top.out;
+}
+
+// Negative, NaN and out-of-range numbers are refused, naming the option in a short message (one
+// once printed DBL_MAX in 309 digits); `--max-plies 0` and `--minutes 0` no longer silently mean
+// the default.
+TEST(Cli, NumbersOutOfRangeAreRefusedInAShortMessage) {
+  struct Case {
+    std::string args, message;
+  };
+  const std::string match = "arena --game mg --a random --b random --games 2 ";
+  const std::string worker = "selfplay --store redis://127.0.0.1:1/x ";
+  for (const Case& c : std::vector<Case>{
+           {match + "--progress-seconds -1", "--progress-seconds: \"-1\" is not a number 0 or"},
+           {match + "--progress-seconds nan", "--progress-seconds: \"nan\" is not a number 0 or"},
+           {match + "--progress-seconds inf", "--progress-seconds: \"inf\" is not a number 0 or"},
+           {match + "--max-plies 0", "--max-plies: Value 0 not in range 1 to 100000"},
+           {worker + "--minutes -5", "--minutes: \"-5\" is not a number above 0"},
+           {worker + "--minutes 0", "--minutes: \"0\" is not a number above 0"},
+           {worker + "--minutes nan", "--minutes: \"nan\" is not a number above 0"},
+           {"ratings --results x --prior-draws 1e300",
+            "--prior-draws: \"1e300\" is not a number in 0..1000000"},
+           {"ratings --results x --prior-draws nan",
+            "--prior-draws: \"nan\" is not a number in 0..1000000"},
+           {"bench model --seconds nan", "--seconds: \"nan\" is not a number in 0.01..60"},
+           {"games --file x --replay -1", "--replay: Value -1 not in range 0 to 2147483647"}}) {
+    const CommandResult r = run(c.args);
+    EXPECT_NE(r.status, 0) << c.args << ": " << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << ": " << r.out;
+    EXPECT_LT(r.out.size(), 200u) << c.args << ": " << r.out;
+  }
+}
+
+// `games --file` on what is not a game file once listed "0 games, 1 problems" and exited 0.
+TEST(Cli, GamesFileThatIsNotAGameFileIsAnError) {
+  const auto dir = test_dir();
+  std::filesystem::create_symlink("/dev/zero", dir / "zero.bin");
+  std::filesystem::create_directory(dir / "folder.bin");
+  std::ofstream(dir / "text.bin") << "not a game file at all\n";
+  for (const auto& [name, why] : std::vector<std::pair<std::string, std::string>>{
+           {"zero.bin", "not a regular file (a character device)"},
+           {"folder.bin", "not a regular file (a directory)"},
+           {"text.bin", "not an oppidum game file (it does not start with OPPGAMES)"}}) {
+    const std::string file = (dir / name).string();
+    const CommandResult r = run("games --file " + file);
+    EXPECT_EQ(r.status, 1) << name << ": " << r.out;
+    EXPECT_NE(r.out.find("games: " + file + ": " + why), std::string::npos) << r.out;
+  }
+}
+
+// `report` holds the run's tables to the header `train` holds them to.
+TEST(Cli, ReportRefusesATableThatTrainRefuses) {
+  const auto dir = test_dir();
+  std::ofstream(dir / "config.yaml") << "run:\n  game: mg\n";
+  std::ofstream(dir / "metrics.csv") << "hello,world\n1,2\n";
+  const CommandResult r = run("report --run " + dir.string());
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find((dir / "metrics.csv").string() +
+                       ": line 1 is not the header this program writes"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "report.html"));
+}
+
+// A library's error is said in words that name the path, not as "filesystem error: ... [path]".
+TEST(Cli, FileSystemErrorsNameThePathInWords) {
+  const auto dir = test_dir();
+  std::ofstream(dir / "config.yaml") << "run:\n  game: mg\n";
+  std::ofstream(dir / "a-file") << "x";
+  const std::string run_dir = (dir / "a-file" / "run").string();
+  const CommandResult r =
+      run("train --no-status --config " + (dir / "config.yaml").string() + " --run " + run_dir);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("error: " + run_dir + ": cannot create directories: Not a directory"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("filesystem error"), std::string::npos) << r.out;
+}
+
+// The two library errors whose what() names nothing useful, as main prints them.
+TEST(ErrorText, LibraryErrorsAreSaidInWords) {
+  using oppidum::app::error_text;
+  EXPECT_EQ(error_text(std::bad_alloc(), "oppidum export"),
+            "out of memory: oppidum export needed more memory than this machine (or its limit) "
+            "gives it");
+  const std::filesystem::filesystem_error fs_error(
+      "cannot create directories", "runs/x",
+      std::make_error_code(std::errc::not_a_directory));
+  EXPECT_EQ(error_text(fs_error, "oppidum train"),
+            "runs/x: cannot create directories: Not a directory");
+  EXPECT_EQ(error_text(std::runtime_error("runs/x: its own words"), "oppidum train"),
+            "runs/x: its own words");
 }
 
 }  // namespace

@@ -1,4 +1,7 @@
 // Game records: the binary format round-trips, and damaged files are reported and skipped.
+#include <sys/stat.h>
+
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -83,9 +86,57 @@ TEST_F(GameFileTest, NotAGameFile) {
   std::ofstream(file) << "hello, this is not a game file at all";
   const ReadResult read = read_game_file(file);
   EXPECT_TRUE(read.records.empty());
+  EXPECT_TRUE(read.refused);
   ASSERT_EQ(read.problems.size(), 1u);
-  EXPECT_NE(read.problems[0].find("bad magic"), std::string::npos);
+  EXPECT_NE(read.problems[0].find(file + ": not an oppidum game file"), std::string::npos)
+      << read.problems[0];
   EXPECT_NE(read_game_file(path("missing.bin")).problems.at(0).find("cannot open"), std::string::npos);
+}
+
+// A device, a FIFO, a directory or a file over the limit is refused by name, at once: never read
+// without end, never a hang.
+TEST_F(GameFileTest, OnlyRegularFilesWithinTheLimitAreRead) {
+  namespace fs = std::filesystem;
+  const std::string zero = path("records_zero.bin"), fifo = path("records_fifo.bin"),
+                    dir = path("records_dir.bin"), big = path("records_big.bin");
+  for (const std::string& p : {zero, fifo, dir, big}) fs::remove_all(p);
+  fs::create_symlink("/dev/zero", zero);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directory(dir);
+  write_game_file(big, records_);
+  fs::resize_file(big, kMaxGameFileBytes + 1);  // sparse
+  for (const auto& [file, why] : {std::pair<std::string, std::string>{zero, "a character device"},
+                                  {fifo, "a FIFO"},
+                                  {dir, "a directory"},
+                                  {big, "1073741825 bytes, more than the limit of 1073741824"}}) {
+    const ReadResult read = read_game_file(file);
+    EXPECT_TRUE(read.refused) << file;
+    EXPECT_TRUE(read.records.empty()) << file;
+    ASSERT_EQ(read.problems.size(), 1u) << file;
+    EXPECT_NE(read.problems[0].find(file + ": "), std::string::npos) << read.problems[0];
+    EXPECT_NE(read.problems[0].find(why), std::string::npos) << read.problems[0];
+  }
+}
+
+// A record's move count is checked against the bytes the record holds before anything is
+// allocated for the moves (a 64 MiB record once asked for 2.5 GB).
+TEST(GameRecord, AMoveCountBeyondThePayloadIsRefusedBeforeAllocating) {
+  GameRecord r = random_record("mg", 4);
+  r.moves.clear();
+  std::string payload = encode_record(r);
+  const std::size_t count_at = payload.size() - 4;  // the move count is the last field
+  payload.resize(payload.size() + (1u << 20));
+  // Fewer moves than bytes, more than the bytes can hold (each move takes at least 9).
+  const auto moves = static_cast<std::uint32_t>(payload.size() / 2);
+  std::memcpy(&payload[count_at], &moves, 4);
+  try {
+    decode_record(payload);
+    FAIL() << "decoded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("move count " + std::to_string(moves) +
+                                         " larger than the record holds"),
+              std::string::npos) << e.what();
+  }
 }
 
 TEST_F(GameFileTest, RandomCorruptionNeverCrashes) {

@@ -1,5 +1,6 @@
 // util/: durable atomic writes, framed files, bounded reads of regular files only, the folder lock,
 // and CSV tables that repair what a kill leaves behind.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -76,6 +77,103 @@ TEST(FileIo, ReadsOnlyRegularFilesWithinTheLimit) {
   }
 }
 
+// The message of the FileError `f` throws, or "" when it throws none.
+template <class F>
+std::string file_error_of(F&& f) {
+  try {
+    f();
+  } catch (const FileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every kind of file that is not a regular one is refused by name, without opening a device or
+// blocking on a FIFO; a file over the limit is refused before anything is allocated for it.
+TEST(FileIo, RefusesDevicesFifosDirectoriesAndOversizeFilesByName) {
+  const fs::path zero = fresh("zero.yaml");
+  fs::create_symlink("/dev/zero", zero);
+  std::string error = file_error_of([&] { read_regular_file(zero.string(), 1 << 20); });
+  EXPECT_NE(error.find(zero.string() + ": not a regular file (a character device)"),
+            std::string::npos) << error;
+  const fs::path fifo = fresh("fifo.yaml");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  error = file_error_of([&] { RegularFileReader reader(fifo.string(), 1 << 20); });
+  EXPECT_NE(error.find(fifo.string() + ": not a regular file (a FIFO)"), std::string::npos)
+      << error;
+  const fs::path big = fresh("big.bin");
+  { std::ofstream(big) << std::string(4096, 'x'); }
+  fs::resize_file(big, std::uintmax_t{1} << 40);  // sparse: 1 TiB that takes no room
+  error = file_error_of([&] { read_regular_file(big.string(), 1 << 20); });
+  EXPECT_NE(error.find(big.string() + ": 1099511627776 bytes, more than the limit of 1048576"),
+            std::string::npos) << error;
+  EXPECT_NE(file_error_of([&] { read_regular_file(fresh("absent").string(), 10); })
+                .find("cannot open"), std::string::npos);
+}
+
+TEST(FileIo, RegularFileReaderReadsInPieces) {
+  const fs::path file = fresh("pieces.bin");
+  std::ofstream(file) << "header+the rest";
+  RegularFileReader reader(file.string(), 100);
+  EXPECT_EQ(reader.size(), 15u);
+  char head[6];
+  ASSERT_EQ(reader.read(head, sizeof head), 6u);
+  EXPECT_EQ(std::string(head, 6), "header");
+  char rest[100];
+  EXPECT_EQ(std::string(rest, reader.read(rest, sizeof rest)), "+the rest");
+  EXPECT_EQ(reader.read(rest, sizeof rest), 0u);
+}
+
+// An atomic write replaces a symbolic link at the path (never its target), refuses a link at the
+// temporary name, and never replaces a directory, a device or a FIFO.
+TEST(FileIo, AtomicWriteNeverWritesThroughLinksOrOverNonRegularFiles) {
+  const fs::path target = fresh("precious.txt");
+  std::ofstream(target) << "precious";
+  const fs::path link = fresh("link.txt");
+  fs::create_symlink(target, link);
+  write_file_atomically(link.string(), "new");
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_EQ(read_file(link), "new");
+  EXPECT_EQ(read_file(target), "precious");
+
+  const fs::path out = fresh("out.txt");
+  fs::remove(out.string() + ".tmp");
+  fs::create_symlink(target, out.string() + ".tmp");
+  std::string error = file_error_of([&] { write_file_atomically(out.string(), "evil"); });
+  EXPECT_NE(error.find(out.string() + ".tmp: it is a symbolic link"), std::string::npos) << error;
+  EXPECT_EQ(read_file(target), "precious");
+  EXPECT_FALSE(fs::exists(out));
+
+  const fs::path fifo = fresh("fifo.out");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  error = file_error_of([&] { write_file_atomically(fifo.string(), "data"); });
+  EXPECT_NE(error.find(fifo.string() + ": it is a FIFO, not a regular file; refusing to replace"),
+            std::string::npos) << error;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  const fs::path dir = fresh("dir.out");
+  fs::create_directory(dir);
+  error = file_error_of([&] { write_file_atomically(dir.string(), "data"); });
+  EXPECT_NE(error.find("it is a directory"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(dir.string() + ".tmp"));
+}
+
+// The lock file holds the owner's pid: a symbolic link there would have its target overwritten.
+TEST(FolderLock, RefusesASymlinkedOrNonRegularLockFile) {
+  const fs::path dir = fresh("lock_link");
+  fs::create_directory(dir);
+  const fs::path target = fresh("lock_target.txt");
+  std::ofstream(target) << "precious";
+  fs::create_symlink(target, dir / "lock");
+  std::string error = file_error_of([&] { FolderLock lock(dir.string(), "test owner"); });
+  EXPECT_NE(error.find("lock file " + (dir / "lock").string() + " is a symbolic link"),
+            std::string::npos) << error;
+  EXPECT_EQ(read_file(target), "precious");
+  fs::remove(dir / "lock");
+  ASSERT_EQ(::mkfifo((dir / "lock").c_str(), 0600), 0);
+  error = file_error_of([&] { FolderLock lock(dir.string(), "test owner"); });
+  EXPECT_NE(error.find("is a FIFO, not a regular file"), std::string::npos) << error;
+}
+
 TEST(FolderLock, OneOwnerAtATimeAndTheOwnerIsNamed) {
   const fs::path dir = fresh("lock");
   fs::create_directory(dir);
@@ -127,6 +225,29 @@ TEST(CsvTable, RepairsCutOffAndMergedRowsAndRefusesOtherLayouts) {
   const fs::path dir = fresh("dir.csv");
   fs::create_directory(dir);
   EXPECT_THROW(CsvTable(dir.string(), {"a"}, false), FileError);
+}
+
+// Read-only users can hold a table to the owner's header rule; nobody appends through a link.
+TEST(CsvTable, ReadChecksTheLayoutAndAppendsNeverFollowLinks) {
+  const fs::path file = fresh("layout.csv");
+  std::ofstream(file) << "x,y\n1,2\n";
+  const CsvTable::Row expected = {"a", "b", "c"};
+  int skipped = 0;
+  EXPECT_EQ(CsvTable::read(file.string(), nullptr, &skipped).size(), 1u);
+  const std::string error =
+      file_error_of([&] { CsvTable::read(file.string(), nullptr, &skipped, &expected); });
+  EXPECT_NE(error.find(file.string() + ": line 1 is not the header this program writes"),
+            std::string::npos) << error;
+  std::ofstream(file, std::ios::trunc) << "a,b\n1,2\n";  // an older layout is fine
+  EXPECT_EQ(CsvTable::read(file.string(), nullptr, &skipped, &expected).size(), 1u);
+
+  const fs::path target = fresh("table_target.csv");
+  std::ofstream(target) << "a,b\n1,2\n";
+  const fs::path link = fresh("table_link.csv");
+  fs::create_symlink(target, link);
+  EXPECT_NE(file_error_of([&] { CsvTable t(link.string(), {"a", "b"}, false); })
+                .find("is a symbolic link"), std::string::npos);
+  EXPECT_EQ(read_file(target), "a,b\n1,2\n");
 }
 
 TEST(CsvTable, OlderLayoutsGetTheNewColumnsAndRetainRewrites) {

@@ -1,11 +1,11 @@
 #include "trainer/config.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -14,6 +14,7 @@
 
 #include "games/game.h"
 #include "games/quote.h"
+#include "util/file_io.h"
 
 namespace oppidum::config {
 namespace {
@@ -411,15 +412,23 @@ RunConfig parse_config(std::string_view yaml_text, const std::string& source,
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw ConfigError(path + ": a directory, not a config file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot open the config file");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError(path + ": cannot read the config file");
-  return parse(text.str(), path, overrides, /*refuse_empty=*/true);
+  // The usual refusals in the config's own words; read_regular_file checks again on the open file.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode))
+      throw ConfigError(path + ": " + util::describe_file_type(st.st_mode) + ", not a config file");
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes)
+      throw ConfigError(path + ": " + std::to_string(st.st_size) +
+                        " bytes; a config file is at most " +
+                        std::to_string(kMaxConfigBytes >> 20) + " MiB");
+  }
+  std::string text;
+  try {
+    text = util::read_regular_file(path, kMaxConfigBytes);
+  } catch (const util::FileError& e) {
+    throw ConfigError(e.what());
+  }
+  return parse(text, path, overrides, /*refuse_empty=*/true);
 }
 
 std::string to_yaml(const RunConfig& config) {

@@ -12,6 +12,7 @@
 // bytes (games/quote.h). This header does not include yaml-cpp or LibTorch.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -171,8 +172,12 @@ class ConfigError : public std::runtime_error {
 // sections (empty, comments only) gives the defaults.
 RunConfig parse_config(std::string_view yaml_text, const std::string& source,
                        const std::vector<std::string>& overrides = {});
+// The largest config file read (1 MiB; the configs in configs/ are about 2 KB).
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
+
 // Reads and parses the file `path`, as parse_config does, except that a file without sections is
-// an error ("<path>: the file is empty (no sections)"), as is a directory.
+// an error ("<path>: the file is empty (no sections)"), as is anything but a regular file of at
+// most kMaxConfigBytes ("<path>: a directory, not a config file"; a device, a FIFO).
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 // inference.cuda_devices as GPU indices: "" -> {}, "0,1" -> {0, 1}; throws ConfigError naming
 // the key for anything but comma-separated whole numbers 0..63.

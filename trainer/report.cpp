@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
 
+#include "selfplay/replay_store.h"
+#include "trainer/run_folder.h"
 #include "util/csv_table.h"
 #include "util/file_io.h"
-#include "selfplay/replay_store.h"
 
 namespace oppidum::trainer {
 namespace fs = std::filesystem;
@@ -24,10 +24,12 @@ struct Series {
 };
 
 // A CSV file of the run as rows of named fields (read-only; damaged rows counted in bad_rows).
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path, int* bad_rows) {
+// Throws util::FileError, as `train` would, when its header is not `expected` (or an older one).
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path, int* bad_rows,
+                                                         const util::CsvTable::Row& expected) {
   util::CsvTable::Row header;
   std::vector<std::map<std::string, std::string>> rows;
-  for (const auto& fields : util::CsvTable::read(path.string(), &header, bad_rows)) {
+  for (const auto& fields : util::CsvTable::read(path.string(), &header, bad_rows, &expected)) {
     std::map<std::string, std::string> row;
     for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
     rows.push_back(std::move(row));
@@ -119,11 +121,12 @@ std::vector<std::pair<double, double>> smooth(const std::vector<std::pair<double
 
 std::string write_report(const std::string& run_dir, const std::string& out_path) {
   const fs::path dir(run_dir);
-  if (!fs::exists(dir / "config.yaml"))
+  const RunPaths paths{dir};
+  if (!fs::exists(paths.config()))
     throw std::runtime_error(run_dir + ": not a run folder (no config.yaml)");
   int bad_rows = 0;
-  const auto metrics = read_csv(dir / "metrics.csv", &bad_rows);
-  const auto gates = read_csv(dir / "arena.csv", &bad_rows);
+  const auto metrics = read_csv(paths.metrics(), &bad_rows, metrics_header());
+  const auto gates = read_csv(paths.arena(), &bad_rows, arena_header());
 
   Series policy{"policy loss", "#1f77b4", {}}, value{"value loss", "#d62728", {}};
   Series best{"best network (chained gate Elo, biased upwards)", "#2ca02c", {}},
@@ -158,8 +161,8 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   Series length{"mean game length (plies)", "#8c564b", {}};
   int problems = 0;
   std::int64_t games = 0;
-  if (fs::exists(dir / "games")) {
-    const selfplay::FolderReplayStore store((dir / "games").string(),
+  if (fs::exists(paths.games())) {
+    const selfplay::FolderReplayStore store(paths.games().string(),
                                             selfplay::FolderReplayStore::Mode::kReadOnly);
     int index = 0;
     const auto chunks = store.chunks();

@@ -352,7 +352,8 @@ class Session {
 
   // Publishes best.ckpt to the store as the run's network (workers switch to it).
   void publish_best() {
-    const std::string bytes = util::read_regular_file(paths_.best().string());
+    const std::string bytes =
+        util::read_regular_file(paths_.best().string(), model::kMaxCheckpointBytes);
     const std::int64_t version = channel_->publish_network(
         bytes, best_step_.load(), best_generation(), game_->name(), game_->encoding_version());
     log_->info("published generation {} as network version {}", best_generation(), version);

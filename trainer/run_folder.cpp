@@ -200,6 +200,9 @@ std::string created(const fs::path& dir) {
 
 }  // namespace
 
+const util::CsvTable::Row& arena_header() { return kArenaHeader; }
+const util::CsvTable::Row& metrics_header() { return kMetricsHeader; }
+
 fs::path RunPaths::candidate(int generation) const {
   char name[32];
   std::snprintf(name, sizeof name, "gen-%04d.ckpt", generation);

@@ -132,6 +132,11 @@ struct SelfplayRow {
   double resign_false_rate = 0;           // wrong share of the last 100 checks
 };
 
+// The columns of arena.csv and metrics.csv as this program writes them; read-only users (report)
+// hold a table to them as the owner does (util::CsvTable::read).
+const util::CsvTable::Row& arena_header();
+const util::CsvTable::Row& metrics_header();
+
 // The names of a run's files that hold training progress (trainer state, candidates after
 // gen-0000, gates, games); empty for a folder that holds no run or only a run being created.
 std::vector<std::string> progress_files(const RunPaths& paths);

@@ -331,8 +331,10 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
   result.found = true;
   const std::string optim = prefix + ".optim";
   try {
-    const std::string payload = util::unframe(util::read_regular_file(optim), kOptimizerMagic,
-                                              kOptimizerFormatVersion, optim);
+    // At most two moments per weight (AdamW) beside the archive's own structure.
+    const std::string payload =
+        util::unframe(util::read_regular_file(optim, 3 * model::kMaxCheckpointBytes),
+                      kOptimizerMagic, kOptimizerFormatVersion, optim);
     std::istringstream in(payload);
     torch::serialize::InputArchive archive;
     archive.load_from(in, impl_->device);  // written on any device, loaded onto this one

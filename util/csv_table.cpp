@@ -37,6 +37,19 @@ std::vector<std::string> complete_lines(const std::string& text, bool* torn) {
 
 std::string header_text(const CsvTable::Row& header) { return CsvTable::format(header); }
 
+// Throws FileError unless `first_line` holds `expected` or an older layout of it (a prefix:
+// columns are only ever added at the end).
+void check_header(const std::string& path, const std::string& first_line,
+                  const CsvTable::Row& expected) {
+  const CsvTable::Row found = CsvTable::parse(first_line);
+  const bool older = found.size() < expected.size() &&
+                     std::equal(found.begin(), found.end(), expected.begin());
+  if (found != expected && !older)
+    throw FileError(path + ": line 1 is not the header this program writes (\n  found:    " +
+                    first_line.substr(0, 300) + "\n  expected: " + header_text(expected) +
+                    "\n); the file has another layout or is not a table of this run");
+}
+
 }  // namespace
 
 std::string CsvTable::format(const Row& row) {
@@ -83,13 +96,15 @@ CsvTable::Row CsvTable::parse(const std::string& line) {
   return out;
 }
 
-std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, int* skipped) {
+std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, int* skipped,
+                                          const Row* expected) {
   std::vector<Row> rows;
   if (!exists(path)) return rows;
   bool torn = false;
-  const auto lines = complete_lines(read_regular_file(path), &torn);
+  const auto lines = complete_lines(read_regular_file(path, kMaxTableBytes), &torn);
   if (torn && skipped) ++*skipped;
   if (lines.empty()) return rows;
+  if (expected) check_header(path, lines.front(), *expected);
   const Row head = parse(lines.front());
   if (header) *header = head;
   for (std::size_t i = 1; i < lines.size(); ++i) {
@@ -108,20 +123,17 @@ CsvTable::CsvTable(std::string path, Row header, bool durable)
   bool repair = false;
   if (exists(path_)) {
     bool torn = false;
-    const auto lines = complete_lines(read_regular_file(path_), &torn);
+    const auto lines = complete_lines(read_regular_file(path_, kMaxTableBytes), &torn);
     if (torn) ++dropped_;
     if (lines.empty()) {
       repair = true;  // empty, or a header cut off by a kill: start again with the header
+    } else {
+      check_header(path_, lines.front(), header_);
     }
     // Columns are only ever added at the end: an older file's header is a prefix of this one, and
     // its rows get empty new fields.
     const Row found = lines.empty() ? header_ : parse(lines.front());
-    const bool older = found.size() < header_.size() &&
-                       std::equal(found.begin(), found.end(), header_.begin());
-    if (!lines.empty() && found != header_ && !older)
-      throw FileError(path_ + ": line 1 is not the header this program writes (\n  found:    " +
-                      lines.front().substr(0, 300) + "\n  expected: " + header_text(header_) +
-                      "\n); the file has another layout or is not a table of this run");
+    const bool older = found.size() < header_.size();
     for (std::size_t i = 1; i < lines.size(); ++i) {
       Row row = parse(lines[i]);
       if (row.size() != found.size()) {
@@ -160,8 +172,14 @@ void CsvTable::rewrite() {
 }
 
 void CsvTable::open_for_append() {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd_ < 0) throw FileError("cannot open " + path_ + " for appending: " + std::strerror(errno));
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd_ < 0) {
+    const int error = errno;
+    if (error == ELOOP)
+      throw FileError("cannot append to " + path_ +
+                      ": it is a symbolic link; a table is written in place, never through a link");
+    throw FileError("cannot open " + path_ + " for appending: " + std::strerror(error));
+  }
 }
 
 int CsvTable::retain(const std::function<bool(const Row&)>& keep) {

@@ -7,16 +7,22 @@
 // (another layout), is refused with FileError naming it. Columns are only ever added at the end,
 // so a file with an older header (a prefix of this one) is read with empty new fields and
 // rewritten. Every append is checked; a durable table also fsyncs each row before append()
-// returns, so a row that was appended survives a crash.
+// returns, so a row that was appended survives a crash. A table is read whole, up to
+// kMaxTableBytes (a larger one is refused by name), and appended to in place, never through a
+// symbolic link.
 //
 // Fields holding a comma, a quote or a newline are quoted ("a ""b"""), as RFC 4180 does.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace oppidum::util {
+
+// The largest table read: 1 GiB, about five million metrics rows.
+inline constexpr std::size_t kMaxTableBytes = std::size_t{1} << 30;
 
 class CsvTable {
  public:
@@ -47,8 +53,11 @@ class CsvTable {
 
   // The rows of a CSV file for read-only users (reports, the web page): the header and every
   // complete row with the header's field count; `skipped` counts the others. A missing file has
-  // no rows. Never writes. Throws FileError when the path exists but is not a readable file.
-  static std::vector<Row> read(const std::string& path, Row* header, int* skipped);
+  // no rows. Never writes. Throws FileError when the path exists but is not a readable file, and,
+  // given `expected`, when its header is neither that one nor an older layout of it (a prefix),
+  // as the owner's constructor does.
+  static std::vector<Row> read(const std::string& path, Row* header, int* skipped,
+                               const Row* expected = nullptr);
 
  private:
   void rewrite();

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <new>
 
 namespace oppidum::util {
 namespace {
@@ -52,10 +53,42 @@ void fsync_directory(const std::string& folder) {
   if (!ok) throw FileError("cannot sync folder " + folder + ": " + reason(error));
 }
 
+std::string describe_file_type(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
 void write_file_atomically(const std::string& path, const void* data, std::size_t size) {
+  // A link at `path` is replaced by the rename (its target is left alone); anything else that is
+  // not a regular file (a directory, /dev/full, a FIFO) is refused before anything is written.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    throw FileError("cannot write " + path + ": it is " + describe_file_type(st.st_mode) +
+                    ", not a regular file; refusing to replace it");
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw FileError("cannot write " + tmp + ": " + reason(errno));
+  // O_NOFOLLOW: never write through a link planted at the temporary name; O_NONBLOCK: a FIFO there
+  // fails the open instead of blocking it.
+  const int fd =
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ELOOP)
+      throw FileError("cannot write " + tmp +
+                      ": it is a symbolic link; refusing to write through it");
+    throw FileError("cannot write " + tmp + ": " + reason(error));
+  }
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode)) {
+    const std::string what = describe_file_type(opened.st_mode);
+    ::close(fd);
+    throw FileError("cannot write " + tmp + ": it is " + what + ", not a regular file");
+  }
   bool ok = write_all(fd, static_cast<const char*>(data), size) && ::fsync(fd) == 0;
   int error = errno;
   if (::close(fd) != 0 && ok) ok = false, error = errno;
@@ -71,46 +104,90 @@ void write_file_atomically(const std::string& path, const void* data, std::size_
   fsync_directory(std::filesystem::path(path).parent_path().string());
 }
 
-std::string read_regular_file(const std::string& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw FileError("cannot open " + path + ": " + reason(errno));
+void append_to_file(const std::string& path, std::string_view bytes) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int error = errno;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw FileError("cannot append to " + path + ": it is " + describe_file_type(st.st_mode) +
+                    ", not a regular file");
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) throw FileError("cannot append to " + path + ": " + reason(errno));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw FileError("cannot read " + path + ": " + reason(error));
+    throw FileError("cannot append to " + path + ": it is " + describe_file_type(st.st_mode) +
+                    ", not a regular file");
+  }
+  bool ok = write_all(fd, bytes.data(), bytes.size());
+  int error = errno;
+  if (::close(fd) != 0 && ok) ok = false, error = errno;
+  if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
+}
+
+RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes)
+    : path_(std::move(path)), max_bytes_(max_bytes) {
+  // stat first, so that a device is never opened; then the descriptor again, against a swap.
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0)
+    throw FileError("cannot open " + path_ + ": " + reason(errno));
+  if (S_ISREG(st.st_mode)) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) throw FileError("cannot open " + path_ + ": " + reason(errno));
+    if (::fstat(fd_, &st) != 0) {
+      const int error = errno;
+      ::close(fd_);
+      throw FileError("cannot read " + path_ + ": " + reason(error));
+    }
   }
   if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw FileError(path + ": not a regular file (" +
-                    (S_ISDIR(st.st_mode) ? std::string("a directory") : std::string("a device, FIFO or socket")) +
-                    ")");
+    if (fd_ >= 0) ::close(fd_);
+    throw FileError(path_ + ": not a regular file (" + describe_file_type(st.st_mode) + ")");
   }
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    throw FileError(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
-                    std::to_string(max_bytes) + " this reader accepts");
+  size_ = static_cast<std::uint64_t>(st.st_size);
+  if (size_ > max_bytes_) {
+    ::close(fd_);
+    throw FileError(path_ + ": " + std::to_string(size_) + " bytes, more than the limit of " +
+                    std::to_string(max_bytes_) + " bytes for this kind of file");
   }
-  std::string out;
-  out.reserve(static_cast<std::size_t>(st.st_size));
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+}
+
+RegularFileReader::~RegularFileReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t RegularFileReader::read(char* out, std::size_t size) {
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd_, out + got, size - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      throw FileError("cannot read " + path + ": " + reason(error));
-    }
+    if (n < 0) throw FileError("cannot read " + path_ + ": " + reason(errno));
     if (n == 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
-    if (out.size() > max_bytes) {  // the file grew while being read
-      ::close(fd);
-      throw FileError(path + ": more than the " + std::to_string(max_bytes) +
-                      " bytes this reader accepts");
+    got += static_cast<std::size_t>(n);
+    read_ += static_cast<std::uint64_t>(n);
+    if (read_ > max_bytes_)  // the file grew while being read
+      throw FileError(path_ + ": grew past the limit of " + std::to_string(max_bytes_) +
+                      " bytes for this kind of file while it was read");
+  }
+  return got;
+}
+
+std::string read_regular_file(const std::string& path, std::size_t max_bytes) {
+  RegularFileReader file(path, max_bytes);
+  std::string out;
+  try {
+    out.resize(static_cast<std::size_t>(file.size()));
+  } catch (const std::bad_alloc&) {
+    throw FileError(path + ": not enough memory to read its " + std::to_string(file.size()) +
+                    " bytes");
+  }
+  out.resize(file.read(out.data(), out.size()));
+  char probe[1 << 12];  // a file that grew since it was opened: read on, up to the limit
+  for (std::size_t n; (n = file.read(probe, sizeof probe)) > 0;) {
+    try {
+      out.append(probe, n);
+    } catch (const std::bad_alloc&) {
+      throw FileError(path + ": not enough memory to read it");
     }
   }
-  ::close(fd);
   return out;
 }
 

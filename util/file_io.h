@@ -3,14 +3,22 @@
 // write_file_atomically: the bytes go to `<path>.tmp`, which is flushed and fsynced, renamed over
 // `path`, and then the folder is fsynced, so that after the call returns the new content survives a
 // power cut and a reader never sees half a file. On any failure the temporary file is removed and
-// an existing file at `path` is left as it was.
+// an existing file at `path` is left as it was. It never writes through a symbolic link (a link at
+// `path` is replaced by the file, its target is left alone; a link at `<path>.tmp` is refused) and
+// never replaces what is not a regular file: a directory, a device such as /dev/full, a FIFO or a
+// socket at `path` is refused with FileError naming it.
 //
 // Framed files: 8 magic bytes, a u32 format version, a u64 payload length, the payload and the
 // CRC-32 of everything before it (little-endian). unframe() names the file and what is wrong: a
 // foreign file, another version, a truncated or damaged one.
 //
-// read_regular_file reads only regular files (after following symlinks) up to a size limit, so a
-// directory, a device such as /dev/zero or a FIFO gets an error naming it instead of a hang.
+// Bounded reads: read_regular_file and RegularFileReader read only regular files (after following
+// symlinks) up to a size limit that the caller chooses per kind of file, so a directory, a device
+// such as /dev/zero or a FIFO gets an error naming it instead of a hang or an endless allocation.
+// The path is checked with stat() before it is opened (a device is never opened), opened with
+// O_NONBLOCK (a FIFO swapped in meanwhile cannot block the open) and checked again on the open
+// descriptor. A file that grows past the limit while it is read, and an allocation that fails, are
+// FileErrors naming the file too, never a bare std::bad_alloc.
 #pragma once
 
 #include <cstddef>
@@ -33,12 +41,45 @@ inline void write_file_atomically(const std::string& path, std::string_view byte
   write_file_atomically(path, bytes.data(), bytes.size());
 }
 
+// Appends `bytes` to the file at `path` (created if missing; a link to a regular file is
+// followed), for logs kept by the user such as arena results. Anything but a regular file (a
+// directory, a device, a FIFO) is refused with FileError naming it, without blocking.
+void append_to_file(const std::string& path, std::string_view bytes);
+
 // Makes the entries of `folder` (renames, new files) durable. Throws FileError.
 void fsync_directory(const std::string& folder);
 
 // The content of a regular file of at most `max_bytes`. Throws FileError naming the file when it
-// is missing, not a regular file, larger than the limit, or unreadable.
-std::string read_regular_file(const std::string& path, std::size_t max_bytes = std::size_t{1} << 31);
+// is missing, not a regular file, larger than the limit, or unreadable, or when the memory for its
+// content cannot be had.
+std::string read_regular_file(const std::string& path,
+                              std::size_t max_bytes = std::size_t{1} << 31);
+
+// A regular file of at most `max_bytes` opened for reading in pieces, for a reader that checks a
+// header before it allocates for the rest (checked as read_regular_file does).
+class RegularFileReader {
+ public:
+  // Throws FileError naming the file when it is missing, not a regular file or larger than
+  // `max_bytes`.
+  RegularFileReader(std::string path, std::uint64_t max_bytes);
+  ~RegularFileReader();
+  RegularFileReader(const RegularFileReader&) = delete;
+  RegularFileReader& operator=(const RegularFileReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::uint64_t size() const { return size_; }  // when it was opened
+  // Reads up to `size` bytes into `out`, fewer only at the end of the file; 0 at its end. Throws
+  // FileError on a read error, or when the file has grown past the limit.
+  std::size_t read(char* out, std::size_t size);
+
+ private:
+  std::string path_;
+  std::uint64_t size_ = 0, max_bytes_ = 0, read_ = 0;
+  int fd_ = -1;
+};
+
+// What a file of this st_mode is, in words ("a directory", "a FIFO", "a character device", ...).
+std::string describe_file_type(unsigned mode);
 
 // CRC-32 (IEEE 802.3, as zlib's crc32), continuing from `crc` (0 to start).
 std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc = 0);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,8 +27,24 @@ std::string holder_of(int fd) {
 
 FolderLock::FolderLock(const std::string& folder, const std::string& what, const std::string& name)
     : path_(folder + "/" + name) {
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw FileError("cannot open the lock file " + path_ + ": " + std::strerror(errno));
+  // O_NOFOLLOW: the pid is written into the lock file, so a link planted there would have its
+  // target overwritten; O_NONBLOCK: a FIFO there fails instead of blocking.
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd_ < 0) {
+    const int error = errno;
+    if (error == ELOOP)
+      throw FileError("the lock file " + path_ +
+                      " is a symbolic link; refusing to write through it (remove the link: the "
+                      "lock file is made anew)");
+    throw FileError("cannot open the lock file " + path_ + ": " + std::strerror(error));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw FileError("the lock file " + path_ + " is " + describe_file_type(st.st_mode) +
+                    ", not a regular file; remove it (the lock file is made anew)");
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     const std::string holder = error == EWOULDBLOCK ? holder_of(fd_) : "";

@@ -1,11 +1,11 @@
 #include "web/arena_reader.h"
 
-#include <fstream>
 #include <sstream>
 #include <system_error>
 
 #include "games/game.h"
 #include "games/quote.h"
+#include "util/file_io.h"
 #include "web/errors.h"
 
 namespace oppidum::web {
@@ -32,7 +32,13 @@ void ArenaReader::refresh_locked() {
   if (size == size_ && mtime == mtime_) return;
   if (size > kMaxFileBytes)
     throw BadRequest(name_ + ": the record file is larger than 256 MiB");
-  std::ifstream in(path_);
+  std::string text;
+  try {
+    text = util::read_regular_file(path_.string(), kMaxFileBytes);
+  } catch (const util::FileError& e) {
+    throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
+  }
+  std::istringstream in(text);
   games_.clear();
   skipped_ = 0;
   game_.clear();

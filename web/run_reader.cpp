@@ -15,6 +15,7 @@
 #include "selfplay/replay_store.h"
 #include "trainer/config.h"
 #include "util/csv_table.h"
+#include "util/file_io.h"
 
 namespace oppidum::web {
 namespace fs = std::filesystem;
@@ -140,7 +141,8 @@ RunReader::ConfigInfo RunReader::config_locked() {
       // run, with the two values the page needs read leniently.
       info.error = e.what();
       try {
-        const YAML::Node root = YAML::LoadFile(path.string());
+        const YAML::Node root =
+            YAML::Load(util::read_regular_file(path.string(), config::kMaxConfigBytes));
         if (root["run"] && root["run"]["game"]) info.game = root["run"]["game"].as<std::string>();
         if (info.game != "mg" && info.game != "dvonn") info.game.clear();
         if (root["training"] && root["training"]["steps_per_generation"])

@@ -1,0 +1,96 @@
+// Checks of option values that CLI11's own validators do not make: a number in a range with its
+// bounds printed shortly (CLI::NonNegativeNumber prints DBL_MAX as 309 digits, CLI::Range of
+// doubles prints 0.000000) and NaN refused (CLI::Range lets NaN through); a seed that is a whole
+// number of 64 bits written in digits ("-1" would wrap to 2^64-1); a value that may not be empty.
+// Each returns a CLI::Validator for Option::check; CLI11 prefixes its message with the option.
+#pragma once
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace oppidum::app {
+namespace option_checks_detail {
+
+// The number in `text`, or NaN when it is not one in full.
+inline double parse_number(const std::string& text) {
+  if (text.empty()) return std::nan("");
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return end != nullptr && *end == '\0' ? v : std::nan("");
+}
+
+inline std::string short_number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.10g", v);
+  return buffer;
+}
+
+// The value as the user gave it, cut short.
+inline std::string quoted(const std::string& text) {
+  return "\"" + (text.size() > 40 ? text.substr(0, 40) + "..." : text) + "\"";
+}
+
+}  // namespace option_checks_detail
+
+// A finite number in [lo, hi].
+inline CLI::Validator number_in(double lo, double hi) {
+  namespace d = option_checks_detail;
+  const std::string range = d::short_number(lo) + ".." + d::short_number(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        const double v = d::parse_number(text);
+        if (std::isnan(v) || v < lo || v > hi)
+          return d::quoted(text) + " is not a number in " + range;
+        return "";
+      },
+      "NUMBER in " + range);
+}
+
+// A finite number of at least 0 (at_least_zero) or above 0.
+inline CLI::Validator finite_number(bool at_least_zero) {
+  namespace d = option_checks_detail;
+  const std::string what = at_least_zero ? "0 or more" : "above 0";
+  return CLI::Validator(
+      [at_least_zero, what](std::string& text) -> std::string {
+        const double v = d::parse_number(text);
+        if (!std::isfinite(v) || v < 0 || (!at_least_zero && v == 0))
+          return d::quoted(text) + " is not a number " + what;
+        return "";
+      },
+      "NUMBER " + what);
+}
+inline CLI::Validator non_negative_number() { return finite_number(true); }
+inline CLI::Validator positive_number() { return finite_number(false); }
+
+// A whole number 0..2^64-1 in decimal digits (no sign).
+inline CLI::Validator unsigned_whole_number() {
+  namespace d = option_checks_detail;
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits =
+            !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        bool fits = false;
+        if (digits) {
+          errno = 0;
+          std::strtoull(text.c_str(), nullptr, 10);
+          fits = errno != ERANGE;
+        }
+        if (!fits) return d::quoted(text) + " is not a whole number 0..18446744073709551615";
+        return "";
+      },
+      "UINT64");
+}
+
+// Any value but the empty one; `hint` says what to do instead.
+inline CLI::Validator non_empty(const std::string& hint) {
+  return CLI::Validator(
+      [hint](std::string& text) -> std::string { return text.empty() ? "empty; " + hint : ""; },
+      "");
+}
+
+}  // namespace oppidum::app
