@@ -83,7 +83,7 @@ void run_bench_train(const BenchTrainOptions& o) {
                                  ? config::parse_config("", "", o.overrides)
                                  : config::load_config(o.config_path, o.overrides);
   const Game& game = game_by_name(config.run.game);
-  const model::NetConfig net = trainer::net_config(config.net);
+  const model::NetConfig net = config.net;
   const int n = o.batch_size > 0 ? o.batch_size : config.training.batch_size;
   const std::vector<trainer::TrainingBatch> batches = make_batches(game, o.batches, n, 2024);
   std::printf("oppidum bench train: %s %s, batch %d, %s, lr %g, %d distinct batches; device %s; "
@@ -97,7 +97,7 @@ void run_bench_train(const BenchTrainOptions& o) {
   for (const std::string& precision : o.precisions) {
     trainer::TrainerSettings settings = trainer::trainer_settings(config);
     settings.device = o.device;
-    settings.bf16 = precision == "bf16";
+    settings.precision = precision;
     trainer::Trainer t(game, net, settings, 7);
     const int total = o.warmup + o.steps;
     std::vector<double> losses;

@@ -83,7 +83,7 @@ struct SearchConfig {
   float fpu_reduction = 0.25f;   // first-play urgency: see the header comment
   float dirichlet_alpha_scale = 10.0f;  // alpha = scale / number of legal actions at the root
   float dirichlet_weight = 0.25f;       // share of noise in the root priors; 0 = no noise
-  int temperature_plies = 30;    // positions with ply() < this use `temperature`, later ones
+  int temperature_plies = 20;    // positions with ply() < this use `temperature`, later ones
   float temperature = 1.0f;      // `final_temperature`; a temperature below kMinTemperature
   float final_temperature = 0.0f;  // means "the most visited move"
   std::uint64_t seed = 0;

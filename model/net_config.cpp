@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <stdexcept>
+#include <type_traits>
 
 namespace oppidum::model {
 
@@ -44,11 +45,15 @@ void NetConfig::validate() const {
     bad += std::string(name) + " = " + std::to_string(value) + " (must be " + std::to_string(lo) +
            ".." + std::to_string(hi) + ")";
   };
-  check("blocks", blocks, 0, 64);
-  check("filters", filters, 1, 1024);
-  check("policy_channels", policy_channels, 1, 256);
-  check("value_channels", value_channels, 1, 256);
-  check("value_hidden", value_hidden, 1, 4096);
+  // The integer fields against their ranges in OPPIDUM_NET_FIELDS (booleans need no check).
+  const auto check_field = [&](const char* name, auto value, double lo, double hi) {
+    if constexpr (std::is_same_v<decltype(value), int>)
+      check(name, value, static_cast<int>(lo), static_cast<int>(hi));
+  };
+#define OPPIDUM_CHECK_NET_FIELD(type, name, def, lo, hi, resumable, doc) \
+  check_field(#name, name, lo, hi);
+  OPPIDUM_NET_FIELDS(OPPIDUM_CHECK_NET_FIELD)
+#undef OPPIDUM_CHECK_NET_FIELD
   if (!bad.empty()) throw std::invalid_argument("invalid network config: " + bad);
 }
 

@@ -30,14 +30,24 @@ namespace oppidum::model {
 
 inline constexpr float kBatchNormEpsilon = 1e-5f;
 
+// The network's fields, declared once: F(type, name, default, min, max, resumable, description),
+// as the run config's field lists (trainer/config.h), whose `net` section is this struct. The
+// defaults are the laptop config's 4x32; validate() checks these ranges.
+#define OPPIDUM_NET_FIELDS(F)                                                                   \
+  F(int, blocks, 4, 0, 64, false, "residual blocks in the trunk")                               \
+  F(int, filters, 32, 4, 512, false, "channels of the trunk's convolutions")                    \
+  F(int, policy_channels, 4, 1, 64, false, "channels of the policy head's 1x1 convolution")     \
+  F(int, value_channels, 2, 1, 64, false, "channels of the value head's 1x1 convolution")       \
+  F(int, value_hidden, 64, 8, 1024, false, "width of the value head's hidden layer")            \
+  F(bool, global_pooling, false, 0, 1, false,                                                   \
+    "global pooling bias in every second residual block")                                       \
+  F(bool, score_head, false, 0, 1, false,                                                       \
+    "auxiliary head trained on the final score margin (training.score_loss_weight)")
+
 struct NetConfig {
-  int blocks = 6;           // residual blocks, 0..64
-  int filters = 64;         // channels of the trunk, 1..1024
-  int policy_channels = 32; // channels of the policy head's 1x1 conv, 1..256
-  int value_channels = 32;  // channels of the value head's 1x1 conv, 1..256
-  int value_hidden = 128;   // width of the value head's hidden layer, 1..4096
-  bool global_pooling = false;  // pooling bias in every second block (see above)
-  bool score_head = false;      // the auxiliary score output (see above)
+#define OPPIDUM_NET_CONFIG_FIELD(type, name, def, lo, hi, resumable, doc) type name = def;
+  OPPIDUM_NET_FIELDS(OPPIDUM_NET_CONFIG_FIELD)
+#undef OPPIDUM_NET_CONFIG_FIELD
 
   // The default heads for a trunk of `blocks` x `filters`, as in configs/*.yaml: policy/value
   // channels and value hidden width 4/2/64 below 64 filters, 16/8/128 below 128, else 32/32/256.

@@ -215,22 +215,22 @@ TEST(Config, SearchSettingsComeFromTheRunConfig) {
 TEST(Config, TrainingTargetSettingsComeFromTheRunConfig) {
   const RunConfig defaults = parse_config("", "test.yaml");
   EXPECT_FALSE(trainer::selfplay_settings(defaults, 0).target_this_search_only);
-  EXPECT_FALSE(trainer::window_settings(defaults).drop_fast_rows);
-  EXPECT_EQ(trainer::window_settings(defaults).value_q_weight, 0.0);
-  EXPECT_TRUE(trainer::trainer_settings(defaults).decay_norms_and_biases);
+  EXPECT_EQ(defaults.training.fast_search_rows, "value");
+  EXPECT_EQ(defaults.training.value_q_weight, 0.0);
+  EXPECT_EQ(trainer::trainer_settings(defaults).weight_decay_on, "all");
   const RunConfig c = parse_config(
       "selfplay: {target_visits: search}\n"
       "training: {value_q_weight: 0.25, fast_search_rows: drop, weight_decay_on: weights, "
       "window_min: 7, window_max: 9, window_growth: 0.125}",
       "test.yaml");
   EXPECT_TRUE(trainer::selfplay_settings(c, 0).target_this_search_only);
-  const trainer::WindowSettings w = trainer::window_settings(c);
+  const trainer::WindowSettings& w = c.training;
   EXPECT_EQ(w.value_q_weight, 0.25);
-  EXPECT_TRUE(w.drop_fast_rows);
+  EXPECT_EQ(w.fast_search_rows, "drop");
   EXPECT_EQ(w.window_min, 7);
   EXPECT_EQ(w.window_max, 9);
   EXPECT_EQ(w.window_growth, 0.125);
-  EXPECT_FALSE(trainer::trainer_settings(c).decay_norms_and_biases);
+  EXPECT_EQ(trainer::trainer_settings(c).weight_decay_on, "weights");
   EXPECT_NE(error_of("training: {fast_search_rows: skip}").find("training.fast_search_rows"),
             std::string::npos);
   EXPECT_NE(error_of("training: {value_q_weight: 1.5}").find("training.value_q_weight"),
@@ -331,9 +331,10 @@ TEST(Config, TrainingDeviceAndPrecision) {
                            "training: {device: \"cuda:64\"}", "training: {device: \"cuda:-1\"}",
                            "training: {device: \"cuda:1x\"}"})
     EXPECT_NE(error_of(yaml).find("training.device"), std::string::npos) << yaml << ": " << error_of(yaml);
-  EXPECT_FALSE(trainer::trainer_settings(parse_config("", "x")).bf16);
-  EXPECT_TRUE(trainer::trainer_settings(
-                  parse_config("training: {device: cuda, precision: bf16}", "x")).bf16);
+  EXPECT_EQ(trainer::trainer_settings(parse_config("", "x")).precision, "fp32");
+  EXPECT_EQ(trainer::trainer_settings(parse_config("training: {device: cuda, precision: bf16}", "x"))
+                .precision,
+            "bf16");
   EXPECT_NE(error_of("training: {precision: bf16}").find("training.precision"), std::string::npos);
   EXPECT_NE(error_of("training: {precision: fp16}").find("training.precision"), std::string::npos);
 }
@@ -377,6 +378,59 @@ TEST(Config, EffectiveConfigRoundTrips) {
   EXPECT_EQ(back.run.seed, 42u);
   EXPECT_TRUE(back.net.global_pooling);
   EXPECT_NE(describe_keys().find("training.batch_size"), std::string::npos);
+}
+
+// Each setting is defined once: the net, training and window settings are the config's own
+// sections, and the modules below the trainer (search, self-play, resignation, the inference
+// server and backend) keep defaults equal to the config's, so that a module used without a config
+// (the arena, the benches, tests) behaves as a default run.
+TEST(Config, ModuleDefaultsAreTheConfigDefaults) {
+  const RunConfig c = parse_config("", "x");
+  EXPECT_EQ(c.net, model::NetConfig{});
+
+  const selfplay::SelfPlaySettings from = trainer::selfplay_settings(c, 0);
+  const selfplay::SelfPlaySettings module;
+  EXPECT_EQ(from.game, module.game);
+  EXPECT_EQ(from.threads, module.threads);
+  EXPECT_EQ(from.concurrent_games, module.concurrent_games);
+  EXPECT_EQ(from.simulations, module.simulations);
+  EXPECT_EQ(from.fast_simulations, module.fast_simulations);
+  EXPECT_EQ(from.full_search_fraction, module.full_search_fraction);
+  EXPECT_EQ(from.target_this_search_only, module.target_this_search_only);
+  EXPECT_EQ(from.max_plies, module.max_plies);
+  EXPECT_EQ(from.games_per_chunk, module.games_per_chunk);
+  EXPECT_EQ(from.resign.below, module.resign.below);
+  EXPECT_EQ(from.resign.moves, module.resign.moves);
+  EXPECT_EQ(from.resign.playout, module.resign.playout);
+  EXPECT_EQ(from.resign.max_false, module.resign.max_false);
+
+  const mcts::SearchConfig& search = from.search;
+  const mcts::SearchConfig defaults;
+  EXPECT_EQ(search.cpuct, defaults.cpuct);
+  EXPECT_EQ(search.cpuct_base, defaults.cpuct_base);
+  EXPECT_EQ(search.fpu_reduction, defaults.fpu_reduction);
+  EXPECT_EQ(search.dirichlet_alpha_scale, defaults.dirichlet_alpha_scale);
+  EXPECT_EQ(search.dirichlet_weight, defaults.dirichlet_weight);
+  EXPECT_EQ(search.temperature_plies, defaults.temperature_plies);
+  EXPECT_EQ(search.temperature, defaults.temperature);
+  EXPECT_EQ(search.final_temperature, defaults.final_temperature);
+  EXPECT_EQ(search.root, defaults.root);
+  EXPECT_EQ(search.gumbel_considered, defaults.gumbel_considered);
+  EXPECT_EQ(search.gumbel_c_visit, defaults.gumbel_c_visit);
+  EXPECT_EQ(search.gumbel_c_scale, defaults.gumbel_c_scale);
+
+  const model::InferenceServerOptions server = trainer::server_options(c.inference);
+  const model::InferenceServerOptions server_module;
+  EXPECT_EQ(server.max_batch, server_module.max_batch);
+  EXPECT_EQ(server.max_wait, server_module.max_wait);
+  EXPECT_EQ(server.workers, server_module.workers);
+  EXPECT_EQ(server.cuda_devices, server_module.cuda_devices);
+  const model::BackendOptions backend = trainer::backend_options(c.inference);
+  const model::BackendOptions backend_module;
+  EXPECT_EQ(backend.kind, backend_module.kind);
+  EXPECT_EQ(backend.device, backend_module.device);
+  EXPECT_EQ(backend.threads, backend_module.threads);
+  EXPECT_EQ(backend.precision, backend_module.precision);
 }
 
 }  // namespace

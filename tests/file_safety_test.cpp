@@ -198,14 +198,32 @@ TEST_F(FileSafety, StateFilesAreRegularAndAtMostOneMebibyte) {
   }
 }
 
+// The games index is derived from the chunks: a link to a device or an oversize file in its place
+// is not read but replaced by an index rebuilt from the chunks (the link's target untouched), and
+// the run goes on; a FIFO or a directory there is not the run's to replace, and stops it.
 TEST_F(FileSafety, ChunkIndexFilesAreRegularAndAtMostOneGibibyte) {
   for (const Hostile kind : kEveryHostile) {
     const fs::path run = make_run(std::string("run-") + name_of(kind));
     fs::create_directories(run / "games");
-    const std::string why =
-        plant(run / "games" / "index.csv", kind, oppidum::util::kMaxTableBytes + 1);
-    expect_refused(oppidum("train --no-status --run " + run.filename().string()),
-                   "games/index.csv", why, run.filename().string());
+    const fs::path index = run / "games" / "index.csv";
+    const std::string why = plant(index, kind, oppidum::util::kMaxTableBytes + 1);
+    const CommandResult r = oppidum("train --no-status --run " + run.filename().string() +
+                                    " --set run.stop_after_positions=1");
+    if (kind == Hostile::kFifo || kind == Hostile::kDirectory) {
+      expect_refused(r, "games/index.csv", why, run.filename().string());
+      continue;
+    }
+    EXPECT_EQ(r.status, 0) << name_of(kind) << ": " << r.out;
+    EXPECT_NE(r.out.find("repaired " + run.filename().string() + "/games/index.csv: "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(why), std::string::npos) << name_of(kind) << ": " << r.out;
+    EXPECT_NE(r.out.find("rebuilt it from the"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(index))) << name_of(kind);
+    EXPECT_LT(fs::file_size(index), 1u << 20) << name_of(kind);
+    if (kind == Hostile::kDevZero) {
+      EXPECT_TRUE(fs::is_character_file("/dev/zero"));
+    }
   }
 }
 

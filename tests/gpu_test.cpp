@@ -270,7 +270,7 @@ trainer::TrainerSettings settings(const std::string& device, bool bf16 = false) 
   s.warmup_steps = 0;
   s.threads = 1;
   s.device = device;
-  s.bf16 = bf16;
+  s.precision = bf16 ? "bf16" : "fp32";
   return s;
 }
 

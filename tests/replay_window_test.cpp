@@ -11,6 +11,15 @@
 namespace oppidum::trainer {
 namespace {
 
+// The window's settings (the run config's training section) with these sizes.
+WindowSettings window_of(int min, int max, double growth) {
+  WindowSettings w;
+  w.window_min = min;
+  w.window_max = max;
+  w.window_growth = growth;
+  return w;
+}
+
 // The first plies of a real game from the start, playing the first legal action each ply, then
 // stopped and scored a draw (as self-play adjudicates at its ply limit); each move's visit target
 // puts 3 visits on the move played and 1 on the last legal action.
@@ -64,7 +73,7 @@ class ReplayWindowTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReplayWindowTest, PolicyTargetsFollowTheSymmetry) {
   const Game& game = game_by_name(GetParam());
-  ReplayWindow window(game, {1000, 1000, 0.5});
+  ReplayWindow window(game, window_of(1000, 1000, 0.5));
   selfplay::GameRecord record = first_action_game(GetParam(), 1);
   ASSERT_TRUE(window.add_game(record));
   const auto start = game.parse_state(record.start);
@@ -103,7 +112,7 @@ TEST_P(ReplayWindowTest, PolicyTargetsFollowTheSymmetry) {
 
 TEST_P(ReplayWindowTest, ValuesAreForTheSideToMove) {
   const Game& game = game_by_name(GetParam());
-  ReplayWindow window(game, {1000, 1000, 0.5});
+  ReplayWindow window(game, window_of(1000, 1000, 0.5));
   // A decided game: each position's value is the result for its side to move, so the winner's
   // positions are +1 and the loser's -1; the window holds exactly one sample per position.
   const selfplay::GameRecord record = decided_random_game(GetParam());
@@ -133,12 +142,12 @@ TEST_P(ReplayWindowTest, ValuesAreForTheSideToMove) {
 
 TEST_P(ReplayWindowTest, WindowGrowsWithTheDataAndDropsTheOldest) {
   const Game& game = game_by_name(GetParam());
-  ReplayWindow window(game, {10, 30, 0.5});
+  ReplayWindow window(game, window_of(10, 30, 0.5));
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(window.add_game(first_action_game(GetParam(), 5)));
   EXPECT_EQ(window.total_positions(), 100);
   EXPECT_EQ(window.window_size(), 30) << "10 + 0.5 * 90 = 55, capped at 30";
   EXPECT_EQ(window.size(), 30);
-  ReplayWindow growing(game, {10, 1000, 0.5});
+  ReplayWindow growing(game, window_of(10, 1000, 0.5));
   for (int i = 0; i < 6; ++i) ASSERT_TRUE(growing.add_game(first_action_game(GetParam(), 5)));
   EXPECT_EQ(growing.window_size(), 20) << "10 + 0.5 * (30 - 10)";
   EXPECT_EQ(growing.size(), 20);
@@ -155,9 +164,9 @@ TEST_P(ReplayWindowTest, MixesTheSearchValueIntoTheTargetAndCanDropFastSearches)
     const double z = states[i]->current_player() == 0 ? record.result : -record.result;
     if (i % 2 == 0) expected.insert(static_cast<float>(0.75 * z + 0.25 * 0.5));
   }
-  WindowSettings settings{1000, 1000, 0.5};
+  WindowSettings settings = window_of(1000, 1000, 0.5);
   settings.value_q_weight = 0.25;
-  settings.drop_fast_rows = true;
+  settings.fast_search_rows = "drop";
   ReplayWindow window(game, settings);
   std::string why;
   ASSERT_TRUE(window.add_game(record, &why)) << why;
@@ -176,7 +185,7 @@ TEST_P(ReplayWindowTest, MixesTheSearchValueIntoTheTargetAndCanDropFastSearches)
   EXPECT_EQ(values, expected) << "0.75 * result + 0.25 * root value, full searches only";
 
   // Without dropping, the fast searches' positions stay as value-only rows with the mixed value.
-  settings.drop_fast_rows = false;
+  settings.fast_search_rows = "value";
   ReplayWindow all(game, settings);
   ASSERT_TRUE(all.add_game(record, &why)) << why;
   EXPECT_EQ(all.size(), static_cast<std::int64_t>(record.moves.size()));
@@ -198,7 +207,7 @@ TEST_P(ReplayWindowTest, ScoreTargetsAreTheFinalMarginForTheSideToMove) {
   ASSERT_GT(total, 0);
   const float margin0 =
       static_cast<float>(record.score[0] - record.score[1]) / static_cast<float>(total);
-  ReplayWindow window(game, {1000, 1000, 0.5});
+  ReplayWindow window(game, window_of(1000, 1000, 0.5));
   std::string why;
   ASSERT_TRUE(window.add_game(record, &why)) << why;
   mcts::Rng rng(6);
@@ -217,7 +226,7 @@ TEST_P(ReplayWindowTest, ScoreTargetsAreTheFinalMarginForTheSideToMove) {
   // The winner's margin is positive.
   EXPECT_GT(record.result * margin0, 0.0f);
 
-  ReplayWindow adjudicated(game, {1000, 1000, 0.5});
+  ReplayWindow adjudicated(game, window_of(1000, 1000, 0.5));
   ASSERT_TRUE(adjudicated.add_game(first_action_game(GetParam(), 6), &why)) << why;
   adjudicated.sample(50, rng, batch);
   for (float w : batch.score_weight)
@@ -229,7 +238,7 @@ TEST_P(ReplayWindowTest, ScoreTargetsAreTheFinalMarginForTheSideToMove) {
   for (const auto& m : resigned.moves) last->apply(m.action);
   for (int p = 0; p < 2; ++p) resigned.score[p] = static_cast<std::int16_t>(last->score(p));
   resigned.resigned = true;
-  ReplayWindow resigns(game, {1000, 1000, 0.5});
+  ReplayWindow resigns(game, window_of(1000, 1000, 0.5));
   ASSERT_TRUE(resigns.add_game(resigned, &why)) << why;
   resigns.sample(50, rng, batch);
   for (float w : batch.score_weight) EXPECT_EQ(w, 0.0f) << "a resigned game has no score target";
@@ -237,7 +246,7 @@ TEST_P(ReplayWindowTest, ScoreTargetsAreTheFinalMarginForTheSideToMove) {
 
 TEST_P(ReplayWindowTest, RefusesRecordsThatDoNotReplay) {
   const Game& game = game_by_name(GetParam());
-  ReplayWindow window(game, {10, 30, 0.5});
+  ReplayWindow window(game, window_of(10, 30, 0.5));
   selfplay::GameRecord bad = first_action_game(GetParam(), 3);
   auto second = game.parse_state(bad.start);
   second->apply(bad.moves[0].action);

@@ -31,6 +31,15 @@
 namespace oppidum::trainer {
 namespace {
 
+// The window's settings (the run config's training section) with these sizes.
+WindowSettings window_of(int min, int max, double growth) {
+  WindowSettings w;
+  w.window_min = min;
+  w.window_max = max;
+  w.window_growth = growth;
+  return w;
+}
+
 model::NetConfig small_net() {
   model::NetConfig c;
   c.blocks = 1;
@@ -76,7 +85,7 @@ ReplayWindow games_window(const std::string& game_name, const std::string& folde
   }
   // The first 8 games only: how many more finish before stop() takes effect depends on timing
   // (with fast rules, up to 60 more), and the loss test below is tuned for 8 games' positions.
-  ReplayWindow window(game_by_name(game_name), {100000, 100000, 0.5});
+  ReplayWindow window(game_by_name(game_name), window_of(100000, 100000, 0.5));
   int games = 0;
   for (const auto& chunk : store.chunks())
     for (const auto& r : store.read_chunk(chunk).records) {
@@ -183,7 +192,7 @@ TEST(Trainer, LearningRateWarmsUpThenDecays) {
 // A small window of one DVONN game, and a trainer that took a few steps on it.
 struct SmallSetup {
   const Game& game = game_by_name("dvonn");
-  ReplayWindow window{game, {1000, 1000, 0.5}};
+  ReplayWindow window{game, window_of(1000, 1000, 0.5)};
   mcts::Rng rng{3};
   TrainingBatch batch;
 
@@ -222,7 +231,7 @@ TEST(Trainer, WeightDecayCanSpareBatchNormAndBiases) {
   TrainerSettings all = settings();
   all.weight_decay = 0.5;
   TrainerSettings weights_only = all;
-  weights_only.decay_norms_and_biases = false;
+  weights_only.weight_decay_on = "weights";
   TrainerSettings none = all;
   none.weight_decay = 0.0;
   std::vector<model::Checkpoint> after;
@@ -398,7 +407,7 @@ struct Loaded {
 Loaded load(const std::filesystem::path& dir) {
   RunFolder folder(dir);
   RunState state_yaml;
-  ReplayWindow window(game_by_name("mg"), {30, 30, 0.5});
+  ReplayWindow window(game_by_name("mg"), window_of(30, 30, 0.5));
   selfplay::FolderReplayStore store((dir / "games").string(),
                                     selfplay::FolderReplayStore::Mode::kOwner);
   Loaded out;

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/net_config.h"
+
 namespace oppidum::config {
 
 // F(type, name, default, min, max, description). Strings list their allowed values in `min`
@@ -36,15 +38,7 @@ namespace oppidum::config {
   F(int, stream_max_games, 100000, 100, 1000000000, true,                                            \
     "the Redis stream keeps about this many games for the trainer to read")
 
-#define OPPIDUM_NET_FIELDS(F)                                                          \
-  F(int, blocks, 4, 0, 64, false, "residual blocks in the trunk")                             \
-  F(int, filters, 32, 4, 512, false, "channels of the trunk's convolutions")                  \
-  F(int, policy_channels, 4, 1, 64, false, "channels of the policy head's 1x1 convolution")   \
-  F(int, value_channels, 2, 1, 64, false, "channels of the value head's 1x1 convolution")     \
-  F(int, value_hidden, 64, 8, 1024, false, "width of the value head's hidden layer")             \
-  F(bool, global_pooling, false, 0, 1, false, "global pooling bias in every second residual block")  \
-  F(bool, score_head, false, 0, 1, false,                                                     \
-    "auxiliary head trained on the final score margin (training.score_loss_weight)")
+// The net section is model::NetConfig, declared with its field list in model/net_config.h.
 
 #define OPPIDUM_SELFPLAY_FIELDS(F)                                                               \
   F(int, threads, 1, 0, 256, true,                                                                     \
@@ -145,7 +139,7 @@ namespace oppidum::config {
 #define OPPIDUM_DECLARE_FIELD(type, name, def, lo, hi, resumable, doc) type name = def;
 
 struct RunSection { OPPIDUM_RUN_FIELDS(OPPIDUM_DECLARE_FIELD) };
-struct NetSection { OPPIDUM_NET_FIELDS(OPPIDUM_DECLARE_FIELD) };
+using NetSection = model::NetConfig;
 struct SelfplaySection { OPPIDUM_SELFPLAY_FIELDS(OPPIDUM_DECLARE_FIELD) };
 struct TrainingSection { OPPIDUM_TRAINING_FIELDS(OPPIDUM_DECLARE_FIELD) };
 struct ArenaSection { OPPIDUM_ARENA_FIELDS(OPPIDUM_DECLARE_FIELD) };

@@ -3,8 +3,8 @@
 // Games come in as records (selfplay/game_record.h) and are replayed through the rules; each
 // position keeps its state, the search's visit distribution (when the move had a full search) and
 // its value target: the game result from the side to move's view, optionally mixed with the
-// root's search value (WindowSettings::value_q_weight). Positions of fast searches are value-only
-// rows, or left out (WindowSettings::drop_fast_rows). Each position of a game that ended by the
+// root's search value (training.value_q_weight). Positions of fast searches are value-only
+// rows, or left out (training.fast_search_rows). Each position of a game that ended by the
 // rules also gets a score target, the final score margin from the side to move's view:
 // (own - opponent's) / (own + opponent's), in [-1, 1] (0 when both are 0); positions of
 // adjudicated and resigned games have none (their scores are not final).
@@ -27,20 +27,17 @@
 #include "games/game.h"
 #include "mcts/rng.h"
 #include "selfplay/game_record.h"
+#include "trainer/config.h"
 
 namespace oppidum::trainer {
 
-struct WindowSettings {
-  std::int64_t window_min = 20000;
-  std::int64_t window_max = 500000;
-  double window_growth = 0.5;
-  // The value target: (1 - value_q_weight) * game result + value_q_weight * the root's search
-  // value, both from the side to move's view.
-  double value_q_weight = 0.0;
-  // Leave out positions whose move had a fast (playout-cap) search instead of keeping them as
-  // value-only rows. The window then holds window_size() full-search rows, which span more games.
-  bool drop_fast_rows = false;
-};
+// The window's settings are the run config's training section (trainer/config.h): window_min,
+// window_max, window_growth, value_q_weight (the value target is (1 - value_q_weight) x the game
+// result + value_q_weight x the root's search value, both from the side to move's view) and
+// fast_search_rows (drop: positions whose move had a fast, playout-cap search are left out instead
+// of kept as value-only rows; the window then holds window_size() full-search rows, which span more
+// games).
+using WindowSettings = config::TrainingSection;
 
 // One batch in the layout the network trains on (row-major, n positions).
 struct TrainingBatch {

@@ -268,7 +268,7 @@ class Session {
   }
 
   std::unique_ptr<Trainer> make_trainer() const {
-    return std::make_unique<Trainer>(*game_, net_config(config_.net), trainer_settings(config_),
+    return std::make_unique<Trainer>(*game_, config_.net, trainer_settings(config_),
                                      mcts::derive_seed(config_.run.seed, kInitStream, 0));
   }
 
@@ -312,14 +312,14 @@ class Session {
     folder_->save_state(state_);
     log_->info("{} run {} (session {}): {} {}; run id {}", new_run_ ? "starting" : "resuming",
                paths_.dir.string(), state_.sessions, game_->name(),
-               net_config(config_.net).to_string(), state_.run_id);
+               config_.net.to_string(), state_.run_id);
   }
 
   void start_services() {
     log_->info("inference: {}; training on {}{}", server_->describe(),
                config::training_device(config_),
                config_.training.precision == "bf16" ? " with bf16 autocast" : "");
-    window_ = std::make_unique<ReplayWindow>(*game_, window_settings(config_));
+    window_ = std::make_unique<ReplayWindow>(*game_, config_.training);
     intake_ = std::make_unique<Intake>(*folder_, state_, *window_, *store_, channel_.get(),
                                        [this](const std::string& line) { log_->warn("{}", line); });
     intake_->load_window(config_.training.window_max);

@@ -4,18 +4,6 @@
 
 namespace oppidum::trainer {
 
-model::NetConfig net_config(const config::NetSection& n) {
-  model::NetConfig c;
-  c.blocks = n.blocks;
-  c.filters = n.filters;
-  c.policy_channels = n.policy_channels;
-  c.value_channels = n.value_channels;
-  c.value_hidden = n.value_hidden;
-  c.global_pooling = n.global_pooling;
-  c.score_head = n.score_head;
-  return c;
-}
-
 model::BackendOptions backend_options(const config::InferenceSection& s) {
   model::BackendOptions b;
   b.kind = model::parse_backend_kind(s.backend);
@@ -74,30 +62,9 @@ selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& c, std::ui
 }
 
 TrainerSettings trainer_settings(const config::RunConfig& c) {
-  TrainerSettings t;
-  t.optimizer = c.training.optimizer;
-  t.learning_rate = c.training.learning_rate;
-  t.warmup_steps = c.training.warmup_steps;
-  t.lr_decay_steps = c.training.lr_decay_steps;
-  t.momentum = c.training.momentum;
-  t.weight_decay = c.training.weight_decay;
-  t.decay_norms_and_biases = c.training.weight_decay_on == "all";
-  t.value_loss_weight = c.training.value_loss_weight;
-  t.score_loss_weight = c.training.score_loss_weight;
+  TrainerSettings t = c.training;
   t.device = config::training_device(c);
-  t.bf16 = c.training.precision == "bf16";
-  t.threads = c.training.threads;
   return t;
-}
-
-WindowSettings window_settings(const config::RunConfig& c) {
-  WindowSettings w;
-  w.window_min = c.training.window_min;
-  w.window_max = c.training.window_max;
-  w.window_growth = c.training.window_growth;
-  w.value_q_weight = c.training.value_q_weight;
-  w.drop_fast_rows = c.training.fast_search_rows == "drop";
-  return w;
 }
 
 }  // namespace oppidum::trainer

@@ -15,7 +15,6 @@
 
 namespace oppidum::trainer {
 
-model::NetConfig net_config(const config::NetSection& net);
 model::BackendOptions backend_options(const config::InferenceSection& inference);
 model::InferenceServerOptions server_options(const config::InferenceSection& inference);
 // The run's search (root policy, cpuct, fpu, Gumbel constants) without noise or temperature: what
@@ -23,7 +22,7 @@ model::InferenceServerOptions server_options(const config::InferenceSection& inf
 mcts::SearchConfig search_config(const config::RunConfig& config, int simulations);
 // `session` distinguishes the starts of a run, so each plays new games.
 selfplay::SelfPlaySettings selfplay_settings(const config::RunConfig& config, std::uint64_t session);
+// The training section with training.device resolved (config::training_device).
 TrainerSettings trainer_settings(const config::RunConfig& config);
-WindowSettings window_settings(const config::RunConfig& config);
 
 }  // namespace oppidum::trainer

@@ -108,8 +108,8 @@ struct Trainer::Impl {
   std::int64_t steps = 0;
 
   Impl(const Game& g, const model::NetConfig& config, const TrainerSettings& s, std::uint64_t seed)
-      : game(g), settings(s), device(parse_training_device(s.device)) {
-    if (s.bf16 && !device.is_cuda())
+      : game(g), settings(s), device(parse_training_device(s.device.empty() ? "cpu" : s.device)) {
+    if (s.precision == "bf16" && !device.is_cuda())
       throw std::invalid_argument("training.precision bf16 needs training on cuda, not " +
                                   s.device);
     if (device.is_cuda()) {
@@ -131,7 +131,7 @@ struct Trainer::Impl {
     // One parameter group, or two when batch-norm parameters and biases (rank < 2) are not decayed.
     std::vector<torch::Tensor> decayed, plain;
     for (const auto& p : net->parameters())
-      (settings.decay_norms_and_biases || p.dim() >= 2 ? decayed : plain).push_back(p);
+      (settings.weight_decay_on == "all" || p.dim() >= 2 ? decayed : plain).push_back(p);
     const auto groups = [&](const auto& options) {
       using Options = std::decay_t<decltype(options)>;
       std::vector<torch::optim::OptimizerParamGroup> g;
@@ -216,7 +216,7 @@ struct Trainer::Impl {
     const auto legal = from(b.legal_mask, {b.n, actions});
     const auto weight = from(b.policy_weight, {b.n});
     const auto z = from(b.value, {b.n});
-    const Bf16Autocast autocast(settings.bf16);
+    const Bf16Autocast autocast(settings.precision == "bf16");
     const auto out = net->forward(x);
     // Illegal actions get a very negative logit, so the softmax is over legal actions only.
     const auto logits = out.policy_logits.masked_fill(legal.eq(0), -1e9f);

@@ -34,30 +34,20 @@
 #include "games/game.h"
 #include "model/checkpoint.h"
 #include "model/net_config.h"
+#include "trainer/config.h"
 #include "trainer/replay_window.h"
 
 namespace oppidum::trainer {
 
-struct TrainerSettings {
-  std::string optimizer = "sgd";  // sgd | adamw
-  double learning_rate = 0.02;
-  int warmup_steps = 100;
-  double lr_decay_steps = 0;
-  double momentum = 0.9;
-  double weight_decay = 1e-4;
-  // false: weight decay applies to convolution and linear weights only (parameters of rank >= 2),
-  // not to batch-norm scales and shifts or biases.
-  bool decay_norms_and_biases = true;
-  double value_loss_weight = 1.0;
-  double score_loss_weight = 0.5;
-  // cpu | cuda | cuda:N (plain cuda is GPU 0). On cuda the trainer runs on a CUDA stream of its
-  // own and waits for that stream only, so inference workers on the same GPU run beside it.
-  std::string device = "cpu";
-  // cuda only: the forward pass and losses under bf16 autocast (weights, gradients and optimiser
-  // state stay fp32).
-  bool bf16 = false;
-  int threads = 0;                // LibTorch intra-op threads; 0 = every core
-};
+// The trainer's settings are the run config's training section (trainer/config.h: optimizer,
+// learning_rate, warmup_steps, lr_decay_steps, momentum, weight_decay, weight_decay_on,
+// value_loss_weight, score_loss_weight, threads, precision), with `device` resolved: cpu, cuda or
+// cuda:N (trainer_settings() in trainer/settings.h resolves an empty one from inference.device;
+// the Trainer takes empty as cpu). On cuda the trainer runs on a CUDA stream of its own and waits
+// for that stream only, so inference workers on the same GPU run beside it; precision bf16 runs
+// the forward pass and the losses under bf16 autocast (weights, gradients and optimiser state stay
+// fp32).
+using TrainerSettings = config::TrainingSection;
 
 // Training produced a NaN or an infinity (a loss or a weight). The message says which and where.
 class NonFiniteError : public std::runtime_error {
