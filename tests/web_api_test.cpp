@@ -1031,6 +1031,23 @@ TEST(RunReaderTest, ConfigOfAnotherVersionIsReadLeniently) {
   fs::remove_all(dir);
 }
 
+// The game of a config read leniently is looked up in the registry (games/registry.h): another
+// spelling of a registered game is that game, an unknown name is no game.
+TEST(RunReaderTest, ALenientlyReadGameIsARegisteredGameOrNone) {
+  const fs::path dir = test_util::process_temp_dir("web_lenient_game");
+  test_util::make_tiny_run(dir, "mg", 2);
+  std::ofstream(dir / "config.yaml") << "run:\n  game: murus-gallicus\nfuture_key: 1\n";
+  RunReader reader("r", dir);
+  EXPECT_EQ(reader.summary()["game"], "mg");
+  std::ofstream(dir / "config.yaml") << "run:\n  game: chess\nfuture_key: 2\n";
+  fs::last_write_time(dir / "config.yaml",
+                      fs::last_write_time(dir / "config.yaml") + std::chrono::seconds(5));
+  const json s = reader.summary();
+  EXPECT_EQ(s["game"], "");
+  EXPECT_NE(s["config_error"].get<std::string>().find("future_key"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(RunReaderTest, NewChunksAreIndexedAndVanishedOnesDropped) {
   const fs::path dir = test_util::process_temp_dir("web_growing_run");
   test_util::make_tiny_run(dir, "mg", 4);  // one chunk
