@@ -1,6 +1,7 @@
 // The JSON API of `oppidum serve` (web/server.h), through an HTTP client against the server on a
-// free loopback port: the dashboard, game listings and replays of a tiny run, positions, moves,
-// analyses and network evaluations; bad input refused with a message; the token and Host checks;
+// free loopback port: the games and their boards, the dashboard, game listings and replays of a
+// tiny run, positions (with their board views and moves' cells), moves, analyses and network
+// evaluations; bad input refused with a message; the token and Host checks;
 // requests that try to leave the run folders; a run folder left exactly as it was; and the server
 // under abuse (docs/WEB.md, "Security"): bodies too large however they are sent, malformed
 // framing, slow and too many clients, searches past their time, clients that leave, and stop()
