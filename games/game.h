@@ -75,6 +75,46 @@ struct PlaneShape {
   int size() const { return planes * height * width; }
 };
 
+// How the web page draws a game and turns clicks into moves: plain data that web/ turns into JSON.
+// A board is a set of cells named in the game's notation ("c3", "A1"), each with its centre; a
+// position says what stands on each cell; a move is the cells it is clicked on, in order.
+enum class CellShape { kSquare, kHexagon };
+
+// Positions are in layout units: neighbouring cells' centres are 1 apart, x grows to the right and
+// y downwards (as the board is shown).
+struct BoardCell {
+  std::string name;  // in the game's notation
+  double x = 0;
+  double y = 0;
+};
+
+// A coordinate, drawn faintly under the pieces: a file letter beside the board, or a cell's name in
+// the cell.
+struct BoardLabel {
+  std::string text;
+  double x = 0;
+  double y = 0;
+};
+
+struct BoardLayout {
+  // A square is 1 unit wide; a hexagon has a corner at the top and is 1 unit across its flat sides.
+  CellShape shape = CellShape::kSquare;
+  std::vector<BoardCell> cells;  // GameState::board_view and action_cells index this list
+  std::vector<BoardLabel> labels;
+};
+
+// The owner of a piece that belongs to neither player (DVONN's red pieces).
+inline constexpr int kNeutralPiece = 2;
+
+// What stands on one cell.
+struct CellView {
+  // The pieces to draw, bottom to top: 0 or 1 (the owner) or kNeutralPiece; empty for an empty
+  // cell. A game that keeps no stack's full make-up shows a summary (DVONN: a DVONN piece under
+  // the top piece when the stack holds one, and the height as the label).
+  std::vector<int> pieces;
+  std::string label;  // a short text drawn on the top piece; may be empty
+};
+
 class Game;
 
 class GameState {
@@ -116,6 +156,14 @@ class GameState {
 
   // Multi-line board drawing for people (the terminal player, `oppidum apply`).
   virtual std::string pretty() const = 0;
+
+  // What stands on each cell: one entry per cell of game().board_layout(), in its order.
+  virtual std::vector<CellView> board_view() const = 0;
+  // The cells a legal action is clicked on, in click order, as indices into
+  // game().board_layout().cells; empty for an action with no cell (a pass, shown as a button).
+  // No two legal actions of a position have the same cells, and none's cells are the start of
+  // another's, so a click sequence that matches a legal action is that action.
+  virtual std::vector<int> action_cells(Action action) const = 0;
 };
 
 class Game {
@@ -152,6 +200,8 @@ class Game {
   // Whether `text` has the shape of a move in this game's notation, legal or not, in any case:
   // how the engine protocol's referee tells an illegal move from garbage.
   virtual bool looks_like_move(std::string_view text) const = 0;
+  // The board as the web page draws it (see BoardLayout).
+  virtual const BoardLayout& board_layout() const = 0;
 };
 
 // A registered game by its name (games/registry.h; "murus-gallicus" is also "mg"); throws

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "games/game.h"
 
@@ -52,6 +53,13 @@ class StateAdapter final : public GameState {
     return std::make_unique<StateAdapter>(*game_, pos_.transformed(symmetry));
   }
   std::string pretty() const override { return pos_.pretty(); }
+  std::vector<CellView> board_view() const override { return pos_.board_view(); }
+  std::vector<int> action_cells(Action action) const override {
+    if (!pos_.is_legal(action))
+      throw std::logic_error(game_->name() + ": action " + std::to_string(action) +
+                             " is not legal in " + pos_.to_string() + ", so it has no cells");
+    return pos_.action_cells(action);
+  }
 
  private:
   const Game* game_;

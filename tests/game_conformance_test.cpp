@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <set>
@@ -281,6 +282,73 @@ TEST_P(ConformanceTest, GameFactsAreComplete) {
   for (const char* garbage : {"", " ", "hello", "0", "--", "a1-", "zz99", "\x01"})
     EXPECT_FALSE(g.looks_like_move(garbage)) << "'" << garbage << "'";
   EXPECT_NE(game_names().find(g.name()), std::string::npos);
+}
+
+// The board the web page draws: a layout whose cells do not overlap, a view with one entry per cell,
+// and moves that clicks tell apart: every move's cells are cells, no two legal moves have the same
+// clicks, and none's clicks are the start of another's (so at most one move, a pass, has none).
+TEST_P(ConformanceTest, BoardDescriptionDrawsEveryPositionAndTellsMovesApart) {
+  const BoardLayout& layout = game().board_layout();
+  const int cells = static_cast<int>(layout.cells.size());
+  ASSERT_GT(cells, 0);
+  std::set<std::string> names;
+  for (int i = 0; i < cells; ++i) {
+    const BoardCell& c = layout.cells[static_cast<std::size_t>(i)];
+    EXPECT_FALSE(c.name.empty()) << "cell " << i;
+    EXPECT_TRUE(names.insert(c.name).second) << "two cells are named " << c.name;
+    EXPECT_TRUE(std::isfinite(c.x) && std::isfinite(c.y)) << c.name;
+    for (int j = 0; j < i; ++j) {
+      const BoardCell& d = layout.cells[static_cast<std::size_t>(j)];
+      EXPECT_GE(std::hypot(c.x - d.x, c.y - d.y), 0.99) << c.name << " overlaps " << d.name;
+    }
+  }
+  for (const BoardLabel& l : layout.labels) {
+    EXPECT_FALSE(l.text.empty());
+    EXPECT_TRUE(std::isfinite(l.x) && std::isfinite(l.y)) << l.text;
+  }
+  EXPECT_EQ(&layout, &game().board_layout()) << "one layout per game, made once";
+
+  int moves = 0, occupied = 0;
+  for_random_positions(100, [&](const GameState& s) {
+    const std::vector<CellView> view = s.board_view();
+    ASSERT_EQ(static_cast<int>(view.size()), cells) << s.to_string();
+    for (const CellView& v : view) {
+      occupied += !v.pieces.empty();
+      for (const int owner : v.pieces)
+        ASSERT_TRUE(owner == 0 || owner == 1 || owner == kNeutralPiece) << s.to_string();
+      ASSERT_LE(v.label.size(), 4u) << "a label is short: " << v.label;
+      ASSERT_TRUE(v.label.empty() || !v.pieces.empty()) << "a label on an empty cell";
+    }
+    const std::vector<CellView> reparsed = game().parse_state(s.to_string())->board_view();
+    for (int i = 0; i < cells; ++i) {
+      ASSERT_EQ(reparsed[static_cast<std::size_t>(i)].pieces,
+                view[static_cast<std::size_t>(i)].pieces) << s.to_string();
+      ASSERT_EQ(reparsed[static_cast<std::size_t>(i)].label,
+                view[static_cast<std::size_t>(i)].label) << s.to_string();
+    }
+
+    ActionList actions;
+    s.legal_actions(actions);
+    std::set<std::vector<int>> clicks;
+    for (const Action a : actions) {
+      const std::vector<int> c = s.action_cells(a);
+      for (const int cell : c) ASSERT_TRUE(cell >= 0 && cell < cells) << s.to_string() << " " << a;
+      ASSERT_TRUE(clicks.insert(c).second)
+          << s.to_string() << ": two moves are clicked the same, one is " << s.action_to_string(a);
+      ++moves;
+    }
+    // A sequence and the next one in order share their start; a proper prefix sorts just before
+    // a sequence it starts, so checking neighbours finds every prefix.
+    for (auto it = clicks.begin(); it != clicks.end() && std::next(it) != clicks.end(); ++it) {
+      const std::vector<int>& a = *it;
+      const std::vector<int>& b = *std::next(it);
+      ASSERT_FALSE(a.size() < b.size() && std::equal(a.begin(), a.end(), b.begin()))
+          << s.to_string() << ": the clicks of one move start another's";
+    }
+  });
+  EXPECT_GT(moves, 1000);
+  EXPECT_GT(occupied, 0) << "the views show no piece at all";
+  EXPECT_THROW(game().initial_state()->action_cells(game().num_actions()), std::logic_error);
 }
 
 std::vector<std::string> registered_game_names() {

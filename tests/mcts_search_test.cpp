@@ -366,6 +366,9 @@ class NimState final : public GameState {
   void encode(float*) const override {}
   std::unique_ptr<GameState> transformed(int) const override { return clone(); }
   std::string pretty() const override { return to_string(); }
+  // Three cells, "take 1" to "take 3", never drawn: nim is no registered game.
+  std::vector<CellView> board_view() const override { return std::vector<CellView>(3); }
+  std::vector<int> action_cells(Action a) const override { return {a}; }
 
  private:
   const Game* game_;
@@ -394,6 +397,10 @@ class NimGame final : public Game {
   int default_opening_plies() const override { return 0; }
   bool has_score() const override { return false; }
   bool looks_like_move(std::string_view) const override { return true; }
+  const BoardLayout& board_layout() const override {
+    static const BoardLayout layout{CellShape::kSquare, {{"1", 0, 0}, {"2", 1, 0}, {"3", 2, 0}}, {}};
+    return layout;
+  }
   std::unique_ptr<GameState> start(int pile) const {
     return std::make_unique<NimState>(*this, pile, 0, 0);
   }

@@ -1,6 +1,7 @@
 // The JSON API of `oppidum serve` (web/server.h), through an HTTP client against the server on a
-// free loopback port: the dashboard, game listings and replays of a tiny run, positions, moves,
-// analyses and network evaluations; bad input refused with a message; the token and Host checks;
+// free loopback port: the games and their boards, the dashboard, game listings and replays of a
+// tiny run, positions (with their board views and moves' cells), moves, analyses and network
+// evaluations; bad input refused with a message; the token and Host checks;
 // requests that try to leave the run folders; a run folder left exactly as it was; and the server
 // under abuse (docs/WEB.md, "Security"): bodies too large however they are sent, malformed
 // framing, slow and too many clients, searches past their time, clients that leave, and stop()
@@ -98,6 +99,37 @@ class WebApiTest : public ::testing::Test {
     EXPECT_EQ(res->status, expected_status) << path << " " << body.dump() << ": " << res->body;
     return json::parse(res->body);
   }
+  // A Murus Gallicus move ("c1-c3", "d5xe6") is clicked on its two squares.
+  static void expect_cells_of(const json& move, const json& cells) {
+    const std::string text = move.get<std::string>();
+    ASSERT_EQ(text.size(), 5u) << text;
+    EXPECT_EQ(cells, json({text.substr(0, 2), text.substr(3, 2)})) << text;
+  }
+  // A replayed Murus Gallicus game: a board view for each position, each move with its cells and
+  // the side that played it.
+  static void expect_boards_and_cells(const json& g) {
+    ASSERT_EQ(g["boards"].size(), g["positions"].size());
+    for (std::size_t i = 0; i < g["boards"].size(); ++i) {
+      const auto state = game_by_name("mg").parse_state(g["positions"][i].get<std::string>());
+      EXPECT_EQ(g["boards"][i].size(), 56u);
+      int stones = 0;
+      for (const auto& cell : g["boards"][i])
+        if (cell.contains("pieces")) stones += static_cast<int>(cell["pieces"].size());
+      EXPECT_EQ(stones, stones_in(*state)) << g["positions"][i];
+    }
+    for (std::size_t i = 0; i < g["moves"].size(); ++i) {
+      expect_cells_of(g["moves"][i]["move"], g["moves"][i]["cells"]);
+      EXPECT_EQ(g["moves"][i]["side"], i % 2) << "Murus Gallicus sides alternate";
+    }
+  }
+  // The stones on a Murus Gallicus board, from its notation (T/t towers, W/w walls).
+  static int stones_in(const GameState& state) {
+    const std::string text = state.to_string();
+    int stones = 0;
+    for (const char c : text.substr(0, text.find(' ')))
+      stones += c == 'T' || c == 't' ? 2 : c == 'W' || c == 'w' ? 1 : 0;
+    return stones;
+  }
   // A 4xx answer whose message holds `text`.
   static void expect_error(const json& answer, const std::string& text) {
     ASSERT_TRUE(answer.contains("error")) << answer.dump();
@@ -134,6 +166,48 @@ TEST_F(WebApiTest, InfoListsTheRunsAndLimits) {
   EXPECT_EQ(info["runs"][0]["name"], "tiny");
   EXPECT_EQ(info["runs"][0]["game"], "mg");
   EXPECT_EQ(info["limits"]["max_simulations"], 2000);
+}
+
+// The page lists no game of its own: every registered game, its sides and its board come from here.
+TEST_F(WebApiTest, GamesListsEveryRegisteredGameWithItsBoard) {
+  const json list = get("/api/games", 200);
+  ASSERT_EQ(list.size(), all_games().size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Game& game = *all_games()[i];
+    const json& g = list[i];
+    EXPECT_EQ(g["name"], game.name());
+    EXPECT_EQ(g["display_name"], game.display_name());
+    EXPECT_EQ(g["sides"], json({game.side_name(0), game.side_name(1)}));
+    EXPECT_EQ(g["has_score"], game.has_score());
+    EXPECT_EQ(g["opening_plies"], game.default_opening_plies());
+    const BoardLayout& layout = game.board_layout();
+    ASSERT_EQ(g["board"]["cells"].size(), layout.cells.size()) << game.name();
+    for (std::size_t c = 0; c < layout.cells.size(); ++c) {
+      EXPECT_EQ(g["board"]["cells"][c]["name"], layout.cells[c].name);
+      EXPECT_DOUBLE_EQ(g["board"]["cells"][c]["x"].get<double>(), layout.cells[c].x);
+      EXPECT_DOUBLE_EQ(g["board"]["cells"][c]["y"].get<double>(), layout.cells[c].y);
+    }
+    EXPECT_EQ(g["board"]["labels"].size(), layout.labels.size());
+  }
+  // The two games this server was built with, as the page draws them.
+  const auto by_name = [&](const std::string& name) {
+    for (const json& g : list)
+      if (g["name"] == name) return g;
+    ADD_FAILURE() << "/api/games lacks " << name;
+    return json();
+  };
+  const json mg = by_name("mg"), dvonn = by_name("dvonn");
+  EXPECT_EQ(mg["display_name"], "Murus Gallicus");
+  EXPECT_EQ(mg["sides"], json({"Light", "Dark"}));
+  EXPECT_EQ(mg["has_score"], false);
+  EXPECT_EQ(mg["board"]["shape"], "square");
+  EXPECT_EQ(mg["board"]["cells"].size(), 56u);
+  EXPECT_EQ(mg["board"]["cells"][0], json({{"name", "a1"}, {"x", 0.0}, {"y", 6.0}}));
+  EXPECT_EQ(dvonn["sides"], json({"White", "Black"}));
+  EXPECT_EQ(dvonn["has_score"], true);
+  EXPECT_EQ(dvonn["board"]["shape"], "hexagon");
+  EXPECT_EQ(dvonn["board"]["cells"].size(), 49u);
+  EXPECT_EQ(dvonn["board"]["cells"][0]["name"], "A1");
 }
 
 TEST_F(WebApiTest, SummaryHoldsTheCurvesGatesAndProgress) {
@@ -197,6 +271,7 @@ TEST_F(WebApiTest, ReplaysOneGame) {
   const selfplay::GameRecord& r = run_->records[1];
   ASSERT_EQ(g["moves"].size(), r.moves.size());
   ASSERT_EQ(g["positions"].size(), r.moves.size() + 1);
+  expect_boards_and_cells(g);
   EXPECT_EQ(g["positions"][0], game_by_name("mg").initial_state()->to_string());
   // The last position is the end of the game, with the recorded result.
   const auto last = game_by_name("mg").parse_state(g["positions"].back().get<std::string>());
@@ -225,6 +300,8 @@ TEST_F(WebApiTest, ListsAndReplaysArenaRecordFiles) {
   EXPECT_GE(page["total"].get<int>(), 1);
   const json g = get("/api/arena/arena-games.txt/games/0", 200);
   EXPECT_EQ(g["positions"].size(), run_->records[0].moves.size() + 1);
+  EXPECT_EQ(g["game"], "mg");
+  expect_boards_and_cells(g);
   EXPECT_TRUE(game_by_name("mg").parse_state(g["positions"].back().get<std::string>())->is_terminal());
   expect_error(get("/api/arena/arena-games.txt/games/2", 404), "has no game 2");
   expect_error(get("/api/arena/other.txt/games", 404), "no arena record file");
@@ -273,6 +350,46 @@ TEST_F(WebApiTest, PositionsGiveLegalMovesAndResults) {
   EXPECT_EQ(p["ply"], 3);
 }
 
+// What the page draws and clicks: the board view (one entry per cell, the pieces bottom to top and
+// a label) and each legal move with its cells in click order.
+TEST_F(WebApiTest, PositionsCarryTheBoardAndEachMovesCells) {
+  json p = post("/api/position", {{"game", "mg"}, {"moves", {"d1-d3"}}}, 200);
+  ASSERT_EQ(p["board"].size(), 56u);
+  EXPECT_EQ(p["board"][0], json({{"pieces", {0, 0}}}));  // a1: a Light tower
+  EXPECT_EQ(p["board"][3], json::object());               // d1: left by the tower
+  EXPECT_EQ(p["board"][11], json({{"pieces", {0}}}));     // d2: a Light wall
+  EXPECT_EQ(p["board"][55], json({{"pieces", {1, 1}}}));  // h7: a Dark tower
+  ASSERT_EQ(p["legal"].size(), 20u);
+  for (const json& m : p["legal"]) expect_cells_of(m["move"], m["cells"]);
+  EXPECT_EQ(p["legal"][0]["move"], "a7-a5");  // sorted by move
+
+  p = post("/api/position", {{"game", "dvonn"}, {"moves", {"C3", "F3", "I3", "A1"}}}, 200);
+  ASSERT_EQ(p["board"].size(), 49u);
+  EXPECT_EQ(p["board"][0], json({{"pieces", {1}}, {"label", "1"}}));  // A1: Black's first piece
+  EXPECT_EQ(p["board"][21], json({{"pieces", {2}}, {"label", "1"}}));  // C3: a DVONN piece
+  EXPECT_EQ(p["board"][1], json::object());
+  ASSERT_EQ(p["legal"].size(), 45u);
+  for (const json& m : p["legal"]) EXPECT_EQ(m["cells"], json({m["move"]})) << m;
+  // Stacks: a white stack of 5 holding a DVONN piece shows a DVONN piece under a white one; with
+  // it White cannot move, so PASS, on no cell, is the only move.
+  const std::string row = ".,.,.,.,.,.,.,.,.";
+  const std::string start = "B1,W5*,B1,.,.,.,.,.,./" + row + ",./" + row + ",.,./" + row + ",./" +
+                            row + " W 51";
+  p = post("/api/position", {{"game", "dvonn"}, {"start", start}}, 200);
+  EXPECT_EQ(p["board"][1], json({{"pieces", {2, 0}}, {"label", "5"}}));
+  EXPECT_EQ(p["legal"], json({{{"move", "PASS"}, {"cells", json::array()}}}));
+  const json m = post("/api/move", {{"game", "dvonn"}, {"start", start}, {"player", "random"}}, 200);
+  EXPECT_EQ(m["move"], "PASS");
+  EXPECT_EQ(m["cells"], json::array());
+  // Black's moves from A1 or C1 by one space: the stack, then where it lands.
+  for (const json& move : m["after"]["legal"]) {
+    const std::string text = move["move"].get<std::string>();
+    ASSERT_EQ(text.size(), 4u) << text;
+    EXPECT_EQ(move["cells"], json({text.substr(0, 2), text.substr(2, 2)})) << text;
+  }
+  EXPECT_FALSE(m["after"]["legal"].empty());
+}
+
 TEST_F(WebApiTest, BadPositionsAndMovesAreRefusedWithWhere) {
   expect_error(post("/api/position", {{"game", "chess"}}, 400), "game");
   expect_error(post("/api/position", json::object(), 400), "\"game\" is missing");
@@ -299,9 +416,11 @@ TEST_F(WebApiTest, PlayersAnswerLegalMoves) {
                              "net:checkpoint=tiny/best,sims=20", "net:checkpoint=tiny/gen-0001,sims=5"}) {
     const json m = post("/api/move", {{"game", "mg"}, {"moves", {"d1-d3"}}, {"player", player}}, 200);
     const json p = post("/api/position", {{"game", "mg"}, {"moves", {"d1-d3"}}}, 200);
+    const json played = {{"move", m["move"]}, {"cells", m["cells"]}};
     const auto& legal = p["legal"];
-    EXPECT_NE(std::find(legal.begin(), legal.end(), m["move"]), legal.end()) << player;
+    EXPECT_NE(std::find(legal.begin(), legal.end(), played), legal.end()) << player << played;
     EXPECT_EQ(m["after"]["ply"], 2) << player;
+    EXPECT_EQ(m["after"]["board"].size(), 56u) << player;
   }
   const json dvonn = post("/api/move", {{"game", "dvonn"}, {"player", "uct:sims=30"}}, 200);
   EXPECT_EQ(dvonn["after"]["ply"], 1);
@@ -337,10 +456,13 @@ TEST_F(WebApiTest, AnalysesAndEvaluates) {
   EXPECT_LE(visits, 200);
   EXPECT_GT(visits, 100);  // the top 10 of 20 moves hold most visits
   EXPECT_EQ(a["top"][0]["move"], a["best"]);
+  EXPECT_EQ(a["top"][0]["cells"], a["best_cells"]);
+  for (const auto& t : a["top"]) expect_cells_of(t["move"], t["cells"]);
   EXPECT_FALSE(a["pv"].empty());
   const json ab = post("/api/analyse", {{"game", "dvonn"}, {"player", "alphabeta:depth=2"}}, 200);
   EXPECT_EQ(ab["kind"], "alphabeta");
   EXPECT_EQ(ab["depth"], 2);
+  EXPECT_EQ(ab["best_cells"], json({ab["best"]}));  // a placement: one cell, named as the move
   expect_error(post("/api/analyse", {{"game", "mg"}, {"player", "random"}}, 400), "does not search");
 
   const json e = post("/api/evaluate", {{"game", "mg"}, {"checkpoint", "tiny/best"}}, 200);
@@ -348,7 +470,10 @@ TEST_F(WebApiTest, AnalysesAndEvaluates) {
   EXPECT_LE(e["value"].get<double>(), 1.0);
   EXPECT_EQ(e["top"].size(), 10u);
   double priors = 0;
-  for (const auto& t : e["top"]) priors += t["prior"].get<double>();
+  for (const auto& t : e["top"]) {
+    priors += t["prior"].get<double>();
+    expect_cells_of(t["move"], t["cells"]);
+  }
   EXPECT_GT(priors, 0.0);
   EXPECT_LE(priors, 1.0 + 1e-5);
 }
@@ -912,6 +1037,23 @@ TEST(RunReaderTest, ConfigOfAnotherVersionIsReadLeniently) {
   const json page = reader.list_games(GameFilter{});
   ASSERT_EQ(page["games"].size(), 3u);
   EXPECT_EQ(page["games"][0]["generation"], 2);  // network step 20, 10 steps per generation
+  fs::remove_all(dir);
+}
+
+// The game of a config read leniently is looked up in the registry (games/registry.h): another
+// spelling of a registered game is that game, an unknown name is no game.
+TEST(RunReaderTest, ALenientlyReadGameIsARegisteredGameOrNone) {
+  const fs::path dir = test_util::process_temp_dir("web_lenient_game");
+  test_util::make_tiny_run(dir, "mg", 2);
+  std::ofstream(dir / "config.yaml") << "run:\n  game: murus-gallicus\nfuture_key: 1\n";
+  RunReader reader("r", dir);
+  EXPECT_EQ(reader.summary()["game"], "mg");
+  std::ofstream(dir / "config.yaml") << "run:\n  game: chess\nfuture_key: 2\n";
+  fs::last_write_time(dir / "config.yaml",
+                      fs::last_write_time(dir / "config.yaml") + std::chrono::seconds(5));
+  const json s = reader.summary();
+  EXPECT_EQ(s["game"], "");
+  EXPECT_NE(s["config_error"].get<std::string>().find("future_key"), std::string::npos);
   fs::remove_all(dir);
 }
 

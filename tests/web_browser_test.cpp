@@ -1,9 +1,10 @@
 // The page of `oppidum serve` in a real browser: starts the server on two tiny runs (Murus
 // Gallicus and DVONN) on a free loopback port and runs tests/web/browser_test.mjs, which drives
-// the system's headless Chromium with playwright-core: the dashboard's curve points (and a new
-// training step appended to metrics.csv showing up live), a game replayed to its end with a
-// network's view, an arena game, a full game of each game against `random` by clicks, the
-// analysis, and errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
+// the system's headless Chromium with playwright-core: the page's games taken from /api/games, the
+// dashboard's curve points (and a new training step appended to metrics.csv showing up live), a
+// game replayed to its end with a network's view, an arena game, a full game of each game against
+// `random` by clicks on the boards drawn from the server's layouts and views, the analysis, and
+// errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
 //
 // The test says which Node ran it (in its output, in the test's `node` property, and in a skip
 // reason). Skipped, saying why, only when Node.js, Chromium or playwright-core is missing, or the

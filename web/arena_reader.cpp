@@ -6,6 +6,7 @@
 #include "games/game.h"
 #include "games/quote.h"
 #include "util/file_io.h"
+#include "web/board_json.h"
 #include "web/errors.h"
 
 namespace oppidum::web {
@@ -45,7 +46,7 @@ void ArenaReader::refresh_locked() {
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    Game g;
+    Record g;
     if (!(fields >> g.first >> g.second >> g.result)) {
       skipped_ += !line.empty();
       continue;
@@ -56,24 +57,19 @@ void ArenaReader::refresh_locked() {
     }
     for (std::string move; fields >> move;) g.moves.push_back(move);
     // The file's game: the first in which this line's moves are legal.
-    bool ok = false;
-    for (const char* name : {"mg", "dvonn"}) {
-      if (!game_.empty() && game_ != name) continue;
-      auto state = game_by_name(name).initial_state();
-      g.positions = {state->to_string()};
+    for (const oppidum::Game* game : all_games()) {
+      if (!game_.empty() && game_ != game->name()) continue;
+      auto state = game->initial_state();
       try {
-        for (const std::string& m : g.moves) {
-          state->apply(state->parse_action(m));
-          g.positions.push_back(state->to_string());
-        }
-        ok = true;
-        if (game_.empty() && !g.moves.empty()) game_ = name;
-        break;
-      } catch (const std::exception&) {
-        g.positions.clear();
+        for (const std::string& m : g.moves) state->apply(state->parse_action(m));
+      } catch (const GameError&) {
+        continue;
       }
+      g.game = game;
+      if (game_.empty() && !g.moves.empty()) game_ = game->name();
+      break;
     }
-    if (!ok) {
+    if (g.game == nullptr) {
       ++skipped_;
       continue;
     }
@@ -101,7 +97,7 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
   std::int64_t total = 0;
   const std::int64_t first = static_cast<std::int64_t>(page) * per_page;
   for (std::size_t i = games_.size(); i-- > 0;) {
-    const Game& g = games_[i];
+    const Record& g = games_[i];
     if (!result.empty() && g.result != result) continue;
     if (!player.empty() && g.first.find(player) == std::string::npos &&
         g.second.find(player) == std::string::npos)
@@ -125,12 +121,24 @@ json ArenaReader::game_record(int index) {
   if (index < 0 || static_cast<std::size_t>(index) >= games_.size())
     throw NotFound(name_ + " has no game " + std::to_string(index) + " (" +
                    std::to_string(games_.size()) + " games)");
-  const Game& g = games_[static_cast<std::size_t>(index)];
+  const Record& g = games_[static_cast<std::size_t>(index)];
+  // Replayed again (the file was checked when read): positions and views are not kept in memory.
+  auto state = g.game->initial_state();
   json moves = json::array();
-  for (const std::string& m : g.moves) moves.push_back({{"move", m}});
-  return {{"file", name_},       {"index", index},         {"game", game_},
-          {"first", g.first},    {"second", g.second},     {"result", g.result},
-          {"moves", moves},      {"positions", g.positions}};
+  json positions = {state->to_string()};
+  json boards = {board_json(*state)};
+  for (const std::string& m : g.moves) {
+    const Action action = state->parse_action(m);
+    json move = move_json(*state, action);
+    move["side"] = state->current_player();
+    moves.push_back(std::move(move));
+    state->apply(action);
+    positions.push_back(state->to_string());
+    boards.push_back(board_json(*state));
+  }
+  return {{"file", name_},       {"index", index},      {"game", g.game->name()},
+          {"first", g.first},    {"second", g.second},  {"result", g.result},
+          {"moves", moves},      {"positions", positions}, {"boards", boards}};
 }
 
 }  // namespace oppidum::web

@@ -5,7 +5,8 @@
 //
 // A file is read whole when it changed (size or modification time) and kept parsed in memory; a
 // line that is not a game (too few fields, an unknown result, a move that is not legal where it is
-// played) is counted and skipped. The game of a file is the one its first moves are legal in.
+// played) is counted and skipped. The game of a file is the first registered game (games/registry.h)
+// its first moves are legal in.
 // Read-only and thread-safe.
 #pragma once
 
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "games/game.h"
 
 namespace oppidum::web {
 
@@ -31,14 +34,15 @@ class ArenaReader {
   // contains it, `result` is "1-0", "0-1", "1/2-1/2" or empty. Throws BadRequest for bad pages.
   nlohmann::json list_games(int page, int per_page, const std::string& player,
                             const std::string& result);
-  // One game replayed: players, result, moves and every position. Throws NotFound.
+  // One game replayed: players, result, moves with their cells and sides, every position and its
+  // board view. Throws NotFound.
   nlohmann::json game_record(int index);
 
  private:
-  struct Game {
+  struct Record {
     std::string first, second, result;
     std::vector<std::string> moves;
-    std::vector<std::string> positions;  // moves.size() + 1
+    const oppidum::Game* game = nullptr;  // the game the moves are legal in
   };
   void refresh_locked();
 
@@ -48,7 +52,7 @@ class ArenaReader {
   std::uintmax_t size_ = 0;
   std::int64_t mtime_ = -1;
   std::string game_;
-  std::vector<Game> games_;
+  std::vector<Record> games_;
   int skipped_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include "model/backend.h"
 #include "model/checkpoint.h"
 #include "model/inference_server.h"
+#include "web/board_json.h"
 
 namespace oppidum::web {
 namespace fs = std::filesystem;
@@ -105,14 +106,16 @@ json describe(const GameState& s) {
   ActionList legal;
   s.legal_actions(legal);
   json moves = json::array();
-  for (const Action a : legal) moves.push_back(s.action_to_string(a));
-  std::sort(moves.begin(), moves.end());
+  for (const Action a : legal) moves.push_back(move_json(s, a));
+  std::sort(moves.begin(), moves.end(),
+            [](const json& a, const json& b) { return a["move"] < b["move"]; });
   json out = {{"game", s.game().name()},
               {"position", s.to_string()},
               {"to_move", s.current_player()},
               {"ply", s.ply()},
               {"terminal", s.is_terminal()},
               {"scores", {s.score(0), s.score(1)}},
+              {"board", board_json(s)},
               {"legal", moves}};
   if (s.is_terminal()) out["result"] = s.result(0);
   return out;
@@ -292,7 +295,7 @@ json GameService::move(const json& request, const StopCheck& stop) {
     action = player->choose_move(*state, seed);
     out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }
-  out["move"] = state->action_to_string(action);
+  out.update(move_json(*state, action));
   state->apply(action);
   out["after"] = describe(*state);
   return out;
@@ -317,6 +320,7 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
     json top = json::array();
     for (std::size_t i = 0; i < children.size() && i < static_cast<std::size_t>(kTopMoves); ++i)
       top.push_back({{"move", state->action_to_string(children[i].action)},
+                     {"cells", cells_json(*state, children[i].action)},
                      {"visits", children[i].visits},
                      {"q", children[i].value},
                      {"prior", children[i].prior},
@@ -330,6 +334,7 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
     }
     out["kind"] = "search";
     out["best"] = state->action_to_string(search.result.action);
+    out["best_cells"] = cells_json(*state, search.result.action);
     out["value"] = search.result.root_value;
     out["proven"] = mcts::to_string(search.result.proven);
     out["simulations"] = search.result.simulations;
@@ -343,6 +348,7 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
         timed_alphabeta(*state, alphabeta->depth(), limits_.search_ms, stop);
     out["kind"] = "alphabeta";
     out["best"] = state->action_to_string(r.action);
+    out["best_cells"] = cells_json(*state, r.action);
     out["score"] = r.score;
     out["depth"] = r.depth;
     out["nodes"] = r.nodes;
@@ -374,6 +380,7 @@ json GameService::evaluate(const json& request) {
   json top = json::array();
   for (std::size_t k = 0; k < order.size() && k < static_cast<std::size_t>(kTopMoves); ++k)
     top.push_back({{"move", state->action_to_string(legal[order[k]])},
+                   {"cells", cells_json(*state, legal[order[k]])},
                    {"prior", result.priors[static_cast<std::size_t>(order[k])]}});
   return {{"checkpoint", checkpoint},
           {"position", state->to_string()},

@@ -52,10 +52,10 @@ class GameService {
 
   const Limits& limits() const { return limits_; }
 
-  // {game, start?, moves?} -> the position reached: notation, side to move, ply, legal moves,
-  // terminal, result and scores.
+  // {game, start?, moves?} -> the position reached: notation, side to move, ply, board view, legal
+  // moves with their cells, terminal, result and scores.
   nlohmann::json position(const nlohmann::json& request);
-  // + {player, seed?}: the player's move in that position, and the position after it.
+  // + {player, seed?}: the player's move in that position and its cells, and the position after it.
   nlohmann::json move(const nlohmann::json& request, const StopCheck& stop = {});
   // + {player}: a search player's statistics at the root (visits, Q, prior of the top moves,
   // value, principal variation), or an alpha-beta player's best move, score and completed depth.

@@ -16,6 +16,7 @@
 #include "trainer/config.h"
 #include "util/csv_table.h"
 #include "util/file_io.h"
+#include "web/board_json.h"
 
 namespace oppidum::web {
 namespace fs = std::filesystem;
@@ -96,6 +97,15 @@ json downsample(const std::vector<std::array<double, 3>>& points) {
 
 json or_null(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
+// The registered name of a game ("murus-gallicus" is "mg"), or "" for no registered game.
+std::string registered_name(const std::string& game) {
+  try {
+    return game_by_name(game).name();
+  } catch (const GameError&) {
+    return "";
+  }
+}
+
 const char* result_text(int result, bool adjudicated, bool resigned) {
   if (adjudicated) return "draw (ply limit)";
   if (resigned) return result > 0 ? "1-0 (resigned)" : "0-1 (resigned)";
@@ -126,7 +136,7 @@ RunReader::ConfigInfo RunReader::config_locked() {
   } else {
     try {
       const config::RunConfig c = config::load_config(path.string());
-      info.game = c.run.game;
+      info.game = registered_name(c.run.game);
       info.steps_per_generation = c.training.steps_per_generation;
       info.fields = {{"game", c.run.game},
                      {"net", std::to_string(c.net.blocks) + "x" + std::to_string(c.net.filters)},
@@ -143,8 +153,8 @@ RunReader::ConfigInfo RunReader::config_locked() {
       try {
         const YAML::Node root =
             YAML::Load(util::read_regular_file(path.string(), config::kMaxConfigBytes));
-        if (root["run"] && root["run"]["game"]) info.game = root["run"]["game"].as<std::string>();
-        if (info.game != "mg" && info.game != "dvonn") info.game.clear();
+        if (root["run"] && root["run"]["game"])
+          info.game = registered_name(root["run"]["game"].as<std::string>());
         if (root["training"] && root["training"]["steps_per_generation"])
           info.steps_per_generation = root["training"]["steps_per_generation"].as<int>();
         if (!info.game.empty())
@@ -380,8 +390,11 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
     throw BadRequest(std::string("game ") + std::to_string(chunk_number) + "/" +
                      std::to_string(index) + " does not replay: " + e.what());
   }
-  json moves = json::array(), positions = json::array();
-  for (const auto& s : states) positions.push_back(s->to_string());
+  json moves = json::array(), positions = json::array(), boards = json::array();
+  for (const auto& s : states) {
+    positions.push_back(s->to_string());
+    boards.push_back(board_json(*s));
+  }
   for (std::size_t i = 0; i < r.moves.size(); ++i) {
     const selfplay::MoveRecord& m = r.moves[i];
     std::vector<selfplay::VisitCount> visits = m.visits;
@@ -393,11 +406,13 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
     for (std::size_t k = 0; k < visits.size() && k < kTopVisits; ++k)
       top.push_back({{"move", states[i]->action_to_string(visits[k].action)},
                      {"visits", visits[k].visits}});
-    moves.push_back({{"move", states[i]->action_to_string(m.action)},
-                     {"value", m.root_value},
+    json move = move_json(*states[i], m.action);
+    move.update({{"side", states[i]->current_player()},
+                 {"value", m.root_value},
                      {"visits", total},
-                     {"full_search", m.policy_target},
-                     {"top", top}});
+                 {"full_search", m.policy_target},
+                 {"top", top}});
+    moves.push_back(std::move(move));
   }
   return {{"run", name_},
           {"chunk", chunk_number},
@@ -411,7 +426,8 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
           {"result", result_text(r.result, r.adjudicated, r.resigned)},
           {"scores", {r.score[0], r.score[1]}},
           {"moves", moves},
-          {"positions", positions}};
+          {"positions", positions},
+          {"boards", boards}};
 }
 
 std::vector<std::string> RunReader::checkpoints() const {

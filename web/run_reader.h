@@ -48,7 +48,8 @@ class RunReader {
 
   const std::string& name() const { return name_; }
   const std::filesystem::path& dir() const { return dir_; }
-  // "mg", "dvonn", or "" while config.yaml is missing or unreadable.
+  // The registered name of the run's game, or "" while config.yaml is missing or unreadable or
+  // names no registered game.
   std::string game();
 
   // The dashboard: config, progress, curves (downsampled), gates; "version" changes whenever
@@ -56,8 +57,8 @@ class RunReader {
   nlohmann::json summary();
   // A page of the game list: {"total": games matching, "games": [...], "page", "pages", ...}.
   nlohmann::json list_games(const GameFilter& filter);
-  // One game, replayed and checked against the rules: every position, move, search value and the
-  // most visited moves. Throws NotFound for an unknown chunk or index, BadRequest for a record
+  // One game, replayed and checked against the rules: every position and its board view, every
+  // move with its cells, its side, search value and most visited moves. Throws NotFound for an unknown chunk or index, BadRequest for a record
   // that does not replay (saying why).
   nlohmann::json game_record(std::uint64_t chunk, int index);
   // The checkpoint files: "best", "gen-0003", ... (newest generation first after best).

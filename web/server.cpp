@@ -14,9 +14,11 @@
 #include <regex>
 #include <stdexcept>
 
+#include "games/game.h"
 #include "games/quote.h"
 #include "web/arena_reader.h"
 #include "web/assets.h"
+#include "web/board_json.h"
 #include "web/errors.h"
 #include "web/guarded_server.h"
 #include "web/run_reader.h"
@@ -395,6 +397,13 @@ struct WebServer::Impl {
                       {"search_ms", l.search_ms},
                       {"max_simulations", l.max_simulations},
                       {"max_alphabeta_depth", l.max_alphabeta_depth}}}};
+      });
+    });
+    http.Get("/api/games", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] {
+        json list = json::array();
+        for (const Game* game : all_games()) list.push_back(game_json(*game));
+        return list;
       });
     });
     http.Get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,

@@ -5,13 +5,14 @@
 // The API (JSON in and out; errors are {"error": "..."} with status 400 bad input, 401 no or wrong
 // token, 403 wrong Host, 404 unknown run, game or checkpoint, 503 busy, 500 anything else):
 //   GET  /api/info                         runs served, limits, whether a token is needed
+//   GET  /api/games                        every registered game: names, sides, board layout
 //   GET  /api/runs/RUN/summary             the dashboard (metrics, gates, progress, config)
 //   GET  /api/runs/RUN/games?page=&per_page=&generation=&result=1-0|0-1|draw&min_plies=&max_plies=
 //   GET  /api/runs/RUN/games/CHUNK/INDEX   one self-play game, replayed
 //   GET  /api/runs/RUN/checkpoints         ["best", "gen-0003", ...]
 //   GET  /api/arena/FILE/games?page=&per_page=&player=&result=   games of an arena record file
 //   GET  /api/arena/FILE/games/INDEX       one of them, replayed
-//   POST /api/position {game, start?, moves?}                  legal moves, result
+//   POST /api/position {game, start?, moves?}                  board, legal moves, result
 //   POST /api/move     {game, start?, moves?, player, seed?}   a player's move
 //   POST /api/analyse  {game, start?, moves?, player}          search statistics
 //   POST /api/evaluate {game, start?, moves?, checkpoint}      a network's value and priors

@@ -42,6 +42,8 @@ bool DvonnGame::looks_like_move(std::string_view text) const {
   return (up.size() == 2 && space(0)) || (up.size() == 4 && space(0) && space(2));
 }
 
+const BoardLayout& DvonnGame::board_layout() const { return dvonn::board_layout(); }
+
 const Game& dvonn_game() {
   static const DvonnGame game;
   return game;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -507,6 +508,52 @@ std::string Position::action_to_string(Action action) const {
   const int r = row_of(from) + kDirRow[d] * h, c = col_of(from) + kDirCol[d] * h;
   if (h == 0 || !on_board(r, c)) return "?" + std::to_string(action);
   return cell_name(from) + cell_name(r * kCols + c);
+}
+
+const BoardLayout& board_layout() {
+  static const BoardLayout layout = [] {
+    BoardLayout l;
+    l.shape = CellShape::kHexagon;
+    const double row_step = std::sqrt(3.0) / 2;  // between the centres of neighbouring rows
+    for (const int cell : kCellOfSpace) {
+      const double x = col_of(cell) - 0.5 * row_of(cell) + 1;
+      const double y = (kRows - 1 - row_of(cell)) * row_step;
+      l.cells.push_back({cell_name(cell), x, y});
+      l.labels.push_back({cell_name(cell), x, y});
+    }
+    return l;
+  }();
+  return layout;
+}
+
+std::vector<CellView> Position::board_view() const {
+  std::vector<CellView> view(kNumSpaces);
+  for (int space = 0; space < kNumSpaces; ++space) {
+    const int cell = kCellOfSpace[space];
+    const Bitboard b = bit(cell);
+    if (!(occupied() & b)) continue;
+    CellView& v = view[space];
+    if (red_ & b) {
+      v.pieces = {kNeutralPiece};
+    } else {
+      if (dvonn_ & b) v.pieces.push_back(kNeutralPiece);
+      v.pieces.push_back(white_ & b ? 0 : 1);
+    }
+    v.label = std::to_string(height_[cell]);
+  }
+  return view;
+}
+
+std::vector<int> Position::action_cells(Action action) const {
+  if (action == kPassAction) return {};
+  if (action < kMoveActionBase) return {action};
+  const int d = (action - kMoveActionBase) / kNumSpaces;
+  const int space = (action - kMoveActionBase) % kNumSpaces;
+  const int from = kCellOfSpace[space];
+  const int h = height_[from];
+  const int r = row_of(from) + kDirRow[d] * h, c = col_of(from) + kDirCol[d] * h;
+  assert(h > 0 && on_board(r, c) && "action_cells of a move off the board");
+  return {space, kSpaceOfCell[r * kCols + c]};
 }
 
 std::string Position::illegal_move_reason(int from, int to) const {

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "games/game.h"
 
@@ -124,6 +125,8 @@ Action transform_action(int symmetry, Action action);
 
 // "A1".."K5" for a grid cell on the board.
 std::string cell_name(int cell);
+// The 49 spaces in space order as hexagons, row 5 at the top, each labelled with its name.
+const BoardLayout& board_layout();
 
 class Position {
  public:
@@ -163,6 +166,12 @@ class Position {
   Position transformed(int symmetry) const;
   std::string pretty() const;
   bool is_consistent() const;
+  // The web page's board (games/game.h): cell k is space k. A stack shows its top piece, over a
+  // DVONN piece when it holds one, and its height as the label.
+  std::vector<CellView> board_view() const;
+  // A placement is clicked on its space, a move on the stack and then where it lands, PASS on
+  // nothing. Placements and moves never share a position, so no clicks start another's.
+  std::vector<int> action_cells(Action action) const;
 
   // Board queries (grid cells).
   Bitboard occupied() const { return white_ | black_ | red_; }

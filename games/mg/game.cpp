@@ -39,6 +39,7 @@ class MgGame final : public Game {
     return text.size() == 5 && file(text[0]) && rank(text[1]) &&
            (text[2] == '-' || text[2] == 'x' || text[2] == 'X') && file(text[3]) && rank(text[4]);
   }
+  const BoardLayout& board_layout() const override { return mg::board_layout(); }
 };
 
 }  // namespace

@@ -494,6 +494,43 @@ std::string Position::pretty() const {
   return out.str();
 }
 
+const BoardLayout& board_layout() {
+  static const BoardLayout layout = [] {
+    BoardLayout l;
+    l.shape = CellShape::kSquare;
+    for (int sq = 0; sq < kSquares; ++sq)
+      l.cells.push_back({square_name(sq), static_cast<double>(sq % kCols),
+                         static_cast<double>(kRows - 1 - sq / kCols)});
+    for (int c = 0; c < kCols; ++c)
+      l.labels.push_back({std::string(1, static_cast<char>('a' + c)), static_cast<double>(c),
+                          kRows - 0.2});
+    for (int r = 0; r < kRows; ++r)
+      l.labels.push_back({std::string(1, static_cast<char>('1' + r)), -0.8,
+                          static_cast<double>(kRows - 1 - r)});
+    return l;
+  }();
+  return layout;
+}
+
+std::vector<CellView> Position::board_view() const {
+  std::vector<CellView> view(kSquares);
+  for (int player = 0; player < 2; ++player) {
+    for (Bitboard b = towers_[player]; b;) view[pop_lsb(b)].pieces = {player, player};
+    for (Bitboard b = walls_[player]; b;) view[pop_lsb(b)].pieces = {player};
+  }
+  return view;
+}
+
+std::vector<int> Position::action_cells(Action action) const {
+  Kind kind;
+  int d, from;
+  decode(action, kind, d, from);
+  const int s1 = step(from, d);
+  const int to = kind == kDistribute && s1 >= 0 ? step(s1, d) : s1;
+  assert(to >= 0 && "action_cells of an action that leaves the board");
+  return {from, to};
+}
+
 bool Position::is_consistent() const {
   const Bitboard all[4] = {towers_[0], walls_[0], towers_[1], walls_[1]};
   for (int i = 0; i < 4; ++i) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "games/game.h"
 
@@ -56,6 +57,8 @@ inline constexpr int flip_square(int sq) { return (kRows - 1 - sq / kCols) * kCo
 inline constexpr int mirror_square(int sq) { return sq / kCols * kCols + (kCols - 1 - sq % kCols); }
 
 Action transform_action(int symmetry, Action action);
+// The squares a1..h7 in square order, row 7 at the top, files below the board and ranks on its left.
+const BoardLayout& board_layout();
 // Image (row * 8 + col) of plane cell (row, col) under a symmetry.
 int transform_cell(int symmetry, int row, int col);
 
@@ -87,6 +90,11 @@ class Position {
   Position transformed(int symmetry) const;
   std::string pretty() const;
   bool is_consistent() const;
+  // The web page's board (games/game.h): cell i is square i; a tower shows two stones, a wall one.
+  std::vector<CellView> board_view() const;
+  // A distribution is clicked on its tower and then the far square, a sacrifice on its tower and
+  // then the enemy wall (one square away, so never the same clicks as a distribution).
+  std::vector<int> action_cells(Action action) const;
 
   Bitboard towers(int player) const { return towers_[player]; }
   Bitboard walls(int player) const { return walls_[player]; }

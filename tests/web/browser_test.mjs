@@ -43,6 +43,28 @@ function assert(condition, message) { if (!condition) throw new Error(message); 
 const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 const text = async (sel) => (await page.locator(sel).textContent()) || "";
 
+await check("the games come from /api/games", async () => {
+  // The page lists what the server serves: with the display names changed on the way, the page
+  // shows the changed names, in the server's order.
+  const served = await (await page.request.get(`${url}api/games`)).json();
+  assert(served.length >= 2, `/api/games: ${JSON.stringify(served).slice(0, 200)}`);
+  const pattern = "**/api/games";
+  await page.route(pattern, async (route) => {
+    const response = await route.fetch();
+    const games = (await response.json()).map((g) => ({ ...g, display_name: `${g.display_name} (served)` }));
+    await route.fulfill({ response, json: games });
+  });
+  await page.goto(`${url}#/play`);
+  await page.locator("#play-game option").first().waitFor({ state: "attached" });
+  const options = await page.locator("#play-game option").evaluateAll((els) => els.map((e) => [e.value, e.textContent]));
+  const want = served.map((g) => [g.name, `${g.display_name} (served)`]);
+  assert(JSON.stringify(options) === JSON.stringify(want), `options ${JSON.stringify(options)}, want ${JSON.stringify(want)}`);
+  const sides = await page.locator("#play-side option").evaluateAll((els) => els.map((e) => e.textContent));
+  assert(sides[0] === `${served[0].sides[0]} (first)` && sides[1] === `${served[0].sides[1]} (second)`, `sides ${sides}`);
+  await page.unroute(pattern);
+  await page.reload();  // the page reads the games once, at its start
+});
+
 await check("dashboard shows the curve points", async () => {
   await page.goto(`${url}#/runs`);
   const run = `section[data-run="${expect.mg_run}"]`;
@@ -106,8 +128,11 @@ await check("an arena game replays", async () => {
   assert(/Result: (1-0|0-1)/.test(await text("#game-result")), `result: ${await text("#game-result")}`);
 });
 
-// Plays a whole game by clicks on the page: sources, then targets, placements, passes.
-async function playByClicks(game, side, prefer) {
+const cellsOf = (cls) => page.locator(`#play-board .cell.${cls}`).evaluateAll((els) => els.map((e) => e.dataset.square));
+
+// Plays a whole game by clicks on the page: the cells of a move in turn (sources lead on, a target
+// ends the move), or the button of a move on no cell (a pass). `start()` checks the first board.
+async function playByClicks(game, side, prefer, start) {
   await page.goto(`${url}#/play`);
   await page.selectOption("#play-game", game);
   await page.selectOption("#play-side", String(side));
@@ -119,15 +144,24 @@ async function playByClicks(game, side, prefer) {
       return document.querySelector("#play-result").textContent !== "" || s.startsWith("Your move");
     });
     if ((await text("#play-result")) !== "") return text("#play-result");
+    if (plies === 0 && start) await start();
     const listed = await page.locator("#play-moves span:not(.num)").count();
-    if (await page.locator("#play-pass").isVisible()) {
-      await page.click("#play-pass");
+    const buttons = page.locator("#play-buttons button");
+    if (await buttons.count()) {
+      assert(await cellsOf("target").then((t) => t.length) === 0, "a pass beside moves on cells");
+      await buttons.first().click();
     } else {
-      const sources = await page.locator("#play-board .cell.source").evaluateAll((els) => els.map((e) => e.dataset.square));
-      if (sources.length) await page.click(`#play-board .cell[data-square="${prefer(sources)}"]`);
-      const targets = await page.locator("#play-board .cell.target").evaluateAll((els) => els.map((e) => e.dataset.square));
-      assert(targets.length > 0, `no target to click (sources ${sources})`);
-      await page.click(`#play-board .cell[data-square="${prefer(targets)}"]`);
+      for (let clicks = 0; ; clicks++) {
+        const targets = await cellsOf("target");
+        if (targets.length) {
+          await page.click(`#play-board .cell[data-square="${prefer(targets)}"]`);
+          break;
+        }
+        const sources = await cellsOf("source");
+        assert(sources.length > 0 && clicks < 8, `no cell to click after ${clicks} clicks`);
+        await page.click(`#play-board .cell[data-square="${prefer(sources)}"]`);
+        await page.locator("#play-board .cell.selected").first().waitFor();
+      }
     }
     // The move is taken once the move list grows.
     await page.waitForFunction((n) => document.querySelectorAll("#play-moves span:not(.num)").length > n, listed);
@@ -143,7 +177,14 @@ await check("a full Murus Gallicus game against random, by clicks", async () => 
     const best = Math.max(...squares.map((s) => +s[1]));
     return pick(squares.filter((s) => +s[1] === best));
   };
-  const result = await playByClicks("mg", 0, forward);
+  // The board as the server describes it: 56 squares, 8 towers (two stones) of each side.
+  const start = async () => {
+    assert(await page.locator("#play-board rect.cell").count() === 56, "56 squares");
+    assert(await page.locator('#play-board .piece[data-owners="00"]').count() === 8, "Light towers");
+    assert(await page.locator('#play-board .piece[data-owners="11"]').count() === 8, "Dark towers");
+    assert(await page.locator("#play-board text.coord").count() === 15, "files a-h and ranks 1-7");
+  };
+  const result = await playByClicks("mg", 0, forward, start);
   assert(/(Light|Dark) wins, (1-0|0-1)/.test(result), `result: ${result}`);
   assert(await page.locator("#play-moves span:not(.num)").count() > 2, "no moves listed");
   await shot("play-mg");
@@ -156,8 +197,17 @@ await check("a full Murus Gallicus game against random, by clicks", async () => 
 });
 
 await check("a full DVONN game against random, by clicks (second player)", async () => {
-  const result = await playByClicks("dvonn", 1, pick);
+  // White has placed its first DVONN piece when Black first moves: 49 empty hexagons but one.
+  const start = async () => {
+    assert(await page.locator("#play-board polygon.cell").count() === 49, "49 hexagons");
+    assert(await page.locator('#play-board .piece[data-owners="2"]').count() === 1, "one DVONN piece");
+  };
+  const result = await playByClicks("dvonn", 1, pick, start);
   assert(/(White wins|Black wins|Draw) \(White \d+, Black \d+\)/.test(result), `result: ${result}`);
+  // Stacks show their height, and those holding a DVONN piece show it under their top.
+  const labels = await page.locator("#play-board .piece text.label").evaluateAll((els) => els.map((e) => +e.textContent));
+  assert(labels.length > 0 && labels.every((n) => n >= 1), `stack heights ${labels}`);
+  assert(await page.locator('#play-board .piece[data-owners^="2"]').count() >= 1, "no DVONN piece left");
   const plies = await page.locator("#play-moves span:not(.num)").count();
   assert(plies >= 50, `a DVONN game has at least 50 plies, got ${plies}`);
   await shot("play");

@@ -4,14 +4,15 @@
 //   #/game/RUN/CHUNK/INDEX       one game: board, steps, move list, a network's view of a position
 //   #/play                       a game against any player spec, by clicks
 //   #/analyse                    a pasted position: search statistics and a network's value
-// Rules are never applied here: legal moves, positions and results come from the server.
+// Rules are never applied here and no game is named: the games (names, sides, boards) come from
+// GET /api/games, and legal moves, positions, boards and results from the other calls.
 "use strict";
 
-const SIDES = { mg: ["Light", "Dark"], dvonn: ["White", "Black"] };
-const GAME_NAMES = { mg: "Murus Gallicus", dvonn: "DVONN" };
 const POLL_MS = 2000;
 
 let info = { runs: [], arena: [], limits: {} };
+let games = {};     // name -> an entry of /api/games
+let gameList = [];  // the same, in the server's order
 let pollTimer = null;
 let view = 0;  // bumped on every route change; late answers of an old view are dropped
 
@@ -58,9 +59,18 @@ function fmt(v, digits) {
   return Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en") : String(+v.toPrecision(4));
 }
 
+// The entry of /api/games for a game's name; a name the server did not list is an error.
+function gameOf(name) {
+  const g = games[name];
+  if (!g) throw new Error(`the server lists no game "${name}"`);
+  return g;
+}
+
+function displayName(name) { return games[name] ? games[name].display_name : name; }
+
 function resultText(game, result, scores) {
-  const s = SIDES[game];
-  const score = game === "dvonn" && scores ? ` (${s[0]} ${scores[0]}, ${s[1]} ${scores[1]})` : "";
+  const g = gameOf(game), s = g.sides;
+  const score = g.has_score && scores ? ` (${s[0]} ${scores[0]}, ${s[1]} ${scores[1]})` : "";
   if (result > 0) return `${s[0]} wins${score}, 1-0`;
   if (result < 0) return `${s[1]} wins${score}, 0-1`;
   return `Draw${score}, 1/2-1/2`;
@@ -136,7 +146,7 @@ function card(label, value, id) {
 function dashboard(s) {
   const p = s.progress || {};
   const lastSpeed = s.speed.length ? s.speed[s.speed.length - 1][1] : null;
-  const gameLabel = s.game ? GAME_NAMES[s.game] : "game unknown";
+  const gameLabel = s.game ? displayName(s.game) : "game unknown";
   const out = [
     h("h2", {}, `${s.name} `, h("span", { class: "muted", text: `(${gameLabel}, ${s.folder})` }), " ",
       h("a", { href: `#/games/${encodeURIComponent(s.name)}`, text: "games →" })),
@@ -301,8 +311,9 @@ async function showArenaGame(name, index) {
   main().replaceChildren(h("p", { text: "Loading…" }));
   const g = await guard(() => api(`/api/arena/${encodeURIComponent(name)}/games/${index}`));
   if (!g || me !== view) return;
+  const sides = gameOf(g.game).sides;
   gameViewer(g, [h("h1", {}, `Game ${g.index} of `, h("a", { href: `#/arena/${encodeURIComponent(name)}`, text: name })),
-    h("p", { class: "muted", text: `${GAME_NAMES[g.game] || g.game} · ${SIDES[g.game][0]}: ${g.first} · ${SIDES[g.game][1]}: ${g.second} · ${g.moves.length} plies · ${g.result}` })]);
+    h("p", { class: "muted", text: `${displayName(g.game)} · ${sides[0]}: ${g.first} · ${sides[1]}: ${g.second} · ${g.moves.length} plies · ${g.result}` })]);
 }
 
 async function showGame(run, chunk, index) {
@@ -311,13 +322,14 @@ async function showGame(run, chunk, index) {
   const g = await guard(() => api(`/api/runs/${encodeURIComponent(run)}/games/${chunk}/${index}`));
   if (!g || me !== view) return;
   gameViewer(g, [h("h1", {}, `Game ${g.chunk}/${g.index} of `, h("a", { href: `#/games/${encodeURIComponent(run)}`, text: run })),
-    h("p", { class: "muted", text: `${GAME_NAMES[g.game]} · network step ${g.network_step} (generation ${g.generation})` +
+    h("p", { class: "muted", text: `${displayName(g.game)} · network step ${g.network_step} (generation ${g.generation})` +
       ` · seed ${g.seed}${g.node ? " · node " + g.node : ""} · ${g.moves.length} plies · ${g.result}` })]);
 }
 
 // A game on a board with steps, its move list, and a network's view of the position shown.
 async function gameViewer(g, header) {
   const me = view;
+  const game = gameOf(g.game);
   const n = g.moves.length;
   let ply = 0, overlay = null;
   const boardBox = h("div", { id: "board" });
@@ -327,10 +339,8 @@ async function gameViewer(g, header) {
   const netInfo = h("div", { id: "net-info", class: "muted" });
   const list = h("div", { class: "moves", id: "move-list" });
   g.moves.forEach((m, i) => {
-    const state = g.positions[i];
-    const mover = g.game === "mg" ? parseMg(state).toMove : parseDvonn(state).toMove;
     list.append(h("span", { class: "num", text: `${i + 1}.` }),
-      h("span", { "data-ply": i + 1, title: SIDES[g.game][mover], onclick: () => go(i + 1), text: m.move }), " ");
+      h("span", { "data-ply": i + 1, title: game.sides[m.side], onclick: () => go(i + 1), text: m.move }), " ");
   });
   const buttons = {
     first: h("button", { id: "first", onclick: () => go(0), text: "|◀" }),
@@ -346,17 +356,15 @@ async function gameViewer(g, header) {
     const e = await guard(() => api("/api/evaluate", { game: g.game, start: g.positions[at], checkpoint: ckpt.value }));
     if (!e || at !== ply || me !== view) return;
     overlay = e;
-    netInfo.textContent = `${ckpt.value}: value ${fmt(e.value, 3)} for ${SIDES[g.game][e.to_move]}; top moves ` +
+    netInfo.textContent = `${ckpt.value}: value ${fmt(e.value, 3)} for ${game.sides[e.to_move]}; top moves ` +
       e.top.slice(0, 5).map((t) => `${t.move} ${(100 * t.prior).toFixed(1)}%`).join(", ");
     draw();
   };
   const draw = () => {
-    const last = ply > 0 ? moveSquares(g.game, g.moves[ply - 1].move) : {};
-    const arrows = overlay ? overlay.top.slice(0, 5).map((t) => {
-      const sq = moveSquares(g.game, t.move);
-      return sq.to ? { from: sq.from, to: sq.to, weight: t.prior, label: `${(100 * t.prior).toFixed(0)}%` } : null;
-    }).filter(Boolean) : [];
-    boardBox.replaceChildren(drawBoard(g.game, g.positions[ply], { last: [last.from, last.to].filter(Boolean), arrows }));
+    const last = ply > 0 ? g.moves[ply - 1].cells : [];
+    const arrows = overlay ? overlay.top.slice(0, 5).map((t) =>
+      moveArrow(t.cells, t.prior, `${(100 * t.prior).toFixed(0)}%`)).filter(Boolean) : [];
+    boardBox.replaceChildren(drawBoard(game, g.boards[ply], { last, arrows }));
   };
   const go = (p) => {
     ply = Math.max(0, Math.min(n, p));
@@ -378,7 +386,7 @@ async function gameViewer(g, header) {
       moveInfo.textContent = "the start position";
     }
     resultBox.textContent = ply === n ? `Result: ${g.result}` +
-      (g.game === "dvonn" && g.scores ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") : "";
+      (game.has_score && g.scores ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") : "";
     if (ckpt.value) evaluate();
   };
   document.onkeydown = (e) => {
@@ -398,16 +406,20 @@ async function gameViewer(g, header) {
 
 // ---------- play ----------
 
-const play = { game: "mg", moves: [], movers: [], human: 0, opponent: "random", pos: null, selected: null, thinking: false, id: 0 };
+// moves: the moves played, in notation (what the server is sent); cells: the cells of each;
+// selected: the cells clicked so far towards the person's next move.
+const play = { game: null, moves: [], cells: [], movers: [], human: 0, opponent: "random", pos: null,
+               selected: [], thinking: false, id: 0 };
 
 function showPlay() {
   const me = view;
+  if (!games[play.game] && gameList.length) play.game = gameList[0].name;
   const gameSel = h("select", { id: "play-game" },
-    ...["mg", "dvonn"].map((g) => h("option", { value: g, selected: play.game === g, text: GAME_NAMES[g] })));
+    ...gameList.map((g) => h("option", { value: g.name, selected: play.game === g.name, text: g.display_name })));
   const sideSel = h("select", { id: "play-side" });
   const fillSides = () => sideSel.replaceChildren(...[0, 1].map((s) =>
-    h("option", { value: s, selected: play.human === s, text: `${SIDES[gameSel.value][s]} (${s === 0 ? "first" : "second"})` })));
-  fillSides();
+    h("option", { value: s, selected: play.human === s, text: `${gameOf(gameSel.value).sides[s]} (${s === 0 ? "first" : "second"})` })));
+  if (gameList.length) fillSides();
   gameSel.addEventListener("change", fillSides);
   const opponent = h("input", { type: "text", id: "play-opponent", size: 36, value: play.opponent, list: "play-specs" });
   const specs = h("datalist", { id: "play-specs" },
@@ -419,10 +431,11 @@ function showPlay() {
     play.human = +sideSel.value;
     play.opponent = opponent.value.trim();
     play.moves = [];
+    play.cells = [];
     play.movers = [];
     play.pos = null;
     play.thinking = false;
-    for (const id of ["play-board", "play-moves", "play-result"]) document.getElementById(id).replaceChildren();
+    for (const id of ["play-board", "play-moves", "play-result", "play-buttons"]) document.getElementById(id).replaceChildren();
     document.getElementById("play-status").textContent = "Starting…";
     start();
   };
@@ -432,6 +445,7 @@ function showPlay() {
     play.id++;
     while (play.moves.length) {
       play.moves.pop();
+      play.cells.pop();
       if (play.movers.pop() === play.human) break;
     }
     refresh();
@@ -442,20 +456,21 @@ function showPlay() {
       h("button", { id: "play-new", class: "primary", onclick: newGame, text: "New game" }),
       h("button", { id: "play-undo", onclick: undo, text: "Undo" })),
     h("p", { class: "muted", text: `Players: random, alphabeta:depth=N (N ≤ ${info.limits.max_alphabeta_depth}), ` +
-      `uct:sims=N, net:checkpoint=RUN/best,sims=N (N ≤ ${info.limits.max_simulations}). Click a piece, then ` +
-      "where it goes; legal moves are highlighted." }),
+      `uct:sims=N, net:checkpoint=RUN/best,sims=N (N ≤ ${info.limits.max_simulations}). Click the cells ` +
+      "of your move in turn (a piece, then where it goes); legal ones are highlighted, and a move " +
+      "on no cell (a pass) is a button." }),
     h("div", { class: "row" },
       h("div", {}, h("div", { id: "play-board" }),
         h("div", { id: "play-status", class: "status" }), h("div", { id: "play-result", class: "result" }),
-        h("div", { class: "controls" }, h("button", { id: "play-pass", hidden: true, onclick: () => humanMove("PASS"), text: "Pass" }))),
+        h("div", { class: "controls", id: "play-buttons" })),
       h("div", { class: "panel" }, h("h2", { text: "Moves" }), h("div", { class: "moves", id: "play-moves" }))));
-  const start = () => { play.id++; play.selected = null; refresh(); };
+  const start = () => { play.id++; play.selected = []; refresh(); };
   async function refresh() {
     const id = play.id;
     const pos = await guard(() => api("/api/position", { game: play.game, moves: play.moves }));
     if (!pos || id !== play.id || me !== view) return;
     play.pos = pos;
-    play.selected = null;
+    play.selected = [];
     render();
     if (!pos.terminal && pos.to_move !== play.human) engineMove();
   }
@@ -467,6 +482,7 @@ function showPlay() {
       const m = await api("/api/move", { game: play.game, moves: play.moves, player: play.opponent });
       if (id !== play.id || me !== view) return;
       play.moves.push(m.move);
+      play.cells.push(m.cells);
       play.movers.push(play.pos.to_move);
       play.pos = m.after;
       play.thinking = false;
@@ -479,59 +495,76 @@ function showPlay() {
       showError(`${play.opponent}: ${e.message}`);
     }
   }
+  // `move`: an entry of the position's legal moves, {move, cells}.
   async function humanMove(move) {
     if (play.thinking || !play.pos || play.pos.terminal || play.pos.to_move !== play.human) return;
     clearError();
     play.id++;
-    play.moves.push(move);
+    play.moves.push(move.move);
+    play.cells.push(move.cells);
     play.movers.push(play.human);
-    play.selected = null;
+    play.selected = [];
     refresh();
   }
   play.humanMove = humanMove;
-  start();
+  if (play.game) start();
+  else showError("the server lists no games");
+}
+
+// Where a click on `cell` leads after the clicks `selected`, among the legal moves: {move} when it
+// completes one, {selected} when it is the next cell of some, null when of none. A move's clicks
+// never start another's (games/game.h), so a completed sequence is one move.
+function clickStep(legal, selected, cell) {
+  const next = selected.length;
+  const going = legal.filter((m) => m.cells.length > next && m.cells[next] === cell &&
+                                    selected.every((c, i) => m.cells[i] === c));
+  const done = going.find((m) => m.cells.length === next + 1);
+  if (done) return { move: done };
+  return going.length ? { selected: [...selected, cell] } : null;
 }
 
 function render() {
   const pos = play.pos;
   if (!pos || !document.getElementById("play-board")) return;
-  const game = pos.game;
+  const game = gameOf(pos.game);
   const myTurn = !pos.terminal && !play.thinking && pos.to_move === play.human;
-  const moves = myTurn ? pos.legal.map((m) => ({ move: m, ...moveSquares(game, m) })) : [];
+  const legal = myTurn ? pos.legal : [];
+  const sel = play.selected;
+  // The next cells: targets complete a move, sources lead on to more cells.
   const sources = new Set(), targets = new Set();
-  for (const m of moves) {
-    if (m.from) { if (!play.selected) sources.add(m.from); else if (m.from === play.selected) targets.add(m.to); }
-    else if (m.to) targets.add(m.to);
+  for (const m of legal) {
+    if (m.cells.length <= sel.length || !sel.every((c, i) => m.cells[i] === c)) continue;
+    (m.cells.length === sel.length + 1 ? targets : sources).add(m.cells[sel.length]);
   }
-  if (play.selected) sources.add(play.selected);
-  const lastMove = play.moves.length ? moveSquares(game, play.moves[play.moves.length - 1]) : {};
-  const onClick = (sq) => {
+  const onClick = (cell) => {
     if (!myTurn) return;
-    const direct = moves.find((m) => !m.from && m.to === sq);
-    if (direct) return play.humanMove(direct.move);
-    if (play.selected) {
-      const m = moves.find((x) => x.from === play.selected && x.to === sq);
-      if (m) return play.humanMove(m.move);
-    }
-    play.selected = moves.some((m) => m.from === sq) && play.selected !== sq ? sq : null;
+    // A click on the last cell chosen takes the choice back; on a cell that continues no move it
+    // starts afresh from that cell.
+    const again = sel.length > 0 && sel[sel.length - 1] === cell;
+    const step = again ? null : clickStep(legal, sel, cell) || (sel.length ? clickStep(legal, [], cell) : null);
+    if (step && step.move) return play.humanMove(step.move);
+    play.selected = step ? step.selected : [];
     render();
   };
-  document.getElementById("play-board").replaceChildren(drawBoard(game, pos.position, {
-    onClick, sources, targets, selected: play.selected, last: [lastMove.from, lastMove.to].filter(Boolean) }));
-  const sides = SIDES[game];
+  const lastCells = play.cells.length ? play.cells[play.cells.length - 1] : [];
+  document.getElementById("play-board").replaceChildren(drawBoard(game, pos.board, {
+    onClick, sources, targets, selected: new Set(sel), last: lastCells }));
+  const sides = game.sides;
   const status = document.getElementById("play-status");
   const result = document.getElementById("play-result");
   if (pos.terminal) {
     const you = pos.result === 0 ? "" : (pos.result > 0) === (play.human === 0) ? " — you win" : " — you lose";
     status.textContent = "Game over";
-    result.textContent = resultText(game, pos.result, pos.scores) + you;
+    result.textContent = resultText(pos.game, pos.result, pos.scores) + you;
   } else {
     result.textContent = "";
-    status.textContent = play.thinking ? `${play.opponent} is thinking… (${sides[pos.to_move]})`
+    const who = play.thinking ? `${play.opponent} is thinking… (${sides[pos.to_move]})`
       : pos.to_move === play.human ? `Your move (${sides[play.human]})` : "";
-    if (game === "dvonn") status.textContent += ` · ply ${pos.ply}${pos.ply < 49 ? " (placement)" : ""}`;
+    status.textContent = who ? `${who} · ply ${pos.ply}` : `ply ${pos.ply}`;
   }
-  document.getElementById("play-pass").hidden = !moves.some((m) => m.move === "PASS");
+  // Moves on no cell (a pass) are buttons.
+  document.getElementById("play-buttons").replaceChildren(...legal.filter((m) => !m.cells.length).map((m) =>
+    h("button", { class: "move-button", "data-move": m.move, onclick: () => play.humanMove(m), text: m.move })));
   const list = document.getElementById("play-moves");
   list.replaceChildren(...play.moves.map((m, i) => [h("span", { class: "num", text: `${i + 1}.` }), h("span", { text: m }), " "]).flat());
   list.scrollTop = list.scrollHeight;
@@ -542,25 +575,40 @@ function render() {
 async function showAnalyse() {
   const me = view;
   const gameSel = h("select", { id: "an-game" },
-    ...["mg", "dvonn"].map((g) => h("option", { value: g, text: GAME_NAMES[g] })));
+    ...gameList.map((g) => h("option", { value: g.name, text: g.display_name })));
   const position = h("textarea", { id: "an-position", rows: 3, cols: 90, spellcheck: "false" });
   const player = h("input", { type: "text", id: "an-player", size: 36, value: "uct:sims=1000" });
   const ckpt = h("select", { id: "an-checkpoint" });
   const out = h("div", { id: "an-output" });
   const boardBox = h("div", { id: "an-board" });
+  let shown = null;  // {game, text, board} of the position drawn
+  let drawn = 0;     // bumped per drawing; a late answer for an older text is dropped
   const setStart = async () => {
     const p = await guard(() => api("/api/position", { game: gameSel.value }));
-    if (p && me === view) { position.value = p.position; drawPosition(); }
+    if (p && me === view) {
+      position.value = p.position;
+      shown = { game: p.game, text: p.position, board: p.board };
+      drawPosition();
+    }
     ckpt.replaceChildren(h("option", { value: "", text: "(no network)" }),
       ...(await checkpointOptions(gameSel.value)).map((n) => h("option", { value: n, text: n })));
   };
-  const drawPosition = (arrows) => {
-    try { boardBox.replaceChildren(drawBoard(gameSel.value, position.value, { arrows })); }
-    catch (e) { boardBox.replaceChildren(); }
+  // Draws the position in the box (its board asked of the server), with `arrows`; a text that is
+  // no position leaves the board empty.
+  const drawPosition = async (arrows) => {
+    const id = ++drawn, game = gameSel.value, text = position.value.trim();
+    if (!text) { boardBox.replaceChildren(); return; }
+    if (!shown || shown.game !== game || shown.text !== text) {
+      const p = await api("/api/position", { game, start: text }).catch(() => null);
+      if (id !== drawn || me !== view) return;
+      if (!p) { boardBox.replaceChildren(); return; }
+      shown = { game, text, board: p.board };
+    }
+    boardBox.replaceChildren(drawBoard(gameOf(game), shown.board, { arrows }));
   };
   const analyse = async () => {
     clearError();
-    const game = gameSel.value, start = position.value.trim();
+    const game = gameSel.value, start = position.value.trim(), sides = gameOf(game).sides;
     out.replaceChildren(h("p", { class: "muted", text: "Searching…" }));
     const a = await guard(() => api("/api/analyse", { game, start, player: player.value.trim() }));
     if (me !== view) return;
@@ -569,12 +617,9 @@ async function showAnalyse() {
     let arrows = [];
     if (a.kind === "search") {
       const total = a.top.reduce((s, t) => s + t.visits, 0) || 1;
-      arrows = a.top.slice(0, 5).map((t) => {
-        const sq = moveSquares(game, t.move);
-        return sq.to ? { from: sq.from, to: sq.to, weight: t.visits / total, label: String(t.visits) } : null;
-      }).filter(Boolean);
+      arrows = a.top.slice(0, 5).map((t) => moveArrow(t.cells, t.visits / total, String(t.visits))).filter(Boolean);
       parts.push(h("p", { class: "status", id: "an-summary", text:
-        `${a.player}: best ${a.best}, value ${fmt(a.value, 3)} for ${SIDES[game][a.to_move]}` +
+        `${a.player}: best ${a.best}, value ${fmt(a.value, 3)} for ${sides[a.to_move]}` +
         (a.proven !== "unknown" ? ` (proven ${a.proven})` : "") +
         `, ${a.simulations} simulations in ${fmt(a.ms, 0)} ms` + (a.out_of_time ? " (stopped at the time limit)" : "") }),
         h("table", { id: "an-table" }, h("tr", {}, ...["move", "visits", "Q", "prior", "proven"].map((t) => h("th", { text: t }))),
@@ -582,7 +627,7 @@ async function showAnalyse() {
             h("td", { text: fmt(t.q, 3) }), h("td", { text: fmt(t.prior, 3) }), h("td", { text: t.proven === "unknown" ? "" : t.proven })))),
         h("p", { class: "mono", text: `principal variation: ${a.pv.join(" ")}` }));
     } else {
-      arrows = [moveSquares(game, a.best)].filter((s) => s.to).map((s) => ({ from: s.from, to: s.to, weight: 1 }));
+      arrows = [moveArrow(a.best_cells, 1)].filter(Boolean);
       parts.push(h("p", { class: "status", id: "an-summary", text:
         `${a.player}: best ${a.best}, score ${a.score} at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms, 0)} ms` +
         (a.out_of_time ? " (stopped at the time limit: the deepest completed depth)" : "") }));
@@ -590,7 +635,7 @@ async function showAnalyse() {
     if (ckpt.value) {
       const e = await guard(() => api("/api/evaluate", { game, start, checkpoint: ckpt.value }));
       if (e && me === view) parts.push(h("p", { id: "an-network", text:
-        `${ckpt.value}: value ${fmt(e.value, 3)} for ${SIDES[game][e.to_move]}; priors ` +
+        `${ckpt.value}: value ${fmt(e.value, 3)} for ${sides[e.to_move]}; priors ` +
         e.top.map((t) => `${t.move} ${(100 * t.prior).toFixed(1)}%`).join(", ") }));
     }
     out.replaceChildren(...parts);
@@ -606,14 +651,18 @@ async function showAnalyse() {
       h("label", { text: "network value" }), ckpt,
       h("button", { id: "an-go", class: "primary", onclick: analyse, text: "Analyse" })),
     h("div", { class: "row" }, boardBox, out));
-  await setStart();
+  if (gameList.length) await setStart();
 }
 
 // ---------- start ----------
 
 window.addEventListener("hashchange", route);
 (async () => {
-  const i = await guard(() => api("/api/info"));
+  const [i, g] = await Promise.all([guard(() => api("/api/info")), guard(() => api("/api/games"))]);
   if (i) info = i;
+  if (g) {
+    gameList = g;
+    games = Object.fromEntries(g.map((entry) => [entry.name, entry]));
+  }
   route();
 })();

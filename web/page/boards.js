@@ -1,89 +1,49 @@
-// Boards as SVG: Murus Gallicus (8 x 7 squares) and DVONN (49 hexagonal spaces), drawn from a
-// position in the notation of docs/RULES.md. The page reads positions to draw them, never to apply
-// rules: legal moves come from the server. Every square or space is an element with
-// data-square="c1" / "D4", so clicks (people and tests) name it.
+// Boards as SVG, drawn from what the server says of a game (GET /api/games: its board layout, the
+// cells with their centres in layout units, square or hexagonal, and the coordinate labels) and of a
+// position (its board view: the pieces on each cell, bottom to top, and a label). No game is named
+// here and no rule applied: legal moves and their cells come from the server too. Every cell is an
+// element with data-square="c1" (its name in the game's notation), so clicks (people and tests)
+// name it.
 "use strict";
 
-const MG_COLS = "abcdefgh";
-const DVONN_ROW_LETTERS = { 1: "ABCDEFGHI", 2: "ABCDEFGHIJ", 3: "ABCDEFGHIJK", 4: "BCDEFGHIJK", 5: "CDEFGHIJK" };
-const LETTERS = "ABCDEFGHIJK";
+const UNIT = 54;  // pixels per layout unit: the distance between neighbouring cells' centres
+const HEX_RADIUS = 0.52;  // a hexagon's corner radius in units (0.577 would touch its neighbours)
+const LABEL_ROOM = 0.35;  // units kept free around a coordinate label's position
+const PIECE_RADIUS = 0.34;
+const STACK_STEP = 0.12;  // how far each piece of a stack sits above the one below, in units
+// Pieces of player 0 and 1 and neutral pieces (games/game.h, kNeutralPiece = 2).
+const PIECE_STYLE = [
+  { fill: "#f7ecd0", stroke: "#8a6d3b", text: "#222" },
+  { fill: "#3b2616", stroke: "#1a0f06", text: "#fff" },
+  { fill: "#d62728", stroke: "#7f1415", text: "#fff" },
+];
 
-// {cells: {square: {owner: 0|1, height: 1|2}}, toMove}
-function parseMg(position) {
-  const [board, side] = position.trim().split(/\s+/);
-  const rows = board.split("/");
-  const cells = {};
-  rows.forEach((row, i) => {
-    const rank = 7 - i;
-    [...row].forEach((ch, c) => {
-      const sq = MG_COLS[c] + rank;
-      if (ch === "T") cells[sq] = { owner: 0, height: 2 };
-      else if (ch === "W") cells[sq] = { owner: 0, height: 1 };
-      else if (ch === "t") cells[sq] = { owner: 1, height: 2 };
-      else if (ch === "w") cells[sq] = { owner: 1, height: 1 };
-    });
-  });
-  return { cells, toMove: side === "D" ? 1 : 0 };
-}
-
-// {cells: {space: {top: "W"|"B"|"R", height, dvonn}}, toMove, ply}
-function parseDvonn(position) {
-  const [board, side, ply] = position.trim().split(/\s+/);
-  const cells = {};
-  board.split("/").forEach((row, i) => {
-    const r = i + 1, letters = DVONN_ROW_LETTERS[r];
-    row.split(",").forEach((entry, k) => {
-      if (entry === ".") return;
-      const m = /^([WBR])(\d+)(\*?)$/.exec(entry);
-      if (m) cells[letters[k] + r] = { top: m[1], height: +m[2], dvonn: m[3] === "*" || m[1] === "R" };
-    });
-  });
-  return { cells, toMove: side === "B" ? 1 : 0, ply: +ply };
-}
-
-// The squares a move names: {from, to} (either may be missing: a placement, PASS).
-function moveSquares(game, move) {
-  if (game === "mg") {
-    const m = /^([a-h][1-7])[-x]([a-h][1-7])$/.exec(move);
-    return m ? { from: m[1], to: m[2], kind: move.includes("x") ? "sacrifice" : "distribution" } : {};
-  }
-  if (move === "PASS") return { kind: "pass" };
-  const m = /^([A-K][1-5])([A-K][1-5])?$/.exec(move);
-  if (!m) return {};
-  return m[2] ? { from: m[1], to: m[2], kind: "move" } : { to: m[1], kind: "place" };
-}
-
-// Centre of a square or space in board pixels, and the board's size.
-function mgGeometry() {
-  const size = 56, margin = 24;
-  return {
-    width: margin + 8 * size + 8, height: 7 * size + margin + 8, size,
-    center(sq) {
-      const c = MG_COLS.indexOf(sq[0]), r = +sq[1];
-      return [margin + c * size + size / 2, 8 + (7 - r) * size + size / 2];
-    },
-    squares() {
-      const out = [];
-      for (let r = 7; r >= 1; r--) for (const c of MG_COLS) out.push(c + r);
-      return out;
+// Pixel geometry of a layout, made once per layout: the board's size and each cell's centre.
+const geometries = new WeakMap();
+function boardGeometry(layout) {
+  let geo = geometries.get(layout);
+  if (geo) return geo;
+  const half = layout.shape === "hexagon" ? [0.5, 1 / Math.sqrt(3)] : [0.5, 0.5];
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  const grow = (x, y, dx, dy) => {
+    x0 = Math.min(x0, x - dx); x1 = Math.max(x1, x + dx);
+    y0 = Math.min(y0, y - dy); y1 = Math.max(y1, y + dy);
+  };
+  for (const c of layout.cells) grow(c.x, c.y, half[0], half[1]);
+  for (const l of layout.labels) grow(l.x, l.y, LABEL_ROOM, LABEL_ROOM);
+  const pad = 0.15;
+  const px = (x, y) => [(x - x0 + pad) * UNIT, (y - y0 + pad) * UNIT];
+  const centres = new Map(layout.cells.map((c) => [c.name, px(c.x, c.y)]));
+  geo = {
+    width: Math.ceil((x1 - x0 + 2 * pad) * UNIT), height: Math.ceil((y1 - y0 + 2 * pad) * UNIT), px,
+    center(name) {
+      const c = centres.get(name);
+      if (!c) throw new Error(`the board has no cell ${name}`);
+      return c;
     },
   };
-}
-
-function dvonnGeometry() {
-  const dx = 50, dy = 44, margin = 34;
-  return {
-    width: margin * 2 + 10 * dx, height: margin * 2 + 4 * dy, size: 44,
-    center(sq) {
-      const c = LETTERS.indexOf(sq[0]), r = +sq[1];
-      return [margin + (c - 0.5 * (r - 3)) * dx, margin + (5 - r) * dy];
-    },
-    squares() {
-      const out = [];
-      for (let r = 5; r >= 1; r--) for (const l of DVONN_ROW_LETTERS[r]) out.push(l + r);
-      return out;
-    },
-  };
+  geometries.set(layout, geo);
+  return geo;
 }
 
 function hexPoints(cx, cy, radius) {
@@ -95,54 +55,52 @@ function hexPoints(cx, cy, radius) {
   return pts.join(" ");
 }
 
-// Draws `position` of `game`. opts: {onClick(square), sources, targets (Sets of squares),
-// selected, last ([squares]), arrows ([{from, to, weight, label}]), marks ([{square, text}])}.
-function drawBoard(game, position, opts) {
+// The arrow of a move from its cells: from the first to the last, or a ring on a move's one cell.
+function moveArrow(cells, weight, label) {
+  if (!cells || !cells.length) return null;
+  return { from: cells.length > 1 ? cells[0] : undefined, to: cells[cells.length - 1], weight, label };
+}
+
+// Draws a position of `game` (an entry of /api/games) from its board view (one entry per cell of
+// the layout). opts: {onClick(cell), sources, targets, selected (Sets of cell names), last ([cell
+// names]), arrows ([{from, to, weight, label}]), marks ([{square, text}])}.
+function drawBoard(game, board, opts) {
   opts = opts || {};
-  const geo = game === "mg" ? mgGeometry() : dvonnGeometry();
+  const layout = game.board;
+  const geo = boardGeometry(layout);
   const svg = svgEl("svg", { width: geo.width, height: geo.height, class: "board",
-                             viewBox: `0 0 ${geo.width} ${geo.height}`, "data-game": game });
-  const parsed = game === "mg" ? parseMg(position) : parseDvonn(position);
+                             viewBox: `0 0 ${geo.width} ${geo.height}`, "data-game": game.name });
   const last = new Set(opts.last || []);
-  for (const sq of geo.squares()) {
-    const [cx, cy] = geo.center(sq);
-    let cell;
+  layout.cells.forEach((c) => {
+    const [cx, cy] = geo.center(c.name);
     const cls = ["cell"];
-    if (opts.sources && opts.sources.has(sq)) cls.push("source");
-    if (opts.targets && opts.targets.has(sq)) cls.push("target");
-    if (opts.selected === sq) cls.push("selected");
-    if (last.has(sq)) cls.push("last");
-    if (game === "mg") {
-      const s = geo.size;
-      const dark = (MG_COLS.indexOf(sq[0]) + +sq[1]) % 2 === 0;
-      cell = svgEl("rect", { x: cx - s / 2, y: cy - s / 2, width: s, height: s,
-                             fill: dark ? "#d9c7a3" : "#efe3c8", stroke: "#b09a74" }, svg);
+    if (opts.sources && opts.sources.has(c.name)) cls.push("source");
+    if (opts.targets && opts.targets.has(c.name)) cls.push("target");
+    if (opts.selected && opts.selected.has(c.name)) cls.push("selected");
+    if (last.has(c.name)) cls.push("last");
+    let cell;
+    if (layout.shape === "hexagon") {
+      cell = svgEl("polygon", { points: hexPoints(cx, cy, HEX_RADIUS * UNIT), fill: "#ece6da",
+                                stroke: "#a89f8f" }, svg);
     } else {
-      cell = svgEl("polygon", { points: hexPoints(cx, cy, 26), fill: "#ece6da", stroke: "#a89f8f" }, svg);
+      const dark = (Math.round(c.x) + Math.round(c.y)) % 2 !== 0;
+      cell = svgEl("rect", { x: cx - UNIT / 2, y: cy - UNIT / 2, width: UNIT, height: UNIT,
+                             fill: dark ? "#d9c7a3" : "#efe3c8", stroke: "#b09a74" }, svg);
     }
     cell.setAttribute("class", cls.join(" "));
-    cell.setAttribute("data-square", sq);
-    if (opts.onClick) cell.addEventListener("click", () => opts.onClick(sq));
-    const piece = parsed.cells[sq];
-    if (piece) drawPiece(svg, game, piece, cx, cy, geo.size, sq);
+    cell.setAttribute("data-square", c.name);
+    if (opts.onClick) cell.addEventListener("click", () => opts.onClick(c.name));
+  });
+  // Coordinates, under the pieces.
+  for (const l of layout.labels) {
+    const [x, y] = geo.px(l.x, l.y);
+    svgEl("text", { x, y: y + 4, "text-anchor": "middle", "font-size": 11, fill: "#888",
+                    class: "coord" }, svg).textContent = l.text;
   }
-  // Coordinates.
-  if (game === "mg") {
-    for (let c = 0; c < 8; c++) {
-      const [x] = geo.center(MG_COLS[c] + 1);
-      svgEl("text", { x, y: geo.height - 4, "text-anchor": "middle", "font-size": 11, fill: "#777" }, svg).textContent = MG_COLS[c];
-    }
-    for (let r = 1; r <= 7; r++) {
-      const [, y] = geo.center("a" + r);
-      svgEl("text", { x: 10, y: y + 4, "text-anchor": "middle", "font-size": 11, fill: "#777" }, svg).textContent = r;
-    }
-  } else {
-    for (const sq of geo.squares()) {
-      if (parsed.cells[sq]) continue;
-      const [cx, cy] = geo.center(sq);
-      svgEl("text", { x: cx, y: cy + 4, "text-anchor": "middle", "font-size": 10, fill: "#aaa" }, svg).textContent = sq;
-    }
-  }
+  layout.cells.forEach((c, i) => {
+    const v = board[i] || {};
+    if (v.pieces && v.pieces.length) drawStack(svg, v, geo.center(c.name), c.name);
+  });
   for (const a of opts.arrows || []) drawArrow(svg, geo, a);
   for (const m of opts.marks || []) {
     const [cx, cy] = geo.center(m.square);
@@ -153,28 +111,24 @@ function drawBoard(game, position, opts) {
   return svg;
 }
 
-// Pieces let clicks through to their square (pointer-events none).
-function drawPiece(svg, game, piece, cx, cy, size, sq) {
-  const g = svgEl("g", { class: "piece", "data-piece": sq, "pointer-events": "none" }, svg);
-  if (game === "mg") {
-    const light = piece.owner === 0;
-    const fill = light ? "#f7ecd0" : "#5a3b22", stroke = light ? "#8a6d3b" : "#2b1a0e";
-    if (piece.height === 2) {
-      svgEl("circle", { cx, cy: cy + 4, r: size * 0.36, fill, stroke, "stroke-width": 2 }, g);
-      svgEl("circle", { cx, cy: cy - 4, r: size * 0.36, fill, stroke, "stroke-width": 2 }, g);
-      svgEl("circle", { cx, cy: cy - 4, r: size * 0.18, fill: "none", stroke, "stroke-width": 1.5 }, g);
-    } else {
-      svgEl("rect", { x: cx - size * 0.32, y: cy - size * 0.14, width: size * 0.64, height: size * 0.28,
-                      rx: 4, fill, stroke, "stroke-width": 2 }, g);
-    }
-    return;
+// A stack: one disc per piece, each a little above the one below, the label on the top one.
+// Pieces let clicks through to their cell (pointer-events none).
+function drawStack(svg, v, [cx, cy], name) {
+  const g = svgEl("g", { class: "piece", "data-piece": name, "data-owners": v.pieces.join(""),
+                         "pointer-events": "none" }, svg);
+  const step = STACK_STEP * UNIT, bottom = cy + (v.pieces.length - 1) * step / 2;
+  let top = cy;
+  v.pieces.forEach((owner, i) => {
+    const style = PIECE_STYLE[owner] || PIECE_STYLE[2];
+    top = bottom - i * step;
+    svgEl("circle", { cx, cy: top, r: PIECE_RADIUS * UNIT, fill: style.fill, stroke: style.stroke,
+                      "stroke-width": 2 }, g);
+  });
+  if (v.label) {
+    const style = PIECE_STYLE[v.pieces[v.pieces.length - 1]] || PIECE_STYLE[2];
+    svgEl("text", { x: cx, y: top + 5, "text-anchor": "middle", "font-size": 14, "font-weight": 700,
+                    fill: style.text, class: "label" }, g).textContent = v.label;
   }
-  const fills = { W: "#ffffff", B: "#222222", R: "#d62728" };
-  svgEl("circle", { cx, cy, r: 18, fill: fills[piece.top], stroke: "#555", "stroke-width": 1.5 }, g);
-  if (piece.dvonn && piece.top !== "R")
-    svgEl("circle", { cx, cy, r: 13, fill: "none", stroke: "#d62728", "stroke-width": 3 }, g);
-  svgEl("text", { x: cx, y: cy + 5, "text-anchor": "middle", "font-size": 14, "font-weight": 700,
-                  fill: piece.top === "W" ? "#222" : "#fff" }, g).textContent = piece.height;
 }
 
 function drawArrow(svg, geo, a) {
@@ -194,7 +148,7 @@ function drawArrow(svg, geo, a) {
                       "stroke-width": 3, opacity, "pointer-events": "none", class: "arrow" }, svg);
   }
   if (a.label) {
-    // Along the arrow, so that moves to one square from different squares keep apart.
+    // Along the arrow, so that moves to one cell from different cells keep apart.
     const [lx, ly] = a.from ? (([x1, y1]) => [x1 + 0.6 * (x2 - x1) + 6, y1 + 0.6 * (y2 - y1) - 6])(geo.center(a.from))
                             : [x2 + 12, y2 - 12];
     svgEl("text", { x: lx, y: ly, "font-size": 11, "font-weight": 700, fill: "#0b3d91",
