@@ -1,6 +1,6 @@
 // Tic-tac-toe rules: wins and draws, notation and its errors, symmetries, the input planes, the
 // evaluation, and the facts of the solved game (5,478 positions, 255,168 games, a draw with best
-// play) from an exhaustive search written here. Perft is in perft_test.cpp.
+// play) from exhaustive searches (tests/ttt_solver.h). Perft is in perft_test.cpp.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,6 +13,7 @@
 #include "games/ttt/evaluation.h"
 #include "games/ttt/game.h"
 #include "games/ttt/position.h"
+#include "tests/ttt_solver.h"
 
 namespace oppidum::ttt {
 namespace {
@@ -63,35 +64,13 @@ std::map<std::string, Position> reachable_positions() {
   return seen;
 }
 
-// The game-theoretic value for the side to move (+1 win, 0 draw, -1 loss): plain minimax over the
-// whole game, memoised by position.
-int solve(const Position& p, std::map<std::string, int>& memo) {
-  if (p.is_terminal()) return static_cast<int>(p.result(p.side_to_move()));
-  const std::string key = p.to_string();
-  if (const auto it = memo.find(key); it != memo.end()) return it->second;
-  ActionList actions;
-  p.legal_actions(actions);
-  int best = -1;
-  for (Action a : actions) {
-    Position next = p;
-    next.apply(a);
-    best = std::max(best, -solve(next, memo));
-  }
-  memo[key] = best;
-  return best;
-}
-
 // The value of each legal move for the mover, by its notation.
 std::map<std::string, int> move_values(const Position& p) {
-  std::map<std::string, int> memo;
+  test_util::Solver solver;
   std::map<std::string, int> values;
   ActionList actions;
   p.legal_actions(actions);
-  for (Action a : actions) {
-    Position next = p;
-    next.apply(a);
-    values[p.action_to_string(a)] = -solve(next, memo);
-  }
+  for (Action a : actions) values[p.action_to_string(a)] = solver.value_of_move(p, a);
   return values;
 }
 
@@ -319,7 +298,7 @@ TEST(TttRules, SymmetriesAreTheEightOfTheSquare) {
 }
 
 TEST(TttRules, SymmetriesMapPositionsWinsAndValues) {
-  std::map<std::string, int> memo;
+  test_util::Solver solver;
   for (const auto& [text, p] : reachable_positions()) {
     for (int s = 0; s < kNumSymmetries; ++s) {
       const Position t = p.transformed(s);
@@ -327,7 +306,7 @@ TEST(TttRules, SymmetriesMapPositionsWinsAndValues) {
       EXPECT_EQ(t.winner(), p.winner()) << text << " symmetry " << s;
       EXPECT_EQ(t.is_terminal(), p.is_terminal());
       EXPECT_EQ(t.side_to_move(), p.side_to_move());
-      EXPECT_EQ(solve(t, memo), solve(p, memo)) << text << " symmetry " << s;
+      EXPECT_EQ(solver.value(t), solver.value(p)) << text << " symmetry " << s;
       ActionList actions;
       p.legal_actions(actions);
       std::set<Action> mapped;
@@ -387,8 +366,7 @@ TEST(TttSolved, ThereAre255168Games) {
 }
 
 TEST(TttSolved, TheStartIsADrawAndEveryFirstMoveDraws) {
-  std::map<std::string, int> memo;
-  EXPECT_EQ(solve(Position::initial(), memo), 0);
+  EXPECT_EQ(test_util::Solver().value(Position::initial()), 0);
   for (const auto& [move, value] : move_values(Position::initial())) EXPECT_EQ(value, 0) << move;
   // Against the centre, O draws only in a corner; an edge loses.
   EXPECT_EQ(move_values(play({"b2"})), (std::map<std::string, int>{{"a1", 0}, {"a2", -1},
@@ -408,8 +386,7 @@ TEST(TttSolved, ForcedWinsAreFound) {
   const auto fork = move_values(Position::parse("x../.o./o.x x"));
   for (const auto& [move, value] : fork) EXPECT_EQ(value, move == "c3" ? 1 : -1) << move;
   // O answered the centre on an edge: X, to move, has a forced win.
-  std::map<std::string, int> memo;
-  EXPECT_EQ(solve(play({"b2", "b1"}), memo), 1);
+  EXPECT_EQ(test_util::Solver().value(play({"b2", "b1"})), 1);
 }
 
 TEST(TttEvaluation, CountsOpenLinesAndThreats) {
