@@ -50,8 +50,8 @@ TEST(DvonnPerft, PlacementPhase) {
   EXPECT_EQ(perft(p, 3, false), 49u * 48u * 47u);
 }
 
-// Tic-tac-toe: a game ends at the first line, so the counts fall from depth 7 on; every game
-// is over by depth 9.
+// Tic-tac-toe: a game ends at its first line (the first at ply 5), so from depth 6 on the counts
+// are below 9! / (9 - depth)!, and every game is over by depth 9.
 TEST(TttPerft, FromTheStart) {
   const ttt::Position p = ttt::Position::initial();
   const std::uint64_t expected[] = {1, 9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872, 0};
