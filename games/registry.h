@@ -15,11 +15,14 @@
 #include "games/mg/game.h"
 #include "games/mg/position.h"
 #include "games/quote.h"
+#include "games/ttt/game.h"
+#include "games/ttt/position.h"
 
 // X(position type, function returning its Game). A new game adds one line here (and its includes).
 #define OPPIDUM_GAMES(X)                 \
   X(::oppidum::mg::Position, ::oppidum::mg::mg_game) \
-  X(::oppidum::dvonn::Position, ::oppidum::dvonn::dvonn_game)
+  X(::oppidum::dvonn::Position, ::oppidum::dvonn::dvonn_game) \
+  X(::oppidum::ttt::Position, ::oppidum::ttt::ttt_game)
 
 namespace oppidum {
 

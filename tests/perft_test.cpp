@@ -6,6 +6,7 @@
 #include "games/game.h"
 #include "games/mg/position.h"
 #include "games/perft.h"
+#include "games/ttt/position.h"
 
 namespace oppidum {
 namespace {
@@ -49,12 +50,24 @@ TEST(DvonnPerft, PlacementPhase) {
   EXPECT_EQ(perft(p, 3, false), 49u * 48u * 47u);
 }
 
+// Tic-tac-toe: a game ends at its first line (the first at ply 5), so from depth 6 on the counts
+// are below 9! / (9 - depth)!, and every game is over by depth 9.
+TEST(TttPerft, FromTheStart) {
+  const ttt::Position p = ttt::Position::initial();
+  const std::uint64_t expected[] = {1, 9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872, 0};
+  for (int d = 0; d <= 10; ++d) {
+    EXPECT_EQ(perft(p, d, true), expected[d]) << "depth " << d;
+    EXPECT_EQ(perft(p, d, false), expected[d]) << "depth " << d;
+  }
+}
+
 TEST(Perft, ContractAgreesWithFastPath) {
   const auto mg_state = game_by_name("mg").parse_state(
       "...ww.../w...w.w./wtt.Wwtw/..wW..../.T..WWWW/W..W.WWW/......WW D");
   EXPECT_EQ(perft(*mg_state, 3), 432u);
   EXPECT_EQ(perft(*game_by_name("mg").initial_state(), 4), 121104u);
   EXPECT_EQ(perft(*game_by_name("dvonn").initial_state(), 2), 49u * 48u);
+  EXPECT_EQ(perft(*game_by_name("ttt").initial_state(), 9), 127872u);
 }
 
 }  // namespace
