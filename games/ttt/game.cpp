@@ -32,6 +32,7 @@ class TttGame final : public Game {
   // Nine openings (three up to symmetry); a second random mark would already give away wins.
   int default_opening_plies() const override { return 1; }
   bool has_score() const override { return false; }
+  const BoardLayout& board_layout() const override { return ttt::board_layout(); }
   // A cell: file a-c, rank 1-3.
   bool looks_like_move(std::string_view text) const override {
     return text.size() == 2 && ((text[0] >= 'a' && text[0] <= 'c') ||

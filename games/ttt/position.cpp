@@ -271,4 +271,31 @@ bool Position::is_consistent() const {
          !(o_line && xs != os);
 }
 
+const BoardLayout& board_layout() {
+  static const BoardLayout layout = [] {
+    BoardLayout l;
+    l.shape = CellShape::kSquare;
+    for (int cell = 0; cell < kCells; ++cell)
+      l.cells.push_back({cell_name(cell), static_cast<double>(cell % kCols),
+                         static_cast<double>(kRows - 1 - cell / kCols)});
+    for (int c = 0; c < kCols; ++c)
+      l.labels.push_back({std::string(1, static_cast<char>('a' + c)), static_cast<double>(c),
+                          kRows - 0.2});
+    for (int r = 0; r < kRows; ++r)
+      l.labels.push_back({std::string(1, static_cast<char>('1' + r)), -0.8,
+                          static_cast<double>(kRows - 1 - r)});
+    return l;
+  }();
+  return layout;
+}
+
+std::vector<CellView> Position::board_view() const {
+  std::vector<CellView> view(kCells);
+  for (int cell = 0; cell < kCells; ++cell)
+    for (int player = 0; player < 2; ++player)
+      if (marks_[player] >> cell & 1u)
+        view[static_cast<std::size_t>(cell)] = {{player}, player == 0 ? "X" : "O"};
+  return view;
+}
+
 }  // namespace oppidum::ttt

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "games/game.h"
 
@@ -98,12 +99,19 @@ class Position {
 
   Cells marks(int player) const { return marks_[player]; }
   Cells empty_cells() const { return kFullBoard & ~(marks_[0] | marks_[1]); }
+  // The board description (games/game.h): a mark is one piece of its player, labelled X or O;
+  // a move is its cell.
+  std::vector<CellView> board_view() const;
+  std::vector<int> action_cells(Action action) const { return {action}; }
   // The player with three in a row, or -1.
   int winner() const;
 
  private:
   Cells marks_[2] = {0, 0};
 };
+
+// The 3 x 3 squares a1..c3 in cell order, rank 3 at the top, with the files and ranks beside them.
+const BoardLayout& board_layout();
 
 // Whether `marks` hold a whole line.
 inline bool has_line(Cells marks) {
