@@ -7,9 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "arena/evaluation.h"
-#include "games/dvonn/position.h"
-#include "games/mg/position.h"
+#include "games/registry.h"
 #include "games/state_adapter.h"
 
 namespace oppidum::arena {
@@ -239,13 +237,13 @@ int minimax(const P& pos, int depth, int ply) {
   return best;
 }
 
-// Calls f(position) with the concrete position of `state`.
+// Calls f(position) with the concrete position of `state` (games/registry.h).
 template <class F>
 decltype(auto) with_position(const GameState& state, F&& f) {
-  const std::string name = state.game().name();
-  if (name == "mg") return f(position_of<mg::Position>(state));
-  if (name == "dvonn") return f(position_of<dvonn::Position>(state));
-  throw std::invalid_argument("alpha-beta: no evaluation for the game \"" + name + "\"");
+  return with_position_type(state.game(), [&](auto tag) {
+    using P = typename decltype(tag)::Position;
+    return f(position_of<P>(state));
+  });
 }
 
 void check_depth(int depth) {

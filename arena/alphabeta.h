@@ -2,7 +2,7 @@
 // is a ply), iterative deepening from depth 1, a transposition table (cleared before every move,
 // so a move depends on the position alone) and move ordering: the transposition table's move
 // first, then, where at least two plies remain, the children sorted by their static evaluation.
-// Leaves are scored by arena/evaluation.h; a finished game scores +-(kWinScore - plies from the
+// Leaves are scored by each game's evaluation (games/<game>/evaluation.h, games/game.h); a finished game scores +-(kWinScore - plies from the
 // root), so the search prefers the fastest win and the slowest loss.
 //
 // The search runs on the concrete position types (copy-make), not through GameState's virtual

@@ -5,7 +5,7 @@
 //                                  priors and random-rollout values
 //                                  (mcts::RolloutEvaluator): the classic UCT baseline
 //   alphabeta:depth=N              negamax alpha-beta to a fixed depth with the static evaluation
-//                                  of arena/evaluation.h (docs/BASELINES.md)
+//                                  of games/<game>/evaluation.h (docs/BASELINES.md)
 //   net:checkpoint=PATH,sims=N[,cpuct=C,root=R]  search with a trained network, root R = puct
 //                                  (default) or gumbel (without Gumbel noise); the network comes
 //                                  from a factory the app passes in (arena/ never sees model/)

@@ -103,6 +103,14 @@ struct BoardLayout {
   std::vector<BoardLabel> labels;
 };
 
+// Each game's static evaluation for the alpha-beta player (games/<game>/evaluation.h, found by
+// argument-dependent lookup as `int evaluate(const Position&)`) scores a non-terminal position for
+// its side to move within +-kMaxEvaluation, far below the search's proven results, so a proven
+// result always outranks a heuristic one; kWinNextMove is a leaf whose mover wins with its next
+// action (not proven by the search, but as good as won).
+inline constexpr int kMaxEvaluation = 100'000;
+inline constexpr int kWinNextMove = 50'000;
+
 // The owner of a piece that belongs to neither player (DVONN's red pieces).
 inline constexpr int kNeutralPiece = 2;
 
@@ -200,6 +208,10 @@ class Game {
   // Whether `text` has the shape of a move in this game's notation, legal or not, in any case:
   // how the engine protocol's referee tells an illegal move from garbage.
   virtual bool looks_like_move(std::string_view text) const = 0;
+  // The input planes and the action layout of encoding_version(), in words (as docs/FORMATS.md
+  // says them): what an exported network carries (docs/EXPORT.md).
+  virtual std::string planes_description() const = 0;
+  virtual std::string actions_description() const = 0;
   // The board as the web page draws it (see BoardLayout).
   virtual const BoardLayout& board_layout() const = 0;
 };

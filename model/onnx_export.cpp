@@ -12,53 +12,25 @@
 namespace oppidum::model {
 namespace {
 
-// The input planes and action layout of each game's current encoding, in words (the same as
-// docs/FORMATS.md). A change of either layout bumps the game's encoding version, and an export of
-// a checkpoint with an encoding version not listed here is refused.
+// The game's input planes and action layout in words (Game::planes_description and
+// actions_description); a checkpoint of another encoding version than this build's is refused.
 struct EncodingText {
-  const char* game;
-  int encoding_version;
-  const char* planes;
-  const char* actions;
+  std::string planes;
+  std::string actions;
 };
 
-constexpr EncodingText kEncodings[] = {
-    {"mg", 1,
-     "5 planes of 7 rows x 8 columns, plane-major, then rows, then columns a..h. Everything is "
-     "in the frame of the side to move: for Light the board as it is (row 0 = board row 1), for "
-     "Dark the board turned upside down (row 0 = board row 7, columns unchanged), so the mover's "
-     "home row is always row 0. Planes: 0 own towers, 1 own walls, 2 opponent towers, 3 opponent "
-     "walls, 4 all ones.",
-     "896 actions in the frame of the side to move (see planes): action = (kind * 8 + direction) "
-     "* 56 + frame_square, frame_square = frame_row * 8 + column (a = 0). kind 0 = distribute "
-     "the tower on frame_square onto the next two squares in the direction; kind 1 = sacrifice "
-     "it to remove the enemy wall on the adjacent square in the direction. direction 0 N, 1 NE, "
-     "2 E, 3 SE, 4 S, 5 SW, 6 W, 7 NW, where N points towards the opponent's home row and E "
-     "towards column h. Examples: Light's a1-a3 and Dark's a7-a5 are both action 0; Light's "
-     "d5xe6 is 539."},
-    {"dvonn", 1,
-     "20 planes of 5 rows x 11 columns on the grid cell = row * 11 + col (row 0..4 = board rows "
-     "1..5, col 0..10 = columns A..K; J1, K1, K2, A4, A5, B5 are off the board and 0 except in "
-     "planes 16 and 17). 'own' is the colour of the side to move. Planes: 0 space on the board, "
-     "1 empty space, 2 lone DVONN piece, 3 stack holding a DVONN piece, 4..8 own-topped stack of "
-     "height 1, 2, 3, 4, 5 or more, 9 own-topped stack height / 10, 10..14 opponent-topped stack "
-     "of height 1, 2, 3, 4, 5 or more, 15 opponent-topped stack height / 10, 16 all ones in the "
-     "placement phase, 17 all ones while the next placement is a DVONN piece, 18 own stack with a "
-     "legal move, 19 opponent stack that would have a legal move on the opponent's turn.",
-     "344 actions, absolute (not relative to the side to move). Spaces k = 0..48 in reading order "
-     "A1..I1, A2..J2, A3..K3, B4..K4, C5..K5. Actions 0..48: place a piece on space k; "
-     "49 + d * 49 + k: move the stack on space k in direction d by its height, with d 0 E (+1 "
-     "column), 1 NE (+1 column, +1 row), 2 N (+1 row), 3 W (-1 column), 4 SW (-1 column, -1 "
-     "row), 5 S (-1 row); 343: PASS. Example: A2A1 is 49 + 5 * 49 + 9 = 303."},
-};
-
-const EncodingText& encoding_text(const Checkpoint& c, const std::string& source) {
-  for (const EncodingText& e : kEncodings) {
-    if (c.game == e.game && c.encoding_version == e.encoding_version) return e;
-  }
-  throw CheckpointError(source + ": cannot export a network for game '" + c.game +
-                        "' with encoding version " + std::to_string(c.encoding_version) +
-                        ": this build describes only mg and dvonn encoding version 1");
+EncodingText encoding_text(const Checkpoint& c, const std::string& source) {
+  const Game* game = nullptr;
+  for (const Game* g : all_games())
+    if (g->name() == c.game) game = g;
+  if (game == nullptr || game->encoding_version() != c.encoding_version)
+    throw CheckpointError(source + ": cannot export a network for game '" + c.game +
+                          "' with encoding version " + std::to_string(c.encoding_version) +
+                          ": this build describes " +
+                          (game ? c.game + " encoding version " +
+                                      std::to_string(game->encoding_version())
+                                : "the games " + game_names(", ")));
+  return {game->planes_description(), game->actions_description()};
 }
 
 // Adds initializers and nodes to a graph; every node is named after its output.
@@ -196,7 +168,7 @@ std::string shape_text(PlaneShape s) {
 
 std::vector<std::pair<std::string, std::string>> onnx_metadata(const Checkpoint& c,
                                                                const std::string& source) {
-  const EncodingText& text = encoding_text(c, source);
+  const EncodingText text = encoding_text(c, source);
   return {
       {"oppidum.game", c.game},
       {"oppidum.encoding_version", std::to_string(c.encoding_version)},

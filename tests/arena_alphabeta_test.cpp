@@ -8,7 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "arena/alphabeta.h"
-#include "arena/evaluation.h"
+#include "games/dvonn/evaluation.h"
+#include "games/mg/evaluation.h"
 #include "games/dvonn/position.h"
 #include "games/game.h"
 #include "games/mg/position.h"
@@ -264,19 +265,19 @@ TEST(AlphaBetaTest, TheStopPredicateEndsASearch) {
 
 TEST(EvaluationTest, MgCountsThreatsAndMaterial) {
   const auto start = mg::Position::initial();
-  EXPECT_EQ(evaluate_mg(start), 0);  // symmetric
-  EXPECT_EQ(mg_distributions(start, 0), 20);
+  EXPECT_EQ(mg::evaluate(start), 0);  // symmetric
+  EXPECT_EQ(mg::distributions(start, 0), 20);
   const auto threat = mg::Position::parse("t......./......../...T..../......../......../......../T....... L");
-  EXPECT_EQ(evaluate_mg(threat), kWinNextMove);
-  EXPECT_NE(mg_breakthrough_towers(threat, 0), 0u);
-  EXPECT_EQ(mg_breakthrough_towers(threat, 1), 0u);
+  EXPECT_EQ(mg::evaluate(threat), kWinNextMove);
+  EXPECT_NE(mg::breakthrough_towers(threat, 0), 0u);
+  EXPECT_EQ(mg::breakthrough_towers(threat, 1), 0u);
   const auto dark_view = mg::Position::parse("t......./......../...T..../......../......../......../T....... D");
-  EXPECT_LT(evaluate_mg(dark_view), -50);
+  EXPECT_LT(mg::evaluate(dark_view), -50);
 }
 
 TEST(EvaluationTest, DvonnIsAntisymmetricAtTheStart) {
   const auto start = dvonn::Position::initial();
-  EXPECT_EQ(evaluate_dvonn(start), 0);
+  EXPECT_EQ(dvonn::evaluate(start), 0);
 }
 
 }  // namespace

@@ -44,6 +44,26 @@ bool DvonnGame::looks_like_move(std::string_view text) const {
 
 const BoardLayout& DvonnGame::board_layout() const { return dvonn::board_layout(); }
 
+std::string DvonnGame::planes_description() const {
+  return "20 planes of 5 rows x 11 columns on the grid cell = row * 11 + col (row 0..4 = board "
+         "rows 1..5, col 0..10 = columns A..K; J1, K1, K2, A4, A5, B5 are off the board and 0 "
+         "except in planes 16 and 17). 'own' is the colour of the side to move. Planes: 0 space on "
+         "the board, 1 empty space, 2 lone DVONN piece, 3 stack holding a DVONN piece, 4..8 "
+         "own-topped stack of height 1, 2, 3, 4, 5 or more, 9 own-topped stack height / 10, 10..14 "
+         "opponent-topped stack of height 1, 2, 3, 4, 5 or more, 15 opponent-topped stack height / "
+         "10, 16 all ones in the placement phase, 17 all ones while the next placement is a DVONN "
+         "piece, 18 own stack with a legal move, 19 opponent stack that would have a legal move on "
+         "the opponent's turn.";
+}
+
+std::string DvonnGame::actions_description() const {
+  return "344 actions, absolute (not relative to the side to move). Spaces k = 0..48 in reading "
+         "order A1..I1, A2..J2, A3..K3, B4..K4, C5..K5. Actions 0..48: place a piece on space k; "
+         "49 + d * 49 + k: move the stack on space k in direction d by its height, with d 0 E (+1 "
+         "column), 1 NE (+1 column, +1 row), 2 N (+1 row), 3 W (-1 column), 4 SW (-1 column, -1 "
+         "row), 5 S (-1 row); 343: PASS. Example: A2A1 is 49 + 5 * 49 + 9 = 303.";
+}
+
 const Game& dvonn_game() {
   static const DvonnGame game;
   return game;

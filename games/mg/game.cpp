@@ -40,6 +40,22 @@ class MgGame final : public Game {
            (text[2] == '-' || text[2] == 'x' || text[2] == 'X') && file(text[3]) && rank(text[4]);
   }
   const BoardLayout& board_layout() const override { return mg::board_layout(); }
+  std::string planes_description() const override {
+    return "5 planes of 7 rows x 8 columns, plane-major, then rows, then columns a..h. Everything "
+           "is in the frame of the side to move: for Light the board as it is (row 0 = board row "
+           "1), for Dark the board turned upside down (row 0 = board row 7, columns unchanged), so "
+           "the mover's home row is always row 0. Planes: 0 own towers, 1 own walls, 2 opponent "
+           "towers, 3 opponent walls, 4 all ones.";
+  }
+  std::string actions_description() const override {
+    return "896 actions in the frame of the side to move (see planes): action = (kind * 8 + "
+           "direction) * 56 + frame_square, frame_square = frame_row * 8 + column (a = 0). kind 0 "
+           "= distribute the tower on frame_square onto the next two squares in the direction; "
+           "kind 1 = sacrifice it to remove the enemy wall on the adjacent square in the "
+           "direction. direction 0 N, 1 NE, 2 E, 3 SE, 4 S, 5 SW, 6 W, 7 NW, where N points "
+           "towards the opponent's home row and E towards column h. Examples: Light's a1-a3 and "
+           "Dark's a7-a5 are both action 0; Light's d5xe6 is 539.";
+  }
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // A static evaluation of tic-tac-toe for the alpha-beta player (found by argument-dependent
-// lookup, beside the other games' evaluations in arena/evaluation.h). A score for the side to move
+// lookup; games/game.h, kMaxEvaluation). A score for the side to move
 // of a non-terminal position, positive when good for the mover: per line still open to a player
 // (none of the opponent's marks on it), 1, and 10 more when it holds two of that player's marks
 // (a threat of three in a row); the mover's lines count plus, the opponent's minus. The mover's

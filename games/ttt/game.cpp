@@ -33,6 +33,15 @@ class TttGame final : public Game {
   int default_opening_plies() const override { return 1; }
   bool has_score() const override { return false; }
   const BoardLayout& board_layout() const override { return ttt::board_layout(); }
+  std::string planes_description() const override {
+    return "3 planes of 3 rows x 3 columns, plane-major, then rows (row 0 = rank 1), then "
+           "columns a..c. 'own' is the side to move. Planes: 0 own marks, 1 opponent marks, "
+           "2 all ones.";
+  }
+  std::string actions_description() const override {
+    return "9 actions, absolute: action = (rank - 1) * 3 + file (a = 0), so a1 = 0, b1 = 1, "
+           "c3 = 8; an action marks that cell.";
+  }
   // A cell: file a-c, rank 1-3.
   bool looks_like_move(std::string_view text) const override {
     return text.size() == 2 && ((text[0] >= 'a' && text[0] <= 'c') ||
