@@ -14,7 +14,8 @@ const char* result_notation(double result_first) {
 
 std::string format_game_line(const Game& game, const std::array<std::string, 2>& specs,
                              const std::vector<Action>& moves, double result_first) {
-  std::string line = specs[0] + ' ' + specs[1] + ' ' + result_notation(result_first);
+  std::string line =
+      game.name() + ' ' + specs[0] + ' ' + specs[1] + ' ' + result_notation(result_first);
   auto state = game.initial_state();
   for (Action action : moves) {
     line += ' ' + state->action_to_string(action);

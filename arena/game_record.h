@@ -1,9 +1,11 @@
 // Finished arena games as plain text, one game per line (the `--record FILE` format of
 // `oppidum arena` and `oppidum play`, described in docs/BASELINES.md):
 //
-//   <first player's spec> <second player's spec> <result> <move> <move> ...
+//   <game> <first player's spec> <second player's spec> <result> <move> <move> ...
 //
-// The first player is Murus Gallicus Light / DVONN White. The result is `1-0` (the first player
+// The game is its registered name (games/registry.h; files written before the name was recorded
+// start with the first spec, and readers then take the first game in which the moves are legal).
+// The first player is the game's side 0 (Murus Gallicus Light, DVONN White, tic-tac-toe X). The result is `1-0` (the first player
 // won), `0-1` or `1/2-1/2` (a draw, including a game stopped at the ply limit). The moves are in
 // docs/RULES.md notation from the game's initial position, the random opening plies included.
 #pragma once

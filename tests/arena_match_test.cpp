@@ -221,12 +221,12 @@ TEST(MatchTest, RecordsOneLinePerGame) {
   config.seed = 1;
   const Played p = play("alphabeta:depth=1", "random", config);
   ASSERT_EQ(p.lines.size(), 2u);
-  EXPECT_EQ(p.lines[0].rfind("alphabeta:depth=1 random ", 0), 0u) << p.lines[0];
-  EXPECT_EQ(p.lines[1].rfind("random alphabeta:depth=1 ", 0), 0u) << p.lines[1];
+  EXPECT_EQ(p.lines[0].rfind("mg alphabeta:depth=1 random ", 0), 0u) << p.lines[0];
+  EXPECT_EQ(p.lines[1].rfind("mg random alphabeta:depth=1 ", 0), 0u) << p.lines[1];
   // The moves replay from the initial position to the recorded result.
   std::istringstream in(p.lines[0]);
-  std::string first, second, result, move;
-  in >> first >> second >> result;
+  std::string game, first, second, result, move;
+  in >> game >> first >> second >> result;
   auto state = mg().initial_state();
   while (in >> move) state->apply(state->parse_action(move));
   EXPECT_TRUE(state->is_terminal());

@@ -24,6 +24,7 @@
 #include "tests/process_util.h"
 #include "tests/raw_http.h"
 #include "tests/web_test_util.h"
+#include "web/arena_reader.h"
 #include "web/guarded_server.h"
 #include "web/run_reader.h"
 #include "web/server.h"
@@ -1069,6 +1070,23 @@ TEST(RunReaderTest, NewChunksAreIndexedAndVanishedOnesDropped) {
   fs::remove(dir / "games" / "chunk-00000000.bin");
   EXPECT_EQ(reader.indexed_games(), 2);
   EXPECT_THROW(reader.game_record(0, 0), NotFound);
+  fs::remove_all(dir);
+}
+
+// Record lines name their game (arena/game_record.h): a tic-tac-toe game, whose moves are also
+// legal DVONN placements, is tic-tac-toe; a line of the older format (no game) is still read.
+TEST(ArenaReaderTest, RecordLinesNameTheirGame) {
+  const fs::path dir = test_util::process_temp_dir("web_arena_named_game");
+  fs::create_directories(dir);
+  std::ofstream(dir / "ttt.txt") << "ttt random random 1-0 a1 a2 b1 b2 c1\n";
+  ArenaReader ttt("ttt.txt", dir / "ttt.txt");
+  EXPECT_EQ(ttt.info()["game"], "ttt") << ttt.info().dump();
+  EXPECT_EQ(ttt.info()["games"], 1);
+  EXPECT_EQ(ttt.info()["skipped"], 0);
+  std::ofstream(dir / "old.txt") << "random random 1-0 a1 a2 b1 b2 c1\n";
+  ArenaReader old("old.txt", dir / "old.txt");
+  EXPECT_EQ(old.info()["games"], 1);
+  EXPECT_NE(old.info()["game"], "") << old.info().dump();
   fs::remove_all(dir);
 }
 

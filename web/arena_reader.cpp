@@ -47,7 +47,16 @@ void ArenaReader::refresh_locked() {
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     Record g;
-    if (!(fields >> g.first >> g.second >> g.result)) {
+    // The game's name first (arena/game_record.h), or, in files from before, the first spec.
+    const oppidum::Game* named = nullptr;
+    if (!(fields >> g.first)) continue;
+    for (const oppidum::Game* game : all_games())
+      if (g.first == game->name()) named = game;
+    if (named && !(fields >> g.first)) {
+      ++skipped_;
+      continue;
+    }
+    if (!(fields >> g.second >> g.result)) {
       skipped_ += !line.empty();
       continue;
     }
@@ -56,8 +65,10 @@ void ArenaReader::refresh_locked() {
       continue;
     }
     for (std::string move; fields >> move;) g.moves.push_back(move);
-    // The file's game: the first in which this line's moves are legal.
+    // The line's game: the one it names, else the first in which its moves are legal; a file
+    // holds one game.
     for (const oppidum::Game* game : all_games()) {
+      if (named && game != named) continue;
       if (!game_.empty() && game_ != game->name()) continue;
       auto state = game->initial_state();
       try {
