@@ -35,6 +35,14 @@
 namespace oppidum::app {
 namespace {
 
+// "mg 4, dvonn 6, ..." from the registry.
+std::string opening_plies_text() {
+  std::string text;
+  for (const Game* g : all_games())
+    text += (text.empty() ? "" : ", ") + g->name() + " " + std::to_string(g->default_opening_plies());
+  return text;
+}
+
 const std::string kSpecHelp = std::string("player spec: ") + arena::kPlayerList;
 
 // What the arena's signal handler touches: lock-free atomics only.
@@ -182,7 +190,7 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
                 : mine > 0         ? "You win."
                 : mine < 0         ? "You lose."
                                    : "Draw.");
-  if (game.name() == "dvonn")
+  if (game.has_score())
     std::cout << " Score " << played.final_state->score(human_side) << " to "
               << played.final_state->score(1 - human_side) << '.';
   std::cout << '\n';
@@ -203,7 +211,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       "Play a match of paired games (each random opening twice, colours swapped) between players A "
       "and B; print W/D/L from A's view, the score, the Elo difference with a 95% interval and, "
       "with --sprt, the sequential test's verdict.");
-  arena_cmd->add_option("--game", o->game, kGameOptionHelp)->required();
+  add_game_option(*arena_cmd, o->game)->required();
   arena_cmd->add_option("--a", o->a, "player A: " + kSpecHelp)->required();
   arena_cmd->add_option("--b", o->b, "player B: " + kSpecHelp)->required();
   arena_cmd->add_option("--games", o->games, "most games to play (rounded up to whole pairs)")
@@ -218,7 +226,8 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       ->check(unsigned_whole_number())
       ->capture_default_str();
   arena_cmd->add_option("--openings-plies", o->opening_plies,
-                        "random plies of each opening (default: mg 4, dvonn 6; 0 with an external player)")
+                        "random plies of each opening (default: the game's, " + opening_plies_text() +
+                        "; 0 with an external player)")
       ->check(CLI::Range(0, 1000));
   arena_cmd->add_option("--max-plies", o->max_plies,
                         "adjudicate a draw at this ply (default: the game's bound)")
@@ -258,9 +267,9 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   auto p = std::make_shared<PlayOptions>();
   auto* play_cmd = app.add_subcommand(
       "play", "Play a game against a program in the terminal (moves in docs/RULES.md notation).");
-  play_cmd->add_option("--game", p->game, kGameOptionHelp)->required();
+  add_game_option(*play_cmd, p->game)->required();
   play_cmd->add_option("--opponent", p->opponent, "the program: " + kSpecHelp)->required();
-  play_cmd->add_option("--color", p->color, "first (Light / White) or second")
+  play_cmd->add_option("--color", p->color, "first (the game's side 0: Light, White, X) or second")
       ->check(CLI::IsMember({"first", "second"}))
       ->capture_default_str();
   play_cmd->add_option("--record", p->record, "append the finished game to this record file");

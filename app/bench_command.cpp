@@ -1,10 +1,11 @@
 // `oppidum bench rules`: perft speed (leaves per second, with and without counting the last ply in
-// bulk) and random playouts per second for both games, single-threaded. Work is fixed and seeded,
+// bulk) and random playouts per second for every game, single-threaded. Work is fixed and seeded,
 // so the printed counts are a signature that only a change of behaviour moves. Perft also prints
 // the thread's CPU time and the rate per CPU second, which stays meaningful on a shared machine
 // where the wall-clock rate only says how much of a core this process got.
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -60,33 +61,31 @@ void bench_playouts(const char* label, const P& start_pos, int games, int max_pl
               games / s, static_cast<double>(plies) / games);
 }
 
-// A fixed DVONN position right after the 49 placements, from seeded random placements.
-dvonn::Position dvonn_after_placement() {
-  dvonn::Position pos = dvonn::Position::initial();
-  std::mt19937_64 rng(7);
-  ActionList actions;
-  while (pos.ply() < 49) {
-    pos.legal_actions(actions);
-    pos.apply(actions[std::uniform_int_distribution<int>(0, actions.size() - 1)(rng)]);
-  }
-  return pos;
-}
-
 struct BenchRulesOptions {
-  int mg_depth = 6;
-  int dvonn_depth = 5;
+  int max_depth = 0;  // > 0: caps every perft depth
   int games = 20000;
 };
 
+// For each registered game: perft from its benchmark positions (Game::perft_benchmarks) and random
+// playouts from its start, on the concrete position type.
 void run_bench_rules(const BenchRulesOptions& o) {
   std::printf("oppidum bench rules (one thread)\n");
-  bench_perft("mg start", mg::Position::initial(), o.mg_depth);
-  bench_perft("dvonn start (placement)", dvonn::Position::initial(), 4);
-  const dvonn::Position moving = dvonn_after_placement();
-  std::printf("dvonn phase-2 position: %s\n", moving.to_string().c_str());
-  bench_perft("dvonn after placement (seed 7)", moving, o.dvonn_depth);
-  bench_playouts("mg playouts from start", mg::Position::initial(), o.games, 1000);
-  bench_playouts("dvonn playouts from start", dvonn::Position::initial(), o.games, 1000);
+  for (const Game* game : all_games())
+    with_position_type(*game, [&](auto tag) {
+      using P = typename decltype(tag)::Position;
+      for (const Game::PerftBenchmark& b : game->perft_benchmarks()) {
+        const P pos = b.position.empty() ? P::initial() : P::parse(b.position);
+        if (!b.position.empty())
+          std::printf("%s position: %s\n", b.label.c_str(), pos.to_string().c_str());
+        const int depth = o.max_depth > 0 ? std::min(b.depth, o.max_depth) : b.depth;
+        bench_perft(b.label.c_str(), pos, depth);
+      }
+    });
+  for (const Game* game : all_games())
+    with_position_type(*game, [&](auto tag) {
+      using P = typename decltype(tag)::Position;
+      bench_playouts((game->name() + " playouts from start").c_str(), P::initial(), o.games, 1000);
+    });
 }
 
 }  // namespace
@@ -96,11 +95,11 @@ void register_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
   auto o = std::make_shared<BenchRulesOptions>();
   auto* rules = bench->add_subcommand(
-      "rules", "Perft leaves per second (bulk and full) and random playouts per second, both games.");
-  rules->add_option("--mg-depth", o->mg_depth, "Murus Gallicus perft depth from the start")
-      ->check(CLI::Range(1, 8));
-  rules->add_option("--dvonn-depth", o->dvonn_depth, "DVONN perft depth after placement")
-      ->check(CLI::Range(1, 8));
+      "rules",
+      "Perft leaves per second (bulk and full) and random playouts per second, every game.");
+  rules->add_option("--max-depth", o->max_depth,
+                    "cap every perft depth (0: each game's benchmark depths, the signature)")
+      ->check(CLI::Range(0, 20));
   rules->add_option("--games", o->games, "random games per game")->check(CLI::Range(1, 10000000));
   rules->callback([o] { run_bench_rules(*o); });
   register_bench_model(*bench);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/game_dispatch.h"
 #include "app/option_checks.h"
 #include "games/game.h"
 #include "model/backend.h"
@@ -390,7 +391,7 @@ void register_bench_model(CLI::App& bench) {
       "model",
       "Network inference speed: raw forward positions/s per backend and batch size, and the "
       "inference server's throughput with 1, 4 and 16 callers relative to the raw forward.");
-  cmd->add_option("--game", o->game, "game: mg (Murus Gallicus) or dvonn")->capture_default_str();
+  add_game_option(*cmd, o->game)->capture_default_str();
   cmd->add_option("--sizes", o->sizes, "network sizes BLOCKSxFILTERS")
       ->delimiter(',')
       ->capture_default_str();

@@ -108,7 +108,7 @@ void register_bench_search(CLI::App& bench) {
   auto* cmd = bench.add_subcommand(
       "search",
       "Simulations per second of the search itself (uniform evaluator, one thread): one tree "
-      "playing a game, and the multi-game runner of self-play; both games.");
+      "playing a game, and the multi-game runner of self-play; every game.");
   cmd->add_option("--simulations", o->simulations, "simulations per move of the one-tree game")
       ->check(CLI::Range(1, 10000000));
   cmd->add_option("--moves", o->moves, "moves per one-tree game at most")
@@ -122,9 +122,9 @@ void register_bench_search(CLI::App& bench) {
       ->check(CLI::Range(1, 100000));
   cmd->callback([o] {
     std::printf("oppidum bench search (uniform evaluator, one thread)\n");
-    for (const char* name : {"mg", "dvonn"}) {
-      bench_one_tree(game_by_name(name), *o);
-      bench_runner(game_by_name(name), *o);
+    for (const Game* game : all_games()) {
+      bench_one_tree(*game, *o);
+      bench_runner(*game, *o);
     }
   });
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/game_dispatch.h"
 #include "app/option_checks.h"
 #include "mcts/evaluator.h"
 #include "selfplay/selfplay.h"
@@ -128,7 +129,7 @@ void register_bench_store(CLI::App& bench) {
       "Games per second one Redis server takes from concurrent pushers (real self-play records). "
       "Uses (and deletes) the stream of the URL's run name: give a run name of its own.");
   cmd->add_option("--store", o->store, "redis://host:port/RUN (a scratch run name)")->required();
-  cmd->add_option("--game", o->game, "mg or dvonn")->check(CLI::IsMember({"mg", "dvonn"}));
+  add_game_option(*cmd, o->game)->capture_default_str();
   cmd->add_option("--pushers", o->pushers, "comma-separated pusher counts (default 1,2,4)");
   cmd->add_option("--seconds", o->seconds, "seconds per setting")->check(number_in(0.5, 600.0));
   cmd->add_option("--batch", o->batch, "games per push (a worker pushes games_per_chunk)")

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/game_dispatch.h"
 #include "games/game.h"
 #include "selfplay/game_record.h"
 #include "web/server.h"
@@ -187,7 +188,7 @@ void register_bench_web(CLI::App& bench) {
       "Latency of the web page's API (oppidum serve) on a big run: synthesises a run folder of "
       "--games random games (or reads --run DIR) and times paginated, filtered game listings and "
       "the dashboard summary through HTTP on a loopback port.");
-  cmd->add_option("--game", o->game, "mg or dvonn")->capture_default_str();
+  add_game_option(*cmd, o->game)->capture_default_str();
   cmd->add_option("--games", o->games, "games in the synthesised run")
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();

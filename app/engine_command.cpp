@@ -42,7 +42,7 @@ void register_engine_command(CLI::App& app, arena::NetEvaluatorFactory net_facto
       "this the first player; every other line is the opponent's move (docs/RULES.md notation, DVONN "
       "PASS included), answered by one line with this player's move; `Quit` ends. Diagnostics go "
       "to standard error; an unplayable opponent move exits with status 1.");
-  cmd->add_option("--game", o->game, kGameOptionHelp)->required();
+  add_game_option(*cmd, o->game)->required();
   cmd->add_option("--player", o->player,
                   std::string("the player, any but human: ") + arena::kPlayerList)
       ->required();

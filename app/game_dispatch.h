@@ -1,6 +1,8 @@
-// The concrete position type of a game for commands that need speed (perft, benchmarks): the
-// registry's with_position_type (games/registry.h), and the help text of every --game option.
+// The games for the command line: the registry's concrete position types for commands that need
+// speed (perft, benchmarks; games/registry.h), and the one --game option of every subcommand.
 #pragma once
+
+#include <CLI/CLI.hpp>
 
 #include <string>
 
@@ -11,6 +13,24 @@ namespace oppidum::app {
 using oppidum::PositionTag;
 using oppidum::with_position_type;
 
-inline const char* kGameOptionHelp = "game: mg (Murus Gallicus) or dvonn";
+// Adds --game to `cmd`: a registered game's name, checked against the registry, with one help text
+// that lists the games.
+inline CLI::Option* add_game_option(CLI::App& cmd, std::string& game) {
+  std::string help = "game:";
+  for (const Game* g : all_games())
+    help += std::string(g == all_games().front() ? " " : ", ") + g->name() + " (" +
+            g->display_name() + ")";
+  return cmd.add_option("--game", game, help)
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            try {
+              game_by_name(name);
+              return "";
+            } catch (const GameError& e) {
+              return e.what();
+            }
+          },
+          "GAME"));
+}
 
 }  // namespace oppidum::app

@@ -131,7 +131,7 @@ void register_rules_commands(CLI::App& app) {
       "Count leaf action sequences (perft) from a position: prints `<depth> <count>` for each depth "
       "1..N; with --positions - reads one position per line from standard input and prints the "
       "position followed by perft(1..N).");
-  perft->add_option("--game", perft_opts->game, kGameOptionHelp)->required();
+  add_game_option(*perft, perft_opts->game)->required();
   perft->add_option("--depth", perft_opts->depth, "deepest depth to count")
       ->required()
       ->check(CLI::Range(0, 64));
@@ -154,7 +154,7 @@ void register_rules_commands(CLI::App& app) {
   auto moves_opts = std::make_shared<MovesOptions>();
   auto* moves = app.add_subcommand(
       "moves", "Print the legal moves of a position in notation, one per line, sorted.");
-  moves->add_option("--game", moves_opts->game, kGameOptionHelp)->required();
+  add_game_option(*moves, moves_opts->game)->required();
   moves->add_option("--position", moves_opts->position,
                     "position in docs/RULES.md notation (default: initial)")
       ->check(kNonEmptyPosition);
@@ -170,7 +170,7 @@ void register_rules_commands(CLI::App& app) {
       "Print the network input planes of a position (docs/FORMATS.md): a header line, then for "
       "each plane `plane <k>` and its rows of values, row 0 first (as stored, not as drawn). "
       "For checking another program's encoder against oppidum's.");
-  encode->add_option("--game", encode_opts->game, kGameOptionHelp)->required();
+  add_game_option(*encode, encode_opts->game)->required();
   encode->add_option("--position", encode_opts->position,
                      "position in docs/RULES.md notation (default: initial)")
       ->check(kNonEmptyPosition);
@@ -185,7 +185,7 @@ void register_rules_commands(CLI::App& app) {
       "apply",
       "Play moves from a position and print the resulting position, or say which move is illegal "
       "and why (exit status 1).");
-  apply->add_option("--game", apply_opts->game, kGameOptionHelp)->required();
+  add_game_option(*apply, apply_opts->game)->required();
   apply->add_option("--position", apply_opts->position,
                     "start position in docs/RULES.md notation (default: initial)")
       ->check(kNonEmptyPosition);

@@ -208,6 +208,14 @@ class Game {
   // Whether `text` has the shape of a move in this game's notation, legal or not, in any case:
   // how the engine protocol's referee tells an illegal move from garbage.
   virtual bool looks_like_move(std::string_view text) const = 0;
+  // The positions `oppidum bench rules` counts perft from, with their depths: a fixed signature
+  // of the rules (an empty position is the initial one).
+  struct PerftBenchmark {
+    std::string label;     // e.g. "mg start"
+    std::string position;  // notation of parse_state; empty: the initial position
+    int depth = 1;
+  };
+  virtual std::vector<PerftBenchmark> perft_benchmarks() const = 0;
   // The input planes and the action layout of encoding_version(), in words (as docs/FORMATS.md
   // says them): what an exported network carries (docs/EXPORT.md).
   virtual std::string planes_description() const = 0;

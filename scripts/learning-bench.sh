@@ -5,7 +5,8 @@
 #
 #   scripts/learning-bench.sh GAME BUDGET [--seed N] [--games N] [--threads N] [--set section.key=value ...]
 #
-# GAME: mg or dvonn (configs/GAME-small.yaml). BUDGET: minutes of wall time (e.g. 60), or a number
+# GAME: a game with a laptop config configs/GAME-small.yaml, whose comment line
+# "# learning-bench yardsticks: SPEC SPEC" names the players it is measured against. BUDGET: minutes of wall time (e.g. 60), or a number
 # of self-play positions with a `p` suffix (e.g. 450000p): wall time on a shared machine varies
 # (the same hour made 9.7k games once and 23.5k another time), a position budget does not.
 # --seed: the run seed (default 1); --games: games per yardstick (default 100, paired);
@@ -39,11 +40,17 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
-case "$game" in
-  mg) yardsticks=(alphabeta:depth=5 alphabeta:depth=7) ;;
-  dvonn) yardsticks=(alphabeta:depth=4 alphabeta:depth=6) ;;
-  *) echo "learning-bench: GAME must be mg or dvonn" >&2; exit 2 ;;
-esac
+config="configs/$game-small.yaml"
+if [ ! -f "$config" ]; then
+  echo "learning-bench: no $config; the laptop configs are:" $(ls configs/*-small.yaml) >&2
+  exit 2
+fi
+# The game's yardsticks are named in its laptop config: "# learning-bench yardsticks: SPEC SPEC".
+read -r -a yardsticks <<<"$(sed -n 's/^# learning-bench yardsticks: *//p' "$config")"
+if [ ${#yardsticks[@]} -eq 0 ]; then
+  echo "learning-bench: $config names no yardsticks ('# learning-bench yardsticks: SPEC ...')" >&2
+  exit 2
+fi
 if [[ "$budget" == *p ]]; then
   stop=(--set "run.stop_after_positions=${budget%p}" --set run.stop_after_minutes=0)
 else
@@ -58,7 +65,8 @@ label="-"
 # folder locked and stop).
 run="runs/bench-$game-$budget-seed$seed-$(date +%Y%m%d-%H%M%S)-$$"
 echo "learning-bench: training $game for $budget (seed $seed, overrides $label) in $run" >&2
-"$bin" train --config "configs/$game-small.yaml" --run "$run" --no-status \
+mkdir -p runs  # the log goes beside the run, before train makes the folder
+"$bin" train --config "$config" --run "$run" --no-status \
   --set "run.seed=$seed" "${stop[@]}" "${overrides[@]}" 2>"$run.log"
 grep -a "stopped:" "$run.log" | tail -1 >&2
 for y in "${yardsticks[@]}"; do

@@ -397,6 +397,7 @@ class NimGame final : public Game {
   int default_opening_plies() const override { return 0; }
   bool has_score() const override { return false; }
   bool looks_like_move(std::string_view) const override { return true; }
+  std::vector<PerftBenchmark> perft_benchmarks() const override { return {}; }
   std::string planes_description() const override { return "one plane: the stones left"; }
   std::string actions_description() const override { return "take 1, 2 or 3 stones"; }
   const BoardLayout& board_layout() const override {

@@ -44,6 +44,17 @@ bool DvonnGame::looks_like_move(std::string_view text) const {
 
 const BoardLayout& DvonnGame::board_layout() const { return dvonn::board_layout(); }
 
+// The start (placement) and a fixed position right after the 49 placements, from seeded random
+// placements (seed 7).
+std::vector<Game::PerftBenchmark> DvonnGame::perft_benchmarks() const {
+  return {{"dvonn start (placement)", "", 4},
+          {"dvonn after placement (seed 7)",
+           "B1,W1,B1,B1,W1,R1*,W1,W1,W1/W1,B1,B1,B1,W1,B1,B1,B1,W1,W1/"
+           "W1,B1,W1,B1,W1,W1,W1,B1,B1,B1,B1/W1,W1,B1,W1,W1,B1,R1*,W1,B1,W1/"
+           "W1,B1,B1,B1,B1,W1,R1*,B1,W1 W 49",
+           5}};
+}
+
 std::string DvonnGame::planes_description() const {
   return "20 planes of 5 rows x 11 columns on the grid cell = row * 11 + col (row 0..4 = board "
          "rows 1..5, col 0..10 = columns A..K; J1, K1, K2, A4, A5, B5 are off the board and 0 "

@@ -28,6 +28,7 @@ class DvonnGame final : public Game {
   int default_opening_plies() const override { return 6; }
   bool has_score() const override { return true; }
   bool looks_like_move(std::string_view text) const override;
+  std::vector<PerftBenchmark> perft_benchmarks() const override;
   std::string planes_description() const override;
   std::string actions_description() const override;
   const BoardLayout& board_layout() const override;

@@ -40,6 +40,9 @@ class MgGame final : public Game {
            (text[2] == '-' || text[2] == 'x' || text[2] == 'X') && file(text[3]) && rank(text[4]);
   }
   const BoardLayout& board_layout() const override { return mg::board_layout(); }
+  std::vector<PerftBenchmark> perft_benchmarks() const override {
+    return {{"mg start", "", 6}};
+  }
   std::string planes_description() const override {
     return "5 planes of 7 rows x 8 columns, plane-major, then rows, then columns a..h. Everything "
            "is in the frame of the side to move: for Light the board as it is (row 0 = board row "

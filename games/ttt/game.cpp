@@ -33,6 +33,9 @@ class TttGame final : public Game {
   int default_opening_plies() const override { return 1; }
   bool has_score() const override { return false; }
   const BoardLayout& board_layout() const override { return ttt::board_layout(); }
+  std::vector<PerftBenchmark> perft_benchmarks() const override {
+    return {{"ttt start", "", 9}};
+  }
   std::string planes_description() const override {
     return "3 planes of 3 rows x 3 columns, plane-major, then rows (row 0 = rank 1), then "
            "columns a..c. 'own' is the side to move. Planes: 0 own marks, 1 opponent marks, "
