@@ -21,6 +21,8 @@
 #include "app/game_dispatch.h"
 #include "games/game.h"
 #include "selfplay/game_record.h"
+#include "selfplay/replay_store.h"
+#include "trainer/run_folder.h"
 #include "web/server.h"
 
 namespace oppidum::app {
@@ -65,29 +67,35 @@ selfplay::GameRecord random_game(const Game& game, std::uint64_t seed, std::int6
 
 void synthesise(const BenchWebOptions& o, const fs::path& dir) {
   const Game& game = game_by_name(o.game);
-  fs::create_directories(dir / "games");
   const int steps = o.games / 10;  // about ten games per optimiser step, as in mg-small
   std::ofstream(dir / "config.yaml") << "run:\n  game: " << o.game
                                      << "\ntraining:\n  steps_per_generation: " << o.steps_per_gate
                                      << "\n";
-  std::ofstream metrics(dir / "metrics.csv");
-  metrics << "kind,seconds,step,generation,positions,games,policy_loss,value_loss,learning_rate,"
-             "gate_elo,promoted,best_elo,gate_games,anchor_score,anchor_elo,node,"
-             "games_per_second,nodes,stream_lag,stream_evicted\n";
-  std::ofstream arena(dir / "arena.csv");
-  arena << "generation,step,opponent_generation,games,wins,draws,losses,elo,elo_low,elo_high,llr,"
-           "verdict,promoted,seconds,rating,anchor,anchor_games,anchor_score,anchor_elo,"
-           "anchor_elo_low,anchor_elo_high\n";
-  for (int step = 1; step <= steps; ++step) {
-    metrics << "train," << step * 0.5 << "," << step << "," << step / o.steps_per_gate << ","
-            << step * 600 << "," << step * 10 << "," << 3.0 / (1 + step * 1e-3) << ","
-            << 1.0 / (1 + step * 1e-3) << ",0.02,,,,,,,,,,,\n";
-    if (step % o.steps_per_gate == 0) {
-      const int generation = step / o.steps_per_gate;
-      arena << generation << "," << step << "," << generation - 1 << ",40,22,0,18,35.0,-70.0,"
-            << "140.0,0.4,cap,1," << step * 0.5 << "," << generation * 35.0 << ",,,,,,\n";
+  {  // the tables through the run folder's own writer (trainer/run_folder.h)
+    trainer::RunFolder folder(dir);
+    folder.open_tables(false, "");
+    double rating = 0;
+    for (int step = 1; step <= steps; ++step) {
+      folder.append_train({step * 0.5, step, step / o.steps_per_gate, step * 600LL, step * 10LL,
+                           3.0 / (1 + step * 1e-3), 1.0 / (1 + step * 1e-3), 0.02});
+      if (step % o.steps_per_gate == 0) {
+        trainer::GateRow g;
+        g.generation = step / o.steps_per_gate;
+        g.step = step;
+        g.opponent_generation = g.generation - 1;
+        g.games = 40, g.wins = 22, g.draws = 0, g.losses = 18;
+        g.elo = 35.0, g.elo_low = -70.0, g.elo_high = 140.0, g.llr = 0.4;
+        g.verdict = "cap";
+        g.promoted = true;
+        g.seconds = step * 0.5;
+        g.rating = rating += 35.0;
+        folder.append_gate(g, step * 600LL, step * 10LL);
+      }
     }
   }
+  // The chunks through the replay store's own writer (chunk files and games/index.csv).
+  selfplay::FolderReplayStore store(trainer::RunPaths{dir}.games().string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
   std::vector<selfplay::GameRecord> chunk;
   int number = 0;
   const auto start = Clock::now();
@@ -96,9 +104,8 @@ void synthesise(const BenchWebOptions& o, const fs::path& dir) {
         static_cast<std::int64_t>(i) * steps / o.games / o.steps_per_gate * o.steps_per_gate;
     chunk.push_back(random_game(game, 7919u * static_cast<std::uint64_t>(i) + 1, step));
     if (static_cast<int>(chunk.size()) == o.games_per_chunk || i + 1 == o.games) {
-      char name[32];
-      std::snprintf(name, sizeof name, "chunk-%08d.bin", number++);
-      selfplay::write_game_file((dir / "games" / name).string(), chunk);
+      store.append(chunk);
+      ++number;
       chunk.clear();
     }
   }

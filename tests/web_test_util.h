@@ -16,7 +16,9 @@
 #include "model/checkpoint.h"
 #include "model/net_config.h"
 #include "selfplay/game_record.h"
+#include "selfplay/replay_store.h"
 #include "tests/record_test_util.h"
+#include "trainer/run_folder.h"
 
 namespace oppidum::test_util {
 
@@ -41,64 +43,61 @@ inline TinyRun make_tiny_run(const std::filesystem::path& dir, const std::string
                              int games) {
   namespace fs = std::filesystem;
   fs::remove_all(dir);
-  fs::create_directories(dir / "games");
-  fs::create_directories(dir / "checkpoints");
   TinyRun run;
   run.dir = dir;
-  std::ofstream(dir / "config.yaml") << "run:\n  game: " << game
-                                     << "\n  seed: 3\nnet:\n  blocks: 1\n  filters: 8\n"
-                                        "training:\n  steps_per_generation: 10\n";
-  std::ofstream metrics(dir / "metrics.csv");
-  metrics << "kind,seconds,step,generation,positions,games,policy_loss,value_loss,learning_rate,"
-             "gate_elo,promoted,best_elo,gate_games,anchor_score,anchor_elo,node,"
-             "games_per_second,nodes,stream_lag,stream_evicted\n";
-  std::ofstream arena(dir / "arena.csv");
-  arena << "generation,step,opponent_generation,games,wins,draws,losses,elo,elo_low,elo_high,llr,"
-           "verdict,promoted,seconds,rating,anchor,anchor_games,anchor_score,anchor_elo,"
-           "anchor_elo_low,anchor_elo_high\n";
-  double rating = 0;
-  int best = 0;
-  for (int step = 1; step <= 30; ++step) {
-    const double seconds = 25.0 * step, positions = 400.0 * step;
-    metrics << "train," << seconds << "," << step << "," << step / 10 << "," << positions << ","
-            << 5 * step << "," << 3.0 - step * 0.05 << "," << 1.0 - step * 0.01
-            << ",0.02,,,,,,,,,,,\n";
-    ++run.train_rows;
-    if (step % 10 == 0) {
-      const int generation = step / 10;
-      const bool promoted = generation != 2;
-      const double elo = promoted ? 60.0 : -20.0;
-      const int opponent = best;
-      if (promoted) rating += elo, best = generation;
-      metrics << "gate," << seconds << "," << step << "," << generation << "," << positions << ","
-              << 5 * step << ",,,," << elo << "," << promoted << "," << rating << ",8,,,,,,,\n";
-      arena << generation << "," << step << "," << opponent << ",8,"
-            << (promoted ? 6 : 2) << ",0," << (promoted ? 2 : 6) << "," << elo << ","
-            << elo - 100 << "," << elo + 100 << ",0.5,cap," << promoted << "," << seconds << ","
-            << rating << ",,,,,,\n";
-      ++run.gates;
+  const trainer::RunPaths paths{dir};
+  {  // the tables through the run folder's own writer (trainer/run_folder.h)
+    trainer::RunFolder folder(dir);
+    folder.open_tables(false, "");
+    double rating = 0;
+    int best = 0;
+    for (int step = 1; step <= 30; ++step) {
+      const double seconds = 25.0 * step;
+      const std::int64_t positions = 400 * step;
+      folder.append_train({seconds, step, step / 10, positions, 5LL * step, 3.0 - step * 0.05,
+                           1.0 - step * 0.01, 0.02});
+      ++run.train_rows;
+      if (step % 10 == 0) {
+        trainer::GateRow g;
+        g.generation = step / 10;
+        g.promoted = g.generation != 2;
+        g.elo = g.promoted ? 60.0 : -20.0;
+        g.step = step;
+        g.opponent_generation = best;
+        if (g.promoted) rating += g.elo, best = g.generation;
+        g.games = 8, g.wins = g.promoted ? 6 : 2, g.draws = 0, g.losses = g.promoted ? 2 : 6;
+        g.elo_low = g.elo - 100, g.elo_high = g.elo + 100, g.llr = 0.5;
+        g.verdict = "cap";
+        g.seconds = seconds;
+        g.rating = rating;
+        folder.append_gate(g, positions, 5LL * step);
+        ++run.gates;
+      }
     }
   }
+  std::ofstream(paths.config()) << "run:\n  game: " << game
+                                << "\n  seed: 3\nnet:\n  blocks: 1\n  filters: 8\n"
+                                   "training:\n  steps_per_generation: 10\n";
+  // The chunks through the replay store's own writer, four games each.
+  selfplay::FolderReplayStore store(paths.games().string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
   std::vector<selfplay::GameRecord> chunk;
-  int number = 0;
   for (int i = 0; i < games; ++i) {
     selfplay::GameRecord r = random_record(game, 1000 + static_cast<std::uint64_t>(i));
     r.network_step = 10 * (i % 3);
     chunk.push_back(r);
     run.records.push_back(r);
     if (chunk.size() == 4 || i + 1 == games) {
-      char name[32];
-      std::snprintf(name, sizeof name, "chunk-%08d.bin", number++);
-      selfplay::write_game_file((dir / "games" / name).string(), chunk);
+      store.append(chunk);
       chunk.clear();
     }
   }
   run.games = games;
   const Game& g = game_by_name(game);
   const model::NetConfig net = model::NetConfig::sized(1, 8);
-  for (const char* name : {"gen-0000", "gen-0001", "gen-0002", "gen-0003", "best"})
-    model::save_checkpoint(model::random_checkpoint(g, net, name[4] == '0' ? 7 : 8),
-                           (dir / "checkpoints" / (std::string(name) + ".ckpt")).string());
+  for (int generation = 0; generation <= 3; ++generation)
+    model::save_checkpoint(model::random_checkpoint(g, net, 7), paths.candidate(generation).string());
+  model::save_checkpoint(model::random_checkpoint(g, net, 8), paths.best().string());
   return run;
 }
 

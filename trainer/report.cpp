@@ -10,7 +10,6 @@
 
 #include "selfplay/replay_store.h"
 #include "trainer/run_folder.h"
-#include "util/csv_table.h"
 #include "util/file_io.h"
 
 namespace oppidum::trainer {
@@ -22,28 +21,6 @@ struct Series {
   std::string color;
   std::vector<std::pair<double, double>> points;
 };
-
-// A CSV file of the run as rows of named fields (read-only; damaged rows counted in bad_rows).
-// Throws util::FileError, as `train` would, when its header is not `expected` (or an older one).
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path, int* bad_rows,
-                                                         const util::CsvTable::Row& expected) {
-  util::CsvTable::Row header;
-  std::vector<std::map<std::string, std::string>> rows;
-  for (const auto& fields : util::CsvTable::read(path.string(), &header, bad_rows, &expected)) {
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-bool number(const std::map<std::string, std::string>& row, const std::string& key, double& out) {
-  const auto it = row.find(key);
-  if (it == row.end() || it->second.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(it->second.c_str(), &end);
-  return end && *end == '\0' && std::isfinite(out);
-}
 
 std::string fmt(double v) {
   char buf[32];
@@ -125,33 +102,34 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   if (!fs::exists(paths.config()))
     throw std::runtime_error(run_dir + ": not a run folder (no config.yaml)");
   int bad_rows = 0;
-  const auto metrics = read_csv(paths.metrics(), &bad_rows, metrics_header());
-  const auto gates = read_csv(paths.arena(), &bad_rows, arena_header());
+  const std::vector<MetricsRow> metrics = read_metrics(paths.metrics(), &bad_rows, true);
+  const std::vector<GateRow> gates = read_gates(paths.arena(), &bad_rows, true);
 
   Series policy{"policy loss", "#1f77b4", {}}, value{"value loss", "#d62728", {}};
   Series best{"best network (chained gate Elo, biased upwards)", "#2ca02c", {}},
       gate{"gate Elo of each candidate", "#ff7f0e", {}},
       anchor{"new best against the fixed anchor (Elo)", "#17becf", {}};
   Series speed{"self-play positions per second", "#9467bd", {}};
+  const auto known = [](double v) { return std::isfinite(v); };
   double last_t = -1, last_positions = 0;
-  for (const auto& row : metrics) {
-    double step, t, v, positions;
-    const bool is_train = row.count("kind") && row.at("kind") == "train";
-    if (is_train && number(row, "step", step)) {
-      if (number(row, "policy_loss", v)) policy.points.emplace_back(step, v);
-      if (number(row, "value_loss", v)) value.points.emplace_back(step, v);
+  for (const MetricsRow& row : metrics) {
+    const bool is_train = row.kind == "train";
+    if (is_train && known(row.step)) {
+      if (known(row.policy_loss)) policy.points.emplace_back(row.step, row.policy_loss);
+      if (known(row.value_loss)) value.points.emplace_back(row.step, row.value_loss);
     }
-    if (!is_train && number(row, "seconds", t)) {
-      if (number(row, "best_elo", v)) best.points.emplace_back(t / 60, v);
-      if (number(row, "gate_elo", v)) gate.points.emplace_back(t / 60, v);
-      if (number(row, "anchor_elo", v)) anchor.points.emplace_back(t / 60, v);
+    const double t = row.seconds;
+    if (!is_train && known(t)) {
+      if (known(row.best_elo)) best.points.emplace_back(t / 60, row.best_elo);
+      if (known(row.gate_elo)) gate.points.emplace_back(t / 60, row.gate_elo);
+      if (known(row.anchor_elo)) anchor.points.emplace_back(t / 60, row.anchor_elo);
     }
-    if (number(row, "seconds", t) && number(row, "positions", positions)) {
+    if (known(t) && known(row.positions)) {
       if (last_t >= 0 && t - last_t >= 20) {
-        speed.points.emplace_back(t / 60, (positions - last_positions) / (t - last_t));
-        last_t = t, last_positions = positions;
+        speed.points.emplace_back(t / 60, (row.positions - last_positions) / (t - last_t));
+        last_t = t, last_positions = row.positions;
       } else if (last_t < 0 || t < last_t) {
-        last_t = t, last_positions = positions;  // a new session restarts the clock
+        last_t = t, last_positions = row.positions;  // a new session restarts the clock
       }
     }
   }

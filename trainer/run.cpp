@@ -650,11 +650,11 @@ class Session {
         ++active;
         cluster_line_ += (cluster_line_.empty() ? "" : ", ") + node + " " +
                          fixed(seen.games_per_second, 1) + "/s";
-        if (record) folder_->append_node(elapsed(), node, seen.games, seen.games_per_second);
+        if (record) folder_->append_node({elapsed(), node, seen.games, seen.games_per_second});
       }
       if (record)
-        folder_->append_stream(elapsed(), window_->total_positions(), intake_->games(), active,
-                               intake_->stream_lag(), intake_->stream_evicted());
+        folder_->append_stream({elapsed(), window_->total_positions(), intake_->games(), active,
+                                intake_->stream_lag(), intake_->stream_evicted()});
       cluster_line_ = "nodes " + std::to_string(active) +
                       (cluster_line_.empty() ? "" : " (" + cluster_line_ + ")") + " lag " +
                       std::to_string(intake_->stream_lag()) + " evicted " +

@@ -43,29 +43,42 @@ double number(const std::string& text) {
   return end != nullptr && *end == '\0' ? v : std::nan("");
 }
 
-// A whole number field of `table`'s row; throws RunFolderError naming the file and row.
-std::int64_t whole(const util::CsvTable& table, const util::CsvTable::Row& row,
+// A table's columns by name, for reading its rows: the owner's table, or a file's own header.
+struct TableView {
+  const util::CsvTable::Row& header;
+  const std::string& path;
+  // The row's field of `column`; empty when the table has no such column.
+  const std::string& at(const util::CsvTable::Row& row, const std::string& column) const {
+    static const std::string none;
+    for (std::size_t i = 0; i < header.size() && i < row.size(); ++i)
+      if (header[i] == column) return row[i];
+    return none;
+  }
+};
+
+// A whole number field of a row; throws RunFolderError naming the file and row.
+std::int64_t whole(const TableView& table, const util::CsvTable::Row& row,
                    const std::string& column, std::size_t index) {
-  const std::string& text = row[table.column(column)];
+  const std::string& text = table.at(row, column);
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || end == nullptr || *end != '\0')
-    throw RunFolderError(table.path() + ": row " + std::to_string(index + 2) + ": " + column +
+    throw RunFolderError(table.path + ": row " + std::to_string(index + 2) + ": " + column +
                          " is not a whole number (\"" + text.substr(0, 40) + "\")");
   return v;
 }
 
 // The same for a count that a row rebuilt by --recover may not know: empty is -1.
-std::int64_t count(const util::CsvTable& table, const util::CsvTable::Row& row,
+std::int64_t count(const TableView& table, const util::CsvTable::Row& row,
                    const std::string& column, std::size_t index) {
-  return row[table.column(column)].empty() ? -1 : whole(table, row, column, index);
+  return table.at(row, column).empty() ? -1 : whole(table, row, column, index);
 }
 
 // A number for a table: empty when it is not known (NaN).
 std::string field(double v, int digits) { return std::isnan(v) ? "" : fixed(v, digits); }
 std::string field(std::int64_t v) { return v < 0 ? "" : std::to_string(v); }
 
-GateRow gate_from_row(const util::CsvTable& t, const util::CsvTable::Row& r, std::size_t index,
+GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::size_t index,
                       double previous_rating) {
   GateRow g;
   g.generation = static_cast<int>(whole(t, r, "generation", index));
@@ -75,24 +88,24 @@ GateRow gate_from_row(const util::CsvTable& t, const util::CsvTable::Row& r, std
   g.wins = static_cast<int>(count(t, r, "wins", index));
   g.draws = static_cast<int>(count(t, r, "draws", index));
   g.losses = static_cast<int>(count(t, r, "losses", index));
-  g.elo = number(r[t.column("elo")]);
-  g.elo_low = number(r[t.column("elo_low")]);
-  g.elo_high = number(r[t.column("elo_high")]);
-  g.llr = number(r[t.column("llr")]);
-  g.verdict = r[t.column("verdict")];
+  g.elo = number(t.at(r, "elo"));
+  g.elo_low = number(t.at(r, "elo_low"));
+  g.elo_high = number(t.at(r, "elo_high"));
+  g.llr = number(t.at(r, "llr"));
+  g.verdict = t.at(r, "verdict");
   g.promoted = whole(t, r, "promoted", index) != 0;
-  g.seconds = number(r[t.column("seconds")]);
+  g.seconds = number(t.at(r, "seconds"));
   // Rows of runs from before the rating column chain the estimates as they were then.
-  const double rating = number(r[t.column("rating")]);
+  const double rating = number(t.at(r, "rating"));
   g.rating = std::isfinite(rating) ? rating
              : previous_rating + (g.promoted && std::isfinite(g.elo) ? g.elo : 0.0);
-  g.anchor = r[t.column("anchor")];
+  g.anchor = t.at(r, "anchor");
   if (!g.anchor.empty()) {
     g.anchor_games = static_cast<int>(count(t, r, "anchor_games", index));
-    g.anchor_score = number(r[t.column("anchor_score")]);
-    g.anchor_elo = number(r[t.column("anchor_elo")]);
-    g.anchor_elo_low = number(r[t.column("anchor_elo_low")]);
-    g.anchor_elo_high = number(r[t.column("anchor_elo_high")]);
+    g.anchor_score = number(t.at(r, "anchor_score"));
+    g.anchor_elo = number(t.at(r, "anchor_elo"));
+    g.anchor_elo_low = number(t.at(r, "anchor_elo_low"));
+    g.anchor_elo_high = number(t.at(r, "anchor_elo_high"));
   }
   return g;
 }
@@ -111,7 +124,7 @@ util::CsvTable::Row gate_metrics_row(const GateRow& g, const std::string& positi
 }
 
 // The arena.csv row of a gate.
-util::CsvTable::Row arena_row(const GateRow& g) {
+util::CsvTable::Row gate_arena_row(const GateRow& g) {
   const bool anchored = !g.anchor.empty();
   return {std::to_string(g.generation), std::to_string(g.step),
           std::to_string(g.opponent_generation), field(std::int64_t{g.games}),
@@ -203,10 +216,140 @@ std::string created(const fs::path& dir) {
 const util::CsvTable::Row& arena_header() { return kArenaHeader; }
 const util::CsvTable::Row& metrics_header() { return kMetricsHeader; }
 
+util::CsvTable::Row metrics_row(const TrainRow& r) {
+  util::CsvTable::Row row = {"train", fixed(r.seconds, 1), std::to_string(r.step),
+                             std::to_string(r.generation), std::to_string(r.positions),
+                             std::to_string(r.games), fixed(r.policy_loss, 5),
+                             fixed(r.value_loss, 5), fixed(r.learning_rate, 6)};
+  row.resize(kMetricsHeader.size());
+  return row;
+}
+
+namespace {
+
+// A metrics row of `kind` with `fields` (column name, text) set and every other column empty.
+util::CsvTable::Row sparse_metrics_row(
+    const char* kind, std::initializer_list<std::pair<const char*, std::string>> fields) {
+  util::CsvTable::Row row(kMetricsHeader.size());
+  row[0] = kind;
+  for (const auto& [column, text] : fields) row[util::CsvTable::column_of(kMetricsHeader, column)] = text;
+  return row;
+}
+
+}  // namespace
+
+util::CsvTable::Row metrics_row(const SelfplayRow& r) {
+  util::CsvTable::Row row = sparse_metrics_row(
+      "selfplay", {{"seconds", fixed(r.seconds, 1)},
+                   {"generation", std::to_string(r.generation)},
+                   {"positions", std::to_string(r.positions)},
+                   {"games", std::to_string(r.games)},
+                   {"selfplay_positions_per_second", fixed(r.positions_per_second, 2)},
+                   {"evals_per_position", fixed(r.evals_per_position, 2)},
+                   {"forward_busy", fixed(r.forward_busy, 4)},
+                   {"forward_rate", fixed(r.forward_rate, 1)},
+                   {"mean_batch", fixed(r.mean_batch, 2)},
+                   {"selfplay_bound", fixed(r.bound, 2)}});
+  if (r.resign_checks >= 0) {
+    row[util::CsvTable::column_of(kMetricsHeader, "resigned")] = std::to_string(r.resigned);
+    row[util::CsvTable::column_of(kMetricsHeader, "resign_checks")] =
+        std::to_string(r.resign_checks);
+    row[util::CsvTable::column_of(kMetricsHeader, "resign_false_rate")] =
+        fixed(r.resign_false_rate, 4);
+  }
+  return row;
+}
+
+util::CsvTable::Row metrics_row(const NodeRow& r) {
+  return sparse_metrics_row("node", {{"seconds", fixed(r.seconds, 1)},
+                                     {"games", std::to_string(r.games)},
+                                     {"node", r.node},
+                                     {"games_per_second", fixed(r.games_per_second, 2)}});
+}
+
+util::CsvTable::Row metrics_row(const StreamRow& r) {
+  return sparse_metrics_row("stream", {{"seconds", fixed(r.seconds, 1)},
+                                       {"positions", std::to_string(r.positions)},
+                                       {"games", std::to_string(r.games)},
+                                       {"nodes", std::to_string(r.nodes)},
+                                       {"stream_lag", std::to_string(r.lag)},
+                                       {"stream_evicted", std::to_string(r.evicted)}});
+}
+
+util::CsvTable::Row metrics_row(const GateRow& row, std::int64_t positions, std::int64_t games) {
+  return gate_metrics_row(row, field(positions), field(games));
+}
+
+util::CsvTable::Row arena_row(const GateRow& row) { return gate_arena_row(row); }
+
+std::vector<MetricsRow> read_metrics(const fs::path& path, int* skipped, bool check_header) {
+  util::CsvTable::Row header;
+  const std::vector<util::CsvTable::Row> rows = util::CsvTable::read(
+      path.string(), &header, skipped, check_header ? &kMetricsHeader : nullptr);
+  std::vector<int> at(kMetricsHeader.size(), -1);  // our column -> the file's
+  for (std::size_t c = 0; c < kMetricsHeader.size(); ++c)
+    for (std::size_t f = 0; f < header.size(); ++f)
+      if (header[f] == kMetricsHeader[c]) at[c] = static_cast<int>(f);
+  std::vector<MetricsRow> out;
+  out.reserve(rows.size());
+  for (const util::CsvTable::Row& row : rows) {
+    const auto text = [&](const char* column) -> std::string {
+      const int f = at[util::CsvTable::column_of(kMetricsHeader, column)];
+      return f >= 0 && static_cast<std::size_t>(f) < row.size() ? row[static_cast<std::size_t>(f)]
+                                                               : std::string();
+    };
+    const auto value = [&](const char* column) { return number(text(column)); };
+    MetricsRow m;
+    m.kind = text("kind");
+    m.node = text("node");
+#define OPPIDUM_READ_METRIC(name) m.name = value(#name);
+    OPPIDUM_READ_METRIC(seconds) OPPIDUM_READ_METRIC(step) OPPIDUM_READ_METRIC(generation)
+    OPPIDUM_READ_METRIC(positions) OPPIDUM_READ_METRIC(games) OPPIDUM_READ_METRIC(policy_loss)
+    OPPIDUM_READ_METRIC(value_loss) OPPIDUM_READ_METRIC(learning_rate)
+    OPPIDUM_READ_METRIC(gate_elo) OPPIDUM_READ_METRIC(promoted) OPPIDUM_READ_METRIC(best_elo)
+    OPPIDUM_READ_METRIC(gate_games) OPPIDUM_READ_METRIC(anchor_score)
+    OPPIDUM_READ_METRIC(anchor_elo) OPPIDUM_READ_METRIC(games_per_second)
+    OPPIDUM_READ_METRIC(nodes) OPPIDUM_READ_METRIC(stream_lag)
+    OPPIDUM_READ_METRIC(stream_evicted) OPPIDUM_READ_METRIC(selfplay_positions_per_second)
+    OPPIDUM_READ_METRIC(evals_per_position) OPPIDUM_READ_METRIC(forward_busy)
+    OPPIDUM_READ_METRIC(forward_rate) OPPIDUM_READ_METRIC(mean_batch)
+    OPPIDUM_READ_METRIC(selfplay_bound) OPPIDUM_READ_METRIC(resigned)
+    OPPIDUM_READ_METRIC(resign_checks) OPPIDUM_READ_METRIC(resign_false_rate)
+#undef OPPIDUM_READ_METRIC
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<GateRow> read_gates(const fs::path& path, int* skipped, bool check_header) {
+  util::CsvTable::Row header;
+  const std::vector<util::CsvTable::Row> rows = util::CsvTable::read(
+      path.string(), &header, skipped, check_header ? &kArenaHeader : nullptr);
+  const std::string name = path.string();
+  const TableView view{header, name};
+  std::vector<GateRow> gates;
+  double rating = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    try {
+      gates.push_back(gate_from_row(view, rows[i], i, rating));
+      rating = gates.back().rating;
+    } catch (const std::exception&) {
+      if (skipped) ++*skipped;
+    }
+  }
+  return gates;
+}
+
 fs::path RunPaths::candidate(int generation) const {
   char name[32];
   std::snprintf(name, sizeof name, "gen-%04d.ckpt", generation);
   return checkpoints() / name;
+}
+
+bool RunPaths::is_checkpoint_name(const std::string& stem) {
+  if (stem == "best") return true;
+  if (stem.size() < 8 || stem.size() > 12 || stem.compare(0, 4, "gen-") != 0) return false;
+  return stem.find_first_not_of("0123456789", 4) == std::string::npos;
 }
 
 std::vector<std::string> progress_files(const RunPaths& paths) {
@@ -285,7 +428,7 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
                       "newer best.ckpt is recorded as promoted)");
   } else if (lost && arena_missing) {
     const std::vector<GateRow> rebuilt = gates_from_metrics(*metrics_, anchor);
-    for (const GateRow& g : rebuilt) arena_->append(arena_row(g));
+    for (const GateRow& g : rebuilt) arena_->append(gate_arena_row(g));
     repairs.push_back(arena_->path() + ": was missing; rebuilt " + std::to_string(rebuilt.size()) +
                       " gate row(s) from metrics.csv (which does not keep the wins, draws, "
                       "losses and intervals)");
@@ -305,7 +448,7 @@ void RunFolder::read_gates() {
   gates_.clear();
   double rating = 0;
   for (std::size_t i = 0; i < arena_->rows().size(); ++i) {
-    gates_.push_back(gate_from_row(*arena_, arena_->rows()[i], i, rating));
+    gates_.push_back(gate_from_row({arena_->header(), arena_->path()}, arena_->rows()[i], i, rating));
     rating = gates_.back().rating;
     if (i > 0 && gates_[i].generation <= gates_[i - 1].generation)
       throw RunFolderError(arena_->path() + ": row " + std::to_string(i + 2) + " gates generation " +
@@ -377,62 +520,16 @@ std::optional<GateRow> RunFolder::last_promoted() const {
   return std::nullopt;
 }
 
-void RunFolder::append_train(const TrainRow& r) {
-  util::CsvTable::Row row = {"train", fixed(r.seconds, 1), std::to_string(r.step),
-                             std::to_string(r.generation), std::to_string(r.positions),
-                             std::to_string(r.games), fixed(r.policy_loss, 5),
-                             fixed(r.value_loss, 5), fixed(r.learning_rate, 6)};
-  row.resize(metrics_->header().size());
-  metrics_->append(row);
-}
+void RunFolder::append_train(const TrainRow& r) { metrics_->append(metrics_row(r)); }
 
-void RunFolder::append_selfplay(const SelfplayRow& r) {
-  util::CsvTable::Row row(metrics_->header().size());
-  row[0] = "selfplay";
-  row[metrics_->column("seconds")] = fixed(r.seconds, 1);
-  row[metrics_->column("generation")] = std::to_string(r.generation);
-  row[metrics_->column("positions")] = std::to_string(r.positions);
-  row[metrics_->column("games")] = std::to_string(r.games);
-  row[metrics_->column("selfplay_positions_per_second")] = fixed(r.positions_per_second, 2);
-  row[metrics_->column("evals_per_position")] = fixed(r.evals_per_position, 2);
-  row[metrics_->column("forward_busy")] = fixed(r.forward_busy, 4);
-  row[metrics_->column("forward_rate")] = fixed(r.forward_rate, 1);
-  row[metrics_->column("mean_batch")] = fixed(r.mean_batch, 2);
-  row[metrics_->column("selfplay_bound")] = fixed(r.bound, 2);
-  if (r.resign_checks >= 0) {
-    row[metrics_->column("resigned")] = std::to_string(r.resigned);
-    row[metrics_->column("resign_checks")] = std::to_string(r.resign_checks);
-    row[metrics_->column("resign_false_rate")] = fixed(r.resign_false_rate, 4);
-  }
-  metrics_->append(row);
-}
+void RunFolder::append_selfplay(const SelfplayRow& r) { metrics_->append(metrics_row(r)); }
 
-void RunFolder::append_node(double seconds, const std::string& node, std::int64_t games,
-                            double games_per_second) {
-  util::CsvTable::Row row(metrics_->header().size());
-  row[0] = "node";
-  row[metrics_->column("seconds")] = fixed(seconds, 1);
-  row[metrics_->column("games")] = std::to_string(games);
-  row[metrics_->column("node")] = node;
-  row[metrics_->column("games_per_second")] = fixed(games_per_second, 2);
-  metrics_->append(row);
-}
+void RunFolder::append_node(const NodeRow& r) { metrics_->append(metrics_row(r)); }
 
-void RunFolder::append_stream(double seconds, std::int64_t positions, std::int64_t games,
-                              int nodes, std::int64_t lag, std::int64_t evicted) {
-  util::CsvTable::Row row(metrics_->header().size());
-  row[0] = "stream";
-  row[metrics_->column("seconds")] = fixed(seconds, 1);
-  row[metrics_->column("positions")] = std::to_string(positions);
-  row[metrics_->column("games")] = std::to_string(games);
-  row[metrics_->column("nodes")] = std::to_string(nodes);
-  row[metrics_->column("stream_lag")] = std::to_string(lag);
-  row[metrics_->column("stream_evicted")] = std::to_string(evicted);
-  metrics_->append(row);
-}
+void RunFolder::append_stream(const StreamRow& r) { metrics_->append(metrics_row(r)); }
 
 void RunFolder::append_gate(const GateRow& g, std::int64_t positions, std::int64_t games) {
-  metrics_->append(gate_metrics_row(g, field(positions), field(games)));
+  metrics_->append(metrics_row(g, positions, games));
   arena_->append(arena_row(g));
   gates_.push_back(g);
 }

@@ -72,6 +72,10 @@ struct RunPaths {
   std::filesystem::path arena() const { return dir / "arena.csv"; }
   std::filesystem::path metrics() const { return dir / "metrics.csv"; }
   std::filesystem::path log() const { return dir / "log.txt"; }
+  std::filesystem::path lock() const { return dir / "lock"; }  // util::FolderLock's default name
+  // A checkpoint's name in the folder ("best", "gen-0003") and back: the stem of its file in
+  // checkpoints/, or nothing for a name that is neither.
+  static bool is_checkpoint_name(const std::string& stem);
 };
 
 // What state.yaml keeps.
@@ -132,10 +136,57 @@ struct SelfplayRow {
   double resign_false_rate = 0;           // wrong share of the last 100 checks
 };
 
-// The columns of arena.csv and metrics.csv as this program writes them; read-only users (report)
-// hold a table to them as the owner does (util::CsvTable::read).
+// A self-play node's games so far and rate: a "node" row of metrics.csv (a run with a Redis
+// store).
+struct NodeRow {
+  double seconds = 0;
+  std::string node;
+  std::int64_t games = 0;
+  double games_per_second = 0;
+};
+
+// The stream's state: a "stream" row of metrics.csv (the trainer's lag in entries, entries evicted
+// unread).
+struct StreamRow {
+  double seconds = 0;
+  std::int64_t positions = 0, games = 0;
+  int nodes = 0;
+  std::int64_t lag = 0, evicted = 0;
+};
+
+// The run's tables, one schema for every writer and reader (the trainer, report, serve, the
+// benches and the tests): the columns of arena.csv and metrics.csv, each kind of row as written,
+// and the rows as read back.
 const util::CsvTable::Row& arena_header();
 const util::CsvTable::Row& metrics_header();
+util::CsvTable::Row metrics_row(const TrainRow& row);
+util::CsvTable::Row metrics_row(const SelfplayRow& row);
+util::CsvTable::Row metrics_row(const NodeRow& row);
+util::CsvTable::Row metrics_row(const StreamRow& row);
+// A gate's metrics row; `positions` and `games` (the replay's) are -1 when not known.
+util::CsvTable::Row metrics_row(const GateRow& row, std::int64_t positions, std::int64_t games);
+util::CsvTable::Row arena_row(const GateRow& row);
+
+// A row of metrics.csv as read back: its kind ("train", "gate", "selfplay", "node", "stream") and
+// every column, by name, NaN where the row leaves it empty, it is not a number, or the file (of an
+// older version) has no such column.
+struct MetricsRow {
+  std::string kind, node;
+  double seconds, step, generation, positions, games, policy_loss, value_loss, learning_rate,
+      gate_elo, promoted, best_elo, gate_games, anchor_score, anchor_elo, games_per_second, nodes,
+      stream_lag, stream_evicted, selfplay_positions_per_second, evals_per_position,
+      forward_busy, forward_rate, mean_batch, selfplay_bound, resigned, resign_checks,
+      resign_false_rate;
+};
+
+// The rows of a run's metrics.csv or arena.csv, read without taking the folder (readers never
+// write): damaged lines and, in arena.csv, rows whose numbers do not parse are left out and
+// counted in `skipped`. Throw util::FileError when the file cannot be read, or, with
+// `check_header`, when its header is not one `train` accepts (util::CsvTable::read).
+std::vector<MetricsRow> read_metrics(const std::filesystem::path& path, int* skipped,
+                                     bool check_header = false);
+std::vector<GateRow> read_gates(const std::filesystem::path& path, int* skipped,
+                                bool check_header = false);
 
 // The names of a run's files that hold training progress (trainer state, candidates after
 // gen-0000, gates, games); empty for a folder that holds no run or only a run being created.
@@ -175,10 +226,8 @@ class RunFolder {
   void append_selfplay(const SelfplayRow& row);  // flushed; a record of what was seen, not keyed
   // A run with a Redis store: a self-play node's games so far and rate ("node" rows), and the
   // stream's state ("stream" rows: the trainer's lag in entries, entries evicted unread).
-  void append_node(double seconds, const std::string& node, std::int64_t games,
-                   double games_per_second);
-  void append_stream(double seconds, std::int64_t positions, std::int64_t games, int nodes,
-                     std::int64_t lag, std::int64_t evicted);
+  void append_node(const NodeRow& row);
+  void append_stream(const StreamRow& row);
   // The metrics row of a gate, then the arena row (fsynced: the commit). `positions` and `games`
   // (the replay's, for the metrics row) are -1 when not known.
   void append_gate(const GateRow& row, std::int64_t positions, std::int64_t games);

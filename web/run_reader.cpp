@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 #include <system_error>
 
 #include <yaml-cpp/yaml.h>
@@ -14,6 +13,7 @@
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
 #include "trainer/config.h"
+#include "trainer/run_folder.h"
 #include "util/csv_table.h"
 #include "util/file_io.h"
 #include "web/board_json.h"
@@ -21,6 +21,7 @@
 namespace oppidum::web {
 namespace fs = std::filesystem;
 using nlohmann::json;
+using trainer::RunPaths;
 namespace {
 
 constexpr std::size_t kMaxCurvePoints = 400;
@@ -40,44 +41,54 @@ std::uintmax_t size_of(const fs::path& path) {
   return ec ? 0 : s;
 }
 
-// A finite number from a CSV field, or nothing.
-std::optional<double> number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == nullptr || *end != '\0' || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-// A table of the run as named rows; damaged rows are counted in `skipped`.
+// The run's tables through the run folder's schema (trainer/run_folder.h); a table that cannot be
+// read gives no rows and its error.
+template <class Row>
 struct Table {
-  util::CsvTable::Row header;
-  std::vector<util::CsvTable::Row> rows;
+  std::vector<Row> rows;
   int skipped = 0;
   std::string error;
 
-  explicit Table(const fs::path& path) {
+  template <class Read>
+  Table(const fs::path& path, Read read) {
     try {
-      rows = util::CsvTable::read(path.string(), &header, &skipped);
+      rows = read(path, &skipped, false);
     } catch (const std::exception& e) {
       error = e.what();
     }
   }
-  // The column's index, or -1 (an older file without it).
-  int column(const std::string& name) const {
-    for (std::size_t i = 0; i < header.size(); ++i)
-      if (header[i] == name) return static_cast<int>(i);
-    return -1;
-  }
-  std::optional<double> value(const util::CsvTable::Row& row, int col) const {
-    if (col < 0 || static_cast<std::size_t>(col) >= row.size()) return std::nullopt;
-    return number(row[static_cast<std::size_t>(col)]);
-  }
-  std::string text(const util::CsvTable::Row& row, int col) const {
-    if (col < 0 || static_cast<std::size_t>(col) >= row.size()) return "";
-    return row[static_cast<std::size_t>(col)];
-  }
 };
+
+// A number of a row, or null when the row does not know it (NaN, or a count of -1).
+json known(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json known_count(std::int64_t v) { return v >= 0 ? json(v) : json(nullptr); }
+
+json gate_json(const trainer::GateRow& g) {
+  json out = {{"generation", g.generation},
+              {"step", g.step},
+              {"opponent_generation", g.opponent_generation},
+              {"games", known_count(g.games)},
+              {"wins", known_count(g.wins)},
+              {"draws", known_count(g.draws)},
+              {"losses", known_count(g.losses)},
+              {"elo", known(g.elo)},
+              {"elo_low", known(g.elo_low)},
+              {"elo_high", known(g.elo_high)},
+              {"llr", known(g.llr)},
+              {"verdict", g.verdict},
+              {"promoted", g.promoted ? 1 : 0},
+              {"seconds", known(g.seconds)},
+              {"rating", known(g.rating)},
+              {"anchor", g.anchor}};
+  if (!g.anchor.empty()) {
+    out["anchor_games"] = known_count(g.anchor_games);
+    out["anchor_score"] = known(g.anchor_score);
+    out["anchor_elo"] = known(g.anchor_elo);
+    out["anchor_elo_low"] = known(g.anchor_elo_low);
+    out["anchor_elo_high"] = known(g.anchor_elo_high);
+  }
+  return out;
+}
 
 // Means over consecutive groups of points so that a curve of many thousand steps stays small.
 json downsample(const std::vector<std::array<double, 3>>& points) {
@@ -120,14 +131,14 @@ RunReader::RunReader(std::string name, fs::path dir) : name_(std::move(name)), d
   // A run folder holds config.yaml, or, while `train` creates it, at least its lock file
   // (config.yaml is written last).
   std::error_code ec;
-  if (!fs::exists(dir_ / "config.yaml", ec) && !fs::exists(dir_ / "lock", ec))
+  if (!fs::exists(RunPaths{dir_}.config(), ec) && !fs::exists(RunPaths{dir_}.lock(), ec))
     throw std::runtime_error(dir_.string() + " is not a run folder: it has no config.yaml (nor "
                              "the lock file of a run being created); give a folder that "
                              "`oppidum train` made, runs/<name>");
 }
 
 RunReader::ConfigInfo RunReader::config_locked() {
-  const fs::path path = dir_ / "config.yaml";
+  const fs::path path = RunPaths{dir_}.config();
   const std::int64_t mtime = mtime_of(path);
   if (mtime == config_mtime_ && mtime != -1) return config_;
   ConfigInfo info;
@@ -180,7 +191,7 @@ int RunReader::generation_of(std::int64_t network_step, int steps_per_generation
 }
 
 void RunReader::refresh_index_locked() {
-  const fs::path folder = dir_ / "games";
+  const fs::path folder = RunPaths{dir_}.games();
   if (!fs::is_directory(folder)) {
     chunks_.clear();
     return;
@@ -258,31 +269,29 @@ json RunReader::summary() {
                    {"damaged", problems}};
 
   // metrics.csv: losses by step, speed and progress.
-  const Table metrics(dir_ / "metrics.csv");
-  const int kind = metrics.column("kind"), seconds = metrics.column("seconds"),
-            step = metrics.column("step"), generation = metrics.column("generation"),
-            pos = metrics.column("positions"), gam = metrics.column("games"),
-            policy = metrics.column("policy_loss"), value = metrics.column("value_loss"),
-            rate = metrics.column("learning_rate");
+  const RunPaths paths{dir_};
+  const Table<trainer::MetricsRow> metrics(paths.metrics(), trainer::read_metrics);
+  const auto value = [](double v) -> std::optional<double> {
+    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+  };
   std::vector<std::array<double, 3>> losses;  // step, policy, value
   json speed = json::array();                 // [minutes, positions per second]
   json last = json::object();
   std::optional<double> last_t, last_positions;
-  for (const auto& row : metrics.rows) {
-    const std::string k = metrics.text(row, kind);
-    const auto t = metrics.value(row, seconds), p = metrics.value(row, pos);
+  for (const trainer::MetricsRow& row : metrics.rows) {
+    const std::string& k = row.kind;
+    const auto t = value(row.seconds), p = value(row.positions);
     if (k == "train") {
-      const auto s = metrics.value(row, step), pl = metrics.value(row, policy),
-                 vl = metrics.value(row, value);
+      const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
       if (s && pl && vl) losses.push_back({*s, *pl, *vl});
       last["step"] = or_null(s);
-      last["learning_rate"] = or_null(metrics.value(row, rate));
-      last["generation"] = or_null(metrics.value(row, generation));
+      last["learning_rate"] = or_null(value(row.learning_rate));
+      last["generation"] = or_null(value(row.generation));
     }
     if ((k == "train" || k == "gate" || k == "stream") && t && p) {
       last["seconds"] = *t;
       last["positions"] = *p;
-      last["games"] = or_null(metrics.value(row, gam));
+      last["games"] = or_null(value(row.games));
       if (last_t && *t >= *last_t + 20) {
         speed.push_back({*t / 60, (*p - *last_positions) / (*t - *last_t)});
         last_t = t, last_positions = p;
@@ -297,32 +306,27 @@ json RunReader::summary() {
   out["metrics_rows"] = metrics.rows.size();
 
   // arena.csv: one row per gate.
-  const Table arena(dir_ / "arena.csv");
+  const Table<trainer::GateRow> arena(paths.arena(), trainer::read_gates);
   json gates = json::array();
   int best = 0, last_generation = 0;
-  for (const auto& row : arena.rows) {
-    json g;
-    for (std::size_t i = 0; i < arena.header.size() && i < row.size(); ++i) {
-      const auto v = number(row[i]);
-      g[arena.header[i]] = v ? json(*v) : json(row[i]);
-    }
-    const auto gen = arena.value(row, arena.column("generation"));
-    const auto promoted = arena.value(row, arena.column("promoted"));
-    if (gen) last_generation = std::max(last_generation, static_cast<int>(*gen));
-    if (gen && promoted && *promoted != 0) best = static_cast<int>(*gen);
-    gates.push_back(std::move(g));
+  for (const trainer::GateRow& g : arena.rows) {
+    last_generation = std::max(last_generation, g.generation);
+    if (g.promoted) best = g.generation;
+    gates.push_back(gate_json(g));
   }
   out["gates"] = gates;
   out["generation"] = last_generation;
   out["best"] = best;
   out["skipped_rows"] = metrics.skipped + arena.skipped;
-  std::string table_errors = metrics.error + (metrics.error.empty() || arena.error.empty() ? "" : "; ") + arena.error;
+  std::string table_errors = metrics.error +
+                             (metrics.error.empty() || arena.error.empty() ? "" : "; ") +
+                             arena.error;
   if (!table_errors.empty()) out["table_error"] = table_errors;
 
   // The files behind the summary: the page redraws only when this changes.
-  out["version"] = std::to_string(mtime_of(dir_ / "metrics.csv")) + "-" +
-                   std::to_string(size_of(dir_ / "metrics.csv")) + "-" +
-                   std::to_string(mtime_of(dir_ / "arena.csv")) + "-" + std::to_string(games) +
+  out["version"] = std::to_string(mtime_of(paths.metrics())) + "-" +
+                   std::to_string(size_of(paths.metrics())) + "-" +
+                   std::to_string(mtime_of(paths.arena())) + "-" + std::to_string(games) +
                    "-" + std::to_string(config_mtime_);
   return out;
 }
@@ -431,16 +435,15 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
 }
 
 std::vector<std::string> RunReader::checkpoints() const {
-  static const std::regex kName("gen-[0-9]{1,8}");
   std::vector<std::string> gens;
   bool best = false;
   std::error_code ec;
-  for (fs::directory_iterator it(dir_ / "checkpoints", ec), end; !ec && it != end;
+  for (fs::directory_iterator it(RunPaths{dir_}.checkpoints(), ec), end; !ec && it != end;
        it.increment(ec)) {
     if (it->path().extension() != ".ckpt" || !fs::is_regular_file(it->path(), ec)) continue;
     const std::string stem = it->path().stem().string();
     if (stem == "best") best = true;
-    else if (std::regex_match(stem, kName)) gens.push_back(stem);
+    else if (RunPaths::is_checkpoint_name(stem)) gens.push_back(stem);
   }
   std::sort(gens.rbegin(), gens.rend());
   if (best) gens.insert(gens.begin(), "best");
@@ -452,7 +455,7 @@ fs::path RunReader::checkpoint_path(const std::string& name) const {
   if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".ckpt") == 0)
     stem.resize(stem.size() - 5);
   for (const std::string& known : checkpoints())
-    if (known == stem) return dir_ / "checkpoints" / (known + ".ckpt");
+    if (known == stem) return RunPaths{dir_}.checkpoints() / (known + ".ckpt");
   throw NotFound("run " + name_ + " has no checkpoint \"" + quote_input(name) +
                  "\" (give best or gen-NNNN, one of the files in its checkpoints/ folder)");
 }
