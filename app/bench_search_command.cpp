@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "arena/player.h"
 #include "mcts/evaluator.h"
 #include "mcts/runner.h"
 #include "mcts/search.h"
@@ -30,14 +31,12 @@ struct BenchSearchOptions {
   int runner_simulations = 64;
 };
 
-// Sampling with temperature 1 for the first plies makes each seed's game different.
+// The arena's noise-free search, sampling with temperature 1 for the first plies so that each
+// seed's game is different.
 mcts::SearchConfig bench_config(int simulations, std::uint64_t seed) {
-  mcts::SearchConfig c;
-  c.simulations = simulations;
-  c.dirichlet_weight = 0.0f;
+  mcts::SearchConfig c = arena::arena_search_config(simulations, mcts::SearchConfig{}.cpuct);
   c.temperature_plies = 8;
   c.temperature = 1.0f;
-  c.final_temperature = 0.0f;
   c.seed = seed;
   return c;
 }

@@ -8,16 +8,13 @@
 #include "arena/match.h"
 #include "games/quote.h"
 #include "mcts/seed.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
-namespace {
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
+using util::trim;
+
+namespace {
 
 bool is_word(const std::string& text, const char* word) {
   std::string lower;

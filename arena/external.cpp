@@ -22,10 +22,14 @@
 #include <vector>
 
 #include "games/quote.h"
+#include "util/text.h"
 
 extern char** environ;
 
 namespace oppidum::arena {
+
+using util::trim;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -421,13 +425,6 @@ class ChildProcess {
   int exit_status_ = -1;  // as the keeper's shell reports it; -1: unknown
   bool reaped_ = false;
 };
-
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
 
 // A program's text in a reason string: quoted, every byte printable, at most kQuotedBytes of it.
 std::string shown(const std::string& text) { return "'" + quote_input(text, kQuotedBytes) + "'"; }

@@ -6,18 +6,11 @@
 #include <vector>
 
 #include "mcts/rng.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
-namespace {
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
-
-}  // namespace
+using util::trim;
 
 Action RandomPlayer::choose_move(const GameState& state, std::uint64_t seed) {
   ActionList legal;

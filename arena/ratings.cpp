@@ -10,8 +10,12 @@
 #include "arena/elo.h"
 #include "arena/spec.h"
 #include "util/file_io.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
+
+using util::trim;
+
 namespace {
 
 // Natural-log units per Elo point: p = 1 / (1 + exp(-(theta_i - theta_j))) with theta = elo * this.
@@ -53,12 +57,6 @@ std::vector<double> cholesky_solve(const Matrix& l, std::vector<double> b) {
 }
 
 double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "mcts/rng.h"
 #include "mcts/seed.h"
+#include "util/log.h"
 
 namespace oppidum::selfplay {
 namespace {
@@ -141,7 +142,8 @@ void SelfPlay::record_error(const std::string& what) {
 }
 
 void SelfPlay::worker(int index) {
-  try {
+  const auto report = [this](const std::string& line) { record_error(line); };
+  util::report_exceptions(report, "worker " + std::to_string(index) + " stopped", [&] {
     const Game& game = game_by_name(settings_.game);
     // A restart after stop() plays new games too.
     const std::uint64_t runner_seed = mcts::derive_seed(
@@ -162,9 +164,7 @@ void SelfPlay::worker(int index) {
                                                      settings_.target_this_search_only));
                           });
     runner.run(driver, &stop_);
-  } catch (const std::exception& e) {
-    record_error("worker " + std::to_string(index) + " stopped: " + e.what());
-  }
+  });
 }
 
 void SelfPlay::writer() {
@@ -183,14 +183,15 @@ void SelfPlay::writer() {
     ++chunks_;
     chunk.clear();
   };
-  try {
+  const auto report = [this](const std::string& line) { record_error(line); };
+  const bool written = util::report_exceptions(report, "writer stopped", [&] {
     while (auto record = finished_.pop()) {
       chunk.push_back(std::move(*record));
       if (static_cast<int>(chunk.size()) >= settings_.games_per_chunk) flush();
     }
     flush();
-  } catch (const std::exception& e) {
-    record_error(std::string("writer stopped: ") + e.what());
+  });
+  if (!written) {
     stop_ = true;
     finished_.close();
   }

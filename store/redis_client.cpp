@@ -51,7 +51,7 @@ void append(redisContext* c, const std::vector<std::string>& argv) {
 
 }  // namespace
 
-RedisClient::RedisClient(RedisUrl url, Log log) : url_(std::move(url)), log_(std::move(log)) {
+RedisClient::RedisClient(RedisUrl url, util::LogLine log) : url_(std::move(url)), log_(std::move(log)) {
   if (!log_) log_ = [](const std::string& line) { std::cerr << line << std::endl; };
 }
 

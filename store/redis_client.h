@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "store/redis_url.h"
+#include "util/log.h"
 
 struct redisContext;
 
@@ -48,10 +49,9 @@ struct RedisReply {
 
 class RedisClient {
  public:
-  using Log = std::function<void(const std::string& line)>;
 
   // Does not connect yet. `log` receives the connection lines (may be empty: then stderr).
-  RedisClient(RedisUrl url, Log log = {});
+  RedisClient(RedisUrl url, util::LogLine log = {});
   ~RedisClient();
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
@@ -77,7 +77,7 @@ class RedisClient {
                std::vector<RedisReply>& replies, std::string& error);
 
   RedisUrl url_;
-  Log log_;
+  util::LogLine log_;
   redisContext* context_ = nullptr;
   bool lost_ = false;  // a loss was logged and not yet its end
   std::chrono::steady_clock::time_point lost_at_;

@@ -3,7 +3,7 @@
 namespace oppidum::store {
 
 RedisGameSink::RedisGameSink(RedisUrl url, std::string node, std::string run_id,
-                             std::int64_t max_length, RedisClient::Log log,
+                             std::int64_t max_length, util::LogLine log,
                              const std::atomic<bool>* stop)
     : channel_(std::move(url), std::move(log), stop), node_(std::move(node)),
       run_id_(std::move(run_id)), max_length_(max_length) {}

@@ -12,13 +12,14 @@
 
 #include "selfplay/replay_store.h"
 #include "store/run_channel.h"
+#include "util/log.h"
 
 namespace oppidum::store {
 
 class RedisGameSink final : public selfplay::GameSink {
  public:
   RedisGameSink(RedisUrl url, std::string node, std::string run_id, std::int64_t max_length,
-                RedisClient::Log log, const std::atomic<bool>* stop);
+                util::LogLine log, const std::atomic<bool>* stop);
 
   void append(const std::vector<selfplay::GameRecord>& games) override;
   std::int64_t pushed() const { return pushed_.load(); }  // games the server acknowledged

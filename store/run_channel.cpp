@@ -123,7 +123,7 @@ int compare_stream_ids(const std::string& a, const std::string& b) {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-RunChannel::RunChannel(RedisUrl url, RedisClient::Log log, const std::atomic<bool>* stop)
+RunChannel::RunChannel(RedisUrl url, util::LogLine log, const std::atomic<bool>* stop)
     : client_(std::move(url), std::move(log)), stop_(stop) {}
 
 void RunChannel::publish_config(const std::string& yaml) {

@@ -33,6 +33,7 @@
 #include "selfplay/game_record.h"
 #include "store/redis_client.h"
 #include "store/redis_url.h"
+#include "util/log.h"
 
 namespace oppidum::store {
 
@@ -91,7 +92,7 @@ class StoreTakenError : public RedisError {
 };
 class RunChannel {
  public:
-  RunChannel(RedisUrl url, RedisClient::Log log, const std::atomic<bool>* stop = nullptr);
+  RunChannel(RedisUrl url, util::LogLine log, const std::atomic<bool>* stop = nullptr);
 
   const RedisUrl& url() const { return client_.url(); }
 

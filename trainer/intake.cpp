@@ -12,7 +12,7 @@ constexpr int kReadsPerPoll = 8;
 }  // namespace
 
 Intake::Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
-               selfplay::FolderReplayStore& store, store::RunChannel* channel, Log warn)
+               selfplay::FolderReplayStore& store, store::RunChannel* channel, util::LogLine warn)
     : folder_(folder), state_(state), window_(window), store_(store), channel_(channel),
       warn_(std::move(warn)) {}
 

@@ -28,17 +28,17 @@
 #include "store/run_channel.h"
 #include "trainer/replay_window.h"
 #include "trainer/run_folder.h"
+#include "util/log.h"
 
 namespace oppidum::trainer {
 
 class Intake {
  public:
-  using Log = std::function<void(const std::string& line)>;
 
   // `state` is the run's state (its stream cursor is moved and saved through `folder`; its run id
   // is the one stream entries must carry); `channel` is null for a one-process run.
   Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
-         selfplay::FolderReplayStore& store, store::RunChannel* channel, Log warn);
+         selfplay::FolderReplayStore& store, store::RunChannel* channel, util::LogLine warn);
 
   // At the start of a session: reads the newest chunks, enough for `window_positions` positions,
   // and counts the older ones from the folder's index without reading them (a chunk the index
@@ -75,7 +75,7 @@ class Intake {
   ReplayWindow& window_;
   selfplay::FolderReplayStore& store_;
   store::RunChannel* channel_;
-  Log warn_;
+  util::LogLine warn_;
   std::size_t chunks_read_ = 0;
   std::set<std::string> problems_logged_, foreign_runs_logged_;
   std::string stored_until_ = "0-0";  // the newest stream entry kept in a chunk

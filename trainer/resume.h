@@ -22,11 +22,12 @@
 #include "games/game.h"
 #include "trainer/run_folder.h"
 #include "trainer/trainer.h"
+#include "util/log.h"
 
 namespace oppidum::trainer {
 
 struct ResumeLog {
-  std::function<void(const std::string&)> info, warn;
+  util::LogLine info, warn;
 };
 
 struct Resumed {

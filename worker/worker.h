@@ -25,6 +25,8 @@
 #include <functional>
 #include <string>
 
+#include "util/log.h"
+
 namespace oppidum::worker {
 
 struct WorkerOptions {
@@ -45,6 +47,6 @@ struct WorkerSummary {
 // store cannot be used (bad URL, refused credentials) or the run's network does not fit this
 // program. `log` receives one line per event (default: standard error).
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop,
-                         std::function<void(const std::string&)> log = {});
+                         util::LogLine log = {});
 
 }  // namespace oppidum::worker

@@ -6,7 +6,7 @@
 //               "mg_games": N, "arena_file": NAME, "arena_games": N}.
 // The first lines say which Node, driver and browser ran the checks. Each check prints "ok NAME"
 // or "FAIL NAME: why"; the exit status is the number of failures.
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, readFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -82,7 +82,10 @@ await check("dashboard shows the curve points", async () => {
 await check("dashboard updates live", async () => {
   // A training step arrives, as `train` appends it: the page shows it within a poll or two.
   const points = `section[data-run="${expect.mg_run}"] svg[data-title="Training loss"] circle.pt[data-series="policy loss"]`;
-  appendFileSync(join(expect.mg_dir, "metrics.csv"), "train,800,31,3,12500,160,1.4,0.69,0.02,,,,,,,,,,,\n");
+  const metricsFile = join(expect.mg_dir, "metrics.csv");
+  const columns = readFileSync(metricsFile, "utf8").split("\n")[0].split(",").length;
+  const fields = ["train", "800", "31", "3", "12500", "160", "1.4", "0.69", "0.02"];
+  appendFileSync(metricsFile, fields.concat(Array(columns - fields.length).fill("")).join(",") + "\n");
   await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length === n,
     [points, expect.train_rows + 1], { timeout: 10000 });
   assert((await text(`section[data-run="${expect.mg_run}"] [data-card="step"] .value`)) === "31", "step card");
