@@ -111,6 +111,24 @@ struct BoardLayout {
 inline constexpr int kMaxEvaluation = 100'000;
 inline constexpr int kWinNextMove = 50'000;
 
+// A rectangular board of `rows` x `cols` squares: cell = row * cols + col with row 0 at the bottom
+// (drawn at the top is the last row), named `name(cell)`, files a, b, ... below and ranks 1, 2, ...
+// to the left.
+template <class Name>
+BoardLayout square_board_layout(int rows, int cols, Name name) {
+  BoardLayout l;
+  l.shape = CellShape::kSquare;
+  for (int cell = 0; cell < rows * cols; ++cell)
+    l.cells.push_back({name(cell), static_cast<double>(cell % cols),
+                       static_cast<double>(rows - 1 - cell / cols)});
+  for (int c = 0; c < cols; ++c)
+    l.labels.push_back({std::string(1, static_cast<char>('a' + c)), static_cast<double>(c),
+                        rows - 0.2});
+  for (int r = 0; r < rows; ++r)
+    l.labels.push_back({std::to_string(r + 1), -0.8, static_cast<double>(rows - 1 - r)});
+  return l;
+}
+
 // The owner of a piece that belongs to neither player (DVONN's red pieces).
 inline constexpr int kNeutralPiece = 2;
 

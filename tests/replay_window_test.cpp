@@ -7,18 +7,10 @@
 #include "games/game.h"
 #include "selfplay/game_record.h"
 #include "trainer/replay_window.h"
+#include "tests/window_test_util.h"
 
 namespace oppidum::trainer {
 namespace {
-
-// The window's settings (the run config's training section) with these sizes.
-WindowSettings window_of(int min, int max, double growth) {
-  WindowSettings w;
-  w.window_min = min;
-  w.window_max = max;
-  w.window_growth = growth;
-  return w;
-}
 
 // The first plies of a real game from the start, playing the first legal action each ply, then
 // stopped and scored a draw (as self-play adjudicates at its ply limit); each move's visit target

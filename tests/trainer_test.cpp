@@ -25,20 +25,12 @@
 #include "trainer/intake.h"
 #include "trainer/run_folder.h"
 #include "trainer/replay_window.h"
+#include "tests/window_test_util.h"
 #include "trainer/trainer.h"
 #include "util/file_io.h"
 
 namespace oppidum::trainer {
 namespace {
-
-// The window's settings (the run config's training section) with these sizes.
-WindowSettings window_of(int min, int max, double growth) {
-  WindowSettings w;
-  w.window_min = min;
-  w.window_max = max;
-  w.window_growth = growth;
-  return w;
-}
 
 model::NetConfig small_net() {
   model::NetConfig c;

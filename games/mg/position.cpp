@@ -495,20 +495,7 @@ std::string Position::pretty() const {
 }
 
 const BoardLayout& board_layout() {
-  static const BoardLayout layout = [] {
-    BoardLayout l;
-    l.shape = CellShape::kSquare;
-    for (int sq = 0; sq < kSquares; ++sq)
-      l.cells.push_back({square_name(sq), static_cast<double>(sq % kCols),
-                         static_cast<double>(kRows - 1 - sq / kCols)});
-    for (int c = 0; c < kCols; ++c)
-      l.labels.push_back({std::string(1, static_cast<char>('a' + c)), static_cast<double>(c),
-                          kRows - 0.2});
-    for (int r = 0; r < kRows; ++r)
-      l.labels.push_back({std::string(1, static_cast<char>('1' + r)), -0.8,
-                          static_cast<double>(kRows - 1 - r)});
-    return l;
-  }();
+  static const BoardLayout layout = square_board_layout(kRows, kCols, square_name);
   return layout;
 }
 

@@ -272,20 +272,7 @@ bool Position::is_consistent() const {
 }
 
 const BoardLayout& board_layout() {
-  static const BoardLayout layout = [] {
-    BoardLayout l;
-    l.shape = CellShape::kSquare;
-    for (int cell = 0; cell < kCells; ++cell)
-      l.cells.push_back({cell_name(cell), static_cast<double>(cell % kCols),
-                         static_cast<double>(kRows - 1 - cell / kCols)});
-    for (int c = 0; c < kCols; ++c)
-      l.labels.push_back({std::string(1, static_cast<char>('a' + c)), static_cast<double>(c),
-                          kRows - 0.2});
-    for (int r = 0; r < kRows; ++r)
-      l.labels.push_back({std::string(1, static_cast<char>('1' + r)), -0.8,
-                          static_cast<double>(kRows - 1 - r)});
-    return l;
-  }();
+  static const BoardLayout layout = square_board_layout(kRows, kCols, cell_name);
   return layout;
 }
 
