@@ -73,8 +73,7 @@ std::vector<selfplay::GameRecord> sample_records(const std::string& game, int co
 }
 
 void run_bench_store(const BenchStoreOptions& o) {
-  const store::RedisUrl url = store::parse_redis_url(o.store, std::getenv("OPPIDUM_REDIS_PASSWORD"));
-  store::check_security(url, false);
+  const store::RedisUrl url = store::node_url(o.store, "", false);
   std::printf("oppidum bench store: %s, %s records, batches of %d, %.0f s per setting\n",
               url.to_string().c_str(), o.game.c_str(), o.batch, o.seconds);
   const auto records = sample_records(o.game, 256);

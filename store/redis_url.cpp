@@ -90,4 +90,11 @@ void check_security(const RedisUrl& url, bool insecure) {
       "--insecure on a network you trust (docs/DISTRIBUTED.md, \"Security\")");
 }
 
+RedisUrl node_url(const std::string& url, const std::string& password, bool insecure) {
+  const RedisUrl parsed = parse_redis_url(
+      url, password.empty() ? std::getenv("OPPIDUM_REDIS_PASSWORD") : password.c_str());
+  check_security(parsed, insecure);
+  return parsed;
+}
+
 }  // namespace oppidum::store

@@ -38,4 +38,9 @@ RedisUrl parse_redis_url(const std::string& url, const char* env_password);
 // `insecure`.
 void check_security(const RedisUrl& url, bool insecure);
 
+// A node's set-up of its run's store (the trainer's and the workers' alike): `url` parsed, its
+// password the URL's own, else `password`, else OPPIDUM_REDIS_PASSWORD, and then check_security.
+// Throws std::invalid_argument as they do.
+RedisUrl node_url(const std::string& url, const std::string& password, bool insecure);
+
 }  // namespace oppidum::store

@@ -71,6 +71,22 @@ TEST(RedisUrl, AServerElsewhereNeedsAPasswordOrInsecure) {
   }
 }
 
+// The trainer and the workers set up their store alike: the URL's password, else the one given
+// (the trainer's --store), else OPPIDUM_REDIS_PASSWORD; then the security rule.
+TEST(RedisUrl, ANodeTakesThePasswordFromTheUrlTheOptionOrTheEnvironment) {
+  const char* saved = std::getenv("OPPIDUM_REDIS_PASSWORD");
+  const std::string before = saved ? saved : "";
+  setenv("OPPIDUM_REDIS_PASSWORD", "from-env", 1);
+  EXPECT_EQ(node_url("redis://:own@10.1.1.1/r", "given", false).password, "own");
+  EXPECT_EQ(node_url("redis://10.1.1.1/r", "given", false).password, "given");
+  EXPECT_EQ(node_url("redis://10.1.1.1/r", "", false).password, "from-env");
+  unsetenv("OPPIDUM_REDIS_PASSWORD");
+  EXPECT_EQ(node_url("redis://127.0.0.1/r", "", false).password, "");
+  EXPECT_NO_THROW(node_url("redis://10.1.1.1/r", "", true));
+  EXPECT_THROW(node_url("redis://10.1.1.1/r", "", false), std::invalid_argument);
+  if (saved) setenv("OPPIDUM_REDIS_PASSWORD", before.c_str(), 1);
+}
+
 // A real finished game as a record.
 selfplay::GameRecord finished_game(std::uint64_t seed) {
   const Game& game = game_by_name("mg");

@@ -1,6 +1,8 @@
 #include "trainer/gate.h"
 
+#include <cmath>
 #include <memory>
+#include <string>
 
 #include "arena/players.h"
 #include "mcts/seed.h"
@@ -26,6 +28,9 @@ arena::MatchConfig match_config(const config::RunConfig& c, int games, std::uint
   return mc;
 }
 
+// A generation's network as a player.
+std::string player_name(int generation) { return "gen-" + std::to_string(generation); }
+
 // A search player on a network server of its own.
 std::unique_ptr<arena::SearchPlayer> net_player(const GateInputs& in, const std::string& name,
                                                 const std::string& checkpoint) {
@@ -35,6 +40,14 @@ std::unique_ptr<arena::SearchPlayer> net_player(const GateInputs& in, const std:
   return std::make_unique<arena::SearchPlayer>(
       name, search_config(c, c.arena.simulations),
       [server](std::uint64_t) { return server; }, true);
+}
+
+// The anchor player of the run (arena.anchor); a `net:` anchor gets a network server of its own.
+std::unique_ptr<arena::Player> anchor_player(const Game& game, const config::RunConfig& c) {
+  arena::PlayerOptions options;
+  options.net_factory = model::net_evaluator_factory(backend_options(c.inference),
+                                                     server_options(c.inference));
+  return arena::make_player(game, c.arena.anchor, options);
 }
 
 arena::MatchHooks hooks(const GateInputs& in, const std::string& label) {
@@ -59,14 +72,23 @@ bool promotes(const arena::MatchStatus& gate) {
   return at_cap && points > 0.5 * gate.games_counted;
 }
 
+void check_anchor(const Game& game, const config::RunConfig& config) {
+  if (config.arena.anchor_games <= 0) return;
+  try {
+    anchor_player(game, config);
+  } catch (const std::exception& e) {
+    throw config::ConfigError("arena.anchor: " + std::string(e.what()));
+  }
+}
+
 GateMatches play_gate(const GateInputs& in) {
   const config::RunConfig& c = *in.config;
   const auto gen = static_cast<std::uint64_t>(in.generation);
   GateMatches result;
   result.gate.games_cap = c.arena.max_games;
   if (c.arena.max_games > 0) {
-    const auto candidate = net_player(in, in.candidate_name, in.candidate_path);
-    const auto best = net_player(in, in.best_name, in.best_path);
+    const auto candidate = net_player(in, player_name(in.generation), in.candidate_path);
+    const auto best = net_player(in, player_name(in.best_generation), in.best_path);
     result.gate = arena::run_match(
         *in.game, *candidate, *best,
         match_config(c, c.arena.max_games, mcts::derive_seed(c.run.seed, kGateStream, gen), true),
@@ -74,17 +96,44 @@ GateMatches play_gate(const GateInputs& in) {
   }
   result.promoted = promotes(result.gate);
   if (!result.promoted || c.arena.anchor_games <= 0 || c.arena.anchor.empty()) return result;
-  const auto candidate = net_player(in, in.candidate_name, in.candidate_path);
-  arena::PlayerOptions options;
-  options.net_factory = model::net_evaluator_factory(backend_options(c.inference),
-                                                     server_options(c.inference));
-  const auto anchor = arena::make_player(*in.game, c.arena.anchor, options);
+  const auto candidate = net_player(in, player_name(in.generation), in.candidate_path);
+  const auto anchor = anchor_player(*in.game, c);
   result.anchor = arena::run_match(
       *in.game, *candidate, *anchor,
       match_config(c, c.arena.anchor_games, mcts::derive_seed(c.run.seed, kAnchorStream, gen),
                    false),
       hooks(in, "anchor "));
   return result;
+}
+
+GateRow gate_row(const GateInputs& in, const GateMatches& m, std::int64_t step, double seconds,
+                 double rating) {
+  GateRow row;
+  row.generation = in.generation;
+  row.step = step;
+  row.opponent_generation = in.best_generation;
+  row.games = m.gate.games_counted;
+  row.wins = m.gate.wins;
+  row.draws = m.gate.draws;
+  row.losses = m.gate.losses;
+  row.elo = m.gate.elo.elo;
+  row.elo_low = m.gate.elo.elo_low;
+  row.elo_high = m.gate.elo.elo_high;
+  row.llr = m.gate.llr;
+  row.verdict = m.gate.games_cap == 0 ? "no gate (arena.max_games 0)"
+                                      : arena::describe_verdict(m.gate);
+  row.promoted = m.promoted;
+  row.seconds = seconds;
+  row.rating = rating + (m.promoted && std::isfinite(row.elo) ? row.elo : 0.0);
+  if (m.anchor) {
+    row.anchor = in.config->arena.anchor;
+    row.anchor_games = m.anchor->games_counted;
+    row.anchor_score = m.anchor->elo.score;
+    row.anchor_elo = m.anchor->elo.elo;
+    row.anchor_elo_low = m.anchor->elo.elo_low;
+    row.anchor_elo_high = m.anchor->elo.elo_high;
+  }
+  return row;
 }
 
 }  // namespace oppidum::trainer

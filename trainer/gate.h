@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -31,11 +32,16 @@
 #include "arena/match.h"
 #include "games/game.h"
 #include "trainer/config.h"
+#include "trainer/run_folder.h"
 
 namespace oppidum::trainer {
 
 // The rule above.
 bool promotes(const arena::MatchStatus& gate);
+
+// Checks, before a run starts, that the anchor player (arena.anchor) can be made as a gate makes
+// it: ConfigError "arena.anchor: ..." when not. Nothing to check when arena.anchor_games is 0.
+void check_anchor(const Game& game, const config::RunConfig& config);
 
 struct GateMatches {
   arena::MatchStatus gate;
@@ -47,14 +53,21 @@ struct GateMatches {
 struct GateInputs {
   const Game* game = nullptr;
   const config::RunConfig* config = nullptr;
-  int generation = 0;
+  int generation = 0;       // the candidate's; it plays as "gen-12"
+  int best_generation = 0;  // the best network's, its opponent
   std::string candidate_path, best_path;
-  std::string candidate_name, best_name;  // "gen-12"
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const std::string& progress)> on_progress;  // one line, e.g. for a status line
 };
 
 // Plays the gate, and the anchor match when the candidate is promoted. Never writes a file.
 GateMatches play_gate(const GateInputs& inputs);
+
+// The arena.csv row of the gate `m` played on `inputs`: the candidate at training step `step`, the
+// gate ended `seconds` into the session. `rating` is the chained rating of the best network before
+// the gate; a promoted candidate adds its gate Elo to it (when finite). The anchor columns are
+// filled when the anchor match was played.
+GateRow gate_row(const GateInputs& inputs, const GateMatches& m, std::int64_t step, double seconds,
+                 double rating);
 
 }  // namespace oppidum::trainer

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 
 #include "model/checkpoint.h"
 
@@ -204,7 +205,59 @@ class Resumer {
   const ResumeLog& log_;
 };
 
+// The keys (section.key: value) where two configs differ, those that may change on resume left
+// out (config::may_change_on_resume).
+std::string differing_keys(const config::RunConfig& a, const config::RunConfig& b) {
+  std::istringstream ia(config::to_yaml(a)), ib(config::to_yaml(b));
+  std::string la, lb, section, differences;
+  while (std::getline(ia, la) && std::getline(ib, lb)) {
+    if (!la.empty() && la[0] != ' ') section = la.substr(0, la.size() - 1);
+    const std::string key = la.substr(2, la.find(':') - 2);
+    if (la != lb && !config::may_change_on_resume(section, key))
+      differences += "\n  " + section + "." + la.substr(2) + " (the run has" +
+                     lb.substr(lb.find(':') + 1) + ")";
+  }
+  return differences;
+}
+
+// A folder that holds training progress but no config.yaml lost its config: never start over.
+void check_not_orphaned(const RunPaths& paths) {
+  const auto found = progress_files(paths);
+  if (found.empty()) return;
+  std::string list;
+  for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;
+  throw RunFolderError(paths.config().string() + " is missing, but " + paths.dir.string() +
+                       " holds a run (" + list +
+                       "); restore config.yaml (the run's effective config) to continue it, or "
+                       "start the new run in another folder");
+}
+
 }  // namespace
+
+config::RunConfig resolve_config(const RunPaths& paths, const std::string& config_path,
+                                 const std::vector<std::string>& overrides) {
+  if (!fs::exists(paths.config())) {
+    check_not_orphaned(paths);
+    if (config_path.empty())
+      throw config::ConfigError(paths.dir.string() +
+                                " is not a run yet: give --config to start it");
+    return config::load_config(config_path, overrides);
+  }
+  const config::RunConfig saved = config::load_config(paths.config().string());
+  const config::RunConfig effective = config::load_config(paths.config().string(), overrides);
+  const config::RunConfig asked =
+      config_path.empty() ? effective : config::load_config(config_path, overrides);
+  const std::string differences = differing_keys(asked, saved);
+  if (!differences.empty()) {
+    std::string keys;
+    for (const std::string& k : config::resumable_keys()) keys += (keys.empty() ? "" : ", ") + k;
+    throw config::ConfigError((config_path.empty() ? std::string("--set") : config_path) +
+                              " differs from the config " + paths.dir.string() +
+                              " was started with:" + differences +
+                              "\nonly these keys may change when a run continues: " + keys);
+  }
+  return asked;
+}
 
 std::string candidate_metadata(const RunPaths& paths, int generation) {
   return paths.dir.filename().string() + " generation " + std::to_string(generation);

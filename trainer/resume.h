@@ -13,13 +13,19 @@
 //   overwritten: arena.csv lost its gate, which is an error, or with `recover` a rebuilt row.
 // - A generation saved but not gated (a kill or a stop during its gate) is gated first; a missing
 //   gen-N.ckpt is rewritten from the trainer, which holds the same network.
+//
+// Config identity (resolve_config): a run keeps the config it was started with, config.yaml; only
+// the keys of config::resumable_keys (stop conditions, devices, threads, batching) may change when
+// it continues, and they then hold for that session only.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "games/game.h"
+#include "trainer/config.h"
 #include "trainer/run_folder.h"
 #include "trainer/trainer.h"
 #include "util/log.h"
@@ -38,6 +44,15 @@ struct Resumed {
 // `trainer` is freshly made (the initial network). Throws RunFolderError for what needs the user.
 Resumed resume_run(RunFolder& folder, Trainer& trainer, const Game& game, int steps_per_generation,
                    bool recover, const ResumeLog& log);
+
+// The config of a session of the run in `paths`. A new run takes `config_path` with `overrides`
+// (--set; ConfigError when no config is given). A folder that holds training progress but no
+// config.yaml lost its config: RunFolderError, never a fresh start. A run that exists takes its
+// config.yaml with the overrides, or `config_path` with them when given; either may differ from
+// config.yaml only in resumable keys, else ConfigError naming each differing key with both values
+// and listing the keys that may change.
+config::RunConfig resolve_config(const RunPaths& paths, const std::string& config_path,
+                                 const std::vector<std::string>& overrides);
 
 // The metadata of generation `generation`'s checkpoint in the run folder `dir`.
 std::string candidate_metadata(const RunPaths& paths, int generation);

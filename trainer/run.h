@@ -16,7 +16,8 @@
 // sample_reuse * positions seen, so it neither races ahead of self-play nor falls behind it for
 // long (self-play runs on regardless).
 //
-// Gating and ratings: trainer/gate.h.
+// Gating and ratings: trainer/gate.h. The status line, the self-play pipeline's measurements
+// and the cluster monitor: trainer/progress.h.
 #pragma once
 
 #include <atomic>

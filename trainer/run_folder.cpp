@@ -232,7 +232,8 @@ util::CsvTable::Row sparse_metrics_row(
     const char* kind, std::initializer_list<std::pair<const char*, std::string>> fields) {
   util::CsvTable::Row row(kMetricsHeader.size());
   row[0] = kind;
-  for (const auto& [column, text] : fields) row[util::CsvTable::column_of(kMetricsHeader, column)] = text;
+  for (const auto& [column, text] : fields)
+    row[util::CsvTable::column_of(kMetricsHeader, column)] = text;
   return row;
 }
 
@@ -448,7 +449,8 @@ void RunFolder::read_gates() {
   gates_.clear();
   double rating = 0;
   for (std::size_t i = 0; i < arena_->rows().size(); ++i) {
-    gates_.push_back(gate_from_row({arena_->header(), arena_->path()}, arena_->rows()[i], i, rating));
+    const TableView table{arena_->header(), arena_->path()};
+    gates_.push_back(gate_from_row(table, arena_->rows()[i], i, rating));
     rating = gates_.back().rating;
     if (i > 0 && gates_[i].generation <= gates_[i - 1].generation)
       throw RunFolderError(arena_->path() + ": row " + std::to_string(i + 2) + " gates generation " +

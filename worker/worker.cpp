@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -80,9 +79,7 @@ class StopWatch {
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop,
                          std::function<void(const std::string&)> log) {
   if (!log) log = [](const std::string& line) { std::cerr << "selfplay: " << line << std::endl; };
-  const char* env_password = std::getenv("OPPIDUM_REDIS_PASSWORD");
-  const store::RedisUrl url = store::parse_redis_url(options.store, env_password);
-  store::check_security(url, options.insecure);
+  const store::RedisUrl url = store::node_url(options.store, "", options.insecure);
   const std::string node = options.node.empty() ? default_node_name() : options.node;
   StopWatch watch(stop, options.stop_after_minutes);
   const std::atomic<bool>& quit = watch.quit();

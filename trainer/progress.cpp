@@ -1,0 +1,231 @@
+#include "trainer/progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "arena/elo.h"
+#include "selfplay/resignation.h"
+#include "util/log.h"
+
+namespace oppidum::trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<SelfplayRow> pipeline_row(const PipelineMark& from, const PipelineMark& to,
+                                        const Progress& now, bool resign) {
+  const double wall = std::chrono::duration<double>(to.at - from.at).count();
+  const double positions =
+      static_cast<double>(to.selfplay.positions) - static_cast<double>(from.selfplay.positions);
+  const double evals =
+      static_cast<double>(to.inference.positions) - static_cast<double>(from.inference.positions);
+  const double batches =
+      static_cast<double>(to.inference.batches) - static_cast<double>(from.inference.batches);
+  const double forward = to.inference.forward_seconds - from.inference.forward_seconds;
+  if (wall <= 0 || positions <= 0 || forward <= 0 || batches <= 0) return std::nullopt;
+  SelfplayRow row;
+  row.seconds = now.seconds;
+  row.generation = now.generation;
+  row.positions = now.positions;
+  row.games = now.games;
+  row.positions_per_second = positions / wall;
+  row.evals_per_position = evals / positions;
+  row.forward_busy = std::min(1.0, forward / (wall * to.inference.workers));
+  row.forward_rate = evals / forward;
+  row.mean_batch = evals / batches;
+  row.bound = to.inference.workers * row.forward_rate / row.evals_per_position;
+  if (resign) {
+    row.resigned = to.selfplay.resign.resigned;
+    row.resign_checks = to.selfplay.resign.checks;
+    row.resign_false_rate = to.selfplay.resign.recent_false_rate;
+  }
+  return row;
+}
+
+std::string pipeline_line(const std::string& what, const SelfplayRow& row, int workers) {
+  return fmt::format("{} self-play: {} positions/s, {} evaluations/position, forward busy {}% ({} "
+                     "worker{}, mean batch {}), forward alone {} positions/s, so the bound is {} "
+                     "positions/s: {}% of it",
+                     what, fixed(row.positions_per_second, 1), fixed(row.evals_per_position, 1),
+                     fixed(100.0 * row.forward_busy, 0), workers, workers == 1 ? "" : "s",
+                     fixed(row.mean_batch, 1), fixed(row.forward_rate, 0), fixed(row.bound, 1),
+                     fixed(100.0 * row.positions_per_second / row.bound, 0));
+}
+
+std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfplay,
+                        const model::InferenceStats& inference, bool score_head,
+                        const std::string& cluster) {
+  const double secs = std::max(1e-9, p.seconds);
+  std::string line =
+      "gen " + std::to_string(p.generation) + " | games " + std::to_string(p.games) + " pos " +
+      std::to_string(p.positions) + " (" +
+      fixed(static_cast<double>(selfplay.positions) / secs, 0) + "/s) | eval " +
+      fixed(inference.evals_per_second, 0) + "/s fill " + fixed(inference.mean_fill, 2) + " fwd " +
+      fixed(100.0 * inference.forward_share, 0) + "% | step " + std::to_string(p.steps) +
+      " loss " + fixed(p.last_step.loss, 3) + " (p " + fixed(p.last_step.policy_loss, 3) + " v " +
+      fixed(p.last_step.value_loss, 3) +
+      (score_head ? " s " + fixed(p.last_step.score_loss, 3) : "") + ") | best gen " +
+      std::to_string(p.best_generation) + " " + arena::format_elo(p.rating) + " Elo";
+  if (!cluster.empty()) line += " | " + cluster;
+  if (!p.gate.empty()) line += " | gate " + p.gate;
+  else if (!p.last_gate.empty()) line += " | last gate " + p.last_gate;
+  return line;
+}
+
+std::string gate_summary(const GateRow& row) {
+  std::string text = "gen " + std::to_string(row.generation) + " " + arena::format_elo(row.elo) +
+                     " [" + arena::format_elo(row.elo_low) + ", " +
+                     arena::format_elo(row.elo_high) + "] over " + std::to_string(row.games) +
+                     " games: " + (row.promoted ? "promoted" : "rejected");
+  if (!row.anchor.empty())
+    text += "; vs " + row.anchor + " " + fixed(100.0 * row.anchor_score, 1) + "% (" +
+            arena::format_elo(row.anchor_elo) + " Elo)";
+  return text;
+}
+
+ClusterMonitor::ClusterMonitor(store::RunChannel& channel, RunFolder& folder,
+                               std::function<selfplay::SelfPlayStats()> selfplay,
+                               Clock::time_point now)
+    : channel_(channel), folder_(folder), selfplay_(std::move(selfplay)), last_rows_(now) {}
+
+const std::string& ClusterMonitor::poll(const Progress& p, Clock::time_point now) {
+  if (now - last_poll_ < std::chrono::seconds(5)) return text_;
+  last_poll_ = now;
+  if (selfplay_) {  // the trainer's own self-play threads are a node like any other
+    const selfplay::SelfPlayStats s = selfplay_();
+    channel_.heartbeat("trainer", ++own_beats_, s.games, s.positions);
+  }
+  for (const auto& [node, beat] : channel_.nodes()) {
+    NodeSeen& seen = nodes_[node];
+    if (beat.beats == seen.beats) continue;
+    // Games arrive a chunk at a time: the rate is taken over 20 s or more.
+    const double dt = std::chrono::duration<double>(now - seen.sampled).count();
+    if (seen.beats < 0 || dt >= 20) {
+      if (seen.beats >= 0)
+        seen.games_per_second = static_cast<double>(beat.games - seen.games) / dt;
+      seen.games = beat.games;
+      seen.sampled = now;
+    }
+    seen.beats = beat.beats;
+    seen.changed = now;
+  }
+  const bool record = now - last_rows_ >= std::chrono::seconds(30);
+  if (record) last_rows_ = now;
+  std::string rates;
+  int active = 0;
+  for (const auto& [node, seen] : nodes_) {
+    if (now - seen.changed > std::chrono::minutes(1)) continue;
+    ++active;
+    rates += (rates.empty() ? "" : ", ") + node + " " + fixed(seen.games_per_second, 1) + "/s";
+    if (record) folder_.append_node({p.seconds, node, seen.games, seen.games_per_second});
+  }
+  if (record)
+    folder_.append_stream(
+        {p.seconds, p.positions, p.games, active, p.stream_lag, p.stream_evicted});
+  text_ = "nodes " + std::to_string(active) + (rates.empty() ? "" : " (" + rates + ")") + " lag " +
+          std::to_string(p.stream_lag) + " evicted " + std::to_string(p.stream_evicted);
+  return text_;
+}
+
+Telemetry::Telemetry(const config::RunConfig& config, bool status_line, Sources sources,
+                     RunFolder& folder, store::RunChannel* channel,
+                     util::LogLine log)
+    : sources_(std::move(sources)), folder_(folder), log_(std::move(log)),
+      score_head_(config.net.score_head), resign_(config.selfplay.resign_below < 0),
+      search_only_targets_(config.selfplay.target_visits == "search"),
+      terminal_(status_line && isatty(2)) {
+  if (channel) cluster_.emplace(*channel, folder, sources_.selfplay, Clock::now());
+}
+
+PipelineMark Telemetry::mark() const {
+  PipelineMark m;
+  m.at = Clock::now();
+  m.inference = sources_.inference();
+  if (sources_.selfplay) m.selfplay = sources_.selfplay();
+  return m;
+}
+
+void Telemetry::update(const Progress& p) {
+  if (sources_.selfplay && !marked_ && sources_.selfplay().positions > 0) {
+    session_mark_ = generation_mark_ = mark();
+    marked_ = true;
+  }
+  const auto now = Clock::now();
+  if (now - last_status_ < std::chrono::seconds(1)) return;
+  last_status_ = now;
+  const selfplay::SelfPlayStats sp = sources_.selfplay ? sources_.selfplay()
+                                                       : selfplay::SelfPlayStats{};
+  const model::InferenceStats inference = sources_.inference();
+  const std::string cluster = cluster_ ? cluster_->poll(p, now) : "";
+  const std::string line = status_text(p, sp, inference, score_head_, cluster);
+  if (terminal_) {
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    status_shown_ = true;
+  } else if (now - last_status_log_ > std::chrono::seconds(30)) {
+    last_status_log_ = now;
+    log_(line);
+  }
+}
+
+void Telemetry::report_pipeline(const PipelineMark& from, const std::string& what,
+                                const Progress& p, bool record) {
+  if (!sources_.selfplay) return;
+  const PipelineMark to = mark();
+  const std::optional<SelfplayRow> row = pipeline_row(from, to, p, resign_);
+  if (!row) return;
+  log_(pipeline_line(what, *row, to.inference.workers));
+  if (record) folder_.append_selfplay(*row);
+}
+
+void Telemetry::end_generation(const Progress& p) {
+  if (score_head_)
+    log_(fmt::format("generation {}: step {} losses: policy {}, value {}, score margin {}",
+                     p.generation, p.steps, fixed(p.last_step.policy_loss, 4),
+                     fixed(p.last_step.value_loss, 4), fixed(p.last_step.score_loss, 4)));
+  if (marked_) {
+    report_pipeline(generation_mark_, "generation " + std::to_string(p.generation), p, true);
+    generation_mark_ = mark();
+  }
+  if (!sources_.selfplay || !resign_) return;
+  const selfplay::ResignControl::Stats r = sources_.selfplay().resign;
+  log_(fmt::format("self-play resignations this session: {} games resigned; {} checked by playing "
+                   "on, {} wrong ({:.1f}% of the last {}); resigning is {}",
+                   r.resigned, r.checks, r.wrong, 100.0 * r.recent_false_rate,
+                   std::min<std::int64_t>(r.checks, selfplay::ResignControl::kRecentChecks),
+                   r.allowed ? "on" : "off"));
+}
+
+void Telemetry::end_session(const Progress& p) {
+  if (marked_) report_pipeline(session_mark_, "session", p, false);
+}
+
+void Telemetry::log_tree_reuse() {
+  if (!sources_.selfplay) return;
+  const selfplay::SelfPlayStats sp = sources_.selfplay();
+  if (sp.target_visits <= 0) return;
+  log_(fmt::format("self-play this session: {} positions, {} with full searches; {:.1f}% of the "
+                   "root visits of full PUCT searches were kept from earlier searches by tree "
+                   "reuse{}", sp.positions, sp.policy_targets,
+                   100.0 * static_cast<double>(sp.reused_target_visits) /
+                       static_cast<double>(sp.target_visits),
+                   search_only_targets_ ? " (not in the targets)" : ""));
+}
+
+void Telemetry::end_status_line() {
+  if (status_shown_) std::fputc('\n', stderr);
+}
+
+}  // namespace oppidum::trainer

@@ -1,0 +1,157 @@
+// The trainer node's telemetry, apart from its loop (trainer/run.cpp): the status line, the
+// self-play pipeline's measurements and the cluster monitor. The loop fills a Progress value and
+// hands it over; the telemetry reads only that value and what it was given when made (the stats of
+// the inference server and of self-play, the run folder for its rows, the store's channel), and
+// never calls back into the loop.
+//
+// - The status line: at most once a second, printed with \r on a terminal, or else logged every
+//   30 s.
+// - The self-play pipeline (docs/PERFORMANCE.md, "Self-play pipeline"), measured from the first
+//   finished game (positions count when their game ends, so from then on about as many moves are
+//   in flight at the start of an interval as at its end): self-play positions/s against the bound
+//   of the forward pass, a log line and a "selfplay" row of metrics.csv per generation, a log line
+//   per session.
+// - The cluster monitor (a run with a Redis store): at most every 5 s the trainer's own heartbeat
+//   and the nodes' heartbeats, for the status line; every 30 s "node" and "stream" rows of
+//   metrics.csv. The lease on the store is renewed by the loop, not here: a renewal may restart the
+//   intake or publish the network again, which are the loop's to do.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "model/inference_server.h"
+#include "selfplay/selfplay.h"
+#include "store/run_channel.h"
+#include "trainer/config.h"
+#include "trainer/run_folder.h"
+#include "trainer/trainer.h"
+#include "util/log.h"
+
+namespace oppidum::trainer {
+
+// Where a session of the run is, as the loop last saw it.
+struct Progress {
+  double seconds = 0;                     // since the session's self-play started
+  int generation = 0;                     // of the trainer's steps
+  std::int64_t steps = 0;                 // the trainer's
+  std::int64_t positions = 0, games = 0;  // in the replay store
+  StepStats last_step;                    // the last optimiser step (zeros before the first)
+  int best_generation = 0;
+  double rating = 0;                      // the chained rating of the best network
+  std::string gate;                       // the gate being played, its progress; empty: none
+  std::string last_gate;                  // gate_summary of the last gate this session
+  std::int64_t stream_lag = 0, stream_evicted = 0;  // a run with a store: the intake's
+};
+
+// What self-play and the inference server had done at a moment.
+struct PipelineMark {
+  std::chrono::steady_clock::time_point at;
+  model::InferenceStats inference;
+  selfplay::SelfPlayStats selfplay;
+};
+
+// Self-play from `from` to `to` (positions of the games finished between) against its bound: the
+// forward pass's own rate at the batch sizes seen (positions per second of forward time, times the
+// workers) divided by the network evaluations per self-play position. Nothing for an interval in
+// which no game finished or no batch ran. The row's time and counts are `now`'s; its resignation
+// counts are `to`'s when `resign` (resignation is on), else resign_checks stays -1.
+std::optional<SelfplayRow> pipeline_row(const PipelineMark& from, const PipelineMark& to,
+                                        const Progress& now, bool resign);
+
+// The log line of a pipeline row over `what` ("generation 3", "session"), the forward pass
+// having `workers` workers.
+std::string pipeline_line(const std::string& what, const SelfplayRow& row, int workers);
+
+// The status line. `cluster` is the cluster monitor's text; empty: a run without a store.
+std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfplay,
+                        const model::InferenceStats& inference, bool score_head,
+                        const std::string& cluster);
+
+// A gate in a few words, for the status line and the log: "gen 3 +25 [-10, +60] over 40 games:
+// promoted; vs alphabeta:depth=2 55.0% (+35 Elo)".
+std::string gate_summary(const GateRow& row);
+
+// The nodes of a run with a store as the trainer sees them (by the trainer's clock: no clock skew).
+class ClusterMonitor {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `selfplay`: the stats of the trainer's own self-play threads, a node like any other; empty
+  // when it has none. `channel` and `folder` must outlive this object.
+  ClusterMonitor(store::RunChannel& channel, RunFolder& folder,
+                 std::function<selfplay::SelfPlayStats()> selfplay, Clock::time_point now);
+
+  // "nodes 2 (trainer 1.5/s, w1 0.3/s) lag 0 evicted 0": the nodes seen in the last minute with
+  // their games per second (taken over 20 s or more: games arrive a chunk at a time) and the
+  // stream's lag. Polls the store when 5 s have passed since the last poll (else the last text),
+  // and writes the rows when 30 s have passed since the last rows.
+  const std::string& poll(const Progress& p, Clock::time_point now);
+
+ private:
+  struct NodeSeen {
+    std::int64_t beats = -1, games = 0;
+    Clock::time_point changed, sampled;
+    double games_per_second = 0;
+  };
+
+  store::RunChannel& channel_;
+  RunFolder& folder_;
+  std::function<selfplay::SelfPlayStats()> selfplay_;
+  std::map<std::string, NodeSeen> nodes_;
+  std::int64_t own_beats_ = 0;
+  Clock::time_point last_poll_{}, last_rows_;
+  std::string text_;
+};
+
+// The status line, the pipeline and the cluster monitor of one session, as described above.
+class Telemetry {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  struct Sources {
+    std::function<model::InferenceStats()> inference;
+    std::function<selfplay::SelfPlayStats()> selfplay;  // empty: no self-play threads
+  };
+
+  // `channel`: a run with a store (else null). `status_line`: print the status line when standard
+  // error is a terminal. `log` takes the info lines. `folder` and `channel` must outlive this.
+  Telemetry(const config::RunConfig& config, bool status_line, Sources sources, RunFolder& folder,
+            store::RunChannel* channel, util::LogLine log);
+
+  // From the loop and during a gate: starts the pipeline's measure at the first finished game,
+  // shows the status line and polls the cluster when their time has come.
+  void update(const Progress& p);
+  // After a generation's checkpoint is saved: its losses with the score margin's (when the net has
+  // a score head: metrics.csv has no column for it), its pipeline line and row, and the
+  // resignations so far (when resignation is on).
+  void end_generation(const Progress& p);
+  // Before self-play stops: the session's pipeline line.
+  void end_session(const Progress& p);
+  // After self-play stopped: the share of the root visits kept by tree reuse.
+  void log_tree_reuse();
+  // Before a log line that must stand on a line of its own: ends a status line on the terminal.
+  void end_status_line();
+
+ private:
+  PipelineMark mark() const;
+  void report_pipeline(const PipelineMark& from, const std::string& what, const Progress& p,
+                       bool record);
+
+  Sources sources_;
+  RunFolder& folder_;
+  util::LogLine log_;
+  std::optional<ClusterMonitor> cluster_;
+  bool score_head_, resign_, search_only_targets_, terminal_;
+  PipelineMark session_mark_, generation_mark_;  // set at the first finished game
+  bool marked_ = false;
+  Clock::time_point last_status_{}, last_status_log_{};
+  bool status_shown_ = false;
+};
+
+}  // namespace oppidum::trainer
