@@ -38,7 +38,7 @@ struct MoveRecord {
 };
 
 struct GameRecord {
-  std::string game;                 // "mg" or "dvonn"
+  std::string game;                 // a registered game's name (games/registry.h)
   std::string start;                // start position in docs/RULES.md notation
   std::uint64_t seed = 0;           // the seed of the game's search streams
   std::int64_t network_step = -1;   // training step of the network that played; -1: none

@@ -23,118 +23,131 @@
 
 namespace oppidum::config {
 
-// F(type, name, default, min, max, description). Strings list their allowed values in `min`
-// (a '|'-separated list, empty = any) and ignore `max`; booleans (true/false) ignore both.
-#define OPPIDUM_RUN_FIELDS(F)                                                                  \
-  F(std::string, game, "mg", "", 0, false, "the game: mg (Murus Gallicus), dvonn, ... (games/registry.h)") \
-  F(std::uint64_t, seed, 1, 0, UINT64_MAX, false, "run seed; every random stream derives from it")    \
-  F(double, stop_after_minutes, 0, 0, 1e7, true, "stop training after this many minutes (0: never)") \
+// F(type, name, default, min, max, resumable, description). Strings list their allowed values in
+// `min` (a '|'-separated list, empty = any) and ignore `max`; booleans (true/false) ignore both.
+// `resumable`: the key may change when a run continues (where and how fast it runs, its stop
+// conditions), else it is part of the run's identity (resumable_keys()).
+#define OPPIDUM_RUN_FIELDS(F)                                                                      \
+  F(std::string, game, "mg", "", 0, false,                                                         \
+    "the game: mg (Murus Gallicus), dvonn, ... (games/registry.h)")                                \
+  F(std::uint64_t, seed, 1, 0, UINT64_MAX, false, "run seed; every random stream derives from it") \
+  F(double, stop_after_minutes, 0, 0, 1e7, true,                                                   \
+    "stop training after this many minutes (0: never)")                                            \
   F(int, max_generations, 0, 0, 1000000, true, "stop after this many generations (0: never)")      \
-  F(std::uint64_t, stop_after_positions, 0, 0, UINT64_MAX, true,                                     \
-    "stop once the run has this many self-play positions (0: never); a fixed budget")          \
-  F(std::string, store, "", "", 0, true,                                                             \
-    "where self-play games meet: empty for the run folder, or redis://[user@]host[:port]/RUN "  \
-    "(password in OPPIDUM_REDIS_PASSWORD; docs/DISTRIBUTED.md)")                                \
-  F(int, stream_max_games, 100000, 100, 1000000000, true,                                            \
+  F(std::uint64_t, stop_after_positions, 0, 0, UINT64_MAX, true,                                   \
+    "stop once the run has this many self-play positions (0: never); a fixed budget")              \
+  F(std::string, store, "", "", 0, true,                                                           \
+    "where self-play games meet: empty for the run folder, or redis://[user@]host[:port]/RUN "     \
+    "(password in OPPIDUM_REDIS_PASSWORD; docs/DISTRIBUTED.md)")                                   \
+  F(int, stream_max_games, 100000, 100, 1000000000, true,                                          \
     "the Redis stream keeps about this many games for the trainer to read")
 
 // The net section is model::NetConfig, declared with its field list in model/net_config.h.
 
-#define OPPIDUM_SELFPLAY_FIELDS(F)                                                               \
-  F(int, threads, 1, 0, 256, true,                                                                     \
-    "self-play threads, each playing many games at once (0: none here; needs run.store)")        \
-  F(int, concurrent_games, 64, 1, 4096, true, "games in progress per thread (the evaluation batch)")   \
-  F(int, simulations, 100, 1, 1000000, false, "search simulations of a full search")                    \
-  F(int, fast_simulations, 25, 1, 1000000, false, "simulations of a fast search (playout cap)")         \
-  F(double, full_search_fraction, 0.25, 0, 1, false,                                                    \
-    "share of moves searched fully and used as policy targets (1: every move)")                  \
-  F(std::string, root, "puct", "puct|gumbel",  0, false,                                                \
-    "root search: puct (visits, Dirichlet noise, temperature) or gumbel (Gumbel-top-k, "        \
-    "sequential halving, improved-policy targets; docs/ARCHITECTURE.md)")                       \
-  F(double, cpuct, 1.5, 0.01, 100, false, "exploration constant of PUCT")                               \
-  F(double, cpuct_base, 0, 0, 1e9, false,                                                               \
-    "> 0 grows cpuct by log((1 + N + base) / base) (AlphaZero: 19652); 0: off")                  \
-  F(double, fpu_reduction, 0.25, 0, 2, false, "first-play urgency: reduction from the parent value")    \
-  F(double, dirichlet_alpha_scale, 10, 0.01, 1000, false,                                               \
-    "root noise alpha = this / number of legal actions")                                         \
-  F(double, dirichlet_weight, 0.25, 0, 1, false, "weight of the root noise in full searches")           \
-  F(int, temperature_plies, 20, 0, 10000, false, "plies played with temperature `temperature`")         \
-  F(double, temperature, 1.0, 0, 10, false, "move temperature in the first temperature_plies plies")    \
-  F(double, final_temperature, 0.0, 0, 10, false, "move temperature after that")                        \
-  F(int, gumbel_considered, 16, 2, 1000, false, "gumbel: root actions sampled by Gumbel-top-k")           \
-  F(double, gumbel_c_visit, 50, 0, 1e6, false, "gumbel: c_visit of sigma(q) = (c_visit + max N) c_scale q") \
-  F(double, gumbel_c_scale, 1.0, 0, 1e6, false, "gumbel: c_scale of sigma(q)")                           \
-  F(std::string, target_visits, "tree", "tree|search", 0, false,                                        \
-    "PUCT policy target: root visits with those kept by tree reuse, or this search's alone")    \
-  F(double, resign_below, 0, -1, 0, false,                                                              \
-    "resign when a player's root value stays below this (e.g. -0.9); 0: never resign")           \
-  F(int, resign_moves, 3, 1, 1000, false, "... for this many of its own moves in a row")                 \
-  F(double, resign_playout, 0.1, 0, 1, false, "share of games played out to check resignations")        \
-  F(double, resign_max_false, 0.05, 0, 1, false,                                                        \
-    "resigning stops while more than this share of the last 100 checks were wrong")              \
-  F(int, max_plies, 300, 1, 100000, false, "a game reaching this ply is adjudicated a draw")            \
+#define OPPIDUM_SELFPLAY_FIELDS(F)                                                                 \
+  F(int, threads, 1, 0, 256, true,                                                                 \
+    "self-play threads, each playing many games at once (0: none here; needs run.store)")          \
+  F(int, concurrent_games, 64, 1, 4096, true,                                                      \
+    "games in progress per thread (the evaluation batch)")                                         \
+  F(int, simulations, 100, 1, 1000000, false, "search simulations of a full search")               \
+  F(int, fast_simulations, 25, 1, 1000000, false, "simulations of a fast search (playout cap)")    \
+  F(double, full_search_fraction, 0.25, 0, 1, false,                                               \
+    "share of moves searched fully and used as policy targets (1: every move)")                    \
+  F(std::string, root, "puct", "puct|gumbel", 0, false,                                            \
+    "root search: puct (visits, Dirichlet noise, temperature) or gumbel (Gumbel-top-k, "           \
+    "sequential halving, improved-policy targets; docs/ARCHITECTURE.md)")                          \
+  F(double, cpuct, 1.5, 0.01, 100, false, "exploration constant of PUCT")                          \
+  F(double, cpuct_base, 0, 0, 1e9, false,                                                          \
+    "> 0 grows cpuct by log((1 + N + base) / base) (AlphaZero: 19652); 0: off")                    \
+  F(double, fpu_reduction, 0.25, 0, 2, false,                                                      \
+    "first-play urgency: reduction from the parent value")                                         \
+  F(double, dirichlet_alpha_scale, 10, 0.01, 1000, false,                                          \
+    "root noise alpha = this / number of legal actions")                                           \
+  F(double, dirichlet_weight, 0.25, 0, 1, false, "weight of the root noise in full searches")      \
+  F(int, temperature_plies, 20, 0, 10000, false, "plies played with temperature `temperature`")    \
+  F(double, temperature, 1.0, 0, 10, false,                                                        \
+    "move temperature in the first temperature_plies plies")                                       \
+  F(double, final_temperature, 0.0, 0, 10, false, "move temperature after that")                   \
+  F(int, gumbel_considered, 16, 2, 1000, false, "gumbel: root actions sampled by Gumbel-top-k")    \
+  F(double, gumbel_c_visit, 50, 0, 1e6, false,                                                     \
+    "gumbel: c_visit of sigma(q) = (c_visit + max N) c_scale q")                                   \
+  F(double, gumbel_c_scale, 1.0, 0, 1e6, false, "gumbel: c_scale of sigma(q)")                     \
+  F(std::string, target_visits, "tree", "tree|search", 0, false,                                   \
+    "PUCT policy target: root visits with those kept by tree reuse, or this search's alone")       \
+  F(double, resign_below, 0, -1, 0, false,                                                         \
+    "resign when a player's root value stays below this (e.g. -0.9); 0: never resign")             \
+  F(int, resign_moves, 3, 1, 1000, false, "... for this many of its own moves in a row")           \
+  F(double, resign_playout, 0.1, 0, 1, false, "share of games played out to check resignations")   \
+  F(double, resign_max_false, 0.05, 0, 1, false,                                                   \
+    "resigning stops while more than this share of the last 100 checks were wrong")                \
+  F(int, max_plies, 300, 1, 100000, false, "a game reaching this ply is adjudicated a draw")       \
   F(int, games_per_chunk, 32, 1, 100000, false, "finished games per replay chunk file")
 
-#define OPPIDUM_TRAINING_FIELDS(F)                                                               \
-  F(std::string, optimizer, "sgd", "sgd|adamw", 0, false, "sgd (with momentum) or adamw")              \
-  F(int, batch_size, 256, 1, 65536, false, "positions per optimiser step")                             \
-  F(double, learning_rate, 0.02, 1e-7, 10, false, "peak learning rate")                                 \
-  F(int, warmup_steps, 100, 0, 10000000, false, "steps of linear learning-rate warm-up")                \
-  F(double, lr_decay_steps, 0, 0, 1e12, false, "cosine decay to 10% over this many steps (0: constant)") \
-  F(double, momentum, 0.9, 0, 0.999, false, "SGD momentum")                                             \
-  F(double, weight_decay, 1e-4, 0, 1, false, "L2 weight decay")                                         \
-  F(std::string, weight_decay_on, "all", "all|weights", 0, false,                                       \
-    "decay every parameter, or only convolution and linear weights (not batch norm, biases)")     \
-  F(double, value_loss_weight, 1.0, 0, 100, false, "weight of the value loss against the policy loss")  \
-  F(double, score_loss_weight, 0.5, 0, 100, false,                                                      \
-    "weight of the score-margin loss (only with net.score_head)")                                \
-  F(double, value_q_weight, 0, 0, 1, false,                                                             \
-    "value target = (1 - w) game result + w search value at the root")                           \
-  F(std::string, fast_search_rows, "value", "value|drop", 0, false,                                     \
-    "positions of fast (playout-cap) searches: value-only rows, or left out of the window")      \
-  F(int, window_min, 20000, 1, 1000000000, false, "replay window at the start, in positions")           \
-  F(int, window_max, 500000, 1, 1000000000, false, "replay window cap, in positions")                   \
-  F(double, window_growth, 0.5, 0, 1, false, "the window grows by this share of every new position")    \
-  F(double, sample_reuse, 4, 0.1, 1000, false, "target training samples per new self-play position")    \
-  F(int, min_positions, 5000, 1, 1000000000, false, "positions in the replay store before training")    \
-  F(int, steps_per_generation, 500, 1, 100000000, false, "optimiser steps between candidates")          \
-  F(int, threads, 0, 0, 256, true, "LibTorch threads for training (0: all cores)")                   \
-  F(std::string, device, "", "", 0, true,                                                              \
-    "device of training: cpu, cuda (the first GPU of inference.cuda_devices), cuda:N, or empty " \
-    "for inference.device")                                                                      \
-  F(std::string, precision, "fp32", "fp32|bf16", 0, true,                                              \
+#define OPPIDUM_TRAINING_FIELDS(F)                                                                 \
+  F(std::string, optimizer, "sgd", "sgd|adamw", 0, false, "sgd (with momentum) or adamw")          \
+  F(int, batch_size, 256, 1, 65536, false, "positions per optimiser step")                         \
+  F(double, learning_rate, 0.02, 1e-7, 10, false, "peak learning rate")                            \
+  F(int, warmup_steps, 100, 0, 10000000, false, "steps of linear learning-rate warm-up")           \
+  F(double, lr_decay_steps, 0, 0, 1e12, false,                                                     \
+    "cosine decay to 10% over this many steps (0: constant)")                                      \
+  F(double, momentum, 0.9, 0, 0.999, false, "SGD momentum")                                        \
+  F(double, weight_decay, 1e-4, 0, 1, false, "L2 weight decay")                                    \
+  F(std::string, weight_decay_on, "all", "all|weights", 0, false,                                  \
+    "decay every parameter, or only convolution and linear weights (not batch norm, biases)")      \
+  F(double, value_loss_weight, 1.0, 0, 100, false,                                                 \
+    "weight of the value loss against the policy loss")                                            \
+  F(double, score_loss_weight, 0.5, 0, 100, false,                                                 \
+    "weight of the score-margin loss (only with net.score_head)")                                  \
+  F(double, value_q_weight, 0, 0, 1, false,                                                        \
+    "value target = (1 - w) game result + w search value at the root")                             \
+  F(std::string, fast_search_rows, "value", "value|drop", 0, false,                                \
+    "positions of fast (playout-cap) searches: value-only rows, or left out of the window")        \
+  F(int, window_min, 20000, 1, 1000000000, false, "replay window at the start, in positions")      \
+  F(int, window_max, 500000, 1, 1000000000, false, "replay window cap, in positions")              \
+  F(double, window_growth, 0.5, 0, 1, false,                                                       \
+    "the window grows by this share of every new position")                                        \
+  F(double, sample_reuse, 4, 0.1, 1000, false,                                                     \
+    "target training samples per new self-play position")                                          \
+  F(int, min_positions, 5000, 1, 1000000000, false,                                                \
+    "positions in the replay store before training")                                               \
+  F(int, steps_per_generation, 500, 1, 100000000, false, "optimiser steps between candidates")     \
+  F(int, threads, 0, 0, 256, true, "LibTorch threads for training (0: all cores)")                 \
+  F(std::string, device, "", "", 0, true,                                                          \
+    "device of training: cpu, cuda (the first GPU of inference.cuda_devices), cuda:N, or empty "   \
+    "for inference.device")                                                                        \
+  F(std::string, precision, "fp32", "fp32|bf16", 0, true,                                          \
     "training arithmetic: fp32, or bf16 autocast of the forward pass (cuda only; fp32 weights)")
 
-#define OPPIDUM_ARENA_FIELDS(F)                                                               \
-  F(int, max_games, 200, 0, 100000, false,                                                          \
-    "game cap of a gate match (paired, so even); 0: no gate, every candidate is promoted")            \
-  F(int, simulations, 100, 1, 1000000, false, "search simulations per move in gate matches")         \
-  F(double, elo0, 0, -1000, 1000, false, "SPRT: H0 Elo difference")                                 \
-  F(double, elo1, 20, -1000, 1000, false, "SPRT: H1 Elo difference")                                \
-  F(double, alpha, 0.05, 1e-6, 0.5, false, "SPRT: false-positive rate")                             \
-  F(double, beta, 0.05, 1e-6, 0.5, false, "SPRT: false-negative rate")                              \
-  F(int, opening_plies, 4, 0, 100, false, "random plies that make each paired opening")             \
-  F(std::string, anchor, "alphabeta:depth=2", "", 0, false,                                          \
-    "fixed opponent each new best network plays, for a rating that does not chain")            \
+#define OPPIDUM_ARENA_FIELDS(F)                                                                    \
+  F(int, max_games, 200, 0, 100000, false,                                                         \
+    "game cap of a gate match (paired, so even); 0: no gate, every candidate is promoted")         \
+  F(int, simulations, 100, 1, 1000000, false, "search simulations per move in gate matches")       \
+  F(double, elo0, 0, -1000, 1000, false, "SPRT: H0 Elo difference")                                \
+  F(double, elo1, 20, -1000, 1000, false, "SPRT: H1 Elo difference")                               \
+  F(double, alpha, 0.05, 1e-6, 0.5, false, "SPRT: false-positive rate")                            \
+  F(double, beta, 0.05, 1e-6, 0.5, false, "SPRT: false-negative rate")                             \
+  F(int, opening_plies, 4, 0, 100, false, "random plies that make each paired opening")            \
+  F(std::string, anchor, "alphabeta:depth=2", "", 0, false,                                        \
+    "fixed opponent each new best network plays, for a rating that does not chain")                \
   F(int, anchor_games, 20, 0, 100000, false, "games against the anchor per promotion (0: none)")
 
-#define OPPIDUM_INFERENCE_FIELDS(F)                                                            \
-  F(std::string, backend, "eigen", "eigen|torch", 0, true,                                          \
-    "inference backend: eigen (cpu only) or torch (cpu or cuda)")                               \
-  F(std::string, device, "cpu", "cpu|cuda", 0, true,                                                \
-    "device of inference (and of training, unless training.device says otherwise)")            \
-  F(int, max_batch, 256, 1, 65536, true, "largest inference batch")                                 \
-  F(int, max_wait_us, 1000, 0, 1000000, true, "longest wait for a batch to fill, in microseconds")     \
-  F(int, workers, 1, 1, 64, true,                                                                    \
-    "forward threads of the inference server, sharing its queue, each with its own backend")   \
-  F(int, threads, 1, 0, 256, true,                                                                   \
-    "eigen: CPU threads of each worker's forward pass (0: the cores divided among the workers)") \
-  F(std::string, cuda_devices, "", "", 0, true,                                                      \
-    "cuda: GPU indices the workers use in turn, e.g. \"0,1\" (empty: every GPU, worker k on "   \
-    "k mod count)")                                                                            \
-  F(std::string, precision, "fp32", "fp32|fp16|bf16",  0, true,                                   \
-    "arithmetic of the forward pass: fp32, or fp16/bf16 weights and activations (backend "      \
-    "torch on device cuda only; the older key half: true means fp16)")
+#define OPPIDUM_INFERENCE_FIELDS(F)                                                                \
+  F(std::string, backend, "eigen", "eigen|torch", 0, true,                                         \
+    "inference backend: eigen (cpu only) or torch (cpu or cuda)")                                  \
+  F(std::string, device, "cpu", "cpu|cuda", 0, true,                                               \
+    "device of inference (and of training, unless training.device says otherwise)")                \
+  F(int, max_batch, 256, 1, 65536, true, "largest inference batch")                                \
+  F(int, max_wait_us, 1000, 0, 1000000, true, "longest wait for a batch to fill, in microseconds") \
+  F(int, workers, 1, 1, 64, true,                                                                  \
+    "forward threads of the inference server, sharing its queue, each with its own backend")       \
+  F(int, threads, 1, 0, 256, true,                                                                 \
+    "eigen: CPU threads of each worker's forward pass (0: the cores divided among the workers)")   \
+  F(std::string, cuda_devices, "", "", 0, true,                                                    \
+    "cuda: GPU indices the workers use in turn, e.g. \"0,1\" (empty: every GPU, worker k on k "    \
+    "mod count)")                                                                                  \
+  F(std::string, precision, "fp32", "fp32|fp16|bf16", 0, true,                                     \
+    "arithmetic of the forward pass: fp32, or fp16/bf16 weights and activations (backend torch "   \
+    "on device cuda only; the older key half: true means fp16)")
 
 #define OPPIDUM_DECLARE_FIELD(type, name, def, lo, hi, resumable, doc) type name = def;
 
