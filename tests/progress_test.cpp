@@ -173,6 +173,11 @@ TEST(StatusLine, TextFromAProgress) {
   EXPECT_NE(status_text(p, sp, inf, false, "").find("pos 4000 (1234000000000/s)"),
             std::string::npos)
       << "a rate at time 0 divides by 1e-9 s, never by zero";
+  // A resumed run before its first step once showed "loss 0.000".
+  p.last_step = {};
+  EXPECT_NE(status_text(p, sp, inf, true, "").find("step 25 loss - (no step yet this session) |"),
+            std::string::npos)
+      << status_text(p, sp, inf, true, "");
 }
 
 GateMatches promoted_with_anchor() {
@@ -514,6 +519,26 @@ TEST_F(ResolveConfig, AResumedRunChangesOnlyResumableKeys) {
     const std::string what = e.what();
     EXPECT_EQ(what.rfind(config_path_ + " differs from the config", 0), 0u) << what;
     EXPECT_NE(what.find("\n  run.seed: 4 (the run has 3)"), std::string::npos) << what;
+  }
+}
+
+// The README's Gumbel line once reused a run and was refused "configs/... differs" when only its
+// --set did.
+TEST_F(ResolveConfig, ARefusalBlamesTheSetWhenTheConfigFileMatches) {
+  fs::create_directories(paths_.dir);
+  std::ofstream(paths_.config()) << config::to_yaml(config::load_config(config_path_));
+  try {
+    resolve_config(paths_, config_path_, {"selfplay.root=gumbel"});
+    FAIL() << "no error";
+  } catch (const config::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("--set (with " + config_path_ + ", which matches) differs from the config",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("\n  selfplay.root: \"gumbel\" (the run has \"puct\")"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("start a new run (--run runs/<another name>)"), std::string::npos) << what;
   }
 }
 

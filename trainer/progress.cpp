@@ -75,9 +75,13 @@ std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfpl
       fixed(static_cast<double>(selfplay.positions) / secs, 0) + "/s) | eval " +
       fixed(inference.evals_per_second, 0) + "/s fill " + fixed(inference.mean_fill, 2) + " fwd " +
       fixed(100.0 * inference.forward_share, 0) + "% | step " + std::to_string(p.steps) +
-      " loss " + fixed(p.last_step.loss, 3) + " (p " + fixed(p.last_step.policy_loss, 3) + " v " +
-      fixed(p.last_step.value_loss, 3) +
-      (score_head ? " s " + fixed(p.last_step.score_loss, 3) : "") + ") | best gen " +
+      // Zeros before this session's first step (a resumed run): no loss to show yet.
+      (p.last_step.loss == 0.0 && p.last_step.policy_loss == 0.0
+           ? std::string(" loss - (no step yet this session")
+           : " loss " + fixed(p.last_step.loss, 3) + " (p " + fixed(p.last_step.policy_loss, 3) +
+                 " v " + fixed(p.last_step.value_loss, 3) +
+                 (score_head ? " s " + fixed(p.last_step.score_loss, 3) : "")) +
+      ") | best gen " +
       std::to_string(p.best_generation) + " " + arena::format_elo(p.rating) + " Elo";
   if (!cluster.empty()) line += " | " + cluster;
   if (!p.gate.empty()) line += " | gate " + p.gate;
