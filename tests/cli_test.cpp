@@ -448,6 +448,25 @@ TEST(Cli, BenchStoreWithoutAServerFailsAtOnce) {
       << r.out;
 }
 
+// Progress: one line rewritten in place on a terminal (here a pseudo-terminal made by script(1)),
+// never a '\r' in a pipe or a log.
+TEST(Cli, ArenaProgressIsALineInPlaceOnATerminalOnly) {
+  const std::string match = "arena --game mg --a random --b random --games 4";
+  const CommandResult piped = run(match);
+  EXPECT_EQ(piped.status, 0) << piped.out;
+  EXPECT_EQ(piped.out.find('\r'), std::string::npos) << piped.out;
+  if (oppidum::test_util::run_shell("command -v script").status != 0)
+    GTEST_SKIP() << "script(1) is not installed: no pseudo-terminal to test with";
+  const char* binary = std::getenv("OPPIDUM_TEST_BINARY");
+  const CommandResult terminal = oppidum::test_util::run_shell(
+      "timeout -s KILL 120 script -qec '" + std::string(binary ? binary : OPPIDUM_BINARY) + " " +
+      match + "' /dev/null");
+  EXPECT_EQ(terminal.status, 0) << terminal.out;
+  EXPECT_NE(terminal.out.find("\r[arena] 2/4 games"), std::string::npos) << terminal.out;
+  EXPECT_NE(terminal.out.find("match: random (A) vs random (B)"), std::string::npos)
+      << terminal.out;
+}
+
 // The two library errors whose what() names nothing useful, as main prints them.
 TEST(ErrorText, LibraryErrorsAreSaidInWords) {
   using oppidum::app::error_text;
