@@ -47,7 +47,8 @@ TINY="--set run.max_generations=1 --set run.stop_after_minutes=10 --set net.bloc
 # A run that continues: only keys that may change on resume.
 TINY_RESUME="--set run.max_generations=2 --set run.stop_after_minutes=10"
 
-redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+redis_port=$(python3 -c \
+  'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 SKIPPED=(
   'cluster.sh|a redis-server, a trainer and workers running for as long as you let them'
@@ -116,7 +117,8 @@ for command in "${commands[@]}"; do
     *'$B train --config'*) run="$line $TINY" ;;
     *'$B train --run'*) run="$line $TINY_RESUME" ;;
     *learning-bench.sh*) run="$line --games 2 $TINY" ;;
-    *'$B arena'*) run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 2/; s/sims=[0-9]+/sims=8/g') ;;
+    *'$B arena'*)
+      run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 2/; s/sims=[0-9]+/sims=8/g') ;;
     *'$B play'*) run="$line <<< quit" ;;
     *'$B serve'*) run="serve_until_url $line --port 0" ;;
     *'bench model'*) run="$line --sizes 1x8 --batches 1 --seconds 0.01 --rounds 1" ;;
