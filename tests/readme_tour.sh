@@ -47,8 +47,13 @@ TINY="--set run.max_generations=1 --set run.stop_after_minutes=10 --set net.bloc
 # A run that continues: only keys that may change on resume.
 TINY_RESUME="--set run.max_generations=2 --set run.stop_after_minutes=10"
 
-redis_port=$(python3 -c \
-  'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A loopback port nothing listens on, for the scratch Redis.
+redis_port=""
+for _ in $(seq 1 100); do
+  port=$((20000 + RANDOM % 40000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then redis_port=$port; break; fi
+done
+[ -n "$redis_port" ] || { echo "readme_tour: no free loopback port found" >&2; exit 1; }
 
 SKIPPED=(
   'cluster.sh|a redis-server, a trainer and workers running for as long as you let them'
