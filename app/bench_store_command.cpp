@@ -86,7 +86,7 @@ void run_bench_store(const BenchStoreOptions& o) {
                              e.what() + "); start one first, e.g. `redis-server --port " +
                              std::to_string(url.port) + " --save '' --daemonize yes`");
   }
-  std::printf("oppidum bench store: %s, %s records, batches of %d, %.0f s per setting\n",
+  std::printf("oppidum bench store: %s, %s records, batches of %d, %g s per setting\n",
               url.to_string().c_str(), o.game.c_str(), o.batch, o.seconds);
   util::ProgressLine progress;
   progress.update("[bench store] playing 256 sample games", true);
