@@ -259,12 +259,19 @@ TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {
 
   GateMatches none;  // arena.max_games 0: no match, every candidate promoted
   none.gate.games_cap = 0;
-  none.gate.elo.elo = std::nan("");
   none.promoted = true;
   row = gate_row(in, none, 40, 120.0, 65.0);
   EXPECT_EQ(row.verdict, "no gate (arena.max_games 0)");
   EXPECT_TRUE(row.promoted);
   EXPECT_DOUBLE_EQ(row.rating, 65.0) << "no Elo to add";
+  // Nothing measured: no estimate and no interval, never "+0.0 [+0.0, +0.0]".
+  EXPECT_TRUE(std::isnan(row.elo) && std::isnan(row.elo_low) && std::isnan(row.elo_high));
+  EXPECT_EQ(gate_summary(row), "gen 4 no gate match: promoted");
+  // A row rebuilt by --recover knows its Elo but not its interval nor its games.
+  GateRow rebuilt;
+  rebuilt.generation = 2, rebuilt.games = -1, rebuilt.elo = 12.0, rebuilt.promoted = true;
+  rebuilt.elo_low = rebuilt.elo_high = std::nan("");
+  EXPECT_EQ(gate_summary(rebuilt), "gen 2 +12.0: promoted");
 }
 
 // The anchor is checked before a run starts, as a gate would make it.

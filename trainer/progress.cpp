@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -90,10 +91,17 @@ std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfpl
 }
 
 std::string gate_summary(const GateRow& row) {
-  std::string text = "gen " + std::to_string(row.generation) + " " + arena::format_elo(row.elo) +
-                     " [" + arena::format_elo(row.elo_low) + ", " +
-                     arena::format_elo(row.elo_high) + "] over " + std::to_string(row.games) +
-                     " games: " + (row.promoted ? "promoted" : "rejected");
+  // Only what was measured: no match, or a row rebuilt by --recover, has no estimate to show.
+  std::string text = "gen " + std::to_string(row.generation);
+  if (std::isfinite(row.elo)) {
+    text += " " + arena::format_elo(row.elo);
+    if (std::isfinite(row.elo_low) && std::isfinite(row.elo_high))
+      text += " [" + arena::format_elo(row.elo_low) + ", " + arena::format_elo(row.elo_high) + "]";
+  } else if (row.games == 0) {
+    text += " no gate match";
+  }
+  if (row.games > 0) text += " over " + std::to_string(row.games) + " games";
+  text += std::string(": ") + (row.promoted ? "promoted" : "rejected");
   if (!row.anchor.empty())
     text += "; vs " + row.anchor + " " + fixed(100.0 * row.anchor_score, 1) + "% (" +
             arena::format_elo(row.anchor_elo) + " Elo)";
