@@ -448,6 +448,16 @@ TEST(Cli, BenchStoreWithoutAServerFailsAtOnce) {
       << r.out;
 }
 
+// `arena` at 4-0 once printed "Elo +inf 95% [+inf, +inf]": no result is certain (a prior of one
+// virtual game; docs/BASELINES.md).
+TEST(Cli, ArenaPerfectScoreHasAFiniteEstimateAndInterval) {
+  const CommandResult r = run("arena --game mg --a alphabeta:depth=2 --b random --games 4");
+  EXPECT_EQ(r.status, 0) << r.out;
+  ASSERT_NE(r.out.find("result (A's view): +4 =0 -0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Elo (A - B): +381.7  95% [-130.0, +893.4]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+}
+
 // Progress: one line rewritten in place on a terminal (here a pseudo-terminal made by script(1)),
 // never a '\r' in a pipe or a log.
 TEST(Cli, ArenaProgressIsALineInPlaceOnATerminalOnly) {
