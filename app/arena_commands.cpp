@@ -31,6 +31,7 @@
 #include "arena/ratings.h"
 #include "games/game.h"
 #include "util/file_io.h"
+#include "util/progress.h"
 
 namespace oppidum::app {
 namespace {
@@ -108,7 +109,11 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   hooks.stop = &g_arena_stop;
   using Clock = std::chrono::steady_clock;
   auto last_progress = Clock::now();
+  // On a terminal, one line updated in place after every counted pair; otherwise a log line
+  // every --progress-seconds.
+  util::ProgressLine progress;
   hooks.on_progress = [&](const arena::MatchStatus& status) {
+    if (progress.terminal()) return progress.update("[arena] " + arena::format_progress(status));
     const auto now = Clock::now();
     if (std::chrono::duration<double>(now - last_progress).count() < o.progress_seconds &&
         !status.finished)
@@ -127,6 +132,7 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   std::cerr << "[arena] " << a->spec() << " vs " << b->spec() << " on " << game.name() << ", up to "
             << 2 * ((o.games + 1) / 2) << " games, " << o.threads << " thread(s)" << std::endl;
   const arena::MatchStatus status = arena::run_match(game, *a, *b, config, hooks);
+  progress.done();
   std::cout << arena::format_match_report(status);
   const int signo = g_arena_signal.load();
   if (signo != 0) {
@@ -146,9 +152,14 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   }
 }
 
-void run_ratings(const std::string& path, const arena::RatingOptions& options) {
+void run_ratings(const std::string& path, arena::RatingOptions options) {
+  util::ProgressLine progress;
+  progress.update("[ratings] reading " + path);
   const auto matches = arena::read_results_file(path);
-  std::cout << arena::format_ratings(arena::fit_ratings(matches, options), options);
+  options.on_progress = [&](const std::string& text) { progress.update("[ratings] " + text); };
+  const auto ratings = arena::fit_ratings(matches, options);
+  progress.done();
+  std::cout << arena::format_ratings(ratings, options);
 }
 
 struct PlayOptions {
@@ -238,8 +249,9 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
                         "append every counted game to this file, one per line: `<first spec> "
                         "<second spec> <result> <moves...>`");
   arena_cmd->add_option("--progress-seconds", o->progress_seconds,
-                        "seconds between progress lines on standard error (0: after every "
-                        "counted pair)")
+                        "seconds between progress lines on standard error when it is not a "
+                        "terminal (0: after every counted pair); a terminal gets one line "
+                        "updated in place")
       ->check(non_negative_number())
       ->capture_default_str();
   arena_cmd->callback([o, net_factory] {

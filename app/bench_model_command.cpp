@@ -39,6 +39,7 @@
 #include "model/cpu_tuning.h"
 #include "model/eigen_net.h"
 #include "model/inference_server.h"
+#include "util/progress.h"
 
 namespace oppidum::app {
 namespace {
@@ -224,10 +225,19 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// printf into a string: a table row is printed whole, once measured.
+template <class... Args>
+std::string cell(const char* format, Args... args) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, args...);
+  return buffer;
+}
+
 void run_compare_conv(const BenchModelOptions& o, const Game& game,
                       const std::vector<float>& planes) {
   std::vector<model::EigenConv> convs;
   for (const std::string& name : o.compare_conv) convs.push_back(model::parse_eigen_conv(name));
+  util::ProgressLine progress;
   std::printf("Eigen convolutions side by side, %d rounds of %.2f s per algorithm and cell, "
               "alternating; positions/s are the medians over rounds, ratio = median over rounds of "
               "rate / rate of %s in the same round; GF/s = direct-equivalent GFLOP/s\n",
@@ -250,6 +260,10 @@ void run_compare_conv(const BenchModelOptions& o, const Game& game,
       std::printf(" %16s", (o.compare_conv[k] + "/" + o.compare_conv[0]).c_str());
     std::printf("\n");
     for (int batch : o.batches) {
+      progress.update("[bench model] " + size + " batch " + std::to_string(batch) + ": " +
+                          std::to_string(o.rounds) + " rounds of " +
+                          std::to_string(convs.size()) + " convolutions",
+                      true);
       std::vector<std::vector<double>> rates(convs.size()), ratios(convs.size());
       for (int r = 0; r < o.rounds; ++r) {
         std::vector<double> round;
@@ -259,6 +273,7 @@ void run_compare_conv(const BenchModelOptions& o, const Game& game,
           ratios[k].push_back(round[k] / round[0]);
         }
       }
+      progress.clear();
       std::printf("%6d", batch);
       for (std::size_t k = 0; k < convs.size(); ++k) {
         const double rate = median(rates[k]);
@@ -288,10 +303,13 @@ void run_bench_model(const BenchModelOptions& o) {
         planes.data() + static_cast<std::ptrdiff_t>(i) * plane_size);
   if (!o.compare_conv.empty()) return run_compare_conv(o, game, planes);
 
+  util::ProgressLine progress;
   for (const std::string& size : o.sizes) {
+    progress.update("[bench model] " + size + ": making the network and its backends", true);
     const model::NetConfig config = model::NetConfig::parse_size(size);
     const model::Checkpoint checkpoint = model::random_checkpoint(game, config, 1);
     const double flops = direct_flops(config, game.input_shape(), game.num_actions());
+    progress.clear();
     std::printf("\n%s %s, %lld parameters, %.2f MFLOP a position\n", game.name().c_str(),
                 config.to_string().c_str(), static_cast<long long>(parameter_count(checkpoint)),
                 flops / 1e6);
@@ -311,12 +329,14 @@ void run_bench_model(const BenchModelOptions& o) {
       std::printf("%6s %s: %s\n", "", b.c_str(), backends.back()->describe().c_str());
     }
     for (int batch : o.batches) {
-      std::printf("%6d", batch);
+      // The row is printed whole once measured; meanwhile the progress line says what runs.
+      std::string row = cell("%6d", batch);
+      const std::string where = "[bench model] " + size + " batch " + std::to_string(batch) + ": ";
       std::vector<double> raw;
-      for (auto& backend : backends) {
-        raw.push_back(raw_forward(*backend, planes, batch, o.seconds));
-        std::printf(" %12.0f", raw.back());
-        std::fflush(stdout);
+      for (std::size_t k = 0; k < backends.size(); ++k) {
+        progress.update(where + o.backends[k], true);
+        raw.push_back(raw_forward(*backends[k], planes, batch, o.seconds));
+        row += cell(" %12.0f", raw.back());
       }
       std::string last_stats;
       std::string rates_line;
@@ -330,11 +350,11 @@ void run_bench_model(const BenchModelOptions& o) {
           base = raw_forward(*backend, planes, batch, o.seconds);
         }
         for (int c : o.callers) {
+          progress.update(where + "server " + sb + " x" + std::to_string(c), true);
           if (!by_workers) {
             const double rate = server_throughput(game, checkpoint, bo, positions, batch, c, 1, o,
                                                   last_stats);
-            std::printf(" %10.2f", rate / base);
-            std::fflush(stdout);
+            row += cell(" %10.2f", rate / base);
             continue;
           }
           // Worker counts alternate over --rounds rounds; medians of the rates and of each
@@ -352,7 +372,7 @@ void run_bench_model(const BenchModelOptions& o) {
             }
           }
           for (std::size_t i = 0; i < k; ++i) {
-            std::printf(" %10.2f", median(rates[i]) / base);
+            row += cell(" %10.2f", median(rates[i]) / base);
             char part[160];
             if (i == 0)
               std::snprintf(part, sizeof part, "%s%s x%d: w%d %.0f", rates_line.empty() ? "" : "; ",
@@ -364,10 +384,11 @@ void run_bench_model(const BenchModelOptions& o) {
                             *std::max_element(ratios[i].begin(), ratios[i].end()));
             rates_line += part;
           }
-          std::fflush(stdout);
         }
       }
-      std::printf("\n");
+      progress.clear();
+      std::printf("%s\n", row.c_str());
+      std::fflush(stdout);
       if (o.peak_tflops > 0 && !raw.empty()) {
         std::printf("%6s TFLOP/s (share of %.0f):", "", o.peak_tflops);
         for (std::size_t k = 0; k < raw.size(); ++k) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -18,7 +19,9 @@
 #include "app/option_checks.h"
 #include "mcts/evaluator.h"
 #include "selfplay/selfplay.h"
+#include "store/redis_client.h"
 #include "store/run_channel.h"
+#include "util/progress.h"
 
 namespace oppidum::app {
 namespace {
@@ -74,9 +77,21 @@ std::vector<selfplay::GameRecord> sample_records(const std::string& game, int co
 
 void run_bench_store(const BenchStoreOptions& o) {
   const store::RedisUrl url = store::node_url(o.store, "", false);
-  std::printf("oppidum bench store: %s, %s records, batches of %d, %.0f s per setting\n",
+  // A benchmark has no reason to wait for a server that is not there (the client would retry
+  // for ever): one attempt, and a clear error.
+  try {
+    store::RedisClient(url).command_once({"PING"});
+  } catch (const store::RedisError& e) {
+    throw std::runtime_error("bench store: no Redis server answers at " + url.to_string() + " (" +
+                             e.what() + "); start one first, e.g. `redis-server --port " +
+                             std::to_string(url.port) + " --save '' --daemonize yes`");
+  }
+  std::printf("oppidum bench store: %s, %s records, batches of %d, %g s per setting\n",
               url.to_string().c_str(), o.game.c_str(), o.batch, o.seconds);
+  util::ProgressLine progress;
+  progress.update("[bench store] playing 256 sample games", true);
   const auto records = sample_records(o.game, 256);
+  progress.clear();
   double bytes = 0, positions = 0;
   for (const auto& r : records) {
     bytes += static_cast<double>(selfplay::encode_record(r).size());
@@ -89,6 +104,7 @@ void run_bench_store(const BenchStoreOptions& o) {
   for (std::string item; std::getline(list, item, ',');) {
     const int pushers = std::atoi(item.c_str());
     if (pushers < 1 || pushers > 256) throw std::invalid_argument("--pushers: 1 to 256 each");
+    progress.update("[bench store] " + std::to_string(pushers) + " pusher(s)", true);
     store::RunChannel(url, {}).client().command({"DEL", url.key("games")});
     std::atomic<bool> stop{false};
     std::atomic<std::int64_t> games{0}, plies{0};
@@ -111,6 +127,7 @@ void run_bench_store(const BenchStoreOptions& o) {
     stop = true;
     for (auto& th : threads) th.join();
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    progress.clear();
     std::printf("%3d pusher(s): %9.0f games/s %11.0f positions/s %8.1f MB/s\n", pushers,
                 static_cast<double>(games.load()) / s, static_cast<double>(plies.load()) / s,
                 static_cast<double>(games.load()) * bytes / static_cast<double>(records.size()) /

@@ -19,6 +19,7 @@
 #include "trainer/config.h"
 #include "trainer/settings.h"
 #include "trainer/trainer.h"
+#include "util/progress.h"
 
 namespace oppidum::app {
 namespace {
@@ -94,6 +95,7 @@ void run_bench_train(const BenchTrainOptions& o) {
               "prec", "steps/s", "samples/s", "vs first");
   double first_rate = 0;
   std::vector<double> first_curve;
+  util::ProgressLine progress;
   for (const std::string& precision : o.precisions) {
     trainer::TrainerSettings settings = trainer::trainer_settings(config);
     settings.device = o.device;
@@ -104,8 +106,11 @@ void run_bench_train(const BenchTrainOptions& o) {
     Clock::time_point start = Clock::now();
     for (int s = 0; s < total; ++s) {
       if (s == o.warmup) start = Clock::now();
+      progress.update("[bench train] " + precision + ": step " + std::to_string(s + 1) + " of " +
+                      std::to_string(total));
       losses.push_back(t.step(batches[static_cast<std::size_t>(s % o.batches)]).loss);
     }
+    progress.clear();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const double rate = o.steps / seconds;
     if (first_rate == 0) first_rate = rate;

@@ -23,6 +23,7 @@
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
 #include "trainer/run_folder.h"
+#include "util/progress.h"
 #include "web/server.h"
 
 namespace oppidum::app {
@@ -99,7 +100,11 @@ void synthesise(const BenchWebOptions& o, const fs::path& dir) {
   std::vector<selfplay::GameRecord> chunk;
   int number = 0;
   const auto start = Clock::now();
+  util::ProgressLine progress;
   for (int i = 0; i < o.games; ++i) {
+    if (progress.terminal())
+      progress.update("[bench web] synthesising game " + std::to_string(i + 1) + " of " +
+                      std::to_string(o.games));
     const std::int64_t step =
         static_cast<std::int64_t>(i) * steps / o.games / o.steps_per_gate * o.steps_per_gate;
     chunk.push_back(random_game(game, 7919u * static_cast<std::uint64_t>(i) + 1, step));
@@ -109,6 +114,7 @@ void synthesise(const BenchWebOptions& o, const fs::path& dir) {
       chunk.clear();
     }
   }
+  progress.done();
   std::printf("synthesised %s: %d %s games in %d chunks, %d metric rows, in %.1f s\n",
               dir.string().c_str(), o.games, o.game.c_str(), number, steps,
               std::chrono::duration<double>(Clock::now() - start).count());

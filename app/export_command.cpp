@@ -10,6 +10,7 @@
 #include "model/checkpoint.h"
 #include "model/onnx_export.h"
 #include "trainer/output_file.h"
+#include "util/progress.h"
 
 namespace oppidum::app {
 namespace {
@@ -26,9 +27,13 @@ void run_export(const ExportOptions& o) {
   if (std::filesystem::equivalent(o.checkpoint, o.out, ec))
     throw std::runtime_error("export: --out " + o.out +
                              " is the checkpoint itself; refusing to overwrite it");
+  util::ProgressLine progress;
+  progress.update("[export] reading " + o.checkpoint);
   const model::Checkpoint c = model::load_checkpoint(o.checkpoint);
   model::check_compatible(c, game_by_name(c.game), o.checkpoint);
+  progress.update("[export] building, checking and writing the ONNX model", true);
   model::export_onnx(c, o.checkpoint, o.out);
+  progress.done();
   std::cout << "wrote " << o.out << ": " << c.game << " network " << c.config.to_string()
             << ", training step " << c.step << ", ONNX opset " << model::kOnnxOpset << ", "
             << std::filesystem::file_size(o.out) << " bytes; input '" << model::kOnnxInput

@@ -61,7 +61,9 @@ void register_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([o] {
     web::WebServer server(*o);
-    server.bind();
+    server.bind();  // the URL below is printed only once the port is ours
+    for (const std::string& warning : server.warnings())
+      std::cerr << "oppidum serve: warning: " << warning << '\n';
     const std::atomic<bool>& stop = install_stop_signals();
     std::thread serving([&server] { server.serve(); });
     std::cout << "oppidum serve: " << o->runs.size() << " run(s), " << o->arena_files.size()

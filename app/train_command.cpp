@@ -28,7 +28,8 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--set", o->overrides,
                   "override a config key, e.g. --set training.batch_size=128 (repeatable)")
       ->take_all();
-  cmd->add_flag("!--no-status", o->status_line, "no live status line (log lines instead)");
+  cmd->add_flag_callback("--no-status", [o] { o->status_line = false; },
+                         "no live status line (log lines instead)");
   auto store = std::make_shared<std::string>();
   cmd->add_option("--store", *store,
                   "a Redis store for self-play on many machines: redis://[user[:password]@]host"
@@ -70,8 +71,8 @@ void register_report_command(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand(
       "report",
-      "Write a self-contained HTML page with the curves of a run: losses, ratings over time, "
-      "self-play speed, game length.");
+      "Write a self-contained HTML page with the curves of a run: losses by step, ratings and "
+      "self-play speed by generation, game length.");
   cmd->add_option("--run", *run, "run folder (runs/<name>)")->required();
   cmd->add_option("--out", *out,
                   "output file (default <run>/report.html); never one of a run folder's own "

@@ -1,5 +1,6 @@
 #include "arena/elo.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -13,13 +14,17 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRegularisation = 1e-3;
+// The prior of estimate_elo, in games (half a win, half a loss).
+constexpr double kPriorGames = 1.0;
+// How close to a score of 0 or 1 an interval end may come (about 3600 Elo).
+constexpr double kScoreEdge = 1e-9;
 
 }  // namespace
 
 double elo_from_score(double score) {
   if (score <= 0.0) return -kInf;
   if (score >= 1.0) return kInf;
-  return -400.0 * std::log10(1.0 / score - 1.0);
+  return 400.0 * std::log10(score / (1.0 - score));
 }
 
 double score_from_elo(double elo) { return 1.0 / (1.0 + std::pow(10.0, -elo / 400.0)); }
@@ -52,22 +57,48 @@ OutcomeCounts trinomial(double wins, double draws, double losses) {
 }
 
 OutcomeCounts pentanomial(const std::array<double, 5>& counts) {
-  return {{0.0, 0.25, 0.5, 0.75, 1.0}, {counts.begin(), counts.end()}};
+  return {{0.0, 0.25, 0.5, 0.75, 1.0}, {counts.begin(), counts.end()}, 2.0};
 }
 
 EloEstimate estimate_elo(const OutcomeCounts& outcomes, double z) {
   EloEstimate e;
-  const double n = outcomes.total();
   e.score = outcomes.mean();
-  e.elo = elo_from_score(e.score);
-  if (n <= 0.0) {
-    e.elo_low = -kInf;
-    e.elo_high = kInf;
-    return e;
-  }
-  e.score_stderr = std::sqrt(outcomes.variance() / n);
-  e.elo_low = elo_from_score(e.score - z * e.score_stderr);
-  e.elo_high = elo_from_score(e.score + z * e.score_stderr);
+  // The counts with the prior: one virtual game, half at the lowest value and half at the highest.
+  OutcomeCounts prior = outcomes;
+  const auto [lowest, highest] = std::minmax_element(prior.values.begin(), prior.values.end());
+  if (lowest == prior.values.end() || !(*lowest < *highest))
+    throw std::invalid_argument("estimate_elo: the outcome values must span a range");
+  const double weight = kPriorGames / 2.0 / outcomes.games_per_unit;
+  prior.counts[static_cast<std::size_t>(lowest - prior.values.begin())] += weight;
+  prior.counts[static_cast<std::size_t>(highest - prior.values.begin())] += weight;
+  const double n = prior.total();
+  const double mean = prior.mean();
+  e.elo = elo_from_score(mean);
+  e.score_stderr = std::sqrt(prior.variance() / n);
+
+  // The score interval: (mean - p)^2 = z^2 var(p) / n on either side of the mean, by bisection
+  // (the left side is positive at the far end, negative at the mean).
+  std::vector<double> frequencies = prior.counts;
+  for (double& f : frequencies) f /= n;
+  auto outside = [&](double p) {
+    const std::vector<double> q = constrained_mle(prior.values, frequencies, p);
+    double mass = 0.0, spread = 0.0;
+    for (std::size_t i = 0; i < q.size(); ++i)
+      mass += q[i], spread += q[i] * (prior.values[i] - p) * (prior.values[i] - p);
+    return (mean - p) * (mean - p) > z * z * (spread / mass) / n;
+  };
+  auto end = [&](double far) {
+    double inside = mean;
+    for (int iteration = 0; iteration < 100; ++iteration) {
+      const double mid = 0.5 * (inside + far);
+      if (outside(mid)) far = mid;
+      else inside = mid;
+    }
+    return 0.5 * (inside + far);
+  };
+  const double edge = kScoreEdge * (*highest - *lowest);
+  e.elo_low = elo_from_score(end(*lowest + edge));
+  e.elo_high = elo_from_score(end(*highest - edge));
   return e;
 }
 

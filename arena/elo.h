@@ -9,7 +9,16 @@
 // Pairs are the better unit for paired openings: a pair's two games are correlated (the same
 // opening), and treating them as independent games overstates the variance.
 //
-// Interval: the normal approximation on the mean of the units: s +- z * sd / sqrt(N), mapped to Elo.
+// Estimate and interval (docs/BASELINES.md, "Matches"): a weak prior of one virtual game, half a
+// win and half a loss (the Jeffreys prior of a win rate; as units, 1/2 at score 0 and 1/2 at score
+// 1 per game, 1/4 and 1/4 per pair), is added to the counts, so that no result is certain: the
+// estimate is the Elo of the mean score of the counts with the prior (finite for 4-0 and 0-4), and
+// the interval is the score interval of the outcome distribution (Wilson's interval, generalised
+// from wins and losses to any outcome values): the scores p with (mean - p)^2 <= z^2 var(p) / N,
+// where var(p) is the variance of the distribution with mean p closest to the counts (the
+// constrained maximum-likelihood fit the SPRT uses) and N the units with the prior, mapped to Elo.
+// With wins and losses only it is exactly Wilson's interval on the counts with the prior. Both ends
+// are finite, the estimate lies strictly inside, and the width is never zero (all draws included).
 //
 // SPRT: the generalised SPRT of fishtest's "logistic Elo" model (M. Van den Bergh, "A simple
 // derivation of the GSPRT"; fishtest's stat_util.LLR_logistic). For each hypothesis elo_k the
@@ -35,6 +44,7 @@ double score_from_elo(double elo);
 struct OutcomeCounts {
   std::vector<double> values;  // scores in [0, 1]
   std::vector<double> counts;  // occurrences of each value, >= 0
+  double games_per_unit = 1.0; // 1 for games, 2 for pairs (the prior is one game's worth)
   double total() const;
   double mean() const;      // 0.5 when empty
   double variance() const;  // population variance of one unit; 0 when empty
@@ -46,11 +56,11 @@ OutcomeCounts trinomial(double wins, double draws, double losses);
 OutcomeCounts pentanomial(const std::array<double, 5>& counts);
 
 struct EloEstimate {
-  double score = 0.5;     // mean score
-  double elo = 0.0;
-  double elo_low = 0.0;   // the interval's ends; may be infinite
+  double score = 0.5;     // mean score as observed (0.5 with no games)
+  double elo = 0.0;       // the estimate: Elo of the mean score with the prior; always finite
+  double elo_low = 0.0;   // the interval's ends: finite, elo_low < elo < elo_high
   double elo_high = 0.0;
-  double score_stderr = 0.0;
+  double score_stderr = 0.0;  // standard error of the mean score with the prior
 };
 
 EloEstimate estimate_elo(const OutcomeCounts& outcomes, double z = kZ95);

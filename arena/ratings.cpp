@@ -198,6 +198,9 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   std::vector<double> gradient;
   constexpr double kDivergence = 40.0;  // about 7000 Elo
   for (int iteration = 0; iteration < 500 && m > 0; ++iteration) {
+    if (options.on_progress)
+      options.on_progress("fitting " + std::to_string(n) + " players: iteration " +
+                          std::to_string(iteration + 1));
     derivatives(theta, neg_hessian, gradient);
     if (!cholesky(neg_hessian, factor))
       throw std::invalid_argument("ratings: the results do not determine the ratings (a player "

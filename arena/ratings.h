@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,8 @@ struct RatingOptions {
   std::string anchor = "random";  // rated 0
   double prior_draws = 1.0;       // virtual draws per pair that met, >= 0
   double z = 1.959963984540054;   // interval half-width in standard errors
+  // Told how the fit goes ("fitting 12 players: iteration 3"); may be empty.
+  std::function<void(const std::string& text)> on_progress;
 };
 
 struct Rating {

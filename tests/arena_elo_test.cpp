@@ -1,6 +1,8 @@
 // Elo, interval and SPRT arithmetic against hand-computed values.
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -20,29 +22,109 @@ TEST(EloTest, ScoreAndEloConvert) {
   EXPECT_TRUE(std::isinf(elo_from_score(0.0)) && elo_from_score(0.0) < 0);
 }
 
-TEST(EloTest, TrinomialInterval) {
-  // 60 wins, 20 draws, 20 losses: mean 0.7; variance (60*0.3^2 + 20*0.2^2 + 20*0.7^2) / 100 = 0.16;
-  // standard error sqrt(0.16 / 100) = 0.04; interval 0.7 -+ 1.96*0.04 = [0.62160, 0.77840];
-  // Elo 147.19 [86.23, 218.25].
-  const EloEstimate e = estimate_elo(trinomial(60, 20, 20));
-  EXPECT_NEAR(e.score, 0.7, 1e-12);
-  EXPECT_NEAR(e.score_stderr, 0.04, 1e-12);
-  EXPECT_NEAR(e.elo, 147.19, 0.01);
-  EXPECT_NEAR(e.elo_low, 86.23, 0.01);
-  EXPECT_NEAR(e.elo_high, 218.25, 0.01);
+// Wilson's interval for a mean score m over n games: the roots of (m - p)^2 = z^2 p (1 - p) / n.
+std::pair<double, double> wilson(double m, double n) {
+  const double c = kZ95 * kZ95 / n;
+  const double centre = m + c / 2, half = kZ95 * std::sqrt(m * (1 - m) / n + c / (4 * n));
+  return {(centre - half) / (1 + c), (centre + half) / (1 + c)};
 }
 
-TEST(EloTest, PentanomialInterval) {
-  // Pairs with 0, 1/2, 1, 3/2, 2 points: 5, 10, 50, 25, 10 (100 pairs), as mean scores 0, .25, .5,
-  // .75, 1: mean (2.5 + 25 + 18.75 + 10) / 100 = 0.5625; variance
-  // (5*.5625^2 + 10*.3125^2 + 50*.0625^2 + 25*.1875^2 + 10*.4375^2) / 100 = 0.05546875;
-  // standard error sqrt(0.05546875 / 100) = 0.0235518; Elo 43.66 [11.36, 76.73].
+void expect_honest(const EloEstimate& e) {
+  EXPECT_TRUE(std::isfinite(e.elo) && std::isfinite(e.elo_low) && std::isfinite(e.elo_high));
+  EXPECT_LT(e.elo_low, e.elo);
+  EXPECT_LT(e.elo, e.elo_high);
+}
+
+TEST(EloTest, WinsAndLossesGiveWilsonsIntervalWithTheJeffreysPrior) {
+  // 60 wins, 40 losses, plus the prior's half win and half loss: 60.5 of 101, mean 0.5990099.
+  const EloEstimate e = estimate_elo(trinomial(60, 0, 40));
+  const auto [low, high] = wilson(60.5 / 101, 101);
+  EXPECT_NEAR(e.score, 0.6, 1e-12);  // as observed
+  EXPECT_NEAR(e.elo, elo_from_score(60.5 / 101), 1e-9);
+  EXPECT_NEAR(e.elo_low, elo_from_score(low), 1e-3);
+  EXPECT_NEAR(e.elo_high, elo_from_score(high), 1e-3);
+  EXPECT_NEAR(e.score_stderr, std::sqrt(60.5 / 101 * 40.5 / 101 / 101), 1e-12);
+}
+
+TEST(EloTest, PerfectScoresAreFinite) {
+  // 4-0: 4.5 of 5, Elo 400 log10(9) = +381.7, Wilson [-25.8, +789.2]; 0-4 the mirror image.
+  const EloEstimate won = estimate_elo(trinomial(4, 0, 0));
+  expect_honest(won);
+  EXPECT_NEAR(won.score, 1.0, 1e-12);
+  EXPECT_NEAR(won.elo, 381.697, 1e-3);
+  EXPECT_NEAR(won.elo_low, -25.796, 1e-2);
+  EXPECT_NEAR(won.elo_high, 789.190, 1e-2);
+  const EloEstimate lost = estimate_elo(trinomial(0, 0, 4));
+  expect_honest(lost);
+  EXPECT_NEAR(lost.elo, -381.697, 1e-3);
+  EXPECT_NEAR(lost.elo_low, -789.190, 1e-2);
+  EXPECT_NEAR(lost.elo_high, 25.796, 1e-2);
+  // As two pairs of 2-0 (arena's 4-0): the prior is a quarter pair at 0 and at 2 points, 2.25 of
+  // 2.5 pairs: the same estimate, Wilson on 2.5 units [-130.0, +893.4].
+  const EloEstimate pairs = estimate_elo(pentanomial({0, 0, 0, 0, 2}));
+  expect_honest(pairs);
+  EXPECT_NEAR(pairs.elo, 381.697, 1e-3);
+  EXPECT_NEAR(pairs.elo_low, -129.992, 1e-2);
+  EXPECT_NEAR(pairs.elo_high, 893.386, 1e-2);
+  // 100-0 stays finite and its interval excludes equality by far.
+  const EloEstimate hundred = estimate_elo(trinomial(100, 0, 0));
+  expect_honest(hundred);
+  EXPECT_GT(hundred.elo_low, 400.0);
+}
+
+// The interval's ends solve (mean - p)^2 = z^2 var(p) / n, var(p) the variance of the distribution
+// with mean p closest to the counts with the prior (`counts_with_prior`, n units).
+void expect_score_interval(const EloEstimate& e, const OutcomeCounts& counts_with_prior) {
+  const double n = counts_with_prior.total(), mean = counts_with_prior.mean();
+  std::vector<double> f = counts_with_prior.counts;
+  for (double& x : f) x /= n;
+  for (double elo : {e.elo_low, e.elo_high}) {
+    const double p = score_from_elo(elo);
+    const auto q = constrained_mle(counts_with_prior.values, f, p);
+    double var = 0;
+    for (std::size_t i = 0; i < q.size(); ++i)
+      var += q[i] * (counts_with_prior.values[i] - p) * (counts_with_prior.values[i] - p);
+    EXPECT_NEAR((mean - p) * (mean - p), kZ95 * kZ95 * var / n, 1e-6) << "at Elo " << elo;
+  }
+}
+
+TEST(EloTest, ZeroVarianceScoresGetAnInterval) {
+  // All draws: no spread in the games, but not certainty: 10 draws are 0.0 with a finite interval
+  // of nonzero width, symmetric.
+  const EloEstimate draws = estimate_elo(trinomial(0, 10, 0));
+  expect_honest(draws);
+  EXPECT_DOUBLE_EQ(draws.elo, 0.0);
+  EXPECT_NEAR(draws.elo_low, -draws.elo_high, 1e-6);
+  EXPECT_GT(draws.elo_high, 10.0);
+  expect_score_interval(draws, OutcomeCounts{{0, 0.5, 1}, {0.5, 10, 0.5}});
+  // +4 =0 -4 as four pairs of one point each (the gate's case that printed 0.0 [0, 0]).
+  const EloEstimate split = estimate_elo(pentanomial({0, 0, 4, 0, 0}));
+  expect_honest(split);
+  EXPECT_DOUBLE_EQ(split.elo, 0.0);
+  EXPECT_NEAR(split.elo_low, -split.elo_high, 1e-6);
+  EXPECT_GT(split.elo_high, 10.0);
+  expect_score_interval(split, OutcomeCounts{{0, .25, .5, .75, 1}, {.25, 0, 4, 0, .25}, 2});
+  // +4 =0 -4 as games.
+  const EloEstimate games = estimate_elo(trinomial(4, 0, 4));
+  expect_honest(games);
+  EXPECT_NEAR(games.elo_low, -games.elo_high, 1e-6);
+  // No games at all: the prior alone, a wide but finite interval around 0.
+  const EloEstimate none = estimate_elo(pentanomial({}));
+  expect_honest(none);
+  EXPECT_NEAR(none.score, 0.5, 1e-12);
+}
+
+TEST(EloTest, ManyPairsAgreeWithTheNormalApproximation) {
+  // Pairs with 0, 1/2, 1, 3/2, 2 points: 5, 10, 50, 25, 10 (100 pairs): mean 0.5625, standard
+  // error 0.0235518, normal approximation Elo 43.66 [11.36, 76.73]; the prior and the score
+  // interval move it by about an Elo point.
   const EloEstimate e = estimate_elo(pentanomial({5, 10, 50, 25, 10}));
+  expect_honest(e);
   EXPECT_NEAR(e.score, 0.5625, 1e-12);
-  EXPECT_NEAR(e.score_stderr, 0.0235518, 1e-6);
-  EXPECT_NEAR(e.elo, 43.66, 0.01);
-  EXPECT_NEAR(e.elo_low, 11.36, 0.01);
-  EXPECT_NEAR(e.elo_high, 76.73, 0.01);
+  EXPECT_NEAR(e.elo, 43.66, 1.0);
+  EXPECT_NEAR(e.elo_low, 11.36, 2.0);
+  EXPECT_NEAR(e.elo_high, 76.73, 2.0);
+  expect_score_interval(e, OutcomeCounts{{0, .25, .5, .75, 1}, {5.25, 10, 50, 25, 10.25}, 2});
 }
 
 TEST(EloTest, SprtBounds) {

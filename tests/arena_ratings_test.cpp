@@ -71,6 +71,27 @@ TEST(RatingsTest, PerfectScoresNeedThePrior) {
   EXPECT_NEAR(ratings.at("strong").elo, 1041.2, 0.1);
 }
 
+TEST(RatingsTest, PerfectAndZeroVarianceRecordsAreFiniteAndAgreeWithTheMatchEstimate) {
+  // The default prior (one virtual draw) is estimate_elo's (half a win and half a loss): two
+  // players give the same estimate as the match, and every record a finite interval.
+  struct Case {
+    int wins, draws, losses;
+  };
+  for (const Case c : {Case{4, 0, 0}, Case{0, 0, 4}, Case{0, 10, 0}, Case{4, 0, 4}}) {
+    const std::vector<MatchLine> lines = {{"x", "random", c.wins, c.draws, c.losses}};
+    const auto ratings = fit_ratings(lines, RatingOptions{});
+    const Rating x = by_player(ratings).at("x");
+    const std::string record = std::to_string(c.wins) + "-" + std::to_string(c.draws) + "-" +
+                               std::to_string(c.losses);
+    EXPECT_NEAR(x.elo, estimate_elo(trinomial(c.wins, c.draws, c.losses)).elo, 1e-3) << record;
+    EXPECT_TRUE(std::isfinite(x.elo) && std::isfinite(x.half_width)) << record;
+    EXPECT_GT(x.half_width, 10.0) << record;
+    const std::string table = format_ratings(ratings, RatingOptions{});
+    EXPECT_EQ(table.find("inf"), std::string::npos) << table;
+    EXPECT_EQ(table.find("nan"), std::string::npos) << table;
+  }
+}
+
 TEST(RatingsTest, RejectsUnratablePlayers) {
   EXPECT_THROW(fit_ratings({{"a", "b", 1, 1, 1}}, RatingOptions{}), std::invalid_argument);
   try {

@@ -314,6 +314,14 @@ TEST(FaultRun, MissingFilesAreErrorsAndRecoverRebuildsThem) {
   r = train(dir, "--set run.max_generations=3 --recover");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("recovered"), std::string::npos) << r.out;
+  // state.yaml was once rebuilt without a word.
+  EXPECT_NE(r.out.find("recovered: " + (dir / "state.yaml").string() +
+                       " is missing; rebuilt it from " + (dir / "log.txt").string()),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--recover: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" repair(s) or warning(s), each in a line above"), std::string::npos)
+      << r.out;
   EXPECT_EQ(read_file(dir / "checkpoints" / "gen-0001.ckpt"), gen1) << "generation 1 overwritten";
   EXPECT_EQ(oppidum::model::load_checkpoint((dir / "trainer.ckpt").string()).step, 30);
   EXPECT_NE(read_file(dir / "state.yaml").find("sessions: 2"), std::string::npos)
@@ -321,6 +329,12 @@ TEST(FaultRun, MissingFilesAreErrorsAndRecoverRebuildsThem) {
   EXPECT_NE(read_file(dir / "state.yaml").find(run_id), std::string::npos)
       << "the run id was not recovered from the log: " << read_file(dir / "state.yaml");
   expect_consistent(dir);
+  // On an intact run --recover says there was nothing to repair.
+  r = train(dir, "--set run.max_generations=3 --recover");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("--recover: nothing to repair, every file of the run is intact"),
+            std::string::npos)
+      << r.out;
 }
 
 // A run folder whose config.yaml went missing is not a new run.

@@ -173,6 +173,11 @@ TEST(StatusLine, TextFromAProgress) {
   EXPECT_NE(status_text(p, sp, inf, false, "").find("pos 4000 (1234000000000/s)"),
             std::string::npos)
       << "a rate at time 0 divides by 1e-9 s, never by zero";
+  // A resumed run before its first step once showed "loss 0.000".
+  p.last_step = {};
+  EXPECT_NE(status_text(p, sp, inf, true, "").find("step 25 loss - (no step yet this session) |"),
+            std::string::npos)
+      << status_text(p, sp, inf, true, "");
 }
 
 GateMatches promoted_with_anchor() {
@@ -254,12 +259,19 @@ TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {
 
   GateMatches none;  // arena.max_games 0: no match, every candidate promoted
   none.gate.games_cap = 0;
-  none.gate.elo.elo = std::nan("");
   none.promoted = true;
   row = gate_row(in, none, 40, 120.0, 65.0);
   EXPECT_EQ(row.verdict, "no gate (arena.max_games 0)");
   EXPECT_TRUE(row.promoted);
   EXPECT_DOUBLE_EQ(row.rating, 65.0) << "no Elo to add";
+  // Nothing measured: no estimate and no interval, never "+0.0 [+0.0, +0.0]".
+  EXPECT_TRUE(std::isnan(row.elo) && std::isnan(row.elo_low) && std::isnan(row.elo_high));
+  EXPECT_EQ(gate_summary(row), "gen 4 no gate match: promoted");
+  // A row rebuilt by --recover knows its Elo but not its interval nor its games.
+  GateRow rebuilt;
+  rebuilt.generation = 2, rebuilt.games = -1, rebuilt.elo = 12.0, rebuilt.promoted = true;
+  rebuilt.elo_low = rebuilt.elo_high = std::nan("");
+  EXPECT_EQ(gate_summary(rebuilt), "gen 2 +12.0: promoted");
 }
 
 // The anchor is checked before a run starts, as a gate would make it.
@@ -514,6 +526,26 @@ TEST_F(ResolveConfig, AResumedRunChangesOnlyResumableKeys) {
     const std::string what = e.what();
     EXPECT_EQ(what.rfind(config_path_ + " differs from the config", 0), 0u) << what;
     EXPECT_NE(what.find("\n  run.seed: 4 (the run has 3)"), std::string::npos) << what;
+  }
+}
+
+// The README's Gumbel line once reused a run and was refused "configs/... differs" when only its
+// --set did.
+TEST_F(ResolveConfig, ARefusalBlamesTheSetWhenTheConfigFileMatches) {
+  fs::create_directories(paths_.dir);
+  std::ofstream(paths_.config()) << config::to_yaml(config::load_config(config_path_));
+  try {
+    resolve_config(paths_, config_path_, {"selfplay.root=gumbel"});
+    FAIL() << "no error";
+  } catch (const config::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("--set (with " + config_path_ + ", which matches) differs from the config",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("\n  selfplay.root: \"gumbel\" (the run has \"puct\")"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("start a new run (--run runs/<another name>)"), std::string::npos) << what;
   }
 }
 

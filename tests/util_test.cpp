@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +14,7 @@
 #include "util/csv_table.h"
 #include "util/file_io.h"
 #include "util/folder_lock.h"
+#include "util/progress.h"
 
 namespace oppidum::util {
 namespace {
@@ -259,6 +262,62 @@ TEST(CsvTable, OlderLayoutsGetTheNewColumnsAndRetainRewrites) {
   EXPECT_EQ(t.retain([](const CsvTable::Row& r) { return r[0] != "1"; }), 1);
   t.append({"5", "6", "7"});
   EXPECT_EQ(read_file(file), "a,b,c\n3,4,\n5,6,7\n");
+}
+
+// What a ProgressLine wrote to a file standing in for standard error.
+class ProgressText {
+ public:
+  ProgressText() : file_(std::tmpfile()) {}
+  ~ProgressText() { std::fclose(file_); }
+  std::FILE* file() { return file_; }
+  std::string text() {
+    std::fflush(file_);
+    std::rewind(file_);
+    std::string out;
+    for (int c; (c = std::fgetc(file_)) != EOF;) out += static_cast<char>(c);
+    return out;
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+TEST(ProgressLine, OnATerminalTheLineIsRewrittenInPlaceAndCleared) {
+  ProgressText out;
+  {
+    ProgressLine line(out.file(), true, std::chrono::milliseconds(0));
+    line.update("pair 1 of 10");
+    line.update("pair 2");
+    line.done();
+  }
+  // The shorter line covers the rest of the longer one; done() leaves a clean line.
+  EXPECT_EQ(out.text(), "\rpair 1 of 10\rpair 2      \rpair 2\r      \r");
+}
+
+TEST(ProgressLine, OnATerminalUpdatesAreThrottledButNewPhasesShowAtOnce) {
+  ProgressText out;
+  ProgressLine line(out.file(), true, std::chrono::hours(1));
+  line.update("first");
+  line.update("second");          // too soon: not shown
+  line.update("phase 2", true);   // a new phase: shown at once
+  line.clear();                   // a line of output goes here
+  line.update("phase 3", true);
+  line.done("finished");
+  EXPECT_EQ(out.text(), "\rfirst\rphase 2\r       \r\rphase 3\r       \rfinished\n");
+}
+
+TEST(ProgressLine, OffATerminalOnlyTheLastTextIsPrinted) {
+  ProgressText out;
+  {
+    ProgressLine line(out.file(), false, std::chrono::milliseconds(0));
+    line.update("pair 1 of 10");
+    line.done("10 pairs");
+    line.update("ignored");
+  }
+  EXPECT_EQ(out.text(), "10 pairs\n");
+  ProgressText quiet;
+  { ProgressLine line(quiet.file(), false); line.update("x"); }
+  EXPECT_EQ(quiet.text(), "");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -30,11 +31,11 @@ struct Field {
   std::function<std::string(const S&)> write;
 };
 
+// The shortest text that reads back as exactly `v` (0.1, not 0.10000000000000001).
 std::string number_text(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
+  char buffer[32];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  return std::string(buffer, end);
 }
 
 template <class T>

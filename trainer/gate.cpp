@@ -120,6 +120,9 @@ GateRow gate_row(const GateInputs& in, const GateMatches& m, std::int64_t step, 
   row.elo_low = m.gate.elo.elo_low;
   row.elo_high = m.gate.elo.elo_high;
   row.llr = m.gate.llr;
+  // No gate match (arena.max_games 0): nothing was measured, so no estimate and no interval
+  // (empty fields), never 0 [0, 0].
+  if (m.gate.games_cap == 0) row.elo = row.elo_low = row.elo_high = row.llr = std::nan("");
   row.verdict = m.gate.games_cap == 0 ? "no gate (arena.max_games 0)"
                                       : arena::describe_verdict(m.gate);
   row.promoted = m.promoted;

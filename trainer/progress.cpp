@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -75,9 +76,13 @@ std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfpl
       fixed(static_cast<double>(selfplay.positions) / secs, 0) + "/s) | eval " +
       fixed(inference.evals_per_second, 0) + "/s fill " + fixed(inference.mean_fill, 2) + " fwd " +
       fixed(100.0 * inference.forward_share, 0) + "% | step " + std::to_string(p.steps) +
-      " loss " + fixed(p.last_step.loss, 3) + " (p " + fixed(p.last_step.policy_loss, 3) + " v " +
-      fixed(p.last_step.value_loss, 3) +
-      (score_head ? " s " + fixed(p.last_step.score_loss, 3) : "") + ") | best gen " +
+      // Zeros before this session's first step (a resumed run): no loss to show yet.
+      (p.last_step.loss == 0.0 && p.last_step.policy_loss == 0.0
+           ? std::string(" loss - (no step yet this session")
+           : " loss " + fixed(p.last_step.loss, 3) + " (p " + fixed(p.last_step.policy_loss, 3) +
+                 " v " + fixed(p.last_step.value_loss, 3) +
+                 (score_head ? " s " + fixed(p.last_step.score_loss, 3) : "")) +
+      ") | best gen " +
       std::to_string(p.best_generation) + " " + arena::format_elo(p.rating) + " Elo";
   if (!cluster.empty()) line += " | " + cluster;
   if (!p.gate.empty()) line += " | gate " + p.gate;
@@ -86,10 +91,17 @@ std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfpl
 }
 
 std::string gate_summary(const GateRow& row) {
-  std::string text = "gen " + std::to_string(row.generation) + " " + arena::format_elo(row.elo) +
-                     " [" + arena::format_elo(row.elo_low) + ", " +
-                     arena::format_elo(row.elo_high) + "] over " + std::to_string(row.games) +
-                     " games: " + (row.promoted ? "promoted" : "rejected");
+  // Only what was measured: no match, or a row rebuilt by --recover, has no estimate to show.
+  std::string text = "gen " + std::to_string(row.generation);
+  if (std::isfinite(row.elo)) {
+    text += " " + arena::format_elo(row.elo);
+    if (std::isfinite(row.elo_low) && std::isfinite(row.elo_high))
+      text += " [" + arena::format_elo(row.elo_low) + ", " + arena::format_elo(row.elo_high) + "]";
+  } else if (row.games == 0) {
+    text += " no gate match";
+  }
+  if (row.games > 0) text += " over " + std::to_string(row.games) + " games";
+  text += std::string(": ") + (row.promoted ? "promoted" : "rejected");
   if (!row.anchor.empty())
     text += "; vs " + row.anchor + " " + fixed(100.0 * row.anchor_score, 1) + "% (" +
             arena::format_elo(row.anchor_elo) + " Elo)";

@@ -111,27 +111,22 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
       anchor{"new best against the fixed anchor (Elo)", "#17becf", {}};
   Series speed{"self-play positions per second", "#9467bd", {}};
   const auto known = [](double v) { return std::isfinite(v); };
-  double last_t = -1, last_positions = 0;
+  // Ratings and speed against the generation: it only grows, across the sessions of a resumed run
+  // (each session's clock starts at 0). Each number from the one row that holds it.
   for (const MetricsRow& row : metrics) {
-    const bool is_train = row.kind == "train";
-    if (is_train && known(row.step)) {
+    if (row.kind == "train" && known(row.step)) {
       if (known(row.policy_loss)) policy.points.emplace_back(row.step, row.policy_loss);
       if (known(row.value_loss)) value.points.emplace_back(row.step, row.value_loss);
     }
-    const double t = row.seconds;
-    if (!is_train && known(t)) {
-      if (known(row.best_elo)) best.points.emplace_back(t / 60, row.best_elo);
-      if (known(row.gate_elo)) gate.points.emplace_back(t / 60, row.gate_elo);
-      if (known(row.anchor_elo)) anchor.points.emplace_back(t / 60, row.anchor_elo);
-    }
-    if (known(t) && known(row.positions)) {
-      if (last_t >= 0 && t - last_t >= 20) {
-        speed.points.emplace_back(t / 60, (row.positions - last_positions) / (t - last_t));
-        last_t = t, last_positions = row.positions;
-      } else if (last_t < 0 || t < last_t) {
-        last_t = t, last_positions = row.positions;  // a new session restarts the clock
-      }
-    }
+    if (row.kind == "selfplay" && known(row.generation) &&
+        known(row.selfplay_positions_per_second))
+      speed.points.emplace_back(row.generation, row.selfplay_positions_per_second);
+  }
+  for (const GateRow& g : gates) {
+    if (known(g.rating)) best.points.emplace_back(g.generation, g.rating);
+    if (known(g.elo)) gate.points.emplace_back(g.generation, g.elo);
+    if (!g.anchor.empty() && known(g.anchor_elo))
+      anchor.points.emplace_back(g.generation, g.anchor_elo);
   }
   policy.points = smooth(policy.points, 300);
   value.points = smooth(value.points, 300);
@@ -167,8 +162,8 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << (problems ? ", " + std::to_string(problems) + " damaged game records skipped" : "")
        << ".</p>"
        << chart("Training loss", "optimiser step", {policy, value})
-       << chart("Rating (Elo, from the initial network)", "minutes (of each session)", {best, gate, anchor})
-       << chart("Self-play speed", "minutes (of each session)", {speed})
+       << chart("Rating (Elo, from the initial network)", "generation", {best, gate, anchor})
+       << chart("Self-play speed", "generation", {speed})
        << chart("Game length", "replay chunk (oldest first)", {length}) << "</body></html>\n";
   util::write_file_atomically(out_path, html.str());
   return out_path + ": " + std::to_string(games) + " games, " + std::to_string(gates.size()) +

@@ -1,7 +1,9 @@
 // `oppidum report`: a self-contained HTML page (inline SVG, no scripts, no network) with the
-// curves of a run: training losses by step, the best network's rating and each gate's Elo against
-// time, self-play speed, and the mean game length per replay chunk. Reads metrics.csv, arena.csv
-// and the game chunks of the run folder; damaged rows and records are skipped and counted.
+// curves of a run: training losses by step; by generation (which only grows, across the sessions
+// of a resumed run) the best network's rating, each gate's Elo and the anchor's (arena.csv), and
+// self-play speed (metrics.csv's `selfplay` rows); the mean game length per replay chunk. Reads
+// the run folder's tables through trainer/run_folder.h; damaged rows and records are skipped and
+// counted.
 #pragma once
 
 #include <string>

@@ -251,10 +251,16 @@ config::RunConfig resolve_config(const RunPaths& paths, const std::string& confi
   if (!differences.empty()) {
     std::string keys;
     for (const std::string& k : config::resumable_keys()) keys += (keys.empty() ? "" : ", ") + k;
-    throw config::ConfigError((config_path.empty() ? std::string("--set") : config_path) +
-                              " differs from the config " + paths.dir.string() +
+    // Name what differs: the config file, or only the --set given with it.
+    std::string who = config_path.empty() ? std::string("--set") : config_path;
+    if (!config_path.empty() && !overrides.empty())
+      who = differing_keys(config::load_config(config_path), saved).empty()
+                ? "--set (with " + config_path + ", which matches)"
+                : config_path + " with --set";
+    throw config::ConfigError(who + " differs from the config " + paths.dir.string() +
                               " was started with:" + differences +
-                              "\nonly these keys may change when a run continues: " + keys);
+                              "\nonly these keys may change when a run continues; to change "
+                              "another, start a new run (--run runs/<another name>): " + keys);
   }
   return asked;
 }

@@ -158,13 +158,25 @@ class Session {
   // unfinished, takes the Redis store, and only then counts the session: a refused resume counts
   // none.
   void restore() {
-    state_ = folder_->load_state(options_.recover);
+    // Every repair is logged, and --recover ends with a count, so that it never repairs silently.
+    int repairs = 0;
+    const util::LogLine repaired = [&](const std::string& line) {
+      ++repairs;
+      warn_(line);
+    };
+    std::string rebuilt;
+    state_ = folder_->load_state(options_.recover, &rebuilt);
+    if (!rebuilt.empty()) repaired("recovered: " + rebuilt);
     for (const auto& line : folder_->open_tables(options_.recover, config_.arena.anchor))
-      log_->warn("repaired {}", line);
+      repaired("repaired " + line);
     trainer_ = make_trainer();
     const Resumed resumed = resume_run(*folder_, *trainer_, *game_,
                                        config_.training.steps_per_generation, options_.recover,
-                                       {info_, warn_});
+                                       {info_, repaired});
+    if (options_.recover)
+      info_(repairs == 0 ? "--recover: nothing to repair, every file of the run is intact"
+                         : "--recover: " + std::to_string(repairs) +
+                               " repair(s) or warning(s), each in a line above");
     best_step_ = resumed.best_step;
     pending_gate_ = resumed.pending_gate;
     if (!server_)  // a new run's is already on its initial network, which best.ckpt holds

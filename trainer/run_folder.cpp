@@ -374,7 +374,7 @@ RunFolder::RunFolder(const fs::path& dir)
 
 bool RunFolder::exists() const { return fs::exists(paths_.config()); }
 
-RunState RunFolder::load_state(bool recover) const {
+RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
   const std::string path = paths_.state().string();
   std::string problem;
   RunState s;
@@ -397,7 +397,11 @@ RunState RunFolder::load_state(bool recover) const {
     throw RunFolderError(problem +
                          "; restore it from a backup, or run the same command with --recover to "
                          "rebuild it from log.txt");
-  return state_from_log(paths_.log());
+  const RunState from_log = state_from_log(paths_.log());
+  if (rebuilt)
+    *rebuilt = problem + "; rebuilt it from " + paths_.log().string() + " (" +
+               std::to_string(from_log.sessions) + " session(s) so far)";
+  return from_log;
 }
 
 void RunFolder::save_state(const RunState& s) const {

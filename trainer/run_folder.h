@@ -202,8 +202,8 @@ class RunFolder {
   bool exists() const;  // config.yaml is there: the run was created
 
   // state.yaml. load_state throws RunFolderError when it is missing or damaged (with `recover`,
-  // rebuilds it from log.txt instead).
-  RunState load_state(bool recover) const;
+  // rebuilds it from log.txt instead, and says what it rebuilt and why in `rebuilt`).
+  RunState load_state(bool recover, std::string* rebuilt = nullptr) const;
   void save_state(const RunState& state) const;
 
   // Opens arena.csv and metrics.csv (repairing torn lines; see util/csv_table.h). Returns one line

@@ -500,6 +500,12 @@ WebServer::~WebServer() { stop(); }
 
 int WebServer::bind() {
   Impl& i = *impl_;
+  // httplib's default also sets SO_REUSEPORT, which lets a second server share a busy port (and
+  // take half of its connections); SO_REUSEADDR alone still allows a quick restart.
+  i.http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   if (i.options.port == 0) {
     i.port = i.http.bind_to_any_port(i.options.host);
   } else {
@@ -508,8 +514,22 @@ int WebServer::bind() {
   if (i.port < 0)
     throw std::runtime_error("cannot listen on " + i.options.host + ":" +
                              std::to_string(i.options.port) +
-                             " (in use, or not an address of this machine)");
+                             ": the port is in use (another `oppidum serve`?) or the address is "
+                             "not one of this machine; choose another --port (0: any free port)");
   return i.port;
+}
+
+std::vector<std::string> WebServer::warnings() {
+  std::vector<std::string> lines;
+  for (std::size_t k = 0; k < impl_->arena.size(); ++k) {
+    const nlohmann::json info = impl_->arena[k]->info();
+    if (info.at("games").get<std::int64_t>() > 0) continue;
+    lines.push_back("--arena-games " + impl_->options.arena_files[k] + ": no games read (" +
+                    std::to_string(info.at("skipped").get<std::int64_t>()) +
+                    " line(s) skipped); it takes a record file of `oppidum arena --record FILE` "
+                    "(one game per line), not a --results file (`A B wins draws losses`)");
+  }
+  return lines;
 }
 
 void WebServer::serve() {

@@ -99,6 +99,8 @@ class WebServer {
   int port() const;
   // The URL to open, with the token when there is one.
   std::string url() const;
+  // What a user should know before opening the page: each --arena-games file that yields no game.
+  std::vector<std::string> warnings();
 
  private:
   struct Impl;

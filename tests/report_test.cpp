@@ -1,0 +1,87 @@
+// `oppidum report` (trainer/report.h): the page of a run, here of a run resumed once.
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/process_util.h"
+#include "trainer/report.h"
+#include "trainer/run_folder.h"
+
+namespace oppidum::trainer {
+namespace {
+
+// Two sessions of five generations each; each session's clock starts at 0 again.
+std::filesystem::path make_resumed_run() {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "report_test_resumed";
+  std::filesystem::remove_all(dir);
+  RunFolder folder(dir);
+  folder.open_tables(false, "");
+  double rating = 0;
+  std::int64_t step = 0;
+  for (int session = 0; session < 2; ++session)
+    for (int k = 1; k <= 5; ++k) {
+      const int generation = 5 * session + k;
+      const double seconds = 60.0 * k;
+      step += 10;
+      folder.append_train({seconds, step, generation, 100 * step, 2 * step, 3.0, 1.0, 0.02});
+      SelfplayRow s;
+      s.seconds = seconds, s.generation = generation, s.positions = 100 * step;
+      s.positions_per_second = 50.0 + generation;
+      folder.append_selfplay(s);
+      GateRow g;
+      g.generation = generation, g.step = step, g.opponent_generation = generation - 1;
+      g.games = 8, g.wins = 5, g.draws = 0, g.losses = 3;
+      g.elo = 40, g.elo_low = -60, g.elo_high = 140, g.llr = 0.3, g.verdict = "cap";
+      g.promoted = true, g.seconds = seconds, g.rating = rating += 40;
+      g.anchor = "random", g.anchor_games = 4, g.anchor_score = 0.75;
+      g.anchor_elo = 10.0 * generation, g.anchor_elo_low = -100, g.anchor_elo_high = 300;
+      folder.append_gate(g, 100 * step, 2 * step);
+    }
+  std::ofstream(RunPaths{dir}.config()) << "run:\n  game: mg\n";
+  return dir;
+}
+
+// The x coordinates of every curve of the chart titled `title`.
+std::vector<std::vector<double>> curves(const std::string& html, const std::string& title) {
+  const auto start = html.find(">" + title + "<");
+  EXPECT_NE(start, std::string::npos) << title;
+  const auto end = html.find("</figure>", start);
+  const std::string figure = html.substr(start, end - start);
+  std::vector<std::vector<double>> out;
+  const std::regex polyline("points='([^']*)'");
+  for (auto it = std::sregex_iterator(figure.begin(), figure.end(), polyline);
+       it != std::sregex_iterator(); ++it) {
+    std::istringstream points((*it)[1].str());
+    std::vector<double> xs;
+    std::string point;
+    while (points >> point) xs.push_back(std::stod(point.substr(0, point.find(','))));
+    out.push_back(xs);
+  }
+  return out;
+}
+
+// The rating and speed charts once used "minutes of each session", so a resumed run zigzagged
+// back to the left; they are by generation now, one point per generation.
+TEST(Report, ARunResumedOnceIsDrawnLeftToRight) {
+  const auto dir = make_resumed_run();
+  const std::string out = (dir / "report.html").string();
+  write_report(dir.string(), out);
+  const std::string html = test_util::read_file(out);
+  for (const std::string title : {"Rating (Elo, from the initial network)", "Self-play speed"}) {
+    const auto lines = curves(html, title);
+    EXPECT_FALSE(lines.empty()) << title;
+    for (const auto& xs : lines) {
+      EXPECT_EQ(xs.size(), 10u) << title;
+      for (std::size_t i = 1; i < xs.size(); ++i) EXPECT_GT(xs[i], xs[i - 1]) << title;
+    }
+  }
+  EXPECT_NE(html.find(">generation</text>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oppidum::trainer
