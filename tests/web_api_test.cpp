@@ -227,6 +227,130 @@ TEST_F(WebApiTest, SummaryHoldsTheCurvesGatesAndProgress) {
   EXPECT_EQ(s["config"]["steps_per_generation"], 10);
 }
 
+// The numbers of the dashboard's cards and speed curve, for a finished run and for the same run
+// resumed and still being written: each comes from the one place that holds it (games and
+// positions from the store, speed from the "selfplay" rows, time from every session's clock),
+// never from the last row's copy or from differences of rows.
+TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
+  const fs::path root = test_util::process_temp_dir("web_summary_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 10);
+  const auto expect_store = [&](const json& s) {
+    std::int64_t positions = 0;
+    for (const auto& r : run.records) positions += static_cast<std::int64_t>(r.moves.size());
+    EXPECT_EQ(s["stored"]["games"], run.games);
+    EXPECT_EQ(s["stored"]["positions"], positions);
+    ASSERT_EQ(s["speed"].size(), run.selfplay.size());
+    for (std::size_t i = 0; i < run.selfplay.size(); ++i) {
+      EXPECT_EQ(s["speed"][i][0], run.selfplay[i].generation) << i;
+      EXPECT_DOUBLE_EQ(s["speed"][i][1].get<double>(), run.selfplay[i].positions_per_second) << i;
+    }
+    EXPECT_EQ(s["speed_now"]["generation"], run.selfplay.back().generation);
+    EXPECT_DOUBLE_EQ(s["speed_now"]["positions_per_second"].get<double>(),
+                     run.selfplay.back().positions_per_second);
+    EXPECT_EQ(s["progress"]["step"], run.train_rows);
+  };
+
+  RunReader reader("run", run.dir);
+  // Finished: one session of 750 s whose last rows say 12,000 positions and 150 games, while the
+  // store holds the games actually played.
+  json s = reader.summary();
+  expect_store(s);
+  EXPECT_EQ(s["time"]["sessions"], 1);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0);
+  EXPECT_EQ(s["progress"].count("positions"), 0u) << "a row's copy of the store's count";
+
+  // Resumed: a second session (its clock from 0) with more games, read by the same reader as the
+  // files grow, as the page polls a live run.
+  test_util::resume_tiny_run(run, 6);
+  s = reader.summary();
+  expect_store(s);
+  EXPECT_EQ(s["time"]["sessions"], 2);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 50.0);
+  EXPECT_DOUBLE_EQ(s["time"]["session_seconds"].get<double>(), 50.0);
+  EXPECT_EQ(s["generation"], 4);
+  EXPECT_EQ(s["best"], 3);
+  fs::remove_all(root);
+}
+
+// The ratings tab: the run's gates and the arena file's games as Bradley-Terry ladders, one per
+// group of players joined by games, with finite intervals (the arena file's players met twice,
+// one side winning both: a perfect score, still finite).
+TEST_F(WebApiTest, RatingsLadderTheGatesAndTheArenaGames) {
+  const json r = get("/api/ratings", 200);
+  ASSERT_EQ(r["ladders"].size(), 2u) << r.dump();
+  const json& run = r["ladders"][0]["anchor"] == "tiny/gen-0000" ? r["ladders"][0] : r["ladders"][1];
+  const json& file = r["ladders"][0]["anchor"] == "tiny/gen-0000" ? r["ladders"][1] : r["ladders"][0];
+  EXPECT_EQ(run["game"], "mg");
+  EXPECT_EQ(run["matches"], 3);  // the three gates
+  std::set<std::string> players;
+  for (const json& p : run["players"]) {
+    players.insert(p["player"].get<std::string>());
+    // gen-1 met gen-0, then gen-2 and gen-3 (gen-2 was not promoted): 3 gates of 8 games.
+    EXPECT_EQ(p["games"], p["player"] == "tiny/gen-0001" ? 24 : 8) << p.dump();
+    if (p["player"] == "tiny/gen-0000") {
+      EXPECT_TRUE(p["low"].is_null()) << "the anchor is a fixed point, not an estimate";
+      EXPECT_EQ(p["elo"], 0.0);
+      continue;
+    }
+    ASSERT_TRUE(p["low"].is_number() && p["high"].is_number()) << p.dump();
+    EXPECT_LT(p["low"].get<double>(), p["elo"].get<double>()) << p.dump();
+    EXPECT_GT(p["high"].get<double>(), p["elo"].get<double>()) << p.dump();
+    EXPECT_LT(p["high"].get<double>(), 2000.0) << p.dump();
+  }
+  EXPECT_EQ(players, (std::set<std::string>{"tiny/gen-0000", "tiny/gen-0001", "tiny/gen-0002",
+                                            "tiny/gen-0003"}));
+  // gen-1 beat gen-0 6-2 and gen-3 beat gen-1 6-2: the ladder orders them so.
+  EXPECT_EQ(run["players"][0]["player"], "tiny/gen-0003");
+  EXPECT_EQ(file["anchor"], "random");
+  EXPECT_EQ(file["sources"], json::array({"arena-games.txt"}));
+  ASSERT_EQ(file["players"].size(), 2u);
+  for (const json& p : file["players"]) {
+    EXPECT_TRUE(std::isfinite(p["elo"].get<double>()));
+    if (p["player"] != "random") {
+      EXPECT_GT(p["high"].get<double>(), p["low"].get<double>());
+    }
+  }
+}
+
+// The anchor matches of promoted networks join the run's ladder to the anchor's spec, which then
+// is the fixed point; a score of 3.5 in 4 games reads as 3 wins, 1 draw (the same likelihood).
+TEST(WebRatingsTest, AnchorMatchesJoinTheRunToItsAnchor) {
+  const fs::path root = test_util::process_temp_dir("web_ratings_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "alphabeta:depth=1");
+    trainer::GateRow g;
+    g.generation = 4, g.step = 40, g.opponent_generation = 3, g.promoted = true;
+    g.games = 8, g.wins = 8, g.draws = 0, g.losses = 0;  // a perfect gate
+    g.elo = 300, g.elo_low = 100, g.elo_high = 500, g.verdict = "H1", g.seconds = 800;
+    g.anchor = "alphabeta:depth=1", g.anchor_games = 4, g.anchor_score = 0.875;
+    folder.append_gate(g, 16000, 200);
+  }
+  RunReader reader("run", run.dir);
+  const SourceResults results = reader.results();
+  ASSERT_EQ(results.matches.size(), 5u);
+  const arena::MatchLine& anchor = results.matches.back();
+  EXPECT_EQ(anchor.a, "run/gen-0004");
+  EXPECT_EQ(anchor.b, "alphabeta:depth=1");
+  EXPECT_EQ(std::vector<int>({anchor.wins, anchor.draws, anchor.losses}),
+            std::vector<int>({3, 1, 0}));
+  EXPECT_EQ(results.baselines, std::vector<std::string>{"alphabeta:depth=1"});
+  const json ladders = rating_ladders({results});
+  ASSERT_EQ(ladders["ladders"].size(), 1u);
+  const json& ladder = ladders["ladders"][0];
+  EXPECT_EQ(ladder["anchor"], "alphabeta:depth=1");
+  ASSERT_EQ(ladder["players"].size(), 6u);
+  for (const json& p : ladder["players"]) {
+    EXPECT_TRUE(std::isfinite(p["elo"].get<double>())) << p.dump();
+    if (p["player"] != "alphabeta:depth=1") {
+      EXPECT_GT(p["high"].get<double>() - p["low"].get<double>(), 1.0) << p.dump();
+    }
+  }
+  EXPECT_EQ(ladder["players"][0]["player"], "run/gen-0004");
+  fs::remove_all(root);
+}
+
 TEST_F(WebApiTest, ListsGamesNewestFirstPaginatedAndFiltered) {
   json page = get("/api/runs/tiny/games?per_page=4", 200);
   EXPECT_EQ(page["total"], run_->games);

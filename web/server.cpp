@@ -406,6 +406,15 @@ struct WebServer::Impl {
         return list;
       });
     });
+    http.Get("/api/ratings", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] {
+        std::vector<SourceResults> sources;
+        for (const auto& r : runs) sources.push_back(r->results());
+        for (const auto& a : arena)
+          for (SourceResults& s : a->results()) sources.push_back(std::move(s));
+        return rating_ladders(sources);
+      });
+    });
     http.Get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
                                                     httplib::Response& res) {
       guarded(res, [&] { return run(req.matches[1]).summary(); });

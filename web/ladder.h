@@ -1,0 +1,35 @@
+// The ratings tab of the page: every result the server can see, as one Bradley-Terry ladder per
+// game (arena/ratings.h, with its virtual draws, so that no rating or interval is infinite). The
+// results are the gates of each run served (`RUN/gen-NNNN` against the network it challenged), the
+// anchor matches of its promoted networks (against the anchor's spec, e.g. `alphabeta:depth=2`,
+// the same player as in docs/BASELINES.md and in arena record files), and the games of every arena
+// record file served (their players' specs).
+//
+// Players joined by no chain of games make separate ladders. Each ladder is anchored at 0 on the
+// first of these it holds: a baseline that an anchor match named, `random`, the first run's
+// gen-0000, else its most-played player; every interval is relative to that player.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arena/ratings.h"
+
+namespace oppidum::web {
+
+// The results of one source: a run or an arena record file.
+struct SourceResults {
+  std::string game;    // a registered game's name; results of different games never meet
+  std::string source;  // the run's or the file's name in the API
+  std::vector<arena::MatchLine> matches;
+  std::vector<std::string> baselines;  // anchors named by the source (a run's arena.anchor)
+};
+
+// {"ladders": [{game, anchor, sources, matches, players: [{player, elo, low, high, games,
+// score}]} or {..., error} when a ladder cannot be fitted], "method": "..."}; the anchor's low
+// and high are null (it is the fixed point, not an estimate).
+nlohmann::json rating_ladders(const std::vector<SourceResults>& sources);
+
+}  // namespace oppidum::web
