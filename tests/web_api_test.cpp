@@ -269,6 +269,23 @@ TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
   EXPECT_DOUBLE_EQ(s["time"]["session_seconds"].get<double>(), 50.0);
   EXPECT_EQ(s["generation"], 4);
   EXPECT_EQ(s["best"], 3);
+  EXPECT_TRUE(s["cluster"].is_null()) << "no self-play nodes";
+
+  // Self-play nodes: their rate is the newest round of node rows (a node gone is in no later one).
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_node({60, "a", 100, 2.0});
+    folder.append_node({60, "b", 80, 1.0});
+    folder.append_stream({60, 17000, 300, 2, 0, 0});
+    folder.append_node({90, "a", 160, 2.5});
+    folder.append_stream({90, 18000, 400, 1, 0, 0});
+  }
+  s = reader.summary();
+  ASSERT_TRUE(s["cluster"].is_object());
+  EXPECT_EQ(s["cluster"]["nodes"], 1);
+  EXPECT_DOUBLE_EQ(s["cluster"]["games_per_second"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0);
   fs::remove_all(root);
 }
 

@@ -272,7 +272,8 @@ json RunReader::summary() {
   // step from "train" rows, self-play speed from "selfplay" rows (the pipeline's own rate over
   // each generation, never a difference of two rows), time from every row's session clock. The
   // games and positions are the store's (above): the rows only copy them at the moment they were
-  // written, so a finished run's last row lags its games.
+  // written, so a finished run's last row lags its games. With self-play nodes, their games per
+  // second are the newest round of "node" rows'.
   const RunPaths paths{dir_};
   const Table<trainer::MetricsRow> metrics(paths.metrics(), trainer::read_metrics);
   const auto value = [](double v) -> std::optional<double> {
@@ -282,6 +283,9 @@ json RunReader::summary() {
   json speed = json::array();                 // [generation, positions per second]
   json last = json::object();
   json last_speed = nullptr;
+  // A run with self-play nodes (a Redis store): every 30 s one "node" row per active node, all at
+  // one time, with its games per second; the newest such round gives the cluster's rate.
+  json cluster = nullptr;
   // Sessions: each session's clock starts at 0, so a row earlier than the one before opens one.
   int sessions = 0;
   double before = 0, session_seconds = 0;
@@ -303,6 +307,15 @@ json RunReader::summary() {
                       {"bound", or_null(value(row.selfplay_bound))}};
       }
     }
+    if (k == "node") {
+      const auto t = value(row.seconds), r = value(row.games_per_second);
+      if (t && r) {
+        if (cluster.is_null() || cluster["seconds"] != *t)
+          cluster = {{"seconds", *t}, {"nodes", 0}, {"games_per_second", 0.0}};
+        cluster["nodes"] = cluster["nodes"].get<int>() + 1;
+        cluster["games_per_second"] = cluster["games_per_second"].get<double>() + *r;
+      }
+    }
     if (const auto t = value(row.seconds)) {
       if (sessions == 0 || *t < session_seconds) {
         before += session_seconds;
@@ -315,6 +328,7 @@ json RunReader::summary() {
   out["losses"] = downsample(losses);
   out["speed"] = speed;
   out["speed_now"] = last_speed;
+  out["cluster"] = cluster;
   out["progress"] = last;
   out["time"] = {{"sessions", sessions},
                  {"seconds", before + session_seconds},

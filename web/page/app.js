@@ -173,6 +173,8 @@ function dashboard(s) {
     card("positions", fmt(s.stored.positions), "positions"),
     card(speed ? `positions / s (generation ${speed.generation})` : "positions / s",
          speed ? fmt(speed.positions_per_second, 1) : "–", "speed"),
+    s.cluster ? card(`games / s (${s.cluster.nodes} node${s.cluster.nodes === 1 ? "" : "s"})`,
+                     fmt(s.cluster.games_per_second, 1), "cluster") : null,
     card(time.sessions > 1 ? `time trained (${time.sessions} sessions)` : "time trained",
          time.sessions ? `${fmt(time.seconds / 60, 1)} min` : "–", "time")));
   const gates = s.gates || [];
