@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -365,6 +366,35 @@ TEST(WebRatingsTest, AnchorMatchesJoinTheRunToItsAnchor) {
     }
   }
   EXPECT_EQ(ladder["players"][0]["player"], "run/gen-0004");
+  fs::remove_all(root);
+}
+
+// Gate rows whose interval is none (written before intervals were finite for perfect and
+// zero-variance scores: [0, 0] for +4 =0 -4, +inf for 4-0) are shown without one, never as an
+// interval of zero width or with an infinite end.
+TEST(WebSummaryTest, GatesWithoutAnIntervalShowNone) {
+  const fs::path root = test_util::process_temp_dir("web_gate_interval_test");
+  const test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    trainer::GateRow g;
+    g.generation = 4, g.step = 40, g.opponent_generation = 3, g.verdict = "cap";
+    g.games = 8, g.wins = 4, g.draws = 0, g.losses = 4;
+    g.elo = 0, g.elo_low = 0, g.elo_high = 0;  // +4 =0 -4 as once written
+    folder.append_gate(g, -1, -1);
+    g.generation = 5, g.step = 50, g.wins = 8, g.losses = 0, g.promoted = true;
+    g.elo = std::numeric_limits<double>::infinity(), g.elo_low = g.elo, g.elo_high = g.elo;
+    folder.append_gate(g, -1, -1);
+  }
+  const json s = RunReader("run", run.dir).summary();
+  ASSERT_EQ(s["gates"].size(), 5u);
+  EXPECT_EQ(s["gates"][0]["elo_low"], 0.0 - 100 + 60);  // a real interval is kept
+  for (std::size_t i : {std::size_t{3}, std::size_t{4}}) {
+    EXPECT_TRUE(s["gates"][i]["elo_low"].is_null()) << s["gates"][i].dump();
+    EXPECT_TRUE(s["gates"][i]["elo_high"].is_null()) << s["gates"][i].dump();
+  }
+  EXPECT_EQ(s.dump().find("inf"), std::string::npos) << s.dump();
   fs::remove_all(root);
 }
 

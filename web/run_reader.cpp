@@ -63,7 +63,16 @@ struct Table {
 json known(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json known_count(std::int64_t v) { return v >= 0 ? json(v) : json(nullptr); }
 
+// An interval's ends, or nulls when the row holds no interval: an end unknown or infinite, or
+// both ends equal (rows written before the statistics gave finite intervals to perfect and
+// zero-variance scores hold such ends, which are no interval).
+std::pair<json, json> interval(double low, double high) {
+  if (std::isfinite(low) && std::isfinite(high) && low < high) return {low, high};
+  return {nullptr, nullptr};
+}
+
 json gate_json(const trainer::GateRow& g) {
+  const auto [low, high] = interval(g.elo_low, g.elo_high);
   json out = {{"generation", g.generation},
               {"step", g.step},
               {"opponent_generation", g.opponent_generation},
@@ -72,8 +81,8 @@ json gate_json(const trainer::GateRow& g) {
               {"draws", known_count(g.draws)},
               {"losses", known_count(g.losses)},
               {"elo", known(g.elo)},
-              {"elo_low", known(g.elo_low)},
-              {"elo_high", known(g.elo_high)},
+              {"elo_low", low},
+              {"elo_high", high},
               {"llr", known(g.llr)},
               {"verdict", g.verdict},
               {"promoted", g.promoted ? 1 : 0},
@@ -84,8 +93,9 @@ json gate_json(const trainer::GateRow& g) {
     out["anchor_games"] = known_count(g.anchor_games);
     out["anchor_score"] = known(g.anchor_score);
     out["anchor_elo"] = known(g.anchor_elo);
-    out["anchor_elo_low"] = known(g.anchor_elo_low);
-    out["anchor_elo_high"] = known(g.anchor_elo_high);
+    const auto [anchor_low, anchor_high] = interval(g.anchor_elo_low, g.anchor_elo_high);
+    out["anchor_elo_low"] = anchor_low;
+    out["anchor_elo_high"] = anchor_high;
   }
   return out;
 }
