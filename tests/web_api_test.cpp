@@ -296,8 +296,9 @@ TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
 TEST_F(WebApiTest, RatingsLadderTheGatesAndTheArenaGames) {
   const json r = get("/api/ratings", 200);
   ASSERT_EQ(r["ladders"].size(), 2u) << r.dump();
-  const json& run = r["ladders"][0]["anchor"] == "tiny/gen-0000" ? r["ladders"][0] : r["ladders"][1];
-  const json& file = r["ladders"][0]["anchor"] == "tiny/gen-0000" ? r["ladders"][1] : r["ladders"][0];
+  const bool run_first = r["ladders"][0]["anchor"] == "tiny/gen-0000";
+  const json& run = r["ladders"][run_first ? 0 : 1];
+  const json& file = r["ladders"][run_first ? 1 : 0];
   EXPECT_EQ(run["game"], "mg");
   EXPECT_EQ(run["matches"], 3);  // the three gates
   std::set<std::string> players;

@@ -1,6 +1,7 @@
 // A tiny run folder for the web tests, made without training: config.yaml, metrics.csv (train,
-// gate and self-play rows) and arena.csv rows of three generations, chunks of random self-play games (networks of generations
-// 0, 1 and 2) and random-weight checkpoints, in the layout of trainer/run_folder.h.
+// gate and self-play rows) and arena.csv rows of three generations, chunks of random self-play
+// games (networks of generations 0, 1 and 2) and random-weight checkpoints, in the layout of
+// trainer/run_folder.h; and the same run resumed for a second session.
 #pragma once
 
 #include <unistd.h>
