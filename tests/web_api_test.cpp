@@ -290,16 +290,18 @@ TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
   fs::remove_all(root);
 }
 
-// The ratings tab: the run's gates and the arena file's games as Bradley-Terry ladders, one per
-// group of players joined by games, with finite intervals (the arena file's players met twice,
-// one side winning both: a perfect score, still finite).
-TEST_F(WebApiTest, RatingsLadderTheGatesAndTheArenaGames) {
+// The ratings tab: the run's gates, the arena file's games and the baselines' matches
+// (docs/baselines/, compiled in) as Bradley-Terry ladders, one per game and group of players
+// joined by games, with finite intervals.
+TEST_F(WebApiTest, RatingsLadderTheGatesTheArenaGamesAndTheBaselines) {
   const json r = get("/api/ratings", 200);
-  ASSERT_EQ(r["ladders"].size(), 2u) << r.dump();
-  const bool run_first = r["ladders"][0]["anchor"] == "tiny/gen-0000";
-  const json& run = r["ladders"][run_first ? 0 : 1];
-  const json& file = r["ladders"][run_first ? 1 : 0];
-  EXPECT_EQ(run["game"], "mg");
+  const auto ladder_of = [&](const std::string& game, const std::string& anchor) -> json {
+    for (const json& l : r["ladders"])
+      if (l["game"] == game && l["anchor"] == anchor) return l;
+    ADD_FAILURE() << "no " << game << " ladder anchored on " << anchor << ": " << r.dump();
+    return json::object();
+  };
+  const json run = ladder_of("mg", "tiny/gen-0000");
   EXPECT_EQ(run["matches"], 3);  // the three gates
   std::set<std::string> players;
   for (const json& p : run["players"]) {
@@ -320,15 +322,19 @@ TEST_F(WebApiTest, RatingsLadderTheGatesAndTheArenaGames) {
                                             "tiny/gen-0003"}));
   // gen-1 beat gen-0 6-2 and gen-3 beat gen-1 6-2: the ladder orders them so.
   EXPECT_EQ(run["players"][0]["player"], "tiny/gen-0003");
-  EXPECT_EQ(file["anchor"], "random");
-  EXPECT_EQ(file["sources"], json::array({"arena-games.txt"}));
-  ASSERT_EQ(file["players"].size(), 2u);
-  for (const json& p : file["players"]) {
-    EXPECT_TRUE(std::isfinite(p["elo"].get<double>()));
+  // The arena file's players (random, alphabeta:depth=1) are baselines: one ladder with them,
+  // random = 0 as in docs/BASELINES.md; DVONN's baselines make a ladder of their own.
+  const json mg = ladder_of("mg", "random");
+  EXPECT_EQ(mg["sources"], json::array({"arena-games.txt", "docs/baselines/mg-results.txt"}));
+  EXPECT_GE(mg["players"].size(), 12u);
+  for (const json& p : mg["players"]) {
+    EXPECT_TRUE(std::isfinite(p["elo"].get<double>())) << p.dump();
     if (p["player"] != "random") {
-      EXPECT_GT(p["high"].get<double>(), p["low"].get<double>());
+      EXPECT_GT(p["high"].get<double>(), p["low"].get<double>()) << p.dump();
     }
   }
+  EXPECT_EQ(ladder_of("dvonn", "random")["sources"],
+            json::array({"docs/baselines/dvonn-results.txt"}));
 }
 
 // The anchor matches of promoted networks join the run's ladder to the anchor's spec, which then
@@ -367,6 +373,24 @@ TEST(WebRatingsTest, AnchorMatchesJoinTheRunToItsAnchor) {
     }
   }
   EXPECT_EQ(ladder["players"][0]["player"], "run/gen-0004");
+
+  // With the baselines' matches, the run is rated on their scale (random = 0), and the baselines
+  // stay where their own matches put them.
+  std::vector<SourceResults> baselines = baseline_results();
+  ASSERT_FALSE(baselines.empty()) << "docs/baselines/ compiled in";
+  const auto rating = [](const json& fitted, const std::string& player) {
+    for (const json& l : fitted["ladders"])
+      for (const json& p : l.value("players", json::array()))
+        if (p["player"] == player && l["game"] == "mg") return p;
+    return json();
+  };
+  const json alone = rating(rating_ladders(baselines), "alphabeta:depth=1");
+  baselines.push_back(results);
+  const json both = rating_ladders(baselines);
+  ASSERT_TRUE(rating(both, "run/gen-0004").is_object()) << both.dump();
+  ASSERT_TRUE(alone.is_object());
+  EXPECT_NEAR(rating(both, "alphabeta:depth=1")["elo"].get<double>(), alone["elo"].get<double>(),
+              30.0);
   fs::remove_all(root);
 }
 

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
+
+#include "games/game.h"
+#include "web/assets.h"
 
 namespace oppidum::web {
 namespace {
@@ -27,8 +31,10 @@ std::set<std::string> component(const std::string& start,
 json rating_ladders(const std::vector<SourceResults>& sources) {
   json ladders = json::array();
   std::vector<std::string> games;
-  for (const SourceResults& s : sources)
-    if (std::find(games.begin(), games.end(), s.game) == games.end()) games.push_back(s.game);
+  for (const Game* g : all_games())  // in the registry's order
+    for (const SourceResults& s : sources)
+      if (s.game == g->name() && std::find(games.begin(), games.end(), s.game) == games.end())
+        games.push_back(s.game);
   for (const std::string& game : games) {
     std::vector<arena::MatchLine> matches;
     std::vector<std::string> preferred;  // anchors, in order of preference
@@ -49,7 +55,7 @@ json rating_ladders(const std::vector<SourceResults>& sources) {
         sources_of[m.b].insert(s.source);
       }
     }
-    preferred.push_back("random");
+    preferred.insert(preferred.begin(), "random");
     for (const SourceResults& s : sources)
       if (s.game == game) preferred.push_back(s.source + "/gen-0000");
     std::set<std::string> placed;
@@ -102,6 +108,26 @@ json rating_ladders(const std::vector<SourceResults>& sources) {
           {"method", "Bradley-Terry maximum likelihood on the Elo scale (arena/ratings.h), a draw "
                      "half a win, 1 virtual draw per pair that met; 95% intervals relative to "
                      "each ladder's anchor"}};
+}
+
+std::vector<SourceResults> baseline_results() {
+  std::vector<SourceResults> out;
+  const std::string suffix = "-results.txt";
+  for (const Asset& asset : page_assets()) {
+    const std::string path = asset.path;  // "/mg-results.txt"
+    if (path.size() <= suffix.size() + 1 ||
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string game = path.substr(1, path.size() - 1 - suffix.size());
+    const Game* registered = nullptr;
+    for (const Game* g : all_games())
+      if (g->name() == game) registered = g;
+    if (!registered) continue;
+    std::istringstream text(std::string(asset.data, asset.size));
+    const std::string source = "docs/baselines" + path;
+    out.push_back({game, source, arena::read_results(text, source), {}});
+  }
+  return out;
 }
 
 }  // namespace oppidum::web

@@ -408,7 +408,7 @@ struct WebServer::Impl {
     });
     http.Get("/api/ratings", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] {
-        std::vector<SourceResults> sources;
+        std::vector<SourceResults> sources = baseline_results();
         for (const auto& r : runs) sources.push_back(r->results());
         for (const auto& a : arena)
           for (SourceResults& s : a->results()) sources.push_back(std::move(s));

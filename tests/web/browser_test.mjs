@@ -135,8 +135,12 @@ await check("the ratings tab shows one ladder per game with intervals", async ()
     const m = /^\[(-?[\d,]+), (-?[\d,]+)\]$/.exec(t);
     assert(m && m[1] !== m[2], `interval ${t}`);
   }
-  // The arena record file's players make a ladder of their own (no games join them to the run).
-  await page.locator('table.ratings tr[data-player="alphabeta:depth=2"]').waitFor();
+  // The arena record file's players are baselines: they join the baselines' ladder
+  // (docs/baselines/, compiled in), random = 0; no games join them to the tiny run.
+  const baselines = page.locator('table.ratings[data-game="mg"]').filter({ has: page.locator('tr[data-player="alphabeta:depth=2"]') });
+  assert(await baselines.count() === 1, `mg ladders with the baselines: ${await baselines.count()}`);
+  assert((await baselines.locator('tr[data-player="random"] td:nth-child(4)').textContent()).startsWith("anchor"),
+         "random is not the baselines' anchor");
   assert(!/\binf\b/i.test(await text("main")), "the ratings show inf");
   await shot("ratings");
 });

@@ -223,9 +223,10 @@ async function showRatings() {
   main().replaceChildren(h("h1", { text: "Ratings" }), box);
   const r = await guard(() => api("/api/ratings"));
   if (!r || me !== view) return;
-  const parts = [h("p", { class: "muted", text: `${r.method}. The results: every gate (a candidate ` +
-    "against the best network it challenged), every anchor match of a promoted network, and the " +
-    "games of the arena record files served (--arena-games)." })];
+  const parts = [h("p", { class: "muted", text: `${r.method}. The results: the baselines' matches ` +
+    "(docs/BASELINES.md), every gate (a candidate against the best network it challenged), every " +
+    "anchor match of a promoted network (a run whose anchor is a baseline is rated on their " +
+    "scale), and the games of the arena record files served (--arena-games)." })];
   if (!r.ladders.length) parts.push(h("p", { class: "muted", text: "No results yet: no run served has a gate." }));
   for (const l of r.ladders) {
     parts.push(h("h2", { text: `${displayName(l.game)}: ${l.players ? l.players.length : 0} players, ` +
