@@ -423,6 +423,38 @@ TEST(WebSummaryTest, GatesWithoutAnIntervalShowNone) {
   fs::remove_all(root);
 }
 
+// A capped match on the server (the page's comparison of two checkpoints): paired games, the
+// result from a's view with an interval, the cap on games refused beyond kMaxMatchGames.
+TEST_F(WebApiTest, PlaysACappedMatch) {
+  const json m = post("/api/match",
+                      {{"game", "mg"},
+                       {"a", "net:checkpoint=tiny/best,sims=8"},
+                       {"b", "net:checkpoint=tiny/gen-0000,sims=8"},
+                       {"games", 4}},
+                      200);
+  EXPECT_EQ(m["games_cap"], 4);
+  EXPECT_EQ(m["wins"].get<int>() + m["draws"].get<int>() + m["losses"].get<int>(),
+            m["games"].get<int>());
+  if (!m["out_of_time"].get<bool>()) {
+    EXPECT_EQ(m["games"], 4) << m.dump();
+  }
+  EXPECT_TRUE(m["elo_low"].is_null() || m["elo_low"].get<double>() < m["elo_high"].get<double>())
+      << m.dump();
+  const json r = post("/api/match", {{"game", "mg"}, {"a", "random"}, {"b", "random"},
+                                     {"games", kMaxMatchGames + 2}},
+                      400);
+  EXPECT_NE(r["error"].get<std::string>().find("games"), std::string::npos) << r.dump();
+  post("/api/match", {{"game", "mg"}, {"a", "human"}, {"b", "random"}}, 400);
+  // A match longer than the time limit (5 s here; these 20 games need minutes) answers at the
+  // limit with the games counted so far.
+  const json late = post("/api/match",
+                         {{"game", "mg"}, {"a", "uct:sims=2000"}, {"b", "uct:sims=2000"},
+                          {"games", kMaxMatchGames}},
+                         200);
+  EXPECT_TRUE(late["out_of_time"].get<bool>()) << late.dump();
+  EXPECT_LT(late["games"].get<int>(), kMaxMatchGames) << late.dump();
+}
+
 TEST_F(WebApiTest, ListsGamesNewestFirstPaginatedAndFiltered) {
   json page = get("/api/runs/tiny/games?per_page=4", 200);
   EXPECT_EQ(page["total"], run_->games);

@@ -454,6 +454,8 @@ struct WebServer::Impl {
       });
     });
     post("/api/position", [this](const json& r, const StopCheck&) { return games->position(r); });
+    post("/api/match",
+         [this](const json& r, const StopCheck& stop) { return games->match(r, stop); });
     post("/api/move",
          [this](const json& r, const StopCheck& stop) { return games->move(r, stop); });
     post("/api/analyse",

@@ -172,6 +172,11 @@ await check("a game replays to its end", async () => {
   await page.locator("#compare-table tr[data-move]").first().waitFor();
   const heads = await page.locator("#compare-table th").allTextContents();
   assert(heads.includes(`${expect.mg_run}/best`) && heads.includes(`${expect.mg_run}/gen-0000`), `heads ${heads}`);
+  // ... and a short match between them, played by the server.
+  await page.fill("#match-sims", "8");
+  await page.click("#match-go");
+  await page.waitForFunction(() => / in \d+ games /.test(document.querySelector("#match-result").textContent));
+  assert(/^\S+ against \S+: \+\d+ =\d+ -\d+ in 10 games/.test(await text("#match-result")), await text("#match-result"));
   await shot("game");
   // The moves as text: shown, copied and downloaded the same.
   const moves = (await page.locator("#move-list span[data-ply]").allTextContents()).join(" ") + "\n";

@@ -400,6 +400,8 @@ async function gameViewer(g, header, fileName) {
   const resultBox = h("div", { id: "game-result", class: "result" });
   const netInfo = h("div", { id: "net-info", class: "muted" });
   const compareBox = h("div", { id: "compare" });
+  const matchBox = h("div", { id: "match-result", class: "muted" });
+  const matchSims = h("input", { type: "text", id: "match-sims", size: 5, value: "50" });
   const list = h("div", { class: "moves", id: "move-list" });
   g.moves.forEach((m, i) => {
     list.append(h("span", { class: "num", text: `${i + 1}.` }),
@@ -455,6 +457,22 @@ async function gameViewer(g, header, fileName) {
   };
   const download = h("a", { id: "download-moves", download: `${fileName}.txt`, class: "button",
     href: URL.createObjectURL(new Blob([movesText], { type: "text/plain" })), text: "Download" });
+  // The two networks chosen play a short match on the server (paired games from random openings,
+  // capped in games and time there): its result and Elo with its interval.
+  const playMatch = async () => {
+    if (!ckpt.value || !other.value) { matchBox.textContent = "choose two networks above"; return; }
+    const sims = matchSims.value.trim();
+    const [a, b] = [ckpt.value, other.value].map((c) => `net:checkpoint=${c},sims=${sims}`);
+    matchBox.textContent = `playing ${a} against ${b}…`;
+    const m = await guard(() => api("/api/match", { game: g.game, a, b, games: 10 }));
+    if (me !== view) return;
+    if (!m) { matchBox.textContent = ""; return; }
+    const elo = m.elo === null ? "–" : signed(m.elo);
+    matchBox.textContent = `${ckpt.value} against ${other.value}: +${m.wins} =${m.draws} -${m.losses} in ` +
+      `${m.games} games (score ${fmt(100 * m.score, 1)}%), Elo ${elo} ` +
+      (m.elo_low === null ? "(no interval yet)" : `[${fmt(m.elo_low, 0)}, ${fmt(m.elo_high, 0)}]`) +
+      (m.out_of_time ? `; stopped at the server's time limit after ${m.games} of ${m.games_cap} games` : "");
+  };
   // The position shown, in Play (its moves so far, you to move) or in Analyse (its text).
   const openPlay = () => {
     Object.assign(play, { game: g.game, start: g.start || "", moves: g.moves.slice(0, ply).map((m) => m.move),
@@ -512,7 +530,9 @@ async function gameViewer(g, header, fileName) {
           h("button", { id: "open-play", onclick: openPlay, text: "Play from here" }),
           h("button", { id: "open-analyse", onclick: openAnalyse, text: "Analyse this position" })),
         h("div", { class: "controls" }, h("label", { text: "network's view:" }), ckpt,
-          h("label", { text: "compare with:" }), other), netInfo, compareBox),
+          h("label", { text: "compare with:" }), other), netInfo, compareBox,
+        h("div", { class: "controls" }, h("button", { id: "match-go", onclick: playMatch, text: "Play a match (10 games)" }),
+          h("label", { text: "simulations" }), matchSims), matchBox),
       h("div", { class: "panel" }, h("h2", { text: "Moves" }), list,
         h("h2", { text: "As text" }), textBox,
         h("div", { class: "controls" }, h("button", { id: "copy-moves", onclick: copy, text: "Copy" }), download, copied))));
