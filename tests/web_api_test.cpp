@@ -287,6 +287,16 @@ TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
   EXPECT_EQ(s["cluster"]["nodes"], 1);
   EXPECT_DOUBLE_EQ(s["cluster"]["games_per_second"].get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0);
+  // A third session without nodes: theirs is no current rate.
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_train({2, 41, 4, 400LL * 41, 5LL * 41, 1.5, 0.6, 0.02});
+  }
+  s = reader.summary();
+  EXPECT_TRUE(s["cluster"].is_null()) << s["cluster"].dump();
+  EXPECT_EQ(s["time"]["sessions"], 3);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0 + 2.0);
   fs::remove_all(root);
 }
 

@@ -301,6 +301,15 @@ json RunReader::summary() {
   double before = 0, session_seconds = 0;
   for (const trainer::MetricsRow& row : metrics.rows) {
     const std::string& k = row.kind;
+    if (const auto t = value(row.seconds)) {
+      if (sessions == 0 || *t < session_seconds) {
+        before += session_seconds;
+        session_seconds = 0;
+        ++sessions;
+        cluster = nullptr;  // the nodes of an earlier session
+      }
+      session_seconds = *t;
+    }
     if (k == "train") {
       const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
       if (s && pl && vl) losses.push_back({*s, *pl, *vl});
@@ -325,14 +334,6 @@ json RunReader::summary() {
         cluster["nodes"] = cluster["nodes"].get<int>() + 1;
         cluster["games_per_second"] = cluster["games_per_second"].get<double>() + *r;
       }
-    }
-    if (const auto t = value(row.seconds)) {
-      if (sessions == 0 || *t < session_seconds) {
-        before += session_seconds;
-        session_seconds = 0;
-        ++sessions;
-      }
-      session_seconds = *t;
     }
   }
   out["losses"] = downsample(losses);
@@ -489,8 +490,8 @@ SourceResults RunReader::results() {
                              g.draws, g.losses});
     if (!g.anchor.empty() && g.anchor_games > 0 && std::isfinite(g.anchor_score) &&
         g.anchor_score >= 0 && g.anchor_score <= 1) {
-      // The score as points in half points: wins and at most one draw carry the same likelihood
-      // (a draw is half a win and half a loss).
+      // The score (points per game) as wins and at most one draw: under the model (a draw is
+      // half a win and half a loss) only the points count, so this is the match's likelihood.
       const auto halves = static_cast<int>(std::lround(2.0 * g.anchor_score * g.anchor_games));
       out.matches.push_back({network(g.generation), g.anchor, halves / 2, halves % 2,
                              g.anchor_games - halves / 2 - halves % 2});
