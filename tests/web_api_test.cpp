@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -225,6 +226,243 @@ TEST_F(WebApiTest, SummaryHoldsTheCurvesGatesAndProgress) {
   EXPECT_FALSE(s["speed"].empty());
   EXPECT_FALSE(s["version"].get<std::string>().empty());
   EXPECT_EQ(s["config"]["steps_per_generation"], 10);
+}
+
+// The numbers of the dashboard's cards and speed curve, for a finished run and for the same run
+// resumed and still being written: each comes from the one place that holds it (games and
+// positions from the store, speed from the "selfplay" rows, time from every session's clock),
+// never from the last row's copy or from differences of rows.
+TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
+  const fs::path root = test_util::process_temp_dir("web_summary_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 10);
+  const auto expect_store = [&](const json& s) {
+    std::int64_t positions = 0;
+    for (const auto& r : run.records) positions += static_cast<std::int64_t>(r.moves.size());
+    EXPECT_EQ(s["stored"]["games"], run.games);
+    EXPECT_EQ(s["stored"]["positions"], positions);
+    ASSERT_EQ(s["speed"].size(), run.selfplay.size());
+    for (std::size_t i = 0; i < run.selfplay.size(); ++i) {
+      EXPECT_EQ(s["speed"][i][0], run.selfplay[i].generation) << i;
+      EXPECT_DOUBLE_EQ(s["speed"][i][1].get<double>(), run.selfplay[i].positions_per_second) << i;
+    }
+    EXPECT_EQ(s["speed_now"]["generation"], run.selfplay.back().generation);
+    EXPECT_DOUBLE_EQ(s["speed_now"]["positions_per_second"].get<double>(),
+                     run.selfplay.back().positions_per_second);
+    EXPECT_EQ(s["progress"]["step"], run.train_rows);
+  };
+
+  RunReader reader("run", run.dir);
+  // Finished: one session of 750 s whose last rows say 12,000 positions and 150 games, while the
+  // store holds the games actually played.
+  json s = reader.summary();
+  expect_store(s);
+  EXPECT_EQ(s["time"]["sessions"], 1);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0);
+  EXPECT_EQ(s["progress"].count("positions"), 0u) << "a row's copy of the store's count";
+
+  // Resumed: a second session (its clock from 0) with more games, read by the same reader as the
+  // files grow, as the page polls a live run.
+  test_util::resume_tiny_run(run, 6);
+  s = reader.summary();
+  expect_store(s);
+  EXPECT_EQ(s["time"]["sessions"], 2);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 50.0);
+  EXPECT_DOUBLE_EQ(s["time"]["session_seconds"].get<double>(), 50.0);
+  EXPECT_EQ(s["generation"], 4);
+  EXPECT_EQ(s["best"], 3);
+  EXPECT_TRUE(s["cluster"].is_null()) << "no self-play nodes";
+
+  // Self-play nodes: their rate is the newest round of node rows (a node gone is in no later one).
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_node({60, "a", 100, 2.0});
+    folder.append_node({60, "b", 80, 1.0});
+    folder.append_stream({60, 17000, 300, 2, 0, 0});
+    folder.append_node({90, "a", 160, 2.5});
+    folder.append_stream({90, 18000, 400, 1, 0, 0});
+  }
+  s = reader.summary();
+  ASSERT_TRUE(s["cluster"].is_object());
+  EXPECT_EQ(s["cluster"]["nodes"], 1);
+  EXPECT_DOUBLE_EQ(s["cluster"]["games_per_second"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0);
+  // A third session without nodes: theirs is no current rate.
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_train({2, 41, 4, 400LL * 41, 5LL * 41, 1.5, 0.6, 0.02});
+  }
+  s = reader.summary();
+  EXPECT_TRUE(s["cluster"].is_null()) << s["cluster"].dump();
+  EXPECT_EQ(s["time"]["sessions"], 3);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0 + 2.0);
+  fs::remove_all(root);
+}
+
+// The ratings tab: the run's gates, the arena file's games and the baselines' matches
+// (docs/baselines/, compiled in) as Bradley-Terry ladders, one per game and group of players
+// joined by games, with finite intervals.
+TEST_F(WebApiTest, RatingsLadderTheGatesTheArenaGamesAndTheBaselines) {
+  const json r = get("/api/ratings", 200);
+  const auto ladder_of = [&](const std::string& game, const std::string& anchor) -> json {
+    for (const json& l : r["ladders"])
+      if (l["game"] == game && l["anchor"] == anchor) return l;
+    ADD_FAILURE() << "no " << game << " ladder anchored on " << anchor << ": " << r.dump();
+    return json::object();
+  };
+  const json run = ladder_of("mg", "tiny/gen-0000");
+  EXPECT_EQ(run["matches"], 3);  // the three gates
+  std::set<std::string> players;
+  for (const json& p : run["players"]) {
+    players.insert(p["player"].get<std::string>());
+    // gen-1 met gen-0, then gen-2 and gen-3 (gen-2 was not promoted): 3 gates of 8 games.
+    EXPECT_EQ(p["games"], p["player"] == "tiny/gen-0001" ? 24 : 8) << p.dump();
+    if (p["player"] == "tiny/gen-0000") {
+      EXPECT_TRUE(p["low"].is_null()) << "the anchor is a fixed point, not an estimate";
+      EXPECT_EQ(p["elo"], 0.0);
+      continue;
+    }
+    ASSERT_TRUE(p["low"].is_number() && p["high"].is_number()) << p.dump();
+    EXPECT_LT(p["low"].get<double>(), p["elo"].get<double>()) << p.dump();
+    EXPECT_GT(p["high"].get<double>(), p["elo"].get<double>()) << p.dump();
+    EXPECT_LT(p["high"].get<double>(), 2000.0) << p.dump();
+  }
+  EXPECT_EQ(players, (std::set<std::string>{"tiny/gen-0000", "tiny/gen-0001", "tiny/gen-0002",
+                                            "tiny/gen-0003"}));
+  // gen-1 beat gen-0 6-2 and gen-3 beat gen-1 6-2: the ladder orders them so.
+  EXPECT_EQ(run["players"][0]["player"], "tiny/gen-0003");
+  // The arena file's players (random, alphabeta:depth=1) are baselines: one ladder with them,
+  // random = 0 as in docs/BASELINES.md; DVONN's baselines make a ladder of their own.
+  const json mg = ladder_of("mg", "random");
+  EXPECT_EQ(mg["sources"], json::array({"arena-games.txt", "docs/baselines/mg-results.txt"}));
+  EXPECT_GE(mg["players"].size(), 12u);
+  for (const json& p : mg["players"]) {
+    EXPECT_TRUE(std::isfinite(p["elo"].get<double>())) << p.dump();
+    if (p["player"] != "random") {
+      EXPECT_GT(p["high"].get<double>(), p["low"].get<double>()) << p.dump();
+    }
+  }
+  EXPECT_EQ(ladder_of("dvonn", "random")["sources"],
+            json::array({"docs/baselines/dvonn-results.txt"}));
+}
+
+// The anchor matches of promoted networks join the run's ladder to the anchor's spec, which then
+// is the fixed point; a score of 3.5 in 4 games reads as 3 wins, 1 draw (the same likelihood).
+TEST(WebRatingsTest, AnchorMatchesJoinTheRunToItsAnchor) {
+  const fs::path root = test_util::process_temp_dir("web_ratings_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "alphabeta:depth=1");
+    trainer::GateRow g;
+    g.generation = 4, g.step = 40, g.opponent_generation = 3, g.promoted = true;
+    g.games = 8, g.wins = 8, g.draws = 0, g.losses = 0;  // a perfect gate
+    g.elo = 300, g.elo_low = 100, g.elo_high = 500, g.verdict = "H1", g.seconds = 800;
+    g.anchor = "alphabeta:depth=1", g.anchor_games = 4, g.anchor_score = 0.875;
+    folder.append_gate(g, 16000, 200);
+  }
+  RunReader reader("run", run.dir);
+  const SourceResults results = reader.results();
+  ASSERT_EQ(results.matches.size(), 5u);
+  const arena::MatchLine& anchor = results.matches.back();
+  EXPECT_EQ(anchor.a, "run/gen-0004");
+  EXPECT_EQ(anchor.b, "alphabeta:depth=1");
+  EXPECT_EQ(std::vector<int>({anchor.wins, anchor.draws, anchor.losses}),
+            std::vector<int>({3, 1, 0}));
+  EXPECT_EQ(results.baselines, std::vector<std::string>{"alphabeta:depth=1"});
+  const json ladders = rating_ladders({results});
+  ASSERT_EQ(ladders["ladders"].size(), 1u);
+  const json& ladder = ladders["ladders"][0];
+  EXPECT_EQ(ladder["anchor"], "alphabeta:depth=1");
+  ASSERT_EQ(ladder["players"].size(), 6u);
+  for (const json& p : ladder["players"]) {
+    EXPECT_TRUE(std::isfinite(p["elo"].get<double>())) << p.dump();
+    if (p["player"] != "alphabeta:depth=1") {
+      EXPECT_GT(p["high"].get<double>() - p["low"].get<double>(), 1.0) << p.dump();
+    }
+  }
+  EXPECT_EQ(ladder["players"][0]["player"], "run/gen-0004");
+
+  // With the baselines' matches, the run is rated on their scale (random = 0), and the baselines
+  // stay where their own matches put them.
+  std::vector<SourceResults> baselines = baseline_results();
+  ASSERT_FALSE(baselines.empty()) << "docs/baselines/ compiled in";
+  const auto rating = [](const json& fitted, const std::string& player) {
+    for (const json& l : fitted["ladders"])
+      for (const json& p : l.value("players", json::array()))
+        if (p["player"] == player && l["game"] == "mg") return p;
+    return json();
+  };
+  const json alone = rating(rating_ladders(baselines), "alphabeta:depth=1");
+  baselines.push_back(results);
+  const json both = rating_ladders(baselines);
+  ASSERT_TRUE(rating(both, "run/gen-0004").is_object()) << both.dump();
+  ASSERT_TRUE(alone.is_object());
+  EXPECT_NEAR(rating(both, "alphabeta:depth=1")["elo"].get<double>(), alone["elo"].get<double>(),
+              30.0);
+  fs::remove_all(root);
+}
+
+// Gate rows whose interval is none (written before intervals were finite for perfect and
+// zero-variance scores: [0, 0] for +4 =0 -4, +inf for 4-0) are shown without one, never as an
+// interval of zero width or with an infinite end.
+TEST(WebSummaryTest, GatesWithoutAnIntervalShowNone) {
+  const fs::path root = test_util::process_temp_dir("web_gate_interval_test");
+  const test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    trainer::GateRow g;
+    g.generation = 4, g.step = 40, g.opponent_generation = 3, g.verdict = "cap";
+    g.games = 8, g.wins = 4, g.draws = 0, g.losses = 4;
+    g.elo = 0, g.elo_low = 0, g.elo_high = 0;  // +4 =0 -4 as once written
+    folder.append_gate(g, -1, -1);
+    g.generation = 5, g.step = 50, g.wins = 8, g.losses = 0, g.promoted = true;
+    g.elo = std::numeric_limits<double>::infinity(), g.elo_low = g.elo, g.elo_high = g.elo;
+    folder.append_gate(g, -1, -1);
+  }
+  const json s = RunReader("run", run.dir).summary();
+  ASSERT_EQ(s["gates"].size(), 5u);
+  EXPECT_EQ(s["gates"][0]["elo_low"], 0.0 - 100 + 60);  // a real interval is kept
+  for (std::size_t i : {std::size_t{3}, std::size_t{4}}) {
+    EXPECT_TRUE(s["gates"][i]["elo_low"].is_null()) << s["gates"][i].dump();
+    EXPECT_TRUE(s["gates"][i]["elo_high"].is_null()) << s["gates"][i].dump();
+  }
+  EXPECT_EQ(s.dump().find("inf"), std::string::npos) << s.dump();
+  fs::remove_all(root);
+}
+
+// A capped match on the server (the page's comparison of two checkpoints): paired games, the
+// result from a's view with an interval, the cap on games refused beyond kMaxMatchGames.
+TEST_F(WebApiTest, PlaysACappedMatch) {
+  const json m = post("/api/match",
+                      {{"game", "mg"},
+                       {"a", "net:checkpoint=tiny/best,sims=8"},
+                       {"b", "net:checkpoint=tiny/gen-0000,sims=8"},
+                       {"games", 4}},
+                      200);
+  EXPECT_EQ(m["games_cap"], 4);
+  EXPECT_EQ(m["wins"].get<int>() + m["draws"].get<int>() + m["losses"].get<int>(),
+            m["games"].get<int>());
+  if (!m["out_of_time"].get<bool>()) {
+    EXPECT_EQ(m["games"], 4) << m.dump();
+  }
+  EXPECT_TRUE(m["elo_low"].is_null() || m["elo_low"].get<double>() < m["elo_high"].get<double>())
+      << m.dump();
+  const json r = post("/api/match", {{"game", "mg"}, {"a", "random"}, {"b", "random"},
+                                     {"games", kMaxMatchGames + 2}},
+                      400);
+  EXPECT_NE(r["error"].get<std::string>().find("games"), std::string::npos) << r.dump();
+  post("/api/match", {{"game", "mg"}, {"a", "human"}, {"b", "random"}}, 400);
+  // A match longer than the time limit (5 s here; these 20 games need minutes) answers at the
+  // limit with the games counted so far.
+  const json late = post("/api/match",
+                         {{"game", "mg"}, {"a", "uct:sims=2000"}, {"b", "uct:sims=2000"},
+                          {"games", kMaxMatchGames}},
+                         200);
+  EXPECT_TRUE(late["out_of_time"].get<bool>()) << late.dump();
+  EXPECT_LT(late["games"].get<int>(), kMaxMatchGames) << late.dump();
 }
 
 TEST_F(WebApiTest, ListsGamesNewestFirstPaginatedAndFiltered) {

@@ -1,10 +1,14 @@
 // The page of `oppidum serve` in a real browser: starts the server on two tiny runs (Murus
 // Gallicus and DVONN) on a free loopback port and runs tests/web/browser_test.mjs, which drives
 // the system's headless Chromium with playwright-core: the page's games taken from /api/games, the
-// dashboard's curve points (and a new training step appended to metrics.csv showing up live), a
-// game replayed to its end with a network's view, an arena game, a full game of each game against
-// `random` by clicks on the boards drawn from the server's layouts and views, the analysis, and
-// errors shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
+// dashboard's numbers (each from the run folder's one source) and curve points, with round ticks,
+// axis labels and legends off the curves (and a new training step appended to metrics.csv showing
+// up live), the ratings tab, a game replayed to its end with a network's view, two networks
+// compared, its moves as text and download, a flipped board and the position opened in Analyse
+// and Play, an arena game, a full game of each game against `random` by clicks on the boards drawn
+// from the server's layouts and views (the second side's board turned, DVONN's coordinates over
+// the pieces), the play board refusing clicks while the server answers, the analysis, and errors
+// shown for bad input. Screenshots go to OPPIDUM_SCREENSHOT_DIR.
 //
 // The test says which Node ran it (in its output, in the test's `node` property, and in a skip
 // reason). Skipped, saying why, only when Node.js, Chromium or playwright-core is missing, or the
@@ -107,12 +111,17 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
   WebServer server(options);
   const int port = server.start();
 
+  std::int64_t mg_positions = 0;
+  for (const auto& r : mg.records) mg_positions += static_cast<std::int64_t>(r.moves.size());
   const nlohmann::json expect = {{"mg_run", "tiny-mg"},
                                  {"mg_dir", mg.dir.string()},
                                  {"dvonn_run", "tiny-dvonn"},
                                  {"train_rows", mg.train_rows},
                                  {"gates", mg.gates},
                                  {"mg_games", mg.games},
+                                 {"mg_positions", mg_positions},
+                                 {"mg_speed", "130.0"},       // generation 3's self-play row
+                                 {"mg_minutes", "12.5 min"},  // the one session's 750 s
                                  {"arena_file", "arena-games.txt"},
                                  {"arena_games", 3}};
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
@@ -124,7 +133,8 @@ TEST(WebBrowserTest, PagesWorkInHeadlessChromium) {
   EXPECT_EQ(result.status, 0) << "browser checks failed under " << node
                               << " (screenshots of failures in " << kScreenshots << "):\n"
                               << result.out;
-  for (const char* shot : {"runs", "games", "game", "play", "play-mg", "analyse", "error"})
+  for (const char* shot :
+       {"runs", "ratings", "games", "game", "play", "play-mg", "play-busy", "analyse", "error"})
     EXPECT_TRUE(fs::exists(fs::path(kScreenshots) / (std::string(shot) + ".png"))) << shot;
   server.stop();
   fs::remove_all(root);

@@ -1,6 +1,7 @@
-// A tiny run folder for the web tests, made without training: config.yaml, metrics.csv and
-// arena.csv rows of three generations, chunks of random self-play games (networks of generations
-// 0, 1 and 2) and random-weight checkpoints, in the layout of trainer/run_folder.h.
+// A tiny run folder for the web tests, made without training: config.yaml, metrics.csv (train,
+// gate and self-play rows) and arena.csv rows of three generations, chunks of random self-play
+// games (networks of generations 0, 1 and 2) and random-weight checkpoints, in the layout of
+// trainer/run_folder.h; and the same run resumed for a second session.
 #pragma once
 
 #include <unistd.h>
@@ -34,11 +35,14 @@ struct TinyRun {
   int games = 0;
   int train_rows = 0;
   int gates = 0;
+  std::vector<trainer::SelfplayRow> selfplay;  // one per generation, its speed 100 + 10 * gen
   std::vector<selfplay::GameRecord> records;  // in the order of the chunks
 };
 
-// `games` random games in chunks of 4; steps_per_generation 10, 30 steps, gates at 10, 20, 30
-// (generations 1 and 3 promoted).
+// `games` random games in chunks of 4; steps_per_generation 10, 30 steps 25 s apart, gates and
+// self-play rows at 10, 20, 30 (generations 1 and 3 promoted). The rows' positions and games are
+// made up (400 and 5 per step), as a finished run's rows lag its store: the page must take the
+// store's.
 inline TinyRun make_tiny_run(const std::filesystem::path& dir, const std::string& game,
                              int games) {
   namespace fs = std::filesystem;
@@ -72,6 +76,16 @@ inline TinyRun make_tiny_run(const std::filesystem::path& dir, const std::string
         g.rating = rating;
         folder.append_gate(g, positions, 5LL * step);
         ++run.gates;
+        trainer::SelfplayRow sp;
+        sp.seconds = seconds;
+        sp.generation = g.generation;
+        sp.positions = positions;
+        sp.games = 5LL * step;
+        sp.positions_per_second = 100.0 + 10.0 * g.generation;
+        sp.evals_per_position = 50, sp.forward_busy = 0.9, sp.forward_rate = 8000;
+        sp.mean_batch = 60, sp.bound = 160;
+        folder.append_selfplay(sp);
+        run.selfplay.push_back(sp);
       }
     }
   }
@@ -99,6 +113,50 @@ inline TinyRun make_tiny_run(const std::filesystem::path& dir, const std::string
     model::save_checkpoint(model::random_checkpoint(g, net, 7), paths.candidate(generation).string());
   model::save_checkpoint(model::random_checkpoint(g, net, 8), paths.best().string());
   return run;
+}
+
+// Continues a tiny run as `train` does when it is started again: a second session, whose clock
+// starts at 0 (rows at 5 s apart), trains steps 31 to 40 (generation 4 gated, not promoted, and
+// its self-play row at 150 positions/s) and stores `games` more games in chunks of 4.
+inline void resume_tiny_run(TinyRun& run, int games) {
+  const trainer::RunPaths paths{run.dir};
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    for (int step = 31; step <= 40; ++step) {
+      const double seconds = 5.0 * (step - 30);
+      folder.append_train({seconds, step, step / 10, 400LL * step, 5LL * step, 1.5, 0.6, 0.02});
+      ++run.train_rows;
+    }
+    trainer::GateRow g;
+    g.generation = 4, g.step = 40, g.opponent_generation = 3, g.promoted = false;
+    g.games = 8, g.wins = 3, g.draws = 1, g.losses = 4;
+    g.elo = -43.7, g.elo_low = -200, g.elo_high = 110, g.llr = -0.2, g.verdict = "cap";
+    g.seconds = 50, g.rating = folder.rating();
+    folder.append_gate(g, 16000, 200);
+    ++run.gates;
+    trainer::SelfplayRow sp;
+    sp.seconds = 50, sp.generation = 4, sp.positions = 16000, sp.games = 200;
+    sp.positions_per_second = 150, sp.evals_per_position = 50, sp.forward_busy = 0.9;
+    sp.forward_rate = 8000, sp.mean_batch = 60, sp.bound = 160;
+    folder.append_selfplay(sp);
+    run.selfplay.push_back(sp);
+  }
+  selfplay::FolderReplayStore store(paths.games().string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  std::vector<selfplay::GameRecord> chunk;
+  for (int i = 0; i < games; ++i) {
+    selfplay::GameRecord r =
+        random_record(run.records.front().game, 5000 + static_cast<std::uint64_t>(i));
+    r.network_step = 30;
+    chunk.push_back(r);
+    run.records.push_back(r);
+    if (chunk.size() == 4 || i + 1 == games) {
+      store.append(chunk);
+      chunk.clear();
+    }
+  }
+  run.games += games;
 }
 
 }  // namespace oppidum::test_util

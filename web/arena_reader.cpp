@@ -1,5 +1,7 @@
 #include "web/arena_reader.h"
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -124,6 +126,31 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
           {"per_page", per_page},
           {"pages", (total + per_page - 1) / per_page},
           {"games", games}};
+}
+
+std::vector<SourceResults> ArenaReader::results() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refresh_locked();
+  std::vector<SourceResults> out;
+  std::map<std::pair<std::string, std::string>, std::size_t> line_of;  // (game, "A B") -> line
+  for (const Record& g : games_) {
+    if (!g.game) continue;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const SourceResults& s) { return s.game == g.game->name(); });
+    if (it == out.end()) {
+      out.push_back({g.game->name(), name_, {}, {}});
+      it = out.end() - 1;
+    }
+    const auto key = std::make_pair(g.game->name(), g.first + " " + g.second);
+    auto line = line_of.find(key);
+    if (line == line_of.end()) {
+      line = line_of.emplace(key, it->matches.size()).first;
+      it->matches.push_back({g.first, g.second, 0, 0, 0});
+    }
+    arena::MatchLine& m = it->matches[line->second];
+    (g.result == "1-0" ? m.wins : g.result == "0-1" ? m.losses : m.draws) += 1;
+  }
+  return out;
 }
 
 json ArenaReader::game_record(int index) {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "games/game.h"
+#include "web/ladder.h"
 
 namespace oppidum::web {
 
@@ -37,6 +38,9 @@ class ArenaReader {
   // One game replayed: players, result, moves with their cells and sides, every position and its
   // board view. Throws NotFound.
   nlohmann::json game_record(int index);
+  // The games' results for the ratings tab: per game, one match line per pair of players (first
+  // against second, from the first's view).
+  std::vector<SourceResults> results();
 
  private:
   struct Record {

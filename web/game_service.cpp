@@ -1,11 +1,15 @@
 #include "web/game_service.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <system_error>
+#include <thread>
 
 #include "arena/alphabeta.h"
+#include "arena/match.h"
 #include "arena/spec.h"
 #include "games/quote.h"
 #include "mcts/search.h"
@@ -387,6 +391,76 @@ json GameService::evaluate(const json& request) {
           {"to_move", state->current_player()},
           {"value", result.value},
           {"top", top}};
+}
+
+json GameService::match(const json& request, const StopCheck& stop) {
+  const Game& game = game_of(request);
+  const std::string a_spec = string_field(request, "a", true);
+  const std::string b_spec = string_field(request, "b", true);
+  const json& count = field(request, "games");
+  int games = 10;
+  if (!count.is_null()) {
+    if (!count.is_number_integer() || count.get<long long>() < 2 ||
+        count.get<long long>() > kMaxMatchGames)
+      throw BadRequest("\"games\" must be a whole number 2.." + std::to_string(kMaxMatchGames));
+    games = count.get<int>();
+  }
+  const auto a = make_player(game, a_spec);
+  const auto b = make_player(game, b_spec);
+  arena::MatchConfig config;
+  config.games = games;
+  config.threads = 1;
+  const json& seed = field(request, "seed");
+  if (!seed.is_null()) {
+    if (!seed.is_number_unsigned()) throw BadRequest("\"seed\" must be a whole number, 0 or more");
+    config.seed = seed.get<std::uint64_t>();
+  }
+  SearchSlot slot(*this);
+  // The match polls `halt`; a watcher sets it when the client leaves, the server stops, or the
+  // time is up.
+  std::atomic<bool> halt{false}, done{false}, cancel{false}, late{false};
+  const auto deadline = Clock::now() + std::chrono::milliseconds(limits_.search_ms);
+  std::thread watcher([&] {
+    while (!done.load()) {
+      if (stop && stop()) cancel = true;
+      if (Clock::now() >= deadline) late = true;
+      if (cancel.load() || late.load()) {
+        halt = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  arena::MatchHooks hooks;
+  hooks.stop = &halt;
+  arena::MatchStatus status;
+  try {
+    status = arena::run_match(game, *a, *b, config, hooks);
+  } catch (...) {
+    done = true;
+    watcher.join();
+    throw;
+  }
+  done = true;
+  watcher.join();
+  if (cancel.load()) cancelled();
+  const auto end = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  const bool interval = std::isfinite(status.elo.elo_low) && std::isfinite(status.elo.elo_high) &&
+                        status.elo.elo_low < status.elo.elo_high;
+  return {{"game", game.name()},
+          {"a", a->spec()},
+          {"b", b->spec()},
+          {"games", status.games_counted},
+          {"games_cap", status.games_cap},
+          {"wins", status.wins},
+          {"draws", status.draws},
+          {"losses", status.losses},
+          {"score", status.elo.score},
+          {"elo", end(status.elo.elo)},
+          {"elo_low", interval ? json(status.elo.elo_low) : json(nullptr)},
+          {"elo_high", interval ? json(status.elo.elo_high) : json(nullptr)},
+          {"seconds", status.seconds},
+          {"out_of_time", status.stopped}};
 }
 
 }  // namespace oppidum::web

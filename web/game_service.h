@@ -13,6 +13,10 @@
 // `search_ms` milliseconds and answers with what it has (`out_of_time`); simulations and
 // alpha-beta depth are capped. A search also stops, within a few milliseconds, once the caller's
 // StopCheck says so (its client left, the server is stopping), and then throws Cancelled.
+//
+// A match between two players (to compare two checkpoints) is capped the same way: at most
+// kMaxMatchGames games, one place among `max_searches` for the whole match, and `search_ms` for
+// all of it; at the limit it answers with the games counted so far.
 #pragma once
 
 #include <chrono>
@@ -40,6 +44,9 @@ struct Limits {
   int max_alphabeta_depth = 5;
 };
 
+// The most games one match request may ask for.
+inline constexpr int kMaxMatchGames = 20;
+
 // Asked every few milliseconds during a search; true stops it (empty: never).
 using StopCheck = std::function<bool()>;
 
@@ -62,6 +69,11 @@ class GameService {
   nlohmann::json analyse(const nlohmann::json& request, const StopCheck& stop = {});
   // + {checkpoint: "RUN/NAME"}: the network's value and its top moves by prior.
   nlohmann::json evaluate(const nlohmann::json& request);
+  // {game, a, b, games?, seed?}: a paired match of a against b (arena/match.h) from the game's
+  // openings, of `games` (2..kMaxMatchGames, default 10) games: the games counted, wins, draws
+  // and losses from a's view, its score and Elo with a 95% interval (null ends where the interval
+  // has none), and `out_of_time` when the time limit ended it early.
+  nlohmann::json match(const nlohmann::json& request, const StopCheck& stop = {});
 
  private:
   struct CachedNet {

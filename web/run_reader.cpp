@@ -63,7 +63,16 @@ struct Table {
 json known(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json known_count(std::int64_t v) { return v >= 0 ? json(v) : json(nullptr); }
 
+// An interval's ends, or nulls when the row holds no interval: an end unknown or infinite, or
+// both ends equal (rows written before the statistics gave finite intervals to perfect and
+// zero-variance scores hold such ends, which are no interval).
+std::pair<json, json> interval(double low, double high) {
+  if (std::isfinite(low) && std::isfinite(high) && low < high) return {low, high};
+  return {nullptr, nullptr};
+}
+
 json gate_json(const trainer::GateRow& g) {
+  const auto [low, high] = interval(g.elo_low, g.elo_high);
   json out = {{"generation", g.generation},
               {"step", g.step},
               {"opponent_generation", g.opponent_generation},
@@ -72,8 +81,8 @@ json gate_json(const trainer::GateRow& g) {
               {"draws", known_count(g.draws)},
               {"losses", known_count(g.losses)},
               {"elo", known(g.elo)},
-              {"elo_low", known(g.elo_low)},
-              {"elo_high", known(g.elo_high)},
+              {"elo_low", low},
+              {"elo_high", high},
               {"llr", known(g.llr)},
               {"verdict", g.verdict},
               {"promoted", g.promoted ? 1 : 0},
@@ -84,8 +93,9 @@ json gate_json(const trainer::GateRow& g) {
     out["anchor_games"] = known_count(g.anchor_games);
     out["anchor_score"] = known(g.anchor_score);
     out["anchor_elo"] = known(g.anchor_elo);
-    out["anchor_elo_low"] = known(g.anchor_elo_low);
-    out["anchor_elo_high"] = known(g.anchor_elo_high);
+    const auto [anchor_low, anchor_high] = interval(g.anchor_elo_low, g.anchor_elo_high);
+    out["anchor_elo_low"] = anchor_low;
+    out["anchor_elo_high"] = anchor_high;
   }
   return out;
 }
@@ -268,19 +278,38 @@ json RunReader::summary() {
   out["stored"] = {{"chunks", chunks_.size()}, {"games", games}, {"positions", positions},
                    {"damaged", problems}};
 
-  // metrics.csv: losses by step, speed and progress.
+  // metrics.csv, each number from the one kind of row that holds it: losses and the training
+  // step from "train" rows, self-play speed from "selfplay" rows (the pipeline's own rate over
+  // each generation, never a difference of two rows), time from every row's session clock. The
+  // games and positions are the store's (above): the rows only copy them at the moment they were
+  // written, so a finished run's last row lags its games. With self-play nodes, their games per
+  // second are the newest round of "node" rows'.
   const RunPaths paths{dir_};
   const Table<trainer::MetricsRow> metrics(paths.metrics(), trainer::read_metrics);
   const auto value = [](double v) -> std::optional<double> {
     return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
   };
   std::vector<std::array<double, 3>> losses;  // step, policy, value
-  json speed = json::array();                 // [minutes, positions per second]
+  json speed = json::array();                 // [generation, positions per second]
   json last = json::object();
-  std::optional<double> last_t, last_positions;
+  json last_speed = nullptr;
+  // A run with self-play nodes (a Redis store): every 30 s one "node" row per active node, all at
+  // one time, with its games per second; the newest such round gives the cluster's rate.
+  json cluster = nullptr;
+  // Sessions: each session's clock starts at 0, so a row earlier than the one before opens one.
+  int sessions = 0;
+  double before = 0, session_seconds = 0;
   for (const trainer::MetricsRow& row : metrics.rows) {
     const std::string& k = row.kind;
-    const auto t = value(row.seconds), p = value(row.positions);
+    if (const auto t = value(row.seconds)) {
+      if (sessions == 0 || *t < session_seconds) {
+        before += session_seconds;
+        session_seconds = 0;
+        ++sessions;
+        cluster = nullptr;  // the nodes of an earlier session
+      }
+      session_seconds = *t;
+    }
     if (k == "train") {
       const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
       if (s && pl && vl) losses.push_back({*s, *pl, *vl});
@@ -288,21 +317,33 @@ json RunReader::summary() {
       last["learning_rate"] = or_null(value(row.learning_rate));
       last["generation"] = or_null(value(row.generation));
     }
-    if ((k == "train" || k == "gate" || k == "stream") && t && p) {
-      last["seconds"] = *t;
-      last["positions"] = *p;
-      last["games"] = or_null(value(row.games));
-      if (last_t && *t >= *last_t + 20) {
-        speed.push_back({*t / 60, (*p - *last_positions) / (*t - *last_t)});
-        last_t = t, last_positions = p;
-      } else if (!last_t || *t < *last_t) {
-        last_t = t, last_positions = p;  // a new session restarts the clock
+    if (k == "selfplay") {
+      const auto g = value(row.generation), r = value(row.selfplay_positions_per_second);
+      if (g && r) {
+        speed.push_back({*g, *r});
+        last_speed = {{"generation", *g},
+                      {"positions_per_second", *r},
+                      {"bound", or_null(value(row.selfplay_bound))}};
+      }
+    }
+    if (k == "node") {
+      const auto t = value(row.seconds), r = value(row.games_per_second);
+      if (t && r) {
+        if (cluster.is_null() || cluster["seconds"] != *t)
+          cluster = {{"seconds", *t}, {"nodes", 0}, {"games_per_second", 0.0}};
+        cluster["nodes"] = cluster["nodes"].get<int>() + 1;
+        cluster["games_per_second"] = cluster["games_per_second"].get<double>() + *r;
       }
     }
   }
   out["losses"] = downsample(losses);
   out["speed"] = speed;
+  out["speed_now"] = last_speed;
+  out["cluster"] = cluster;
   out["progress"] = last;
+  out["time"] = {{"sessions", sessions},
+                 {"seconds", before + session_seconds},
+                 {"session_seconds", session_seconds}};
   out["metrics_rows"] = metrics.rows.size();
 
   // arena.csv: one row per gate.
@@ -432,6 +473,33 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
           {"moves", moves},
           {"positions", positions},
           {"boards", boards}};
+}
+
+SourceResults RunReader::results() {
+  SourceResults out;
+  out.game = game();
+  out.source = name_;
+  const RunPaths paths{dir_};
+  const Table<trainer::GateRow> arena(paths.arena(), trainer::read_gates);
+  const auto network = [&](int generation) {
+    return name_ + "/" + paths.candidate(generation).stem().string();
+  };
+  for (const trainer::GateRow& g : arena.rows) {
+    if (g.games > 0 && g.wins >= 0 && g.draws >= 0 && g.losses >= 0)
+      out.matches.push_back({network(g.generation), network(g.opponent_generation), g.wins,
+                             g.draws, g.losses});
+    if (!g.anchor.empty() && g.anchor_games > 0 && std::isfinite(g.anchor_score) &&
+        g.anchor_score >= 0 && g.anchor_score <= 1) {
+      // The score (points per game) as wins and at most one draw: under the model (a draw is
+      // half a win and half a loss) only the points count, so this is the match's likelihood.
+      const auto halves = static_cast<int>(std::lround(2.0 * g.anchor_score * g.anchor_games));
+      out.matches.push_back({network(g.generation), g.anchor, halves / 2, halves % 2,
+                             g.anchor_games - halves / 2 - halves % 2});
+      if (std::find(out.baselines.begin(), out.baselines.end(), g.anchor) == out.baselines.end())
+        out.baselines.push_back(g.anchor);
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> RunReader::checkpoints() const {

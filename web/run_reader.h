@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "web/errors.h"
+#include "web/ladder.h"
 
 namespace oppidum::web {
 
@@ -53,7 +54,12 @@ class RunReader {
   std::string game();
 
   // The dashboard: config, progress, curves (downsampled), gates; "version" changes whenever
-  // the files behind it do.
+  // the files behind it do. Each number has one source: games and positions are the store's
+  // ("stored"), the training step and losses the "train" rows', the self-play speed the
+  // "selfplay" rows' ("speed": [generation, positions/s], "speed_now": the newest), the time every
+  // session's clock added up ("time": sessions, seconds, session_seconds), and with self-play
+  // nodes their games per second, the newest round of "node" rows ("cluster": seconds, nodes,
+  // games_per_second; null without nodes).
   nlohmann::json summary();
   // A page of the game list: {"total": games matching, "games": [...], "page", "pages", ...}.
   nlohmann::json list_games(const GameFilter& filter);
@@ -66,6 +72,11 @@ class RunReader {
   // The path of checkpoint `name` ("best", "gen-0003", with or without ".ckpt") if the folder
   // holds it as a regular file; throws NotFound otherwise.
   std::filesystem::path checkpoint_path(const std::string& name) const;
+
+  // The run's results for the ratings tab (arena.csv): each gate as `RUN/gen-N` against the
+  // network it challenged, and each anchor match of a promoted network against the anchor's spec
+  // (its score as points; a gate rebuilt by --recover without its counts is left out).
+  SourceResults results();
 
   // The games indexed so far (refreshes the index first).
   std::int64_t indexed_games();

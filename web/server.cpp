@@ -406,6 +406,15 @@ struct WebServer::Impl {
         return list;
       });
     });
+    http.Get("/api/ratings", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] {
+        std::vector<SourceResults> sources = baseline_results();
+        for (const auto& r : runs) sources.push_back(r->results());
+        for (const auto& a : arena)
+          for (SourceResults& s : a->results()) sources.push_back(std::move(s));
+        return rating_ladders(sources);
+      });
+    });
     http.Get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
                                                     httplib::Response& res) {
       guarded(res, [&] { return run(req.matches[1]).summary(); });
@@ -445,6 +454,8 @@ struct WebServer::Impl {
       });
     });
     post("/api/position", [this](const json& r, const StopCheck&) { return games->position(r); });
+    post("/api/match",
+         [this](const json& r, const StopCheck& stop) { return games->match(r, stop); });
     post("/api/move",
          [this](const json& r, const StopCheck& stop) { return games->move(r, stop); });
     post("/api/analyse",

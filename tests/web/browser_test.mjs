@@ -3,7 +3,8 @@
 // tests/web_browser_test.cpp against a server it started on two tiny runs:
 //   node browser_test.mjs URL SCREENSHOT_DIR EXPECT_JSON
 // EXPECT_JSON: {"mg_run": NAME, "mg_dir": DIR, "dvonn_run": NAME, "train_rows": N, "gates": N,
-//               "mg_games": N, "arena_file": NAME, "arena_games": N}.
+//               "mg_games": N, "mg_positions": N, "mg_speed": TEXT, "mg_minutes": TEXT,
+//               "arena_file": NAME, "arena_games": N}.
 // The first lines say which Node, driver and browser ran the checks. Each check prints "ok NAME"
 // or "FAIL NAME: why"; the exit status is the number of failures.
 import { appendFileSync, readFileSync, mkdirSync } from "node:fs";
@@ -68,7 +69,7 @@ await check("the games come from /api/games", async () => {
 await check("dashboard shows the curve points", async () => {
   await page.goto(`${url}#/runs`);
   const run = `section[data-run="${expect.mg_run}"]`;
-  const policy = page.locator(`${run} svg[data-title="Training loss"] circle.pt[data-series="policy loss"]`);
+  const policy = page.locator(`${run} svg[data-title="Training loss"] circle.pt[data-series^="policy loss"]`);
   await policy.first().waitFor();
   assert(await policy.count() === expect.train_rows, `policy loss points: ${await policy.count()}, want ${expect.train_rows}`);
   const rating = page.locator(`${run} svg[data-title="Rating (Elo) by generation"] circle.pt[data-series^="best network"]`);
@@ -79,9 +80,40 @@ await check("dashboard shows the curve points", async () => {
   await shot("runs");
 });
 
+await check("dashboard numbers come from the run folder", async () => {
+  // Games and positions are the store's, the speed the newest self-play row's, the time the
+  // sessions' (the tiny run's last rows say 12,000 positions and 150 games: not the store's).
+  const run = `section[data-run="${expect.mg_run}"]`;
+  const card = (id) => text(`${run} [data-card="${id}"] .value`);
+  assert((await card("games")) === String(expect.mg_games), `games card ${await card("games")}`);
+  assert((await card("positions")) === expect.mg_positions.toLocaleString("en"),
+         `positions card ${await card("positions")}, want ${expect.mg_positions}`);
+  assert((await card("speed")) === expect.mg_speed, `speed card ${await card("speed")}`);
+  assert((await card("time")) === expect.mg_minutes, `time card ${await card("time")}`);
+  const speed = page.locator(`${run} svg[data-title^="Self-play speed"] circle.pt`);
+  assert(await speed.count() === expect.gates, `speed points ${await speed.count()}`);
+  // Round ticks (whole generations), axis labels with units, legends below the plot.
+  for (const title of ["Training loss", "Rating (Elo) by generation", "Self-play speed by generation"]) {
+    const chart = `${run} svg[data-title="${title}"]`;
+    const ticks = await page.locator(`${chart} text.tick-x, ${chart} text.tick-y`).allTextContents();
+    assert(ticks.length >= 4 && ticks.every((t) => /^-?[0-9,]+(\.[0-9]{1,2})?$/.test(t)), `${title}: ticks ${ticks}`);
+    if (title !== "Training loss") {
+      const xs = await page.locator(`${chart} text.tick-x`).allTextContents();
+      assert(xs.every((t) => /^\d+$/.test(t)), `${title}: generation ticks ${xs}`);
+    }
+    assert((await text(`${chart} text.axis-y`)) !== "" && (await text(`${chart} text.axis-x`)) !== "", `${title}: axis labels`);
+    const below = await page.locator(chart).evaluate((svg) => {
+      const plot = svg.querySelector("rect").getBBox();
+      return [...svg.querySelectorAll("text.legend")].every((t) => t.getBBox().y >= plot.y + plot.height);
+    });
+    assert(below, `${title}: a legend over the plot`);
+  }
+  assert(!/\binf\b/i.test(await text("main")), "the dashboard shows inf");
+});
+
 await check("dashboard updates live", async () => {
   // A training step arrives, as `train` appends it: the page shows it within a poll or two.
-  const points = `section[data-run="${expect.mg_run}"] svg[data-title="Training loss"] circle.pt[data-series="policy loss"]`;
+  const points = `section[data-run="${expect.mg_run}"] svg[data-title="Training loss"] circle.pt[data-series^="policy loss"]`;
   const metricsFile = join(expect.mg_dir, "metrics.csv");
   const columns = readFileSync(metricsFile, "utf8").split("\n")[0].split(",").length;
   const fields = ["train", "800", "31", "3", "12500", "160", "1.4", "0.69", "0.02"];
@@ -89,6 +121,28 @@ await check("dashboard updates live", async () => {
   await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length === n,
     [points, expect.train_rows + 1], { timeout: 10000 });
   assert((await text(`section[data-run="${expect.mg_run}"] [data-card="step"] .value`)) === "31", "step card");
+});
+
+await check("the ratings tab shows one ladder per game with intervals", async () => {
+  await page.goto(`${url}#/ratings`);
+  const ladder = page.locator('table.ratings[data-game="mg"]').filter({ has: page.locator(`tr[data-player="${expect.mg_run}/gen-0003"]`) });
+  await ladder.waitFor();
+  // Generations 0 to 3 of the tiny run, from its gates.
+  assert(await ladder.locator("tr[data-player]").count() === 4, `ladder rows ${await ladder.locator("tr[data-player]").count()}`);
+  const intervals = await ladder.locator("tr[data-player] td:nth-child(4)").allTextContents();
+  for (const t of intervals) {
+    if (t.startsWith("anchor")) continue;
+    const m = /^\[(-?[\d,]+), (-?[\d,]+)\]$/.exec(t);
+    assert(m && m[1] !== m[2], `interval ${t}`);
+  }
+  // The arena record file's players are baselines: they join the baselines' ladder
+  // (docs/baselines/, compiled in), random = 0; no games join them to the tiny run.
+  const baselines = page.locator('table.ratings[data-game="mg"]').filter({ has: page.locator('tr[data-player="alphabeta:depth=2"]') });
+  assert(await baselines.count() === 1, `mg ladders with the baselines: ${await baselines.count()}`);
+  assert((await baselines.locator('tr[data-player="random"] td:nth-child(4)').textContent()).startsWith("anchor"),
+         "random is not the baselines' anchor");
+  assert(!/\binf\b/i.test(await text("main")), "the ratings show inf");
+  await shot("ratings");
 });
 
 await check("a game replays to its end", async () => {
@@ -113,7 +167,39 @@ await check("a game replays to its end", async () => {
   await page.selectOption("#net-checkpoint", `${expect.mg_run}/best`);
   await page.waitForFunction(() => document.querySelector("#net-info").textContent.includes("value"));
   assert(await page.locator("#board .arrow").count() > 0, "no policy arrows on the board");
+  // Two networks side by side on the same position.
+  await page.selectOption("#net-compare", `${expect.mg_run}/gen-0000`);
+  await page.locator("#compare-table tr[data-move]").first().waitFor();
+  const heads = await page.locator("#compare-table th").allTextContents();
+  assert(heads.includes(`${expect.mg_run}/best`) && heads.includes(`${expect.mg_run}/gen-0000`), `heads ${heads}`);
+  // ... and a short match between them, played by the server.
+  await page.fill("#match-sims", "8");
+  await page.click("#match-go");
+  await page.waitForFunction(() => / in \d+ games /.test(document.querySelector("#match-result").textContent));
+  assert(/^\S+ against \S+: \+\d+ =\d+ -\d+ in 10 games/.test(await text("#match-result")), await text("#match-result"));
   await shot("game");
+  // The moves as text: shown, copied and downloaded the same.
+  const moves = (await page.locator("#move-list span[data-ply]").allTextContents()).join(" ") + "\n";
+  assert((await page.locator("#moves-text").inputValue()) === moves, "the moves' text");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-moves")]);
+  const saved = readFileSync(await download.path(), "utf8");
+  assert(saved === moves, `downloaded ${JSON.stringify(saved.slice(0, 80))}`);
+  // The flipped board: the same cells, turned half a turn.
+  const yOf = (sq) => page.locator(`#board .cell[data-square="${sq}"]`).evaluate((e) => +e.getAttribute("y"));
+  const before = [await yOf("a1"), await yOf("a7")];
+  await page.click("#flip");
+  const after = [await yOf("a1"), await yOf("a7")];
+  assert(before[0] > before[1] && after[0] < after[1], `a1/a7 rows ${before} then ${after}`);
+  // The position shown (after one ply) opened in Analyse, then in Play with its move.
+  const shown = await page.evaluate(() => document.querySelector("#move-list span.current").textContent);
+  await page.click("#open-analyse");
+  await page.waitForFunction(() => location.hash === "#/analyse" && document.querySelector("#an-position")?.value);
+  assert(!(await page.locator("#an-position").inputValue()).includes("TTTTTTTT "), "the start position, not the one shown");
+  await page.goBack();
+  await page.locator("#next").click();
+  await page.locator("#open-play").click();
+  await page.waitForFunction(() => document.querySelector("#play-moves span:not(.num)"));
+  assert((await text("#play-moves span:not(.num)")) === shown, `play opened with ${await text("#play-moves")}`);
 });
 
 await check("an arena game replays", async () => {
@@ -213,7 +299,50 @@ await check("a full DVONN game against random, by clicks (second player)", async
   assert(await page.locator('#play-board .piece[data-owners^="2"]').count() >= 1, "no DVONN piece left");
   const plies = await page.locator("#play-moves span:not(.num)").count();
   assert(plies >= 50, `a DVONN game has at least 50 plies, got ${plies}`);
+  // Each space's name is drawn over the pieces, so that no stack hides it.
+  const over = await page.locator("#play-board svg").evaluate((svg) => {
+    const pieces = [...svg.querySelectorAll(".piece")], coords = [...svg.querySelectorAll("text.coord")];
+    return coords.length === 49 && pieces.every((p) => coords.every((c) =>
+      p.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING));
+  });
+  assert(over, "the coordinates are not all drawn over the pieces");
+  assert(await page.locator('#play-board svg[data-flipped="true"]').count() === 1, "the second side's board is not turned");
+  const outcome = await page.locator("#play-result").getAttribute("class");
+  assert(!result.includes("you lose") || outcome.includes("lose"), `a loss shown as ${outcome}`);
+  assert(!result.includes("you win") || outcome.includes("win"), `a win shown as ${outcome}`);
   await shot("play");
+});
+
+await check("the play board takes no clicks while the server answers", async () => {
+  // The second side: the board is turned, Light's home row at the top.
+  await page.goto(`${url}#/play`);
+  await page.selectOption("#play-game", "mg");
+  await page.selectOption("#play-side", "1");
+  await page.fill("#play-opponent", "random");
+  await page.click("#play-new");
+  await page.waitForFunction(() => document.querySelector("#play-status").textContent.startsWith("Your move"));
+  assert(await page.locator('#play-board svg[data-flipped="true"]').count() === 1, "the board is not flipped");
+  const yOf = (sq) => page.locator(`#play-board .cell[data-square="${sq}"]`).evaluate((e) => +e.getAttribute("y"));
+  assert((await yOf("a1")) < (await yOf("a7")), "rank 1 is not at the top");
+  // Hold the server's answer to the position after the person's move.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route("**/api/position", async (route) => { await held; await route.continue().catch(() => {}); });
+  const source = (await cellsOf("source"))[0];
+  await page.click(`#play-board .cell[data-square="${source}"]`);
+  const target = (await cellsOf("target"))[0];
+  await page.click(`#play-board .cell[data-square="${target}"]`);
+  await page.locator('#play-board svg[data-busy="true"]').waitFor();
+  assert((await text("#play-status")).startsWith("Waiting"), await text("#play-status"));
+  // Clicks meanwhile select nothing and send nothing.
+  await page.click(`#play-board .cell[data-square="${source}"]`, { force: true });
+  assert(await page.locator("#play-board .cell.selected").count() === 0, "a click was taken while busy");
+  assert(await page.locator("#play-moves span:not(.num)").count() === 2, "moves while busy");
+  await shot("play-busy");
+  release();
+  await page.waitForFunction(() => document.querySelector("#play-status").textContent.startsWith("Your move"));
+  await page.unroute("**/api/position");
+  assert(await page.locator("#play-moves span:not(.num)").count() === 3, "the game did not go on");
 });
 
 await check("analyse shows the search and the network", async () => {

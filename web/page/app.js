@@ -1,7 +1,10 @@
-// The page of `oppidum serve`: four views on the JSON API (web/server.h), chosen by the URL's hash.
+// The page of `oppidum serve`: views on the JSON API (web/server.h), chosen by the URL's hash.
 //   #/runs                       live dashboards of the runs served (polled every 2 s)
+//   #/ratings                    every result the server sees as Bradley-Terry ladders
 //   #/games/RUN?page=&gen=...    the self-play games of a run, paginated and filtered
 //   #/game/RUN/CHUNK/INDEX       one game: board, steps, move list, a network's view of a position
+//                                (or two networks' side by side), the moves as text, and any
+//                                position opened in Play or Analyse
 //   #/play                       a game against any player spec, by clicks
 //   #/analyse                    a pasted position: search statistics and a network's value
 // Rules are never applied here and no game is named: the games (names, sides, boards) come from
@@ -96,6 +99,7 @@ function route() {
   const page = parts[0] || "runs";
   setPage(["game", "arena", "arena-game"].includes(page) ? "games" : page);
   if (page === "runs") return showRuns();
+  if (page === "ratings") return showRatings();
   if (page === "games") return showGames(parts[1], params);
   if (page === "game") return showGame(parts[1], parts[2], parts[3]);
   if (page === "arena") return showArena(parts[1], params);
@@ -145,7 +149,8 @@ function card(label, value, id) {
 
 function dashboard(s) {
   const p = s.progress || {};
-  const lastSpeed = s.speed.length ? s.speed[s.speed.length - 1][1] : null;
+  const speed = s.speed_now;
+  const time = s.time || {};
   const gameLabel = s.game ? displayName(s.game) : "game unknown";
   const out = [
     h("h2", {}, `${s.name} `, h("span", { class: "muted", text: `(${gameLabel}, ${s.folder})` }), " ",
@@ -158,35 +163,41 @@ function dashboard(s) {
     `network ${cfg.net}, self-play ${cfg.selfplay_simulations} simulations on ${cfg.selfplay_threads} ` +
     `thread(s), ${cfg.steps_per_generation} steps per generation, batch ${cfg.batch_size}, ` +
     `gate ${cfg.gate_games} games` + (cfg.anchor ? `, anchor ${cfg.anchor}` : "") }));
+  // Games and positions are the store's; speed is the newest "selfplay" row of metrics.csv (the
+  // rate over a whole generation); the time adds up every session's clock.
   out.push(h("div", { class: "cards" },
-    card("generation", fmt(s.generation), "generation"),
+    card("generation gated", fmt(s.generation), "generation"),
     card("best network", `gen-${String(s.best).padStart(4, "0")}`, "best"),
     card("training step", fmt(p.step), "step"),
-    card("self-play games", fmt(p.games !== undefined ? p.games : s.stored.games), "games"),
-    card("positions", fmt(p.positions), "positions"),
-    card("games stored", fmt(s.stored.games), "stored"),
-    card("positions / s", fmt(lastSpeed, 1), "speed"),
-    card("session time", p.seconds !== undefined ? `${fmt(p.seconds / 60, 1)} min` : "–", "time")));
+    card("self-play games", fmt(s.stored.games), "games"),
+    card("positions", fmt(s.stored.positions), "positions"),
+    card(speed ? `positions / s (generation ${speed.generation})` : "positions / s",
+         speed ? fmt(speed.positions_per_second, 1) : "–", "speed"),
+    s.cluster ? card(`games / s (${s.cluster.nodes} node${s.cluster.nodes === 1 ? "" : "s"})`,
+                     fmt(s.cluster.games_per_second, 1), "cluster") : null,
+    card(time.sessions > 1 ? `time trained (${time.sessions} sessions)` : "time trained",
+         time.sessions ? `${fmt(time.seconds / 60, 1)} min` : "–", "time")));
   const gates = s.gates || [];
   const losses = s.losses || [];
   out.push(h("div", { class: "charts" },
-    lineChart("Training loss", "optimiser step", [
-      { name: "policy loss", color: "#1f77b4", points: losses.map((l) => [l[0], l[1]]) },
-      { name: "value loss", color: "#d62728", points: losses.map((l) => [l[0], l[2]]) }]),
-    lineChart("Rating (Elo) by generation", "generation", [
+    lineChart("Training loss", { x: "optimiser step", y: "loss" }, [
+      { name: "policy loss (cross-entropy, nats)", color: "#1f77b4", points: losses.map((l) => [l[0], l[1]]) },
+      { name: "value loss (squared error)", color: "#d62728", points: losses.map((l) => [l[0], l[2]]) }]),
+    lineChart("Rating (Elo) by generation", { x: "generation", y: "Elo", integerX: true }, [
       { name: "best network (chained, biased up)", color: "#2ca02c",
         points: gates.map((g) => [g.generation, g.rating]) },
       { name: "gate Elo of the candidate", color: "#ff7f0e",
         points: gates.map((g) => [g.generation, g.elo]) },
       { name: "new best vs anchor", color: "#17becf",
         points: gates.filter((g) => g.anchor).map((g) => [g.generation, g.anchor_elo]) }]),
-    lineChart("Self-play speed", "minutes (of each session)", [
-      { name: "positions per second", color: "#9467bd", points: s.speed }])));
+    lineChart("Self-play speed by generation", { x: "generation", y: "positions / s", integerX: true }, [
+      { name: "self-play positions per second", color: "#9467bd", points: s.speed }])));
   if (gates.length) {
     const rows = gates.slice(-12).reverse().map((g) => h("tr", {},
       h("td", { text: g.generation }), h("td", { text: g.step }), h("td", { text: `gen-${g.opponent_generation}` }),
       h("td", { text: `+${g.wins} =${g.draws} -${g.losses}` }),
-      h("td", { text: `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
+      h("td", { text: g.elo_low === null ? `${fmt(g.elo, 1)} (no interval in arena.csv)`
+                                         : `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
       h("td", { text: g.verdict }), h("td", { text: g.promoted ? "promoted" : "" }),
       h("td", { text: fmt(g.rating, 1) })));
     out.push(h("h2", { text: "Gates (newest first)" }), h("table", { class: "gates" },
@@ -194,6 +205,53 @@ function dashboard(s) {
         .map((t) => h("th", { text: t }))), ...rows));
   }
   return out;
+}
+
+// ---------- ratings ----------
+
+// "+35.2", "-4.0", "0.0": an Elo value with its sign, never "-0.0".
+function signed(elo) {
+  const v = Math.round(10 * elo) / 10;
+  return v === 0 ? "0.0" : (v > 0 ? "+" : "") + v.toFixed(1);
+}
+
+// The ladders of GET /api/ratings: one table per game and group of players joined by games, each
+// rating with its 95% interval drawn as a bar on the ladder's scale.
+async function showRatings() {
+  const me = view;
+  const box = h("div", { id: "ratings" }, h("p", { class: "muted", text: "Loading…" }));
+  main().replaceChildren(h("h1", { text: "Ratings" }), box);
+  const r = await guard(() => api("/api/ratings"));
+  if (!r || me !== view) return;
+  const parts = [h("p", { class: "muted", text: `${r.method}. The results: the baselines' matches ` +
+    "(docs/BASELINES.md), every gate (a candidate against the best network it challenged), every " +
+    "anchor match of a promoted network (a run whose anchor is a baseline is rated on their " +
+    "scale), and the games of the arena record files served (--arena-games)." })];
+  if (!r.ladders.length) parts.push(h("p", { class: "muted", text: "No results yet: no run served has a gate." }));
+  for (const l of r.ladders) {
+    parts.push(h("h2", { text: `${displayName(l.game)}: ${l.players ? l.players.length : 0} players, ` +
+      `${l.anchor} rated 0` }), h("p", { class: "muted", text: `from ${l.sources.join(", ")}; ` +
+      `${l.matches} match${l.matches === 1 ? "" : "es"}; intervals relative to ${l.anchor}` }));
+    if (l.error) { parts.push(h("p", { class: "error-text", text: l.error })); continue; }
+    const lo = Math.min(...l.players.map((p) => p.low === null ? p.elo : p.low));
+    const hi = Math.max(...l.players.map((p) => p.high === null ? p.elo : p.high));
+    const x = (v) => 4 + (v - lo) / Math.max(1, hi - lo) * 192;
+    const bar = (p) => {
+      const svg = svgEl("svg", { width: 200, height: 14, class: "interval" });
+      if (p.low !== null) svgEl("line", { x1: x(p.low), x2: x(p.high), y1: 7, y2: 7, stroke: "#1f6feb",
+                                          "stroke-width": 3 }, svg);
+      svgEl("circle", { cx: x(p.elo), cy: 7, r: 4, fill: p.low === null ? "#222" : "#1f6feb" }, svg);
+      return svg;
+    };
+    parts.push(h("table", { class: "ratings", "data-game": l.game },
+      h("tr", {}, ...["rank", "player", "Elo", "95% interval", "", "games", "score"].map((t) => h("th", { text: t }))),
+      ...l.players.map((p, i) => h("tr", { "data-player": p.player },
+        h("td", { text: i + 1 }), h("td", { class: "mono", text: p.player }),
+        h("td", { text: signed(p.elo) }),
+        h("td", { text: p.low === null ? "anchor (0 by definition)" : `[${fmt(p.low, 0)}, ${fmt(p.high, 0)}]` }),
+        h("td", {}, bar(p)), h("td", { text: p.games }), h("td", { text: `${fmt(100 * p.score, 1)}%` })))));
+  }
+  box.replaceChildren(...parts);
 }
 
 // ---------- games: list ----------
@@ -313,7 +371,8 @@ async function showArenaGame(name, index) {
   if (!g || me !== view) return;
   const sides = gameOf(g.game).sides;
   gameViewer(g, [h("h1", {}, `Game ${g.index} of `, h("a", { href: `#/arena/${encodeURIComponent(name)}`, text: name })),
-    h("p", { class: "muted", text: `${displayName(g.game)} · ${sides[0]}: ${g.first} · ${sides[1]}: ${g.second} · ${g.moves.length} plies · ${g.result}` })]);
+    h("p", { class: "muted", text: `${displayName(g.game)} · ${sides[0]}: ${g.first} · ${sides[1]}: ${g.second} · ${g.moves.length} plies · ${g.result}` })],
+    `${name}-game-${g.index}`);
 }
 
 async function showGame(run, chunk, index) {
@@ -323,20 +382,26 @@ async function showGame(run, chunk, index) {
   if (!g || me !== view) return;
   gameViewer(g, [h("h1", {}, `Game ${g.chunk}/${g.index} of `, h("a", { href: `#/games/${encodeURIComponent(run)}`, text: run })),
     h("p", { class: "muted", text: `${displayName(g.game)} · network step ${g.network_step} (generation ${g.generation})` +
-      ` · seed ${g.seed}${g.node ? " · node " + g.node : ""} · ${g.moves.length} plies · ${g.result}` })]);
+      ` · seed ${g.seed}${g.node ? " · node " + g.node : ""} · ${g.moves.length} plies · ${g.result}` })],
+    `${run}-game-${g.chunk}-${g.index}`);
 }
 
-// A game on a board with steps, its move list, and a network's view of the position shown.
-async function gameViewer(g, header) {
+// A game on a board with steps, its move list, a network's view of the position shown (or two
+// networks' priors side by side), its moves as text to copy or download, and the position shown
+// opened in Play or Analyse.
+async function gameViewer(g, header, fileName) {
   const me = view;
   const game = gameOf(g.game);
   const n = g.moves.length;
-  let ply = 0, overlay = null;
+  let ply = 0, overlay = null, flip = false;
   const boardBox = h("div", { id: "board" });
   const plyInfo = h("div", { id: "ply-info", class: "status" });
   const moveInfo = h("div", { id: "move-info", class: "muted" });
   const resultBox = h("div", { id: "game-result", class: "result" });
   const netInfo = h("div", { id: "net-info", class: "muted" });
+  const compareBox = h("div", { id: "compare" });
+  const matchBox = h("div", { id: "match-result", class: "muted" });
+  const matchSims = h("input", { type: "text", id: "match-sims", size: 5, value: "50" });
   const list = h("div", { class: "moves", id: "move-list" });
   g.moves.forEach((m, i) => {
     list.append(h("span", { class: "num", text: `${i + 1}.` }),
@@ -347,24 +412,86 @@ async function gameViewer(g, header) {
     prev: h("button", { id: "prev", onclick: () => go(ply - 1), text: "◀" }),
     next: h("button", { id: "next", onclick: () => go(ply + 1), text: "▶" }),
     last: h("button", { id: "last", onclick: () => go(n), text: "▶|" }),
+    flip: h("button", { id: "flip", onclick: () => { flip = !flip; draw(); }, text: "Flip board" }),
   };
   const ckpt = h("select", { id: "net-checkpoint" }, h("option", { value: "", text: "(no network)" }));
-  ckpt.addEventListener("change", () => { overlay = null; draw(); if (ckpt.value) evaluate(); });
+  const other = h("select", { id: "net-compare" }, h("option", { value: "", text: "(none)" }));
+  ckpt.addEventListener("change", () => { overlay = null; draw(); evaluate(); });
+  other.addEventListener("change", () => evaluate());
+  // The network's value and top moves by prior; with a second network, both side by side.
   const evaluate = async () => {
-    if (!ckpt.value || ply >= n) { netInfo.textContent = ckpt.value ? "the game is over here" : ""; return; }
+    const names = [ckpt.value, other.value].filter(Boolean);
+    if (!names.length || ply >= n) {
+      netInfo.textContent = names.length ? "the game is over here" : "";
+      compareBox.replaceChildren();
+      return;
+    }
     const at = ply;
-    const e = await guard(() => api("/api/evaluate", { game: g.game, start: g.positions[at], checkpoint: ckpt.value }));
-    if (!e || at !== ply || me !== view) return;
-    overlay = e;
-    netInfo.textContent = `${ckpt.value}: value ${fmt(e.value, 3)} for ${game.sides[e.to_move]}; top moves ` +
+    const answers = await guard(() => Promise.all(names.map((c) =>
+      api("/api/evaluate", { game: g.game, start: g.positions[at], checkpoint: c }))));
+    if (!answers || at !== ply || me !== view) return;
+    const line = (c, e) => `${c}: value ${fmt(e.value, 3)} for ${game.sides[e.to_move]}; top moves ` +
       e.top.slice(0, 5).map((t) => `${t.move} ${(100 * t.prior).toFixed(1)}%`).join(", ");
-    draw();
+    if (ckpt.value) {
+      overlay = answers[0];
+      netInfo.textContent = line(ckpt.value, answers[0]);
+      draw();
+    } else {
+      netInfo.textContent = "";
+    }
+    if (names.length === 2) compareBox.replaceChildren(comparison(names, answers, game));
+    else compareBox.replaceChildren();
+  };
+  const movesText = g.moves.map((m) => m.move).join(" ") + "\n";
+  const textBox = h("textarea", { id: "moves-text", rows: 3, cols: 60, readonly: true, spellcheck: "false" });
+  textBox.value = movesText;
+  const copied = h("span", { id: "copy-status", class: "muted" });
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(movesText);
+      copied.textContent = "copied";
+    } catch (e) {
+      textBox.select();
+      copied.textContent = document.execCommand("copy") ? "copied" : "select the text and copy it";
+    }
+  };
+  const download = h("a", { id: "download-moves", download: `${fileName}.txt`, class: "button",
+    href: URL.createObjectURL(new Blob([movesText], { type: "text/plain" })), text: "Download" });
+  // The two networks chosen play a short match on the server (paired games from random openings,
+  // capped in games and time there): its result and Elo with its interval.
+  const playMatch = async () => {
+    if (!ckpt.value || !other.value) { matchBox.textContent = "choose two networks above"; return; }
+    const sims = matchSims.value.trim();
+    const [a, b] = [ckpt.value, other.value].map((c) => `net:checkpoint=${c},sims=${sims}`);
+    matchBox.textContent = `playing ${a} against ${b}…`;
+    const m = await guard(() => api("/api/match", { game: g.game, a, b, games: 10 }));
+    if (me !== view) return;
+    if (!m) { matchBox.textContent = ""; return; }
+    const elo = m.elo === null ? "–" : signed(m.elo);
+    matchBox.textContent = `${ckpt.value} against ${other.value}: +${m.wins} =${m.draws} -${m.losses} in ` +
+      `${m.games} games (score ${fmt(100 * m.score, 1)}%), Elo ${elo} ` +
+      (m.elo_low === null ? "(no interval yet)" : `[${fmt(m.elo_low, 0)}, ${fmt(m.elo_high, 0)}]`) +
+      (m.out_of_time ? `; stopped at the server's time limit after ${m.games} of ${m.games_cap} games` : "");
+  };
+  // The position shown, in Play (its moves so far, you to move) or in Analyse (its text).
+  const openPlay = () => {
+    Object.assign(play, { game: g.game, start: g.start || "", moves: g.moves.slice(0, ply).map((m) => m.move),
+      cells: g.moves.slice(0, ply).map((m) => m.cells), movers: g.moves.slice(0, ply).map((m) => m.side),
+      pos: null, selected: [], thinking: false, pending: false });
+    const toMove = ply < n ? g.moves[ply].side : (ply > 0 ? 1 - g.moves[ply - 1].side : 0);
+    play.human = toMove;
+    play.flip = toMove === 1;
+    location.hash = "#/play";
+  };
+  const openAnalyse = () => {
+    analysePreset = { game: g.game, position: g.positions[ply] };
+    location.hash = "#/analyse";
   };
   const draw = () => {
     const last = ply > 0 ? g.moves[ply - 1].cells : [];
     const arrows = overlay ? overlay.top.slice(0, 5).map((t) =>
       moveArrow(t.cells, t.prior, `${(100 * t.prior).toFixed(0)}%`)).filter(Boolean) : [];
-    boardBox.replaceChildren(drawBoard(game, g.boards[ply], { last, arrows }));
+    boardBox.replaceChildren(drawBoard(game, g.boards[ply], { last, arrows, flip }));
   };
   const go = (p) => {
     ply = Math.max(0, Math.min(n, p));
@@ -387,29 +514,69 @@ async function gameViewer(g, header) {
     }
     resultBox.textContent = ply === n ? `Result: ${g.result}` +
       (game.has_score && g.scores ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") : "";
-    if (ckpt.value) evaluate();
+    evaluate();
   };
   document.onkeydown = (e) => {
-    if (me !== view) return;
+    if (me !== view || e.target === textBox) return;
     if (e.key === "ArrowRight") go(ply + 1);
     if (e.key === "ArrowLeft") go(ply - 1);
   };
   main().replaceChildren(...header,
     h("div", { class: "row" },
-      h("div", {}, boardBox, h("div", { class: "controls" }, buttons.first, buttons.prev, buttons.next, buttons.last, plyInfo),
+      h("div", {}, boardBox,
+        h("div", { class: "controls" }, buttons.first, buttons.prev, buttons.next, buttons.last, buttons.flip, plyInfo),
         resultBox, moveInfo,
-        h("div", { class: "controls" }, h("label", { text: "network's view:" }), ckpt), netInfo),
-      h("div", { class: "panel" }, h("h2", { text: "Moves" }), list)));
+        h("div", { class: "controls" },
+          h("button", { id: "open-play", onclick: openPlay, text: "Play from here" }),
+          h("button", { id: "open-analyse", onclick: openAnalyse, text: "Analyse this position" })),
+        h("div", { class: "controls" }, h("label", { text: "network's view:" }), ckpt,
+          h("label", { text: "compare with:" }), other), netInfo, compareBox,
+        h("div", { class: "controls" }, h("button", { id: "match-go", onclick: playMatch, text: "Play a match (10 games)" }),
+          h("label", { text: "simulations" }), matchSims), matchBox),
+      h("div", { class: "panel" }, h("h2", { text: "Moves" }), list,
+        h("h2", { text: "As text" }), textBox,
+        h("div", { class: "controls" }, h("button", { id: "copy-moves", onclick: copy, text: "Copy" }), download, copied))));
   go(0);
-  for (const name of await checkpointOptions(g.game)) ckpt.append(h("option", { value: name, text: name }));
+  for (const name of await checkpointOptions(g.game)) {
+    ckpt.append(h("option", { value: name, text: name }));
+    other.append(h("option", { value: name, text: name }));
+  }
+}
+
+// Two networks' values and priors on one position, side by side: the moves either ranks in its
+// top ten, with each one's prior ("–" where a move is outside that network's top ten).
+function comparison(names, answers, game) {
+  const moves = [];
+  for (const e of answers) for (const t of e.top) if (!moves.includes(t.move)) moves.push(t.move);
+  const prior = (e, m) => { const t = e.top.find((x) => x.move === m); return t ? t.prior : null; };
+  moves.sort((a, b) => (prior(answers[0], b) || 0) + (prior(answers[1], b) || 0) -
+                       (prior(answers[0], a) || 0) - (prior(answers[1], a) || 0));
+  const pct = (v) => v === null ? "–" : `${(100 * v).toFixed(1)}%`;
+  return h("table", { id: "compare-table" },
+    h("tr", {}, h("th", { text: "" }), ...names.map((c) => h("th", { class: "mono", text: c }))),
+    h("tr", { class: "value" }, h("td", { text: `value for ${game.sides[answers[0].to_move]}` }),
+      ...answers.map((e) => h("td", { text: fmt(e.value, 3) }))),
+    ...moves.map((m) => h("tr", { "data-move": m }, h("td", { class: "mono", text: m }),
+      ...answers.map((e) => h("td", { text: pct(prior(e, m)) })))));
 }
 
 // ---------- play ----------
 
 // moves: the moves played, in notation (what the server is sent); cells: the cells of each;
-// selected: the cells clicked so far towards the person's next move.
-const play = { game: null, moves: [], cells: [], movers: [], human: 0, opponent: "random", pos: null,
-               selected: [], thinking: false, id: 0 };
+// selected: the cells clicked so far towards the person's next move; pending: a position asked of
+// the server and not yet answered (the board takes no clicks meanwhile); flip: the board turned,
+// as it is for the second player.
+// start: the position the game started from ("" for the game's initial one; a replay's position
+// opened here keeps its game's start and moves).
+const play = { game: null, start: "", moves: [], cells: [], movers: [], human: 0, opponent: "random",
+               pos: null, selected: [], thinking: false, pending: false, flip: false, id: 0 };
+// The position a replay asked Analyse to open: {game, position}, taken once.
+let analysePreset = null;
+
+// The body of a request on the play board's position: its start, if any, and the moves.
+function playPosition(extra) {
+  return { game: play.game, ...(play.start ? { start: play.start } : {}), moves: play.moves, ...extra };
+}
 
 function showPlay() {
   const me = view;
@@ -430,17 +597,20 @@ function showPlay() {
     play.game = gameSel.value;
     play.human = +sideSel.value;
     play.opponent = opponent.value.trim();
+    play.start = "";
     play.moves = [];
     play.cells = [];
     play.movers = [];
     play.pos = null;
     play.thinking = false;
+    play.pending = false;
+    play.flip = play.human === 1;
     for (const id of ["play-board", "play-moves", "play-result", "play-buttons"]) document.getElementById(id).replaceChildren();
     document.getElementById("play-status").textContent = "Starting…";
     start();
   };
   const undo = () => {
-    if (play.thinking || !play.movers.includes(play.human)) return;
+    if (play.thinking || play.pending || !play.movers.includes(play.human)) return;
     // Take back the person's last move and every reply after it.
     play.id++;
     while (play.moves.length) {
@@ -454,7 +624,8 @@ function showPlay() {
     h("div", { class: "controls" }, h("label", { text: "game" }), gameSel, h("label", { text: "you play" }), sideSel,
       h("label", { text: "against" }), opponent, specs,
       h("button", { id: "play-new", class: "primary", onclick: newGame, text: "New game" }),
-      h("button", { id: "play-undo", onclick: undo, text: "Undo" })),
+      h("button", { id: "play-undo", onclick: undo, text: "Undo" }),
+      h("button", { id: "play-flip", onclick: () => { play.flip = !play.flip; render(); }, text: "Flip board" })),
     h("p", { class: "muted", text: `Players: random, alphabeta:depth=N (N ≤ ${info.limits.max_alphabeta_depth}), ` +
       `uct:sims=N, net:checkpoint=RUN/best,sims=N (N ≤ ${info.limits.max_simulations}). Click the cells ` +
       "of your move in turn (a piece, then where it goes); legal ones are highlighted, and a move " +
@@ -465,10 +636,22 @@ function showPlay() {
         h("div", { class: "controls", id: "play-buttons" })),
       h("div", { class: "panel" }, h("h2", { text: "Moves" }), h("div", { class: "moves", id: "play-moves" }))));
   const start = () => { play.id++; play.selected = []; refresh(); };
-  async function refresh() {
+  // Asks the position after play.moves; when that fails, the moves after `keep` (the person's move
+  // just tried) are taken back so that the game stays where it was.
+  async function refresh(keep) {
     const id = play.id;
-    const pos = await guard(() => api("/api/position", { game: play.game, moves: play.moves }));
-    if (!pos || id !== play.id || me !== view) return;
+    play.pending = true;
+    render();
+    const pos = await guard(() => api("/api/position", playPosition()));
+    if (id !== play.id || me !== view) return;
+    play.pending = false;
+    if (!pos) {
+      if (keep !== undefined) {
+        play.moves.length = play.cells.length = play.movers.length = keep;
+      }
+      render();
+      return;
+    }
     play.pos = pos;
     play.selected = [];
     render();
@@ -479,7 +662,7 @@ function showPlay() {
     play.thinking = true;
     render();
     try {
-      const m = await api("/api/move", { game: play.game, moves: play.moves, player: play.opponent });
+      const m = await api("/api/move", playPosition({ player: play.opponent }));
       if (id !== play.id || me !== view) return;
       play.moves.push(m.move);
       play.cells.push(m.cells);
@@ -497,14 +680,16 @@ function showPlay() {
   }
   // `move`: an entry of the position's legal moves, {move, cells}.
   async function humanMove(move) {
-    if (play.thinking || !play.pos || play.pos.terminal || play.pos.to_move !== play.human) return;
+    if (play.thinking || play.pending || !play.pos || play.pos.terminal ||
+        play.pos.to_move !== play.human) return;
     clearError();
     play.id++;
+    const keep = play.moves.length;
     play.moves.push(move.move);
     play.cells.push(move.cells);
     play.movers.push(play.human);
     play.selected = [];
-    refresh();
+    refresh(keep);
   }
   play.humanMove = humanMove;
   if (play.game) start();
@@ -527,7 +712,8 @@ function render() {
   const pos = play.pos;
   if (!pos || !document.getElementById("play-board")) return;
   const game = gameOf(pos.game);
-  const myTurn = !pos.terminal && !play.thinking && pos.to_move === play.human;
+  const busy = play.thinking || play.pending;
+  const myTurn = !pos.terminal && !busy && pos.to_move === play.human;
   const legal = myTurn ? pos.legal : [];
   const sel = play.selected;
   // The next cells: targets complete a move, sources lead on to more cells.
@@ -548,17 +734,21 @@ function render() {
   };
   const lastCells = play.cells.length ? play.cells[play.cells.length - 1] : [];
   document.getElementById("play-board").replaceChildren(drawBoard(game, pos.board, {
-    onClick, sources, targets, selected: new Set(sel), last: lastCells }));
+    onClick, sources, targets, selected: new Set(sel), last: lastCells, flip: play.flip, busy }));
   const sides = game.sides;
   const status = document.getElementById("play-status");
   const result = document.getElementById("play-result");
   if (pos.terminal) {
-    const you = pos.result === 0 ? "" : (pos.result > 0) === (play.human === 0) ? " — you win" : " — you lose";
+    const won = pos.result !== 0 && (pos.result > 0) === (play.human === 0);
+    const you = pos.result === 0 ? "" : won ? " — you win" : " — you lose";
     status.textContent = "Game over";
     result.textContent = resultText(pos.game, pos.result, pos.scores) + you;
+    result.className = `result ${pos.result === 0 ? "draw" : won ? "win" : "lose"}`;
   } else {
     result.textContent = "";
+    result.className = "result";
     const who = play.thinking ? `${play.opponent} is thinking… (${sides[pos.to_move]})`
+      : play.pending ? "Waiting for the server…"
       : pos.to_move === play.human ? `Your move (${sides[play.human]})` : "";
     status.textContent = who ? `${who} · ply ${pos.ply}` : `ply ${pos.ply}`;
   }
@@ -583,6 +773,7 @@ async function showAnalyse() {
   const boardBox = h("div", { id: "an-board" });
   let shown = null;  // {game, text, board} of the position drawn
   let drawn = 0;     // bumped per drawing; a late answer for an older text is dropped
+  let flip = false, lastArrows;
   const setStart = async () => {
     const p = await guard(() => api("/api/position", { game: gameSel.value }));
     if (p && me === view) {
@@ -597,6 +788,7 @@ async function showAnalyse() {
   // no position leaves the board empty.
   const drawPosition = async (arrows) => {
     const id = ++drawn, game = gameSel.value, text = position.value.trim();
+    lastArrows = arrows;
     if (!text) { boardBox.replaceChildren(); return; }
     if (!shown || shown.game !== game || shown.text !== text) {
       const p = await api("/api/position", { game, start: text }).catch(() => null);
@@ -604,7 +796,7 @@ async function showAnalyse() {
       if (!p) { boardBox.replaceChildren(); return; }
       shown = { game, text, board: p.board };
     }
-    boardBox.replaceChildren(drawBoard(gameOf(game), shown.board, { arrows }));
+    boardBox.replaceChildren(drawBoard(gameOf(game), shown.board, { arrows, flip }));
   };
   const analyse = async () => {
     clearError();
@@ -645,13 +837,24 @@ async function showAnalyse() {
   position.addEventListener("input", () => drawPosition());
   main().replaceChildren(h("h1", { text: "Analyse a position" }),
     h("div", { class: "controls" }, h("label", { text: "game" }), gameSel,
-      h("button", { onclick: setStart, text: "Start position" })),
+      h("button", { onclick: setStart, text: "Start position" }),
+      h("button", { id: "an-flip", onclick: () => { flip = !flip; drawPosition(lastArrows); }, text: "Flip board" })),
     h("div", {}, h("label", { class: "muted", text: "position (docs/RULES.md notation)" })), position,
     h("div", { class: "controls" }, h("label", { text: "search" }), player,
       h("label", { text: "network value" }), ckpt,
       h("button", { id: "an-go", class: "primary", onclick: analyse, text: "Analyse" })),
     h("div", { class: "row" }, boardBox, out));
-  if (gameList.length) await setStart();
+  const preset = analysePreset;
+  analysePreset = null;
+  if (preset && games[preset.game]) {
+    gameSel.value = preset.game;
+    position.value = preset.position;
+    drawPosition();
+    ckpt.replaceChildren(h("option", { value: "", text: "(no network)" }),
+      ...(await checkpointOptions(preset.game)).map((n) => h("option", { value: n, text: n })));
+  } else if (gameList.length) {
+    await setStart();
+  }
 }
 
 // ---------- start ----------

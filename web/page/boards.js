@@ -61,15 +61,25 @@ function moveArrow(cells, weight, label) {
   return { from: cells.length > 1 ? cells[0] : undefined, to: cells[cells.length - 1], weight, label };
 }
 
+// The same geometry turned half a turn: the second player's side at the bottom.
+function flippedGeometry(geo) {
+  const turn = ([x, y]) => [geo.width - x, geo.height - y];
+  return { ...geo, px: (x, y) => turn(geo.px(x, y)), center: (name) => turn(geo.center(name)) };
+}
+
 // Draws a position of `game` (an entry of /api/games) from its board view (one entry per cell of
 // the layout). opts: {onClick(cell), sources, targets, selected (Sets of cell names), last ([cell
-// names]), arrows ([{from, to, weight, label}]), marks ([{square, text}])}.
+// names]), arrows ([{from, to, weight, label}]), marks ([{square, text}]), flip (turn the board
+// half a turn), busy (a request is pending: clicks are ignored and the board is greyed)}.
 function drawBoard(game, board, opts) {
   opts = opts || {};
   const layout = game.board;
-  const geo = boardGeometry(layout);
-  const svg = svgEl("svg", { width: geo.width, height: geo.height, class: "board",
-                             viewBox: `0 0 ${geo.width} ${geo.height}`, "data-game": game.name });
+  const geo = opts.flip ? flippedGeometry(boardGeometry(layout)) : boardGeometry(layout);
+  const svg = svgEl("svg", { width: geo.width, height: geo.height,
+                             class: opts.busy ? "board busy" : "board",
+                             viewBox: `0 0 ${geo.width} ${geo.height}`, "data-game": game.name,
+                             "data-flipped": opts.flip ? "true" : "false",
+                             "data-busy": opts.busy ? "true" : "false" });
   const last = new Set(opts.last || []);
   layout.cells.forEach((c) => {
     const [cx, cy] = geo.center(c.name);
@@ -89,18 +99,26 @@ function drawBoard(game, board, opts) {
     }
     cell.setAttribute("class", cls.join(" "));
     cell.setAttribute("data-square", c.name);
-    if (opts.onClick) cell.addEventListener("click", () => opts.onClick(c.name));
+    if (opts.onClick) cell.addEventListener("click", () => { if (!opts.busy) opts.onClick(c.name); });
   });
-  // Coordinates, under the pieces.
-  for (const l of layout.labels) {
+  // Coordinates beside the board go under the pieces; a name inside its cell (DVONN's) goes over
+  // them, at the cell's foot with a light halo, so that a stack never hides it.
+  const centres = new Set(layout.cells.map((c) => `${c.x},${c.y}`));
+  const inside = (l) => centres.has(`${l.x},${l.y}`);
+  const drawLabel = (l) => {
     const [x, y] = geo.px(l.x, l.y);
-    svgEl("text", { x, y: y + 4, "text-anchor": "middle", "font-size": 11, fill: "#888",
-                    class: "coord" }, svg).textContent = l.text;
-  }
+    const over = inside(l);
+    svgEl("text", { x, y: over ? y + 0.42 * UNIT : y + 4, "text-anchor": "middle",
+                    "font-size": over ? 9 : 11, fill: over ? "#555" : "#888",
+                    stroke: over ? "#fff" : "none", "stroke-width": over ? 2.5 : 0,
+                    "paint-order": "stroke", class: "coord" }, svg).textContent = l.text;
+  };
+  layout.labels.filter((l) => !inside(l)).forEach(drawLabel);
   layout.cells.forEach((c, i) => {
     const v = board[i] || {};
     if (v.pieces && v.pieces.length) drawStack(svg, v, geo.center(c.name), c.name);
   });
+  layout.labels.filter(inside).forEach(drawLabel);
   for (const a of opts.arrows || []) drawArrow(svg, geo, a);
   for (const m of opts.marks || []) {
     const [cx, cy] = geo.center(m.square);

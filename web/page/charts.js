@@ -1,6 +1,9 @@
-// Line charts as SVG, drawn by the page itself (no library): lineChart(title, xLabel, series)
-// returns an <svg> element. Each series is {name, color, points: [[x, y], ...]}; every point is a
-// circle of class "pt" (with data-series), so tests and people can count and hover them.
+// Line charts as SVG, drawn by the page itself (no library): lineChart(title, axes, series)
+// returns an <svg> element. axes: {x: label, y: label, integerX: whether x counts whole things
+// (generations)}. Each series is {name, color, points: [[x, y], ...]}; every point is a circle of
+// class "pt" (with data-series), so tests and people can count and hover them. Ticks fall on round
+// numbers (1, 2 or 5 times a power of ten; whole numbers on an integer axis), the axes carry their
+// labels with units, and the legend sits below the plot, never over a curve.
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -12,7 +15,29 @@ function svgEl(name, attrs, parent) {
   return el;
 }
 
-function formatTick(v) {
+// Round ticks covering [lo, hi]: about `count` of them, a step of 1, 2 or 5 times a power of ten
+// (at least 1 when `integer`). Returns {lo, hi, step, ticks}, the range widened to whole steps.
+function niceTicks(lo, hi, count, integer) {
+  if (hi <= lo) { hi = lo + (integer ? 1 : Math.max(1, Math.abs(lo) * 0.1)); }
+  const raw = (hi - lo) / Math.max(1, count);
+  const power = Math.pow(10, Math.floor(Math.log10(raw)));
+  let step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) || 10 * power;
+  if (integer) step = Math.max(1, Math.round(step));
+  const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
+  const ticks = [];
+  for (let i = 0; first + i * step <= last + step / 2; i++) {
+    const v = first + i * step;
+    ticks.push(Math.abs(v) < step / 1e6 ? 0 : v);
+  }
+  return { lo: first, hi: last, step, ticks };
+}
+
+function formatTick(v, step) {
+  if (step !== undefined) {
+    const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+    const text = v.toFixed(digits);
+    return Math.abs(v) >= 10000 ? Math.round(v).toLocaleString("en") : text;
+  }
   const a = Math.abs(v);
   if (a >= 1000 || (a > 0 && Number.isInteger(v))) return String(Math.round(v));
   if (a === 0) return "0";
@@ -20,50 +45,57 @@ function formatTick(v) {
   return text.includes(".") && !text.includes("e") ? text.replace(/\.?0+$/, "") : String(+text);
 }
 
-function lineChart(title, xLabel, series, opts) {
-  const w = (opts && opts.width) || 420, h = (opts && opts.height) || 250;
-  const left = 52, right = 12, top = 26, bottom = 36;
+function lineChart(title, axes, series, opts) {
+  const shown = series.filter((s) => s.points.some(([x, y]) => Number.isFinite(x) && Number.isFinite(y)));
+  const w = (opts && opts.width) || 420, plotH = (opts && opts.height) || 230;
+  const legendRows = Math.max(1, shown.length);
+  const left = 58, right = 14, top = 26, bottom = 40, legendTop = plotH + 2;
+  const h = legendTop + 15 * legendRows + 6;
   const svg = svgEl("svg", { width: w, height: h, class: "chart", viewBox: `0 0 ${w} ${h}` });
   svg.dataset.title = title;
   svgEl("text", { x: w / 2, y: 17, "text-anchor": "middle", class: "title" }, svg).textContent = title;
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-  for (const s of series)
+  for (const s of shown)
     for (const [x, y] of s.points) {
       if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
       x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
     }
   if (!Number.isFinite(x0)) {
-    svgEl("text", { x: w / 2, y: h / 2, "text-anchor": "middle", class: "empty" }, svg).textContent =
+    svgEl("text", { x: w / 2, y: plotH / 2, "text-anchor": "middle", class: "empty" }, svg).textContent =
       "no data yet";
     return svg;
   }
-  if (x1 === x0) { x1 = x0 + 1; }
-  if (y1 === y0) { y1 = y0 + 1; y0 -= 1; }
-  const px = (x) => left + (x - x0) / (x1 - x0) * (w - left - right);
-  const py = (y) => h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom);
-  svgEl("rect", { x: left, y: top, width: w - left - right, height: h - top - bottom, fill: "none",
+  const xs = niceTicks(x0, x1, 5, axes.integerX), ys = niceTicks(y0, y1, 4, false);
+  const px = (x) => left + (x - xs.lo) / (xs.hi - xs.lo) * (w - left - right);
+  const py = (y) => plotH - bottom - (y - ys.lo) / (ys.hi - ys.lo) * (plotH - top - bottom);
+  svgEl("rect", { x: left, y: top, width: w - left - right, height: plotH - top - bottom, fill: "none",
                   stroke: "#bbb" }, svg);
-  for (let i = 0; i <= 4; i++) {
-    const y = y0 + (y1 - y0) * i / 4, x = x0 + (x1 - x0) * i / 4;
+  for (const y of ys.ticks) {
     svgEl("line", { x1: left, x2: w - right, y1: py(y), y2: py(y), stroke: "#eee" }, svg);
-    svgEl("text", { x: left - 4, y: py(y) + 4, "text-anchor": "end" }, svg).textContent = formatTick(y);
-    svgEl("text", { x: px(x), y: h - bottom + 14, "text-anchor": "middle" }, svg).textContent = formatTick(x);
+    svgEl("text", { x: left - 4, y: py(y) + 4, "text-anchor": "end", class: "tick-y" }, svg).textContent =
+      formatTick(y, ys.step);
   }
-  svgEl("text", { x: (left + w - right) / 2, y: h - 6, "text-anchor": "middle" }, svg).textContent = xLabel;
-  let legend = 0;
-  for (const s of series) {
+  for (const x of xs.ticks)
+    svgEl("text", { x: px(x), y: plotH - bottom + 14, "text-anchor": "middle", class: "tick-x" }, svg)
+      .textContent = formatTick(x, xs.step);
+  svgEl("text", { x: (left + w - right) / 2, y: plotH - bottom + 30, "text-anchor": "middle",
+                  class: "axis-x" }, svg).textContent = axes.x;
+  svgEl("text", { x: 12, y: (top + plotH - bottom) / 2, "text-anchor": "middle", class: "axis-y",
+                  transform: `rotate(-90 12 ${(top + plotH - bottom) / 2})` }, svg).textContent = axes.y;
+  shown.forEach((s, i) => {
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
-    if (!pts.length) continue;
     svgEl("polyline", { fill: "none", stroke: s.color, "stroke-width": 1.5,
                         points: pts.map(([x, y]) => `${px(x)},${py(y)}`).join(" ") }, svg);
     const r = pts.length > 80 ? 1.2 : 2.5;
     for (const [x, y] of pts) {
       const c = svgEl("circle", { cx: px(x), cy: py(y), r, fill: s.color, class: "pt",
                                   "data-series": s.name }, svg);
-      svgEl("title", {}, c).textContent = `${s.name}: ${formatTick(y)} at ${formatTick(x)}`;
+      svgEl("title", {}, c).textContent = `${s.name}: ${formatTick(y)} at ${axes.x} ${formatTick(x)}`;
     }
-    svgEl("text", { x: left + 6, y: top + 13 + 13 * legend++, fill: s.color, stroke: "#fff",
-                    "stroke-width": 3, "paint-order": "stroke" }, svg).textContent = s.name;
-  }
+    // The legend, below the plot: a swatch and the name.
+    const ly = legendTop + 15 * i + 8;
+    svgEl("line", { x1: left, x2: left + 16, y1: ly, y2: ly, stroke: s.color, "stroke-width": 3 }, svg);
+    svgEl("text", { x: left + 22, y: ly + 4, class: "legend" }, svg).textContent = s.name;
+  });
   return svg;
 }

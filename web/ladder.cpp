@@ -1,0 +1,133 @@
+#include "web/ladder.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "games/game.h"
+#include "web/assets.h"
+
+namespace oppidum::web {
+namespace {
+using nlohmann::json;
+
+// The players joined to `start` by a chain of matches.
+std::set<std::string> component(const std::string& start,
+                                const std::map<std::string, std::set<std::string>>& met) {
+  std::set<std::string> seen{start};
+  std::vector<std::string> todo{start};
+  while (!todo.empty()) {
+    const std::string p = todo.back();
+    todo.pop_back();
+    for (const std::string& q : met.at(p))
+      if (seen.insert(q).second) todo.push_back(q);
+  }
+  return seen;
+}
+
+}  // namespace
+
+json rating_ladders(const std::vector<SourceResults>& sources) {
+  json ladders = json::array();
+  std::vector<std::string> games;
+  for (const Game* g : all_games())  // in the registry's order
+    for (const SourceResults& s : sources)
+      if (s.game == g->name() && std::find(games.begin(), games.end(), s.game) == games.end())
+        games.push_back(s.game);
+  for (const std::string& game : games) {
+    std::vector<arena::MatchLine> matches;
+    std::vector<std::string> preferred;  // anchors, in order of preference
+    std::map<std::string, std::set<std::string>> met;
+    std::map<std::string, int> played;
+    std::map<std::string, std::set<std::string>> sources_of;  // player -> sources naming it
+    for (const SourceResults& s : sources) {
+      if (s.game != game) continue;
+      for (const std::string& b : s.baselines) preferred.push_back(b);
+      for (const arena::MatchLine& m : s.matches) {
+        if (m.wins + m.draws + m.losses <= 0 || m.a == m.b) continue;
+        matches.push_back(m);
+        met[m.a].insert(m.b);
+        met[m.b].insert(m.a);
+        played[m.a] += m.wins + m.draws + m.losses;
+        played[m.b] += m.wins + m.draws + m.losses;
+        sources_of[m.a].insert(s.source);
+        sources_of[m.b].insert(s.source);
+      }
+    }
+    preferred.insert(preferred.begin(), "random");
+    for (const SourceResults& s : sources)
+      if (s.game == game) preferred.push_back(s.source + "/gen-0000");
+    std::set<std::string> placed;
+    // Players by games played, most first: the last resort for an anchor.
+    std::vector<std::string> by_games;
+    for (const auto& [player, n] : played) by_games.push_back(player);
+    std::stable_sort(by_games.begin(), by_games.end(), [&](const auto& a, const auto& b) {
+      return played[a] > played[b];
+    });
+    for (const std::string& first : by_games) {
+      if (placed.count(first)) continue;
+      const std::set<std::string> members = component(first, met);
+      placed.insert(members.begin(), members.end());
+      std::string anchor = first;
+      for (const std::string& p : preferred)
+        if (members.count(p)) {
+          anchor = p;
+          break;
+        }
+      std::vector<arena::MatchLine> own;
+      std::set<std::string> from;
+      for (const arena::MatchLine& m : matches)
+        if (members.count(m.a)) own.push_back(m);
+      for (const std::string& p : members) from.insert(sources_of[p].begin(), sources_of[p].end());
+      json ladder = {{"game", game},
+                     {"anchor", anchor},
+                     {"sources", std::vector<std::string>(from.begin(), from.end())},
+                     {"matches", own.size()}};
+      try {
+        arena::RatingOptions options;
+        options.anchor = anchor;
+        json players = json::array();
+        for (const arena::Rating& r : arena::fit_ratings(own, options)) {
+          const bool fixed = r.player == anchor;
+          players.push_back({{"player", r.player},
+                             {"elo", r.elo},
+                             {"low", fixed ? json(nullptr) : json(r.elo - r.half_width)},
+                             {"high", fixed ? json(nullptr) : json(r.elo + r.half_width)},
+                             {"games", r.games},
+                             {"score", r.score}});
+        }
+        ladder["players"] = players;
+      } catch (const std::exception& e) {
+        ladder["error"] = e.what();
+      }
+      ladders.push_back(std::move(ladder));
+    }
+  }
+  return {{"ladders", ladders},
+          {"method", "Bradley-Terry maximum likelihood on the Elo scale (arena/ratings.h), a draw "
+                     "half a win, 1 virtual draw per pair that met; 95% intervals relative to "
+                     "each ladder's anchor"}};
+}
+
+std::vector<SourceResults> baseline_results() {
+  std::vector<SourceResults> out;
+  const std::string suffix = "-results.txt";
+  for (const Asset& asset : page_assets()) {
+    const std::string path = asset.path;  // "/mg-results.txt"
+    if (path.size() <= suffix.size() + 1 ||
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string game = path.substr(1, path.size() - 1 - suffix.size());
+    const Game* registered = nullptr;
+    for (const Game* g : all_games())
+      if (g->name() == game) registered = g;
+    if (!registered) continue;
+    std::istringstream text(std::string(asset.data, asset.size));
+    const std::string source = "docs/baselines" + path;
+    out.push_back({game, source, arena::read_results(text, source), {}});
+  }
+  return out;
+}
+
+}  // namespace oppidum::web
