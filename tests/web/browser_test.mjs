@@ -119,7 +119,7 @@ await check("dashboard updates live", async () => {
   const fields = ["train", "800", "31", "3", "12500", "160", "1.4", "0.69", "0.02"];
   appendFileSync(metricsFile, fields.concat(Array(columns - fields.length).fill("")).join(",") + "\n");
   await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length === n,
-    [points, expect.train_rows + 1], { timeout: 10000 });
+    [points, expect.train_rows + 1], { timeout: 30000 });
   assert((await text(`section[data-run="${expect.mg_run}"] [data-card="step"] .value`)) === "31", "step card");
 });
 
