@@ -196,7 +196,8 @@ function dashboard(s) {
     const rows = gates.slice(-12).reverse().map((g) => h("tr", {},
       h("td", { text: g.generation }), h("td", { text: g.step }), h("td", { text: `gen-${g.opponent_generation}` }),
       h("td", { text: `+${g.wins} =${g.draws} -${g.losses}` }),
-      h("td", { text: g.elo_low === null ? `${fmt(g.elo, 1)} (no interval in arena.csv)`
+      h("td", { text: g.wins + g.draws + g.losses === 0 ? "– (no games)"
+                    : g.elo_low === null ? `${fmt(g.elo, 1)} (no interval in arena.csv)`
                                          : `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
       h("td", { text: g.verdict }), h("td", { text: g.promoted ? "promoted" : "" }),
       h("td", { text: fmt(g.rating, 1) })));
