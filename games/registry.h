@@ -9,14 +9,17 @@
 #include <string>
 #include <utility>
 
+#include "games/dvonn/classic_eval.h"
 #include "games/dvonn/evaluation.h"
 #include "games/dvonn/game.h"
 #include "games/dvonn/position.h"
 #include "games/game.h"
+#include "games/mg/classic_eval.h"
 #include "games/mg/evaluation.h"
 #include "games/mg/game.h"
 #include "games/mg/position.h"
 #include "games/quote.h"
+#include "games/ttt/classic_eval.h"
 #include "games/ttt/evaluation.h"
 #include "games/ttt/game.h"
 #include "games/ttt/position.h"
