@@ -2,13 +2,16 @@
 // (arena/tune.h) and writes them as games/<game>/classic_weights.h, which the engine compiles in.
 // Reads self-play game files (`*.bin`: a run folder's games/chunk-*.bin, selfplay/game_record.h)
 // and arena record files (any other file: one game per line, arena/game_record.h); a folder is
-// searched for both. Games of other games are skipped; a damaged record or line is reported.
+// searched for both. Games of other games, repeated games and games stopped at the ply limit are
+// skipped; a damaged record or line is reported.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "app/commands.h"
@@ -30,7 +33,19 @@ struct TuneCommandOptions {
 
 struct Reading {
   arena::TuneSamples samples;
-  std::size_t skipped = 0;  // games of another game, adjudicated games, damaged lines
+  std::size_t skipped = 0;     // games of another game, adjudicated games, damaged lines
+  std::size_t duplicates = 0;  // games already read (two deterministic players replay a game
+                               // with the colours swapped when they are the same program)
+  std::unordered_set<std::string> seen;  // start position and moves of every game read
+
+  // False (and counted) when the same game was read before.
+  bool first_time(const std::string& start, const std::vector<Action>& moves) {
+    std::string key = start + "|";
+    for (Action a : moves) key += std::to_string(a) + " ";
+    if (seen.insert(std::move(key)).second) return true;
+    ++duplicates;
+    return false;
+  }
 };
 
 void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
@@ -43,6 +58,7 @@ void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
     }
     std::vector<Action> moves;
     for (const auto& m : record.moves) moves.push_back(m.action);
+    if (!r.first_time(record.start, moves)) continue;
     try {
       arena::add_game_samples(game, record.start, moves, record.result, r.samples);
     } catch (const std::exception& e) {
@@ -85,6 +101,7 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
         moves.push_back(a);
         state->apply(a);
       }
+      if (!r.first_time("", moves)) continue;
       arena::add_game_samples(game, "", moves, result_first, r.samples);
     } catch (const std::exception& e) {
       std::cerr << "warning: " << path << ":" << number << ": " << e.what() << "; line skipped\n";
@@ -119,7 +136,8 @@ void run_tune(const TuneCommandOptions& o) {
   Reading r;
   for (const std::string& path : o.inputs) read_input(game, path, r);
   std::cout << "tune: " << r.samples.size() << " positions of " << r.samples.games << " "
-            << game.name() << " games (" << r.skipped << " games skipped)\n";
+            << game.name() << " games (" << r.duplicates << " repeated games and " << r.skipped
+            << " others skipped)\n";
   const std::vector<std::string> names = arena::classic_feature_names(game);
   arena::TuneOptions options;
   options.holdout_every = o.holdout_every;

@@ -31,6 +31,8 @@ constexpr int kLateMoveDepth = 3;
 constexpr int kLateMoveDouble = 8;
 constexpr int kLateDepthDouble = 6;
 constexpr std::int32_t kHistoryCap = 1 << 20;
+// A new iteration starts only while less than this many tenths of the time per move are spent.
+constexpr int kIterationStartTenths = 6;
 
 enum Bound : std::uint8_t { kExact = 0, kLower = 1, kUpper = 2 };
 
@@ -120,9 +122,10 @@ class ClassicSearcher {
       if (best_score > kProvenThreshold || best_score < -kProvenThreshold) break;
       if (moves.size() == 1) break;  // the only move: no need to know more
       if (options_.deadline != std::chrono::steady_clock::time_point::max()) {
-        // The next iteration takes longer than all before it: skip it when it cannot end in time.
+        // The next iteration takes longer than all before it: start it only while less than
+        // kIterationStartTenths tenths of the time is spent (its first moves may still improve the move).
         const auto now = std::chrono::steady_clock::now();
-        if (now - start > options_.deadline - now) {
+        if ((now - start) * 10 > (options_.deadline - start) * kIterationStartTenths) {
           result.stopped = d < max_depth;
           break;
         }

@@ -13,7 +13,7 @@
 // deadline and the predicate behave as in AlphaBetaOptions: looked at every kLimitCheckNodes
 // positions; the search then answers with the deepest completed iteration, or a better root move
 // its unfinished iteration had already proved). Iterative deepening also stops before an
-// iteration that the deadline would very likely cut short (more than half the time spent), and
+// iteration that the deadline would very likely cut short (more than 60% of the time spent), and
 // after depth 1 when there is only one legal move.
 //
 // Determinism: a search with only a depth and/or a node budget is a pure function of the position

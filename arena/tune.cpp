@@ -225,20 +225,56 @@ TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial
   return r;
 }
 
+namespace {
+
+// `text` as comment lines of at most 100 columns, broken between words.
+std::string comment_lines(const std::string& text) {
+  constexpr std::size_t kWidth = 100 - 3;
+  std::string out, line;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(pos, end - pos);
+    if (!line.empty() && line.size() + 1 + word.size() > kWidth) {
+      out += "// " + line + "\n";
+      line = "  ";
+    }
+    line += (line.empty() || line == "  " ? "" : " ") + word;
+    pos = end + 1;
+  }
+  if (!line.empty()) out += "// " + line + "\n";
+  return out;
+}
+
+// `text` as a C++ string literal, cut into adjacent literals of at most 80 characters.
+std::string string_literal(const std::string& text) {
+  std::string out = "\"";
+  std::size_t length = 0;
+  for (char c : text) {
+    if (length >= 80 && c == ' ') {
+      out += "\"\n    \"";
+      length = 0;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+    ++length;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
 std::string classic_weights_header(const Game& game, const std::vector<std::string>& names,
                                    const std::vector<double>& weights, const std::string& source,
                                    const std::vector<std::string>& comment) {
   std::string out = "// Weights of the classical evaluation of " + game.display_name() +
                     " (games/" + game.name() + "/classic_eval.h), in evaluation points,\n"
                     "// written by `oppidum tune`; rerun it rather than editing by hand.\n";
-  for (const std::string& line : comment) out += "// " + line + "\n";
+  for (const std::string& line : comment) out += comment_lines(line);
   out += "#pragma once\n\nnamespace oppidum::" + game.name() + " {\n\n";
-  std::string escaped;
-  for (char c : source) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    escaped += c;
-  }
-  out += "inline constexpr const char* kClassicWeightsSource =\n    \"" + escaped + "\";\n";
+  out += "inline constexpr const char* kClassicWeightsSource =\n    " + string_literal(source) +
+         ";\n";
   out += "inline constexpr const char* kClassicWeightNames[] = {\n";
   for (const std::string& name : names) out += "    \"" + name + "\",\n";
   out += "};\ninline constexpr double kClassicWeights[] = {\n";
