@@ -123,7 +123,8 @@ class ClassicSearcher {
       if (moves.size() == 1) break;  // the only move: no need to know more
       if (options_.deadline != std::chrono::steady_clock::time_point::max()) {
         // The next iteration takes longer than all before it: start it only while less than
-        // kIterationStartTenths tenths of the time is spent (its first moves may still improve the move).
+        // kIterationStartTenths tenths of the time are spent (its first moves may still improve
+        // the move).
         const auto now = std::chrono::steady_clock::now();
         if ((now - start) * 10 > (options_.deadline - start) * kIterationStartTenths) {
           result.stopped = d < max_depth;

@@ -17,7 +17,8 @@ inline constexpr int kProvenThreshold = kWinScore - 1000;
 
 template <class P>
 P position_of(const GameState& state) {
-  if (const auto* adapter = dynamic_cast<const StateAdapter<P>*>(&state)) return adapter->position();
+  if (const auto* adapter = dynamic_cast<const StateAdapter<P>*>(&state))
+    return adapter->position();
   return P::parse(state.to_string());
 }
 

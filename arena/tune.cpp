@@ -227,20 +227,24 @@ TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial
 
 namespace {
 
-// `text` as comment lines of at most 100 columns, broken between words.
+// `text` as comment lines of at most 100 columns, broken between words (leading spaces kept).
 std::string comment_lines(const std::string& text) {
   constexpr std::size_t kWidth = 100 - 3;
   std::string out, line;
-  std::size_t pos = 0;
+  std::size_t pos = text.find_first_not_of(' ');
+  if (pos == std::string::npos) return "//\n";
+  const std::string indent(pos, ' ');
+  line = indent;
   while (pos < text.size()) {
     std::size_t end = text.find(' ', pos);
     if (end == std::string::npos) end = text.size();
     const std::string word = text.substr(pos, end - pos);
-    if (!line.empty() && line.size() + 1 + word.size() > kWidth) {
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > kWidth) {
       out += "// " + line + "\n";
-      line = "  ";
+      line = indent + "  ";
     }
-    line += (line.empty() || line == "  " ? "" : " ") + word;
+    if (line.size() > indent.size() && line.back() != ' ') line += ' ';
+    line += word;
     pos = end + 1;
   }
   if (!line.empty()) out += "// " + line + "\n";
@@ -268,9 +272,10 @@ std::string string_literal(const std::string& text) {
 std::string classic_weights_header(const Game& game, const std::vector<std::string>& names,
                                    const std::vector<double>& weights, const std::string& source,
                                    const std::vector<std::string>& comment) {
-  std::string out = "// Weights of the classical evaluation of " + game.display_name() +
-                    " (games/" + game.name() + "/classic_eval.h), in evaluation points,\n"
-                    "// written by `oppidum tune`; rerun it rather than editing by hand.\n";
+  std::string out = comment_lines("Weights of the classical evaluation of " +
+                                  game.display_name() + " (games/" + game.name() +
+                                  "/classic_eval.h), in evaluation points, written by `oppidum "
+                                  "tune`; rerun it rather than editing by hand.");
   for (const std::string& line : comment) out += comment_lines(line);
   out += "#pragma once\n\nnamespace oppidum::" + game.name() + " {\n\n";
   out += "inline constexpr const char* kClassicWeightsSource =\n    " + string_literal(source) +

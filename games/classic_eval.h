@@ -39,8 +39,8 @@ struct ClassicModel {
 // The weighted sum of `features`, rounded to whole points and kept within +-limit.
 inline int classic_score(const ClassicModel& model, const ClassicFeatures& features, int limit) {
   double sum = 0;
-  for (int i = 0; i < features.count; ++i)
-    sum += model.weights[static_cast<std::size_t>(i)] * features.values[static_cast<std::size_t>(i)];
+  for (std::size_t i = 0; i < static_cast<std::size_t>(features.count); ++i)
+    sum += model.weights[i] * features.values[i];
   const double clamped = std::fmax(-limit, std::fmin(limit, sum));
   return static_cast<int>(std::lround(clamped));
 }

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "arena/classic.h"
+#include "arena/match.h"
 #include "arena/player.h"
 #include "arena/spec.h"
 #include "games/registry.h"
@@ -245,6 +246,18 @@ TEST(ClassicTest, TheTableIsKeptAcrossMovesAndFreedAtTheEnd) {
   classic->game_ended(8);
   classic->game_ended(8);  // twice, or for an unknown game: nothing happens
   EXPECT_EQ(classic->tables_held(), 0u);
+}
+
+TEST(ClassicTest, AMatchFreesEveryTable) {
+  // A match gives each game its id and ends it: no table is left behind, on two threads too.
+  const auto classic = make_player(mg(), "classic:depth=2");
+  const auto random = make_player(mg(), "random");
+  MatchConfig config;
+  config.games = 8;
+  config.threads = 2;
+  const MatchStatus status = run_match(mg(), *classic, *random, config);
+  EXPECT_EQ(status.games_counted, 8);
+  EXPECT_EQ(dynamic_cast<ClassicPlayer&>(*classic).tables_held(), 0u);
 }
 
 TEST(ClassicTest, AKeptTableSavesWork) {

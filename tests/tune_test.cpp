@@ -120,13 +120,23 @@ TEST(TuneTest, GamesBecomeSamplesFromTheMoversView) {
 TEST(TuneTest, WritesAHeader) {
   const Game& game = game_by_name("mg");
   const auto names = classic_feature_names(game);
-  const std::string text = classic_weights_header(game, names, classic_weights(game),
-                                                  "a \"test\" fit", {"Data: none"});
+  const std::string long_line(30, 'x');
+  const std::string text = classic_weights_header(
+      game, names, classic_weights(game), "a \"test\" fit" + std::string(200, ' ') + "end",
+      {"Data: none", "  /a/file", long_line + " " + long_line + " " + long_line + " " + long_line});
   EXPECT_NE(text.find("namespace oppidum::mg {"), std::string::npos);
   EXPECT_NE(text.find("\"towers\","), std::string::npos);
   EXPECT_NE(text.find("a \\\"test\\\" fit"), std::string::npos);
   EXPECT_NE(text.find("// Data: none"), std::string::npos);
   EXPECT_NE(text.find("kClassicWeights[]"), std::string::npos);
+  EXPECT_NE(text.find("//   /a/file\n"), std::string::npos);
+  // Within the project's 100 columns.
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    EXPECT_LE(end - start, 100u) << text.substr(start, end - start);
+    start = end + 1;
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // DVONN's evaluation for the classical engine (games/classic_eval.h states the contract; the
 // alpha-beta player's games/dvonn/evaluation.h is a separate, fixed one). Linear in the features
 // below, all mover minus opponent unless said otherwise; each phase has its own features (the
-// other phase's are 0), and the weights are fitted by `oppidum tune` (games/dvonn/classic_weights.h).
+// other phase's are 0), and the weights are fitted by `oppidum tune`
+// (games/dvonn/classic_weights.h).
 //
 // Moving phase:
 //   height        controlled height (the sum of the heights of own-topped stacks: the final score)
