@@ -26,6 +26,7 @@ void register_selfplay_command(CLI::App& app);  // selfplay: a worker node (work
 // oppidum-worker program), and its description.
 extern const char* const kWorkerDescription;
 void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptions>& options);
+void register_tune_command(CLI::App& app);    // tune: the classical engine's weights
 void register_report_command(CLI::App& app);  // report: HTML curves of a run
 void register_serve_command(CLI::App& app);   // serve: the web page (web/server.h)
 // arena, ratings, play. `net_factory` makes the evaluator of `net:` players; without it those

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   oppidum::app::register_selfplay_command(app);
   oppidum::app::register_report_command(app);
   oppidum::app::register_games_command(app);
+  oppidum::app::register_tune_command(app);
   oppidum::app::register_export_command(app);
   oppidum::app::register_serve_command(app);
   // `net:` players get a batching inference server on the CPU default backend; the process is

@@ -7,49 +7,18 @@
 #include <utility>
 #include <vector>
 
-#include "games/registry.h"
-#include "games/state_adapter.h"
+#include "arena/concrete_search.h"
 
 namespace oppidum::arena {
 namespace {
 
 constexpr int kInfinity = std::numeric_limits<int>::max() / 2;
-// Scores beyond this are proven results (wins or losses a known number of plies away).
-constexpr int kProvenThreshold = kWinScore - 1000;
 
-template <class P>
-P position_of(const GameState& state) {
-  if (const auto* adapter = dynamic_cast<const StateAdapter<P>*>(&state)) return adapter->position();
-  return P::parse(state.to_string());
-}
-
-// The score of a finished game for its side to move, `ply` plies from the root.
-template <class P>
-int terminal_score(const P& pos, int ply) {
-  const double result = pos.result(pos.side_to_move());
-  if (result > 0) return kWinScore - ply;
-  if (result < 0) return -(kWinScore - ply);
-  return 0;
-}
-
-// A child's score (for the child's side to move) seen from the parent's side to move. Both games
-// alternate every ply, but nothing here relies on it.
-template <class P>
-int from_parent(const P& parent, const P& child, int child_score) {
-  return child.side_to_move() == parent.side_to_move() ? child_score : -child_score;
-}
-
-// Proven scores count plies from the root; the table stores them counted from the node.
-int to_table(int score, int ply) {
-  if (score > kProvenThreshold) return score + ply;
-  if (score < -kProvenThreshold) return score - ply;
-  return score;
-}
-int from_table(int score, int ply) {
-  if (score > kProvenThreshold) return score - ply;
-  if (score < -kProvenThreshold) return score + ply;
-  return score;
-}
+using search::from_parent;
+using search::from_table;
+using search::kProvenThreshold;
+using search::terminal_score;
+using search::to_table;
 
 enum class Bound : std::uint8_t { kExact, kLower, kUpper };
 
@@ -237,15 +206,6 @@ int minimax(const P& pos, int depth, int ply) {
   return best;
 }
 
-// Calls f(position) with the concrete position of `state` (games/registry.h).
-template <class F>
-decltype(auto) with_position(const GameState& state, F&& f) {
-  return with_position_type(state.game(), [&](auto tag) {
-    using P = typename decltype(tag)::Position;
-    return f(position_of<P>(state));
-  });
-}
-
 void check_depth(int depth) {
   if (depth < 1 || depth > kMaxAlphaBetaDepth)
     throw std::invalid_argument("alpha-beta: depth must be 1.." +
@@ -257,7 +217,7 @@ void check_depth(int depth) {
 
 AlphaBetaResult alphabeta_search(const GameState& state, const AlphaBetaOptions& options) {
   check_depth(options.depth);
-  return with_position(state, [&](const auto& pos) {
+  return search::with_position(state, [&](const auto& pos) {
     using P = std::decay_t<decltype(pos)>;
     Searcher<P> searcher(options);
     return searcher.run(pos, options.depth);
@@ -266,7 +226,7 @@ AlphaBetaResult alphabeta_search(const GameState& state, const AlphaBetaOptions&
 
 int minimax_value(const GameState& state, int depth) {
   check_depth(depth);
-  return with_position(state, [&](const auto& pos) { return minimax(pos, depth, 0); });
+  return search::with_position(state, [&](const auto& pos) { return minimax(pos, depth, 0); });
 }
 
 AlphaBetaPlayer::AlphaBetaPlayer(int depth) : depth_(depth) { check_depth(depth); }

@@ -6,6 +6,9 @@
 //                                  (mcts::RolloutEvaluator): the classic UCT baseline
 //   alphabeta:depth=N              negamax alpha-beta to a fixed depth with the static evaluation
 //                                  of games/<game>/evaluation.h (docs/BASELINES.md)
+//   classic:ms=N|depth=N|nodes=N[,hash=MB]  the classical engine (arena/classic.h): PVS with a
+//                                  table kept across a game's moves and fitted evaluations; a
+//                                  time per move and/or a fixed depth or node budget
 //   net:checkpoint=PATH,sims=N[,cpuct=C,root=R]  search with a trained network, root R = puct
 //                                  (default) or gumbel (without Gumbel noise); the network comes
 //                                  from a factory the app passes in (arena/ never sees model/)
@@ -17,9 +20,11 @@
 // - Search players (uct, net) expose a `SearchAgent` (an evaluator and search settings). A match
 //   runs them through mcts::GameRunner, so many games share one thread and their leaf evaluations
 //   go to the evaluator in batches, and each agent keeps its own tree across the moves of a game.
-// - Direct players (random, alphabeta, human, external) only choose a move from a position.
-// Players that keep something per game (an external program: one process per game) see the game
-// through choose_move_in_game and game_ended; the others ignore both.
+// - Direct players (random, alphabeta, classic, human, external) only choose a move from a
+//   position.
+// Players that keep something per game (an external program: one process per game; the classical
+// engine: its transposition table) see the game through choose_move_in_game and game_ended; the
+// others ignore both.
 // Every player also answers `choose_move` (a search player runs one fresh search), which is how
 // `oppidum play` and any sequential loop use them.
 //
@@ -111,7 +116,7 @@ struct PlayerOptions {
 
 // The players a spec can name, for error messages and --help.
 inline constexpr const char* kPlayerList =
-    "random, uct:sims=N, alphabeta:depth=N, net:checkpoint=PATH,sims=N, human, "
+    "random, uct:sims=N, alphabeta:depth=N, classic:ms=N, net:checkpoint=PATH,sims=N, human, "
     "external:cmd=\"PROGRAM\"";
 
 // Makes the player named by `spec` for `game`; throws PlayerSpecError saying what is wrong with the

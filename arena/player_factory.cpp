@@ -4,6 +4,7 @@
 #include <string>
 
 #include "arena/alphabeta.h"
+#include "arena/classic.h"
 #include "arena/external.h"
 #include "arena/player.h"
 #include "arena/players.h"
@@ -36,6 +37,21 @@ std::unique_ptr<Player> make_uct(PlayerSpec spec) {
         return std::make_shared<mcts::RolloutEvaluator>(seed, rollouts);
       },
       /*wants_batching=*/false);
+}
+
+std::unique_ptr<Player> make_classic(PlayerSpec spec) {
+  SpecReader reader(std::move(spec), {"ms", "depth", "nodes", "hash"});
+  ClassicSettings settings;
+  settings.ms = static_cast<int>(reader.get_int_or("ms", 1, 3'600'000, 0));
+  settings.depth = static_cast<int>(reader.get_int_or("depth", 1, kMaxClassicDepth, 0));
+  settings.nodes = reader.get_int_or("nodes", 1, std::int64_t{1} << 40, 0);
+  settings.hash_mb =
+      static_cast<int>(reader.get_int_or("hash", 1, kMaxClassicHashMb, kDefaultClassicHashMb));
+  reader.finish();
+  if (settings.ms == 0 && settings.depth == 0 && settings.nodes == 0)
+    throw PlayerSpecError("classic: give a budget: ms=N (time per move), depth=N or nodes=N, "
+                          "e.g. classic:ms=80");
+  return std::make_unique<ClassicPlayer>(settings);
 }
 
 std::unique_ptr<Player> make_net(const Game& game, PlayerSpec spec, const PlayerOptions& options) {
@@ -96,6 +112,7 @@ std::unique_ptr<Player> make_player(const Game& game, std::string_view text,
     reader.finish();
     return std::make_unique<AlphaBetaPlayer>(static_cast<int>(depth));
   }
+  if (name == "classic") return make_classic(std::move(spec));
   if (name == "net") return make_net(game, std::move(spec), options);
   if (name == "human") {
     SpecReader(std::move(spec), {}).finish();

@@ -1,22 +1,27 @@
 // The registered games: one line each in OPPIDUM_GAMES below, naming the game's position type (a
 // value type with the methods games/state_adapter.h names, and an `evaluate` for the alpha-beta
-// player beside it, games/<game>/evaluation.h) and the function that returns its Game object. Everything else the program knows about a game comes from that Game object
-// (games/game.h): its name, display and side names, opening plies, score, move shape, action
-// space and planes. Code that needs the concrete type for speed (perft, the benchmarks, the
-// alpha-beta player) gets it from with_position_type. docs/ARCHITECTURE.md, "Adding a game".
+// player beside it, games/<game>/evaluation.h, and the classical engine's `classic_evaluate`,
+// games/<game>/classic_eval.h) and the function that returns its Game object. Everything else the
+// program knows about a game comes from that Game object (games/game.h): its name, display and
+// side names, opening plies, score, move shape, action space and planes. Code that needs the
+// concrete type for speed (perft, the benchmarks, the alpha-beta player, the classical engine)
+// gets it from with_position_type. docs/ARCHITECTURE.md, "Adding a game".
 #pragma once
 
 #include <string>
 #include <utility>
 
+#include "games/dvonn/classic_eval.h"
 #include "games/dvonn/evaluation.h"
 #include "games/dvonn/game.h"
 #include "games/dvonn/position.h"
 #include "games/game.h"
+#include "games/mg/classic_eval.h"
 #include "games/mg/evaluation.h"
 #include "games/mg/game.h"
 #include "games/mg/position.h"
 #include "games/quote.h"
+#include "games/ttt/classic_eval.h"
 #include "games/ttt/evaluation.h"
 #include "games/ttt/game.h"
 #include "games/ttt/position.h"

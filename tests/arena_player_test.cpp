@@ -42,7 +42,7 @@ TEST(PlayerSpecTest, ParsesNameAndKeys) {
 
 TEST(PlayerSpecTest, FactoryExplainsBadSpecs) {
   EXPECT_EQ(spec_error("foo"),
-            "unknown player 'foo'; players: random, uct:sims=N, alphabeta:depth=N, "
+            "unknown player 'foo'; players: random, uct:sims=N, alphabeta:depth=N, classic:ms=N, "
             "net:checkpoint=PATH,sims=N, human, external:cmd=\"PROGRAM\"");
   EXPECT_EQ(spec_error("uct:sims=-3"), "uct: sims must be 1..10000000, got -3");
   EXPECT_EQ(spec_error("uct:sims=abc"), "uct: sims must be an integer 1..10000000, got 'abc'");

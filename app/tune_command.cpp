@@ -1,0 +1,205 @@
+// `oppidum tune`: fits the classical engine's evaluation weights to the results of recorded games
+// (arena/tune.h) and writes them as games/<game>/classic_weights.h, which the engine compiles in.
+// Reads self-play game files (`*.bin`: a run folder's games/chunk-*.bin, selfplay/game_record.h)
+// and arena record files (any other file: one game per line, arena/game_record.h); a folder is
+// searched for both. Games of other games, repeated games and games stopped at the ply limit are
+// skipped; a damaged record or line is reported.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "app/commands.h"
+#include "arena/tune.h"
+#include "games/registry.h"
+#include "selfplay/game_record.h"
+#include "util/file_io.h"
+
+namespace oppidum::app {
+namespace {
+
+struct TuneCommandOptions {
+  std::string game;
+  std::vector<std::string> inputs;
+  std::string out;
+  int holdout_every = 10;
+  double k = 0;
+};
+
+struct Reading {
+  arena::TuneSamples samples;
+  std::size_t skipped = 0;     // games of another game, adjudicated games, damaged lines
+  std::size_t duplicates = 0;  // games already read (two deterministic players replay a game
+                               // with the colours swapped when they are the same program)
+  std::unordered_set<std::string> seen;  // start position and moves of every game read
+
+  // False (and counted) when the same game was read before.
+  bool first_time(const std::string& start, const std::vector<Action>& moves) {
+    std::string key = start + "|";
+    for (Action a : moves) key += std::to_string(a) + " ";
+    if (seen.insert(std::move(key)).second) return true;
+    ++duplicates;
+    return false;
+  }
+};
+
+void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
+  const selfplay::ReadResult read = selfplay::read_game_file(path);
+  for (const std::string& p : read.problems) std::cerr << "warning: " << p << "\n";
+  for (const selfplay::GameRecord& record : read.records) {
+    if (record.game != game.name() || record.adjudicated) {
+      ++r.skipped;
+      continue;
+    }
+    std::vector<Action> moves;
+    for (const auto& m : record.moves) moves.push_back(m.action);
+    if (!r.first_time(record.start, moves)) continue;
+    try {
+      arena::add_game_samples(game, record.start, moves, record.result, r.samples);
+    } catch (const std::exception& e) {
+      std::cerr << "warning: " << path << ": game with seed " << record.seed << ": " << e.what()
+                << "\n";
+      ++r.skipped;
+    }
+  }
+}
+
+// One arena record line: <game> <spec> <spec> <result> <move>...
+void read_arena_file(const Game& game, const std::string& path, Reading& r) {
+  const std::string text = util::read_regular_file(path);
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    std::istringstream words(line);
+    std::string name, first, second, result;
+    if (!(words >> name)) continue;
+    if (name != game.name()) {
+      ++r.skipped;
+      continue;
+    }
+    words >> first >> second >> result;
+    const int result_first = result == "1-0" ? 1 : result == "0-1" ? -1 : 0;
+    if (result != "1-0" && result != "0-1" && result != "1/2-1/2") {
+      std::cerr << "warning: " << path << ":" << number << ": no result (1-0, 0-1 or 1/2-1/2) "
+                << "in the fourth field; line skipped\n";
+      ++r.skipped;
+      continue;
+    }
+    std::vector<Action> moves;
+    try {
+      auto state = game.initial_state();
+      std::string move;
+      while (words >> move) {
+        const Action a = state->parse_action(move);
+        moves.push_back(a);
+        state->apply(a);
+      }
+      if (!r.first_time("", moves)) continue;
+      arena::add_game_samples(game, "", moves, result_first, r.samples);
+    } catch (const std::exception& e) {
+      std::cerr << "warning: " << path << ":" << number << ": " << e.what() << "; line skipped\n";
+      ++r.skipped;
+    }
+  }
+}
+
+void read_input(const Game& game, const std::string& path, Reading& r) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(path)) {
+    std::vector<std::string> files;
+    for (const auto& entry : fs::recursive_directory_iterator(path))
+      if (entry.is_regular_file()) files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) read_input(game, f, r);
+    return;
+  }
+  if (!fs::exists(path)) throw std::runtime_error("tune: " + path + ": no such file or folder");
+  if (fs::path(path).extension() == ".bin") read_selfplay_file(game, path, r);
+  else read_arena_file(game, path, r);
+}
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+void run_tune(const TuneCommandOptions& o) {
+  const Game& game = game_by_name(o.game);
+  Reading r;
+  for (const std::string& path : o.inputs) read_input(game, path, r);
+  std::cout << "tune: " << r.samples.size() << " positions of " << r.samples.games << " "
+            << game.name() << " games (" << r.duplicates << " repeated games and " << r.skipped
+            << " others skipped)\n";
+  const std::vector<std::string> names = arena::classic_feature_names(game);
+  arena::TuneOptions options;
+  options.holdout_every = o.holdout_every;
+  options.fixed_k = o.k;
+  const arena::TuneResult fit = arena::tune_weights(r.samples, arena::classic_weights(game),
+                                                    options);
+  const std::vector<double> before = arena::classic_weights(game);
+  std::cout << "K " << format("%.6g", fit.k) << ", " << fit.iterations << " Newton steps\n"
+            << "log loss, training (" << fit.train_samples << " positions): "
+            << format("%.5f", fit.train_loss_before) << " -> "
+            << format("%.5f", fit.train_loss_after) << "\n"
+            << "log loss, held out (" << fit.test_samples << " positions): "
+            << format("%.5f", fit.test_loss_before) << " -> "
+            << format("%.5f", fit.test_loss_after) << "\n";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    std::cout << "  " << names[i] << " " << format("%.4g", before[i]) << " -> "
+              << format("%.4g", fit.weights[i]) << "\n";
+  if (o.out.empty()) return;
+  const std::string source =
+      "oppidum tune: " + std::to_string(r.samples.size()) + " positions of " +
+      std::to_string(r.samples.games) + " games, K " + format("%.6g", fit.k) +
+      ", held-out log loss " + format("%.5f", fit.test_loss_before) + " -> " +
+      format("%.5f", fit.test_loss_after);
+  std::vector<std::string> comment = {"Data: " + std::to_string(r.samples.size()) +
+                                      " positions of " + std::to_string(r.samples.games) +
+                                      " games from:"};
+  for (const std::string& path : o.inputs) comment.push_back("  " + path);
+  comment.push_back("K " + format("%.6g", fit.k) + "; log loss on the training split " +
+                    format("%.5f", fit.train_loss_before) + " -> " +
+                    format("%.5f", fit.train_loss_after) + ", held out (every " +
+                    std::to_string(o.holdout_every) + "th game) " +
+                    format("%.5f", fit.test_loss_before) + " -> " +
+                    format("%.5f", fit.test_loss_after) + ".");
+  util::write_file_atomically(o.out,
+                              arena::classic_weights_header(game, names, fit.weights, source,
+                                                            comment));
+  std::cout << "wrote " << o.out << " (rebuild to use the weights)\n";
+}
+
+}  // namespace
+
+void register_tune_command(CLI::App& app) {
+  auto o = std::make_shared<TuneCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "tune",
+      "Fit the classical engine's evaluation weights (classic: players) to recorded game results "
+      "by logistic regression (Texel tuning: K first, then the weights; docs/BASELINES.md), and "
+      "write them as a header the engine compiles in (games/<game>/classic_weights.h).");
+  cmd->add_option("--game", o->game, "the game (mg, dvonn, ttt)")->required();
+  cmd->add_option("--games", o->inputs,
+                  "game files: self-play chunks (*.bin, e.g. runs/x/games/), arena record files "
+                  "(`arena --record`), or folders holding them")
+      ->required();
+  cmd->add_option("--out", o->out,
+                  "write the weights here (games/<game>/classic_weights.h); without it only print "
+                  "the fit");
+  cmd->add_option("--holdout-every", o->holdout_every,
+                  "hold out every N-th game to score the fit (0: none)")
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--k", o->k, "use this scale K instead of fitting it (> 0)")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->callback([o] { run_tune(*o); });
+}
+
+}  // namespace oppidum::app

@@ -1,0 +1,122 @@
+// The classical engine (`classic:` players, docs/BASELINES.md "The classical engine"): a
+// principal-variation search (negamax with null windows after the first move, re-searched when
+// one fails high) with iterative deepening, a transposition table that a player keeps across the
+// moves of a game, the table's move first, two killer moves per ply and the history heuristic for
+// ordering, late-move reductions, one ply more where a position has a single legal move (a DVONN
+// pass), and each game's fitted feature evaluation at the leaves (games/classic_eval.h,
+// `classic_evaluate`). A finished game scores +-(kWinScore - plies from the root), 0 for a draw,
+// so near the end (DVONN's final count, a Murus Gallicus breakthrough) the search sees the exact
+// result. Moves come from the rules module (Position::legal_actions), never a second generator.
+//
+// The search runs on the concrete position types (copy-make) like arena/alphabeta.h, for every
+// registered game. Budgets: a depth (plies), a node count, a deadline and a stop predicate (the
+// deadline and the predicate behave as in AlphaBetaOptions: looked at every kLimitCheckNodes
+// positions; the search then answers with the deepest completed iteration, or a better root move
+// its unfinished iteration had already proved). Iterative deepening also stops before an
+// iteration that the deadline would very likely cut short (more than 60% of the time spent), and
+// after depth 1 when there is only one legal move.
+//
+// Determinism: a search with only a depth and/or a node budget is a pure function of the position
+// and of the table's content, so a `classic:depth=N` or `classic:nodes=N` player's move is a pure
+// function of the position and the game's earlier positions that the player searched (its table
+// and history counts carry over between the moves of one game, nothing between games).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "arena/alphabeta.h"  // kWinScore, kLimitCheckNodes: the same scores and checks
+#include "arena/player.h"
+#include "games/game.h"
+
+namespace oppidum::arena {
+
+inline constexpr int kMaxClassicDepth = 64;
+inline constexpr int kDefaultClassicHashMb = 16;
+inline constexpr int kMaxClassicHashMb = 4096;
+
+// The transposition table and history counts of one game: one entry per slot (replaced by a newer
+// search's entry, or by one at least as deep), a power of two of 16-byte slots within `megabytes`.
+class ClassicTable {
+ public:
+  explicit ClassicTable(int megabytes = kDefaultClassicHashMb);
+
+  struct Entry {
+    std::uint64_t key = 0;
+    std::int32_t score = 0;
+    std::int16_t move = -1;
+    std::int8_t depth = -1;       // -1: empty
+    std::uint8_t bound_age = 0;   // bound in the low 2 bits, the search's age above
+  };
+  std::size_t slots() const { return entries_.size(); }
+  // Entries written by any search so far (a test's way to see that the table is kept).
+  std::size_t used() const;
+
+ private:
+  template <class P>
+  friend class ClassicSearcher;
+  std::vector<Entry> entries_;
+  std::vector<std::int32_t> history_;  // [side * actions + action], halved before each search
+  std::uint8_t age_ = 0;               // counts searches, modulo 64
+};
+
+struct ClassicOptions {
+  int depth = kMaxClassicDepth;   // 1..kMaxClassicDepth plies
+  std::int64_t nodes = 0;          // stop after this many positions (0: no limit)
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::function<bool()> stop;      // empty: never; called from the searching thread
+  // Late-move reductions and single-reply extensions; off: a full-width search to `depth` that
+  // returns the minimax value (what tests compare it with).
+  bool selective = true;
+};
+
+struct ClassicResult {
+  Action action = -1;
+  int score = 0;           // for the side to move at the root
+  int depth = 0;           // the deepest completed iteration
+  std::int64_t nodes = 0;  // positions visited, all iterations together
+  bool stopped = false;    // a budget other than the depth ended the search
+};
+
+// Searches a non-terminal position with `table` (kept by the caller across the moves of a game).
+// Throws std::invalid_argument for a depth or node count out of range, std::logic_error for a
+// terminal position.
+ClassicResult classic_search(const GameState& state, const ClassicOptions& options,
+                             ClassicTable& table);
+
+struct ClassicSettings {
+  int ms = 0;                 // time per move in milliseconds (0: none)
+  int depth = 0;              // plies (0: kMaxClassicDepth)
+  std::int64_t nodes = 0;     // positions per move (0: none)
+  int hash_mb = kDefaultClassicHashMb;
+};
+
+// `classic:ms=N`, `classic:depth=N`, `classic:nodes=N` (at least one; together, the first reached
+// ends the move), `hash=MB` the table of each game in progress.
+class ClassicPlayer final : public Player {
+ public:
+  explicit ClassicPlayer(const ClassicSettings& settings);
+  std::string spec() const override;
+  Action choose_move(const GameState& state, std::uint64_t seed) override;
+  Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) override;
+  void game_ended(int game_id) noexcept override;
+  // Games whose table is held now.
+  std::size_t tables_held() const;
+  // The table of a game in progress (nullptr when none): for tests.
+  const ClassicTable* table_of(int game_id) const;
+
+ private:
+  ClassicOptions options_now() const;
+  ClassicSettings settings_;
+  mutable std::mutex mutex_;
+  std::map<int, std::unique_ptr<ClassicTable>> tables_;
+};
+
+}  // namespace oppidum::arena

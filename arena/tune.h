@@ -1,0 +1,78 @@
+// Fitting the classical engine's evaluation to game results (`oppidum tune`, docs/BASELINES.md
+// "The classical engine"), the way chess engines tune theirs ("Texel tuning"): every position of
+// the games given becomes a sample (its features, games/classic_eval.h, and the game's result
+// for its side to move: 1 won, 1/2 drawn, 0 lost), and the weights w minimise the log loss of
+// sigmoid(K * w . x) against the results. K (the scale that turns evaluation points into a
+// winning chance) is fitted first, for the weights the engine has now; then the weights, with K
+// fixed, by Newton's method (the loss is convex in w; a tiny ridge term keeps a feature that never
+// varies at 0). The games are split by index: every `holdout_every`-th game is held out and only
+// scored, so the loss before and after on it says whether the fit generalises.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "games/game.h"
+
+namespace oppidum::arena {
+
+class TuneError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TuneSamples {
+  int features = 0;
+  std::vector<float> x;             // row-major: sample i's features at [i * features, ...)
+  std::vector<float> y;             // the result for the side to move: 1, 0.5 or 0
+  std::vector<std::uint32_t> game;  // the index of the game each sample comes from
+  std::uint32_t games = 0;          // games added
+  std::size_t size() const { return y.size(); }
+};
+
+// Adds every position of one finished game of `game` (from `start`, a position in docs/RULES.md
+// notation, or the initial position when empty; through `moves`) that the evaluation scores by
+// its features, each with `result_first` (+1, 0, -1 for the game's side 0) seen from its side to
+// move. Throws TuneError naming the move when a move is illegal.
+void add_game_samples(const Game& game, const std::string& start, const std::vector<Action>& moves,
+                      int result_first, TuneSamples& samples);
+
+// The feature names and the compiled-in weights of `game`'s classical evaluation.
+std::vector<std::string> classic_feature_names(const Game& game);
+std::vector<double> classic_weights(const Game& game);
+
+// Mean log loss of sigmoid(k * w . x) against y over all samples.
+double tune_loss(const TuneSamples& samples, const std::vector<double>& weights, double k);
+
+struct TuneOptions {
+  int holdout_every = 10;      // game g is held out when g % holdout_every == 0 (0: none)
+  int max_iterations = 50;     // Newton steps
+  double ridge = 1e-7;         // on K * w, per sample
+  double fixed_k = 0;          // > 0: use this K instead of fitting it
+};
+
+struct TuneResult {
+  double k = 0;
+  std::vector<double> weights;
+  std::size_t train_samples = 0, test_samples = 0;
+  double train_loss_before = 0, train_loss_after = 0;
+  double test_loss_before = 0, test_loss_after = 0;  // 0 when nothing is held out
+  int iterations = 0;
+};
+
+// Fits K (unless options.fixed_k) for `initial` and then the weights. Throws TuneError when the
+// samples cannot be fitted: none, a feature count other than initial's, values that are not
+// finite, or results all alike (nothing to tell a win from a loss).
+TuneResult tune_weights(const TuneSamples& samples, const std::vector<double>& initial,
+                        const TuneOptions& options = {});
+
+// The text of games/<game>/classic_weights.h for these weights: the namespace is the game's name
+// (that of its folder), the comment says where the weights come from (`source`, one line).
+std::string classic_weights_header(const Game& game, const std::vector<std::string>& names,
+                                   const std::vector<double>& weights, const std::string& source,
+                                   const std::vector<std::string>& comment);
+
+}  // namespace oppidum::arena

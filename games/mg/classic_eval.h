@@ -1,0 +1,29 @@
+// Murus Gallicus's evaluation for the classical engine (games/classic_eval.h states the contract;
+// the alpha-beta player's games/mg/evaluation.h is a separate, fixed one). A mover that can break
+// through now scores kWinNextMove by rule (no features); otherwise the evaluation is linear in the
+// features below, mover minus opponent unless said otherwise, with weights fitted by
+// `oppidum tune` (games/mg/classic_weights.h):
+//   towers, walls        material
+//   tower_rows           rows a tower stands ahead of its home row, counted up to the launch row
+//                        (two rows before the enemy home row)
+//   wall_rows            rows a wall stands ahead of its home row
+//   mobility             legal distributions (games/mg/evaluation.h's `distributions`)
+//   threats              the opponent's towers that can break through with their next move (the
+//                        opponent's count only)
+//   launch_towers        towers on the launch row (breakthroughs in the making)
+//   home_walls           walls on the own home row (a breakthrough cannot land on them)
+//   sacrifices           own towers next to an enemy wall (a wall they can take)
+//   exposed_walls        own walls next to an enemy tower (walls the opponent can take)
+//   tempo                1 (the side to move's advantage)
+#pragma once
+
+#include "games/classic_eval.h"
+#include "games/mg/position.h"
+
+namespace oppidum::mg {
+
+bool classic_features(const Position& pos, ClassicFeatures& out);
+int classic_evaluate(const Position& pos);
+const ClassicModel& classic_model(const Position& pos);
+
+}  // namespace oppidum::mg
