@@ -580,6 +580,22 @@ SearchResult SearchTree::run(Evaluator& evaluator, int simulations) {
   return result();
 }
 
+SearchResult SearchTree::run_until(Evaluator& evaluator,
+                                   std::chrono::steady_clock::time_point deadline,
+                                   int max_simulations) {
+  require(config_.root == RootPolicy::kPuct,
+          "run_until needs a PUCT root (a Gumbel search plans its simulations in advance)");
+  start_search(max_simulations);
+  EvalResult evaluation;
+  while (const PendingLeaf* leaf = select_leaf()) {
+    const EvalRequest request = leaf->request();
+    evaluator.evaluate(&request, 1, &evaluation);
+    receive(evaluation);
+    if (std::chrono::steady_clock::now() >= deadline) break;
+  }
+  return result();
+}
+
 void SearchTree::advance(Action action) {
   require(!pending_, "advance while a leaf is pending: call receive first");
   root_state_->apply(action);  // throws std::logic_error when illegal

@@ -59,6 +59,7 @@
 // through copy_from, and the scratch buffers live in the tree.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -172,6 +173,12 @@ class SearchTree {
   SearchResult result();
   // start_search + select/evaluate/receive with batches of one + result().
   SearchResult run(Evaluator& evaluator, int simulations);
+  // run() to a deadline (steady clock): simulations until `deadline`, `max_simulations` or a
+  // proven root, with at least one evaluation (the root's on a fresh tree). The clock is read
+  // after every evaluation, so the search ends within one simulation of the deadline. A PUCT root
+  // only (a Gumbel root plans its simulations in advance): std::logic_error otherwise.
+  SearchResult run_until(Evaluator& evaluator, std::chrono::steady_clock::time_point deadline,
+                         int max_simulations);
 
   // Plays `action` at the root and keeps its subtree. Throws std::logic_error if it is illegal
   // or a leaf is pending. Ends any search in progress.

@@ -434,6 +434,11 @@ TEST_F(WebApiTest, PlayersAnswerLegalMoves) {
   expect_error(post("/api/move", {{"game", "mg"}, {"player", "alphabeta:depth=4"}}, 400),
                "depth at most 3");
   expect_error(post("/api/move", {{"game", "mg"}, {"player", "uct:sims=0"}}, 400), "sims");
+  // A time key would outlast the server's own search limit.
+  expect_error(post("/api/move", {{"game", "mg"}, {"player", "uct:ms=3600000"}}, 400),
+               "no ms= here");
+  expect_error(post("/api/move", {{"game", "mg"}, {"player", "alphabeta:clock=60"}}, 400),
+               "no clock= here");
   expect_error(post("/api/move", {{"game", "mg"}, {"player", "net:checkpoint=tiny/gen-0009,sims=5"}},
                     404),
                "has no checkpoint \"gen-0009\"");

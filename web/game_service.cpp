@@ -239,6 +239,11 @@ std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const 
         spec.name != "net")
       throw BadRequest("player \"" + quote_input(text) + "\": the page plays random, "
                        "uct:sims=N, alphabeta:depth=N and net:checkpoint=RUN/NAME,sims=N");
+    // A time key would bypass the server's own limit on a search (--search-ms).
+    for (const auto& param : spec.params)
+      if (param.first == "ms" || param.first == "clock")
+        throw BadRequest("player \"" + quote_input(text) + "\": no " + param.first +
+                         "= here: the server times the page's searches (--search-ms)");
     const auto sims = spec_int(spec, "sims");
     if (sims && *sims > limits_.max_simulations)
       throw BadRequest("player \"" + quote_input(text) + "\": at most " +
