@@ -165,7 +165,8 @@ class SearchTree {
   // Backs up the evaluation of the pending leaf. Throws std::logic_error with no leaf pending or
   // when the priors do not match its legal actions; priors are renormalised, the value clamped.
   void receive(const EvalResult& evaluation);
-  // True once the search's simulations are done or the root is proven.
+  // True once the search's simulations are done or the root is proven (or, in run_until, its
+  // deadline has passed and the root is evaluated).
   bool search_finished() const;
 
   // The statistics of the current root and the chosen move (consumes randomness when the
@@ -175,8 +176,9 @@ class SearchTree {
   SearchResult run(Evaluator& evaluator, int simulations);
   // run() to a deadline (steady clock): simulations until `deadline`, `max_simulations` or a
   // proven root, with at least one evaluation (the root's on a fresh tree). The clock is read
-  // after every evaluation, so the search ends within one simulation of the deadline. A PUCT root
-  // only (a Gumbel root plans its simulations in advance): std::logic_error otherwise.
+  // before every simulation (also those that end at a terminal or proven node without an
+  // evaluation), so the search ends within one simulation of the deadline. A PUCT root only (a
+  // Gumbel root plans its simulations in advance): std::logic_error otherwise.
   SearchResult run_until(Evaluator& evaluator, std::chrono::steady_clock::time_point deadline,
                          int max_simulations);
 
@@ -255,6 +257,8 @@ class SearchTree {
   bool noise_enabled_ = true;  // this search may add root noise
   int simulations_target_ = 0;
   int simulations_done_ = 0;
+  // run_until's deadline while it runs (max: none).
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 }  // namespace oppidum::mcts
