@@ -162,13 +162,19 @@ struct GauntletOptions {
 // One player against each opponent in turn, then one table (arena::format_gauntlet_table).
 void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& net_factory) {
   const Game& game = game_by_name(o.game);
-  arena::PlayerOptions player_options;
-  player_options.net_factory = net_factory;
-  player_options.default_time.clock_seconds = o.clock;
-  auto player = arena::make_player(game, o.player, player_options);
+  // --clock reaches the specs that name no budget of their own (no sims, depth, ms or clock).
+  auto make = [&](const std::string& spec) {
+    arena::PlayerOptions options;
+    options.net_factory = net_factory;
+    bool budget = false;
+    for (const auto& param : arena::parse_player_spec(spec).params)
+      for (const char* key : {"sims", "depth", "ms", "clock"}) budget |= param.first == key;
+    if (!budget) options.default_time.clock_seconds = o.clock;
+    return arena::make_player(game, spec, options);
+  };
+  auto player = make(o.player);
   std::vector<std::unique_ptr<arena::Player>> opponents;
-  for (const auto& spec : o.opponents)
-    opponents.push_back(arena::make_player(game, spec, player_options));
+  for (const auto& spec : o.opponents) opponents.push_back(make(spec));
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   if (!o.results.empty()) util::append_to_file(o.results, "");
@@ -316,16 +322,16 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       "Play one player against a list of opponents, a paired match each (as `arena`, the player "
       "being A), and print one table: games, W/D/L, score and Elo with a 95% interval from the "
       "player's view, the time per move of both sides (mean and longest), forfeits (on time "
-      "among them) and distinct games. With --clock every searching player whose spec has no "
-      "time key plays on that clock: an equal-time table.");
+      "among them) and distinct games. With --clock every searching player whose spec names no "
+      "budget plays on that clock: an equal-time table.");
   add_game_option(*gauntlet_cmd, g->game)->required();
   gauntlet_cmd->add_option("--player", g->player, "the player: " + kSpecHelp)->required();
   gauntlet_cmd
       ->add_option("--opponent", g->opponents, "an opponent (repeat the option): " + kSpecHelp)
       ->required();
   gauntlet_cmd->add_option("--clock", g->clock,
-                           "seconds per game for every uct, net and alphabeta player without ms= "
-                           "or clock= in its spec (0: none)")
+                           "seconds per game for every uct, net and alphabeta player whose spec "
+                           "names no budget (no sims=, depth=, ms= or clock=; 0: none)")
       ->check(number_in(0, 86400));
   gauntlet_cmd->add_option("--games", g->games, "most games per opponent (whole pairs)")
       ->check(CLI::Range(1, 10'000'000))

@@ -27,7 +27,6 @@ using Clock = std::chrono::steady_clock;
 
 const Game& mg() { return game_by_name("mg"); }
 const Game& dvonn() { return game_by_name("dvonn"); }
-const Game& ttt() { return game_by_name("ttt"); }
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -377,23 +376,6 @@ TEST(ExternalMatchTest, OpeningsReachAProgramThatReadsTheOpeningLine) {
               std::string::npos)
         << format_match_report(same);
   }
-}
-
-// `oppidum engine --time`: 100 games of tic-tac-toe on a 1-second clock against a program that
-// answers at once, the referee holding the engine to its clock; not one is lost on time.
-TEST(ExternalMatchTest, EngineKeepsItsClockOverAHundredGames) {
-  const std::string timed = engine_cmd("ttt", "uct:sims=1000000") + " --time 1";
-  auto engine = make_player(ttt(), "external:cmd=\"" + timed + "\",clock=1");
-  auto instant = make_player(ttt(), "external:cmd=\"" + engine_cmd("ttt", "random") + "\"");
-  MatchConfig config;
-  config.games = 100;
-  config.threads = 2;
-  const auto start = Clock::now();
-  const MatchStatus status = run_match(ttt(), *engine, *instant, config);
-  EXPECT_EQ(status.games_counted, 100);
-  EXPECT_EQ(status.forfeits, 0) << format_match_report(status);
-  EXPECT_EQ(status.time_losses[0], 0);
-  EXPECT_LT(seconds_since(start), 600.0);  // about 2 minutes on a loaded 2-core machine
 }
 
 TEST(ExternalMatchTest, ArenaPlaysTwoEnginesAgainstEachOther) {
