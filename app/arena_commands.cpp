@@ -1,4 +1,5 @@
-// arena, ratings, play: matches between players, the rating table, a person against a program.
+// arena, gauntlet, ratings, play: matches between players, one player against a list, the rating
+// table, a person against a program.
 //
 // `arena` on SIGINT or SIGTERM: the first signal kills every external program at once (with
 // every process it started) and stops the match; the report of the counted games is printed with a line
@@ -18,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "app/commands.h"
 #include "app/game_dispatch.h"
@@ -152,6 +154,75 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   }
 }
 
+struct GauntletOptions {
+  std::string game, player, results, record;
+  std::vector<std::string> opponents;
+  double clock = 0;
+  int games = 100;
+  int threads = 1;
+  std::uint64_t seed = 1;
+  int opening_plies = -1;
+  int max_plies = 0;
+};
+
+// One player against each opponent in turn, then one table (arena::format_gauntlet_table).
+void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& net_factory) {
+  const Game& game = game_by_name(o.game);
+  // --clock reaches the specs that name no budget of their own (no sims, depth, nodes, ms or
+  // clock).
+  auto make = [&](const std::string& spec) {
+    arena::PlayerOptions options;
+    options.net_factory = net_factory;
+    bool budget = false;
+    for (const auto& param : arena::parse_player_spec(spec).params)
+      for (const char* key : {"sims", "depth", "nodes", "ms", "clock"})
+        budget |= param.first == key;
+    if (!budget) options.default_time.clock_seconds = o.clock;
+    return arena::make_player(game, spec, options);
+  };
+  auto player = make(o.player);
+  std::vector<std::unique_ptr<arena::Player>> opponents;
+  for (const auto& spec : o.opponents) opponents.push_back(make(spec));
+  std::unique_ptr<arena::RecordWriter> record;
+  if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
+  if (!o.results.empty()) util::append_to_file(o.results, "");
+  arena::MatchConfig config;
+  config.games = o.games;
+  config.threads = o.threads;
+  config.seed = o.seed;
+  config.opening_plies = o.opening_plies;
+  config.max_plies = o.max_plies;
+  std::vector<arena::MatchStatus> done;
+  for (auto& opponent : opponents) {
+    if (g_arena_stop.load()) break;
+    arena::MatchHooks hooks;
+    hooks.stop = &g_arena_stop;
+    if (record) {
+      hooks.on_game = [&](const arena::GameRecord& g) {
+        std::array<std::string, 2> specs = {player->spec(), opponent->spec()};
+        if (!g.a_first) std::swap(specs[0], specs[1]);
+        record->write(arena::format_game_line(game, specs, g.moves, g.result));
+      };
+    }
+    std::cerr << "[gauntlet] " << player->spec() << " vs " << opponent->spec() << ", up to "
+              << 2 * ((o.games + 1) / 2) << " games" << std::endl;
+    done.push_back(arena::run_match(game, *player, *opponent, config, hooks));
+    const arena::MatchStatus& status = done.back();
+    std::cerr << "[gauntlet] " << arena::format_progress(status) << std::endl;
+    if (!o.results.empty() && !status.stopped)
+      arena::append_result(o.results,
+                           {status.a, status.b, status.wins, status.draws, status.losses});
+  }
+  std::cout << arena::format_gauntlet_table(done);
+  const int signo = g_arena_signal.load();
+  if (signo != 0) {
+    std::cout << "stopped by a signal (" << (signo == SIGINT ? "SIGINT" : "SIGTERM")
+              << "); the last match is marked (stopped) and was not appended to any results file"
+              << std::endl;
+    throw CLI::RuntimeError(128 + signo);
+  }
+}
+
 void run_ratings(const std::string& path, arena::RatingOptions options) {
   util::ProgressLine progress;
   progress.update("[ratings] reading " + path);
@@ -257,6 +328,47 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   arena_cmd->callback([o, net_factory] {
     install_arena_signal_handlers();
     run_arena(*o, net_factory);
+  });
+
+  auto g = std::make_shared<GauntletOptions>();
+  auto* gauntlet_cmd = app.add_subcommand(
+      "gauntlet",
+      "Play one player against a list of opponents, a paired match each (as `arena`, the player "
+      "being A), and print one table: games, W/D/L, score and Elo with a 95% interval from the "
+      "player's view, the time per move of both sides (mean and longest), forfeits (on time "
+      "among them) and distinct games. With --clock every searching player whose spec names no "
+      "budget plays on that clock: an equal-time table.");
+  add_game_option(*gauntlet_cmd, g->game)->required();
+  gauntlet_cmd->add_option("--player", g->player, "the player: " + kSpecHelp)->required();
+  gauntlet_cmd
+      ->add_option("--opponent", g->opponents, "an opponent (repeat the option): " + kSpecHelp)
+      ->required();
+  gauntlet_cmd->add_option("--clock", g->clock,
+                           "seconds per game for every uct, net and alphabeta player whose spec "
+                           "names no budget (no sims=, depth=, ms= or clock=; 0: none)")
+      ->check(number_in(0, 86400));
+  gauntlet_cmd->add_option("--games", g->games, "most games per opponent (whole pairs)")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+  gauntlet_cmd->add_option("--threads", g->threads, "worker threads of each match")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  gauntlet_cmd->add_option("--seed", g->seed, "seed of the openings and every random choice")
+      ->check(unsigned_whole_number())
+      ->capture_default_str();
+  gauntlet_cmd->add_option("--openings-plies", g->opening_plies,
+                           "random plies of each opening (default: the game's, " +
+                               opening_plies_text() + ")")
+      ->check(CLI::Range(0, 1000));
+  gauntlet_cmd->add_option("--max-plies", g->max_plies,
+                           "adjudicate a draw at this ply (default: the game's bound)")
+      ->check(CLI::Range(1, 100000));
+  gauntlet_cmd->add_option("--results", g->results,
+                           "append each finished match's `A B wins draws losses` to this file");
+  gauntlet_cmd->add_option("--record", g->record, "append every counted game to this file");
+  gauntlet_cmd->callback([g, net_factory] {
+    install_arena_signal_handlers();
+    run_gauntlet(*g, net_factory);
   });
 
   auto results = std::make_shared<std::string>();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -37,6 +38,7 @@ class Searcher {
  public:
   explicit Searcher(const AlphaBetaOptions& options)
       : deadline_(options.deadline),
+        last_iteration_start_(options.last_iteration_start),
         stop_(options.stop),
         has_limits_(options.deadline != std::chrono::steady_clock::time_point::max() ||
                     static_cast<bool>(options.stop)) {
@@ -54,6 +56,9 @@ class Searcher {
     std::stable_sort(moves.begin(), moves.end(),
                      [](const auto& x, const auto& y) { return x.first > y.first; });
     for (int d = 1; d <= depth; ++d) {
+      if (d > 1 && last_iteration_start_ != std::chrono::steady_clock::time_point::max() &&
+          std::chrono::steady_clock::now() >= last_iteration_start_)
+        break;
       int alpha = -kInfinity;
       Action best = moves.front().second;
       for (auto& [score, action] : moves) {
@@ -186,6 +191,7 @@ class Searcher {
   std::vector<TableEntry> table_;
   std::int64_t nodes_ = 0;
   std::chrono::steady_clock::time_point deadline_;
+  std::chrono::steady_clock::time_point last_iteration_start_;
   std::function<bool()> stop_;
   bool has_limits_ = false;  // a deadline or a stop predicate was given
   bool stopped_ = false;
@@ -229,13 +235,43 @@ int minimax_value(const GameState& state, int depth) {
   return search::with_position(state, [&](const auto& pos) { return minimax(pos, depth, 0); });
 }
 
-AlphaBetaPlayer::AlphaBetaPlayer(int depth) : depth_(depth) { check_depth(depth); }
+AlphaBetaPlayer::AlphaBetaPlayer(int depth, TimeControl time, bool show_depth)
+    : depth_(depth), time_(time), show_depth_(show_depth || !time.timed()), clocks_(time) {
+  check_depth(depth);
+}
+
+std::string AlphaBetaPlayer::spec() const {
+  const std::string keys =
+      (show_depth_ ? ",depth=" + std::to_string(depth_) : std::string()) + time_.spec_suffix();
+  return "alphabeta:" + keys.substr(1);
+}
 
 Action AlphaBetaPlayer::choose_move(const GameState& state, std::uint64_t seed) {
   (void)seed;
   AlphaBetaOptions options;
   options.depth = depth_;
+  if (time_.timed()) {
+    const double budget = move_budget(time_, state, time_.clock_seconds, false);
+    options.deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                std::chrono::duration<double>(budget));
+  }
   return alphabeta_search(state, options).action;
+}
+
+Action AlphaBetaPlayer::choose_move_in_game(int game_id, const GameState& state,
+                                            std::uint64_t seed) {
+  if (!time_.timed()) return choose_move(state, seed);
+  const auto start = SteadyClock::now();
+  AlphaBetaOptions options;
+  options.depth = depth_;
+  options.deadline = clocks_.deadline(game_id, state, start);
+  // On a clock, time not spent now is kept for later moves: no iteration starts after half the
+  // budget (the next one takes several times all before it).
+  if (time_.clock_seconds > 0)
+    options.last_iteration_start = start + (options.deadline - start) / 2;
+  const AlphaBetaResult result = alphabeta_search(state, options);
+  clocks_.charge(game_id, start, result.depth > 0 && std::abs(result.score) > kProvenThreshold);
+  return result.action;
 }
 
 }  // namespace oppidum::arena

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "arena/player.h"
+#include "arena/time_control.h"
 #include "games/game.h"
 
 namespace oppidum::arena {
@@ -28,7 +29,7 @@ namespace oppidum::arena {
 inline constexpr int kWinScore = 1'000'000;
 inline constexpr int kMaxAlphaBetaDepth = 12;
 // Positions visited between two looks at the deadline and the stop predicate.
-inline constexpr std::int64_t kLimitCheckNodes = 256;
+inline constexpr std::int64_t kLimitCheckNodes = 32;
 
 struct AlphaBetaOptions {
   int depth = 3;                     // 1..kMaxAlphaBetaDepth plies
@@ -37,6 +38,10 @@ struct AlphaBetaOptions {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // ... or once this returns true (empty: never). Called from the searching thread.
   std::function<bool()> stop;
+  // No iteration deeper than the first starts at or after this time (a clock's player: the next
+  // iteration would not end before the deadline).
+  std::chrono::steady_clock::time_point last_iteration_start =
+      std::chrono::steady_clock::time_point::max();
 };
 
 struct AlphaBetaResult {
@@ -59,15 +64,30 @@ AlphaBetaResult alphabeta_search(const GameState& state, const AlphaBetaOptions&
 // scores as alphabeta_search: the reference that tests compare alpha-beta against.
 int minimax_value(const GameState& state, int depth);
 
+// `alphabeta:depth=N` searches every move to depth N, as it always did. With a time key
+// (`alphabeta:ms=T`, `alphabeta:clock=S`, arena/time_control.h) it deepens iteratively until the
+// move's deadline, to at most `depth` plies (default kMaxAlphaBetaDepth), and answers with the
+// deepest completed iteration; a search that finds a proven win or loss counts as decided for
+// the clock's rule.
 class AlphaBetaPlayer final : public Player {
  public:
-  explicit AlphaBetaPlayer(int depth);
-  std::string spec() const override { return "alphabeta:depth=" + std::to_string(depth_); }
+  // `show_depth`: the canonical spec names the depth (always when untimed).
+  explicit AlphaBetaPlayer(int depth, TimeControl time = {}, bool show_depth = true);
+  std::string spec() const override;
   int depth() const { return depth_; }
   Action choose_move(const GameState& state, std::uint64_t seed) override;
+  Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) override;
+  void game_ended(int game_id) noexcept override { clocks_.end_game(game_id); }
+  TimeControl time_control() const override { return time_; }
+  void charge_time(int game_id, double seconds) override {
+    clocks_.charge_seconds(game_id, seconds);
+  }
 
  private:
   int depth_;
+  TimeControl time_;
+  bool show_depth_;
+  GameClocks clocks_;
 };
 
 }  // namespace oppidum::arena

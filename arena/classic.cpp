@@ -310,9 +310,11 @@ ClassicResult classic_search(const GameState& state, const ClassicOptions& optio
   });
 }
 
-ClassicPlayer::ClassicPlayer(const ClassicSettings& settings) : settings_(settings) {
-  if (settings.ms <= 0 && settings.depth <= 0 && settings.nodes <= 0)
-    throw std::invalid_argument("classic: give a budget: ms=N (time per move), depth=N or nodes=N");
+ClassicPlayer::ClassicPlayer(const ClassicSettings& settings)
+    : settings_(settings), clocks_(settings.time) {
+  if (!settings.time.timed() && settings.depth <= 0 && settings.nodes <= 0)
+    throw std::invalid_argument(
+        "classic: give a budget: ms=N (time per move), clock=S (per game), depth=N or nodes=N");
   ClassicTable check(settings.hash_mb);  // the hash size's range, checked now
   (void)check;
 }
@@ -323,10 +325,14 @@ std::string ClassicPlayer::spec() const {
     if (s.back() != ':') s += ',';
     s += key + "=" + std::to_string(value);
   };
-  if (settings_.ms > 0) add("ms", settings_.ms);
+  if (settings_.time.move_ms > 0) add("ms", settings_.time.move_ms);
   if (settings_.depth > 0) add("depth", settings_.depth);
   if (settings_.nodes > 0) add("nodes", settings_.nodes);
   if (settings_.hash_mb != kDefaultClassicHashMb) add("hash", settings_.hash_mb);
+  if (settings_.time.clock_seconds > 0) {
+    if (s.back() == ':') return s + settings_.time.spec_suffix().substr(1);
+    s += settings_.time.spec_suffix();
+  }
   return s;
 }
 
@@ -334,21 +340,30 @@ ClassicOptions ClassicPlayer::options_now() const {
   ClassicOptions options;
   if (settings_.depth > 0) options.depth = settings_.depth;
   options.nodes = settings_.nodes;
-  if (settings_.ms > 0)
-    options.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.ms);
+  if (settings_.time.move_ms > 0)
+    options.deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.time.move_ms);
   return options;
 }
 
 Action ClassicPlayer::choose_move(const GameState& state, std::uint64_t seed) {
   (void)seed;
+  ClassicOptions options = options_now();
+  if (settings_.time.clock_seconds > 0) {  // one move alone: the budget of a full clock
+    const double budget = move_budget(settings_.time, state, settings_.time.clock_seconds, false);
+    options.deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                std::chrono::duration<double>(budget));
+  }
   ClassicTable table(settings_.hash_mb);
-  return classic_search(state, options_now(), table).action;
+  return classic_search(state, options, table).action;
 }
 
 Action ClassicPlayer::choose_move_in_game(int game_id, const GameState& state,
                                           std::uint64_t seed) {
   (void)seed;
-  const ClassicOptions options = options_now();  // the clock starts before the table is made
+  const auto start = SteadyClock::now();
+  ClassicOptions options = options_now();  // the clock starts before the table is made
+  if (settings_.time.clock_seconds > 0) options.deadline = clocks_.deadline(game_id, state, start);
   ClassicTable* table = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -356,10 +371,14 @@ Action ClassicPlayer::choose_move_in_game(int game_id, const GameState& state,
     if (!slot) slot = std::make_unique<ClassicTable>(settings_.hash_mb);
     table = slot.get();
   }
-  return classic_search(state, options, *table).action;
+  const ClassicResult result = classic_search(state, options, *table);
+  if (settings_.time.timed())
+    clocks_.charge(game_id, start, result.depth > 0 && std::abs(result.score) > kProvenThreshold);
+  return result.action;
 }
 
 void ClassicPlayer::game_ended(int game_id) noexcept {
+  clocks_.end_game(game_id);
   std::unique_ptr<ClassicTable> freed;
   {
     std::lock_guard<std::mutex> lock(mutex_);

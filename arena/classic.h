@@ -34,6 +34,7 @@
 
 #include "arena/alphabeta.h"  // kWinScore, kLimitCheckNodes: the same scores and checks
 #include "arena/player.h"
+#include "arena/time_control.h"
 #include "games/game.h"
 
 namespace oppidum::arena {
@@ -92,14 +93,16 @@ ClassicResult classic_search(const GameState& state, const ClassicOptions& optio
                              ClassicTable& table);
 
 struct ClassicSettings {
-  int ms = 0;                 // time per move in milliseconds (0: none)
+  TimeControl time;           // ms= per move or clock= per game (arena/time_control.h); none: 0
   int depth = 0;              // plies (0: kMaxClassicDepth)
   std::int64_t nodes = 0;     // positions per move (0: none)
   int hash_mb = kDefaultClassicHashMb;
 };
 
-// `classic:ms=N`, `classic:depth=N`, `classic:nodes=N` (at least one; together, the first reached
-// ends the move), `hash=MB` the table of each game in progress.
+// `classic:ms=N`, `classic:clock=S`, `classic:depth=N`, `classic:nodes=N` (at least one; together,
+// the first reached ends the move), `hash=MB` the table of each game in progress. On a clock the
+// move's deadline comes from the clock rule of arena/time_control.h (GameClocks), and a mate score
+// counts as a decided result; no iteration starts after half the move's budget.
 class ClassicPlayer final : public Player {
  public:
   explicit ClassicPlayer(const ClassicSettings& settings);
@@ -107,6 +110,11 @@ class ClassicPlayer final : public Player {
   Action choose_move(const GameState& state, std::uint64_t seed) override;
   Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) override;
   void game_ended(int game_id) noexcept override;
+  TimeControl time_control() const override { return settings_.time; }
+  void charge_time(int game_id, double seconds) override {
+    clocks_.charge_seconds(game_id, seconds);
+  }
+  const ClassicSettings& settings() const { return settings_; }
   // Games whose table is held now.
   std::size_t tables_held() const;
   // The table of a game in progress (nullptr when none): for tests.
@@ -115,6 +123,7 @@ class ClassicPlayer final : public Player {
  private:
   ClassicOptions options_now() const;
   ClassicSettings settings_;
+  GameClocks clocks_;
   mutable std::mutex mutex_;
   std::map<int, std::unique_ptr<ClassicTable>> tables_;
 };

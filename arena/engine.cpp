@@ -3,6 +3,7 @@
 #include <cctype>
 #include <istream>
 #include <ostream>
+#include <sstream>
 #include <string>
 
 #include "arena/match.h"
@@ -15,6 +16,10 @@ namespace oppidum::arena {
 using util::trim;
 
 namespace {
+
+std::string first_word(const std::string& text) {
+  return text.substr(0, text.find_first_of(" \t"));
+}
 
 bool is_word(const std::string& text, const char* word) {
   std::string lower;
@@ -30,10 +35,14 @@ struct GameEnder {
 }  // namespace
 
 void run_engine(const Game& game, Player& player, std::istream& in, std::ostream& out,
-                std::uint64_t seed) {
+                std::uint64_t seed, std::chrono::steady_clock::time_point started) {
   auto state = game.initial_state();
   const GameEnder ender{player};
-  int me = -1;  // our side, known from the first line
+  int me = -1;  // our side, known from the first line (after an Opening line: the second)
+  bool first_line = true;
+  // The start-up, which a referee's clock may see (it writes the first line at once).
+  player.charge_time(
+      0, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   std::string raw;
   for (int line_number = 1; std::getline(in, raw); ++line_number) {
     const std::string line = trim(raw);
@@ -43,8 +52,29 @@ void run_engine(const Game& game, Player& player, std::istream& in, std::ostream
     if (is_word(line, "quit")) return;
     if (state->is_terminal())
       throw EngineError(where + "the game is over (" + state->to_string() + "); expected Quit");
+    const bool opening = is_word(first_word(line), "opening");
+    if (opening && !first_line) throw EngineError(where + "Opening comes only as the first line");
+    first_line = false;
+    if (opening) {
+      std::istringstream moves(line.substr(line.find_first_of(" \t") == std::string::npos
+                                               ? line.size()
+                                               : line.find_first_of(" \t")));
+      std::string move;
+      while (moves >> move) {
+        try {
+          state->apply(state->parse_action(move));
+        } catch (const GameError& e) {
+          throw EngineError(where + "the opening's move '" + quote_input(move, 60) +
+                            "' is not playable in " + state->to_string() + ": " + e.what());
+        }
+        if (state->is_terminal())
+          throw EngineError(where + "the opening ends the game (" + state->to_string() + ")");
+      }
+      continue;
+    }
     if (is_word(line, "start")) {
-      if (me >= 0) throw EngineError(where + "Start comes only as the first line");
+      if (me >= 0)
+        throw EngineError(where + "Start comes only as the first line (or after Opening)");
       me = state->current_player();
     } else {
       if (me < 0) me = 1 - state->current_player();

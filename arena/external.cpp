@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "arena/time_control.h"
 #include "games/quote.h"
 #include "util/text.h"
 
@@ -288,6 +290,18 @@ class ChildProcess {
 
   ~ChildProcess() { finish(std::chrono::milliseconds(0)); }
 
+  // Waits until the program has read everything written to it (its input pipe is empty), it
+  // wrote something or closed its output, or `deadline`; looks every millisecond.
+  void wait_until_read(Clock::time_point deadline) {
+    while (to_child_ >= 0 && from_child_ >= 0 && Clock::now() < deadline) {
+      int unread = 0;
+      if (ioctl(to_child_, FIONREAD, &unread) != 0 || unread == 0) return;
+      pollfd fd{from_child_, POLLIN, 0};
+      const int ready = poll(&fd, 1, 1);
+      if (ready > 0) return;
+    }
+  }
+
   // Writes `line` and a newline; false when the program no longer reads its input.
   bool write_line(const std::string& line) {
     if (to_child_ < 0) return false;
@@ -475,10 +489,12 @@ class ExternalPlayer::Session {
   explicit Session(const std::string& command) : process(command) {}
   ChildProcess process;
   std::unique_ptr<GameState> known;  // the position after the program's last move
+  double used = 0;  // seconds charged to the program's clock in this game
 };
 
 ExternalConfig parse_external_spec(PlayerSpec spec) {
-  SpecReader reader(std::move(spec), {"cmd", "protocol", "timeout_ms", "name"});
+  SpecReader reader(std::move(spec),
+                    {"cmd", "protocol", "timeout_ms", "clock", "openings", "name"});
   ExternalConfig config;
   config.command =
       reader.get_string("cmd", "external:cmd=\"./engine --level 3\",timeout_ms=5000");
@@ -489,6 +505,8 @@ ExternalConfig parse_external_spec(PlayerSpec spec) {
                             "'");
   }
   config.timeout_ms = static_cast<int>(reader.get_int_or("timeout_ms", 1, 3'600'000, 10000));
+  config.clock_seconds = reader.get_double_or("clock", 0.01, 86'400, 0.0);
+  config.openings = reader.get_int_or("openings", 0, 1, 0) == 1;
   if (reader.has("name")) config.name = reader.get_string("name", "name=myengine");
   reader.finish();
   return config;
@@ -559,10 +577,25 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
   // it moves again: DVONN's White after the last placement).
   constexpr int kMaxPlies = 8;
   std::vector<std::string> messages;
-  const auto initial = state.game().initial_state();
-  const GameState& from = session->known ? *session->known : *initial;
+  // Where the program's game starts: the initial position, or the opening it hears first.
+  auto start = state.game().initial_state();
+  if (!session->known) {
+    std::vector<Action> opening;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = openings_.find(game_id);
+      if (it != openings_.end()) opening = it->second;
+    }
+    std::string line = "Opening";
+    for (Action a : opening) {
+      line += " " + start->action_to_string(a);
+      start->apply(a);
+    }
+    if (!opening.empty()) messages.push_back(line);
+  }
+  const GameState& from = session->known ? *session->known : *start;
   const int plies = state.ply() - from.ply();
-  if (!session->known && state.ply() == 0 && state.to_string() == initial->to_string()) {
+  if (!session->known && state.ply() == start->ply() && state.to_string() == start->to_string()) {
     messages.push_back("Start");
   } else if (plies < 0 || plies > kMaxPlies ||
              !moves_between(from, state, state.current_player(), plies, messages)) {
@@ -572,15 +605,35 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
   }
   const std::string after = messages.empty() ? "its own move" : join(messages);
 
-  // A program that stopped reading may still have answered: the answer decides.
+  // A program that stopped reading may still have answered: the answer decides. The move's time
+  // runs from here; on a clock, the first move's from the moment the program has read its first
+  // lines (its start-up is not charged).
+  const bool first_move = !session->known;
+  const auto sent = Clock::now();
   for (const auto& message : messages)
     if (!session->process.write_line(message)) break;
   std::string line;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
-  switch (session->process.read_line(deadline, line)) {
+  auto deadline = sent + std::chrono::milliseconds(config_.timeout_ms);
+  if (first_move && config_.clock_seconds > 0) session->process.wait_until_read(deadline);
+  const auto move_start = first_move && config_.clock_seconds > 0 ? Clock::now() : sent;
+  bool clock_binds = false;
+  if (config_.clock_seconds > 0) {
+    const auto clock_end =
+        move_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                         config_.clock_seconds + kTimeGrace - session->used));
+    clock_binds = clock_end < deadline;
+    if (clock_binds) deadline = clock_end;
+  }
+  const ChildProcess::Read read = session->process.read_line(deadline, line);
+  session->used += std::chrono::duration<double>(Clock::now() - move_start).count();
+  switch (read) {
     case ChildProcess::Read::kLine:
       break;
     case ChildProcess::Read::kTimeout:
+      if (clock_binds)
+        forfeit("time: the program's moves took more than its clock of " +
+                format_number(config_.clock_seconds) + " s (+" + format_number(kTimeGrace) +
+                " s grace), no move after " + after);
       forfeit("timeout: no move within " + std::to_string(config_.timeout_ms) + " ms after " +
               after);
       break;
@@ -606,10 +659,17 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
   return action;
 }
 
+void ExternalPlayer::game_started(int game_id, const std::vector<Action>& opening) {
+  if (!config_.openings) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  openings_[game_id] = opening;
+}
+
 void ExternalPlayer::game_ended(int game_id) noexcept {
   std::vector<std::unique_ptr<Session>> ended;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    openings_.erase(game_id);
     for (auto it = sessions_.lower_bound({game_id, -1});
          it != sessions_.end() && it->first.first == game_id;) {
       ended.push_back(std::move(it->second));

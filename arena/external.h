@@ -4,9 +4,24 @@
 //   external:cmd="./build/bin/oppidum engine --game mg --player alphabeta:depth=2",timeout_ms=5000
 //
 // Keys: cmd (required; run by /bin/sh -c), protocol (only `codecup`, the default), timeout_ms (the
-// time the program has for each move, 1..3600000, default 10000), name (the player's name in
-// results and records; default the command with its whitespace runs replaced by `_`). The
-// canonical spec is `external:<name>`: a label without whitespace, not a spec to parse again.
+// time the program has for each move, 1..3600000, default 10000), clock (seconds, 0.01..86400:
+// the program's clock for a whole game, as the CodeCup kept it; default none), openings (1: the
+// program reads the Opening line, so a match may start it from any opening; default 0), name
+// (the player's name in results and records; default the command with its whitespace runs
+// replaced by `_`). The canonical spec is `external:<name>`: a label without whitespace, not a
+// spec to parse again.
+//
+// Clock (clock=S): the referee charges the program, per game, the time from its line(s) to the
+// program to the program's answer, for every move; for its first move, from the moment the
+// program has read its first lines (its input pipe is empty: FIONREAD), so its start-up is not
+// charged; a program whose moves of a game take more than S + kTimeGrace (arena/time_control.h)
+// loses on time (`time: ...`) as soon as that time is out. timeout_ms still bounds every move.
+//
+// Openings (openings=1): before its first move of a game that does not start from the initial
+// position, the program reads one line `Opening <move> <move> ...` (the opening's moves from the
+// initial position, docs/FORMATS.md "Engine protocol"), then what it would read at that point of
+// a game: `Start` when it is to move in the opening's position, else the opponent's moves since.
+// Without it such games cannot be set up (needs_initial_position).
 //
 // Sessions. The player keeps one session per game in progress and per side, keyed by the game id
 // of Player::choose_move_in_game (so the two games of a pair running side by side, or the games of
@@ -49,8 +64,9 @@
 // killed with SIGKILL cannot end anything; then each keeper, once its program has ended (programs
 // end at the end of their input), kills its process group, and what left the group stays.
 //
-// Games from a position other than the initial one cannot be set up over the protocol, so
-// needs_initial_position() is true (a match then plays without random openings).
+// Games from a position other than the initial one cannot be set up over the plain protocol, so
+// needs_initial_position() is true without openings=1 (a match then plays without random
+// openings).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +75,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "arena/player.h"
 #include "arena/spec.h"
@@ -70,6 +87,8 @@ struct ExternalConfig {
   std::string command;     // run by /bin/sh -c
   std::string name;        // empty: derived from the command
   int timeout_ms = 10000;  // per move, from sending the opponent's move (or Start) to the answer
+  double clock_seconds = 0;  // per game (0: no clock)
+  bool openings = false;     // the program reads the Opening line
 };
 
 // Makes the config of an `external:` spec (its keys read from `spec`); throws PlayerSpecError.
@@ -97,7 +116,9 @@ class ExternalPlayer final : public Player {
   // position by one move.
   Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) override;
   void game_ended(int game_id) noexcept override;
-  bool needs_initial_position() const override { return true; }
+  bool needs_initial_position() const override { return !config_.openings; }
+  // Keeps the opening of the game for the Opening line (openings=1; else nothing).
+  void game_started(int game_id, const std::vector<Action>& opening) override;
 
   const ExternalConfig& config() const { return config_; }
 
@@ -107,6 +128,7 @@ class ExternalPlayer final : public Player {
   ExternalConfig config_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, std::unique_ptr<Session>> sessions_;  // by (game id, side)
+  std::map<int, std::vector<Action>> openings_;  // openings=1: by game id, until its end
 };
 
 }  // namespace oppidum::arena

@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -25,6 +26,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kStopPoll = std::chrono::milliseconds(10);  // how often MatchHooks::stop is read
+constexpr const char* kTimeForfeit = "time: ";  // how a loss on time's reason begins
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -89,10 +91,12 @@ class MatchState {
     }
   }
 
-  void add_time(int side, std::int64_t moves, double seconds) {
+  void add_time(int side, std::int64_t moves, double seconds, double max_move) {
     std::lock_guard<std::mutex> lock(mutex_);
-    status_.time[static_cast<std::size_t>(side)].moves += moves;
-    status_.time[static_cast<std::size_t>(side)].seconds += seconds;
+    SideTime& time = status_.time[static_cast<std::size_t>(side)];
+    time.moves += moves;
+    time.seconds += seconds;
+    time.max_move = std::max(time.max_move, max_move);
   }
 
   void fail(std::exception_ptr error) {
@@ -119,11 +123,15 @@ class MatchState {
       else ++status_.draws;
       if (game->adjudicated) ++status_.adjudicated;
       if (!game->forfeit.empty()) {
+        const int loser = game->score_a() < 0.5 ? 0 : 1;
         ++status_.forfeits;
+        ++status_.forfeits_by[static_cast<std::size_t>(loser)];
+        if (game->forfeit.rfind(kTimeForfeit, 0) == 0)
+          ++status_.time_losses[static_cast<std::size_t>(loser)];
         status_.forfeit_lines.push_back("game " + std::to_string(game->index) + ": " +
-                                        (game->score_a() < 0.5 ? "A" : "B") +
-                                        " forfeits: " + game->forfeit);
+                                        (loser == 0 ? "A" : "B") + " forfeits: " + game->forfeit);
       }
+      if (distinct_.insert(game->moves).second) ++status_.distinct_games;
       if (hooks_.on_game) hooks_.on_game(*game);
     }
     status_.games_counted += 2;
@@ -142,6 +150,7 @@ class MatchState {
   std::mutex mutex_;
   MatchStatus status_;
   std::vector<std::optional<GameRecord>> finished_;  // by game index, until counted
+  std::set<std::vector<Action>> distinct_;            // the counted games' moves
   int counted_pairs_ = 0;
   const MatchHooks& hooks_;
   Clock::time_point start_;
@@ -191,7 +200,8 @@ class ChunkDriver final : public mcts::GameDriver {
               MatchState& state)
       : game_(game), players_(players), config_(config), opening_plies_(opening_plies),
         first_game_(2 * first_pair), state_(state), direct_(direct),
-        games_(static_cast<std::size_t>(num_games)) {}
+        games_(static_cast<std::size_t>(num_games)),
+        time_{players[0]->time_control(), players[1]->time_control()} {}
 
   // Games that never finished (the match stopped, or an exception) end here for the players.
   ~ChunkDriver() override {
@@ -204,9 +214,12 @@ class ChunkDriver final : public mcts::GameDriver {
     games_[static_cast<std::size_t>(index)].started = true;
     mcts::GameSetup setup;
     auto state = game_.initial_state();
-    for (Action a : make_opening(game_, opening_plies_, config_.seed, g / 2)) state->apply(a);
+    const std::vector<Action> opening = make_opening(game_, opening_plies_, config_.seed, g / 2);
+    for (Action a : opening) state->apply(a);
     setup.start = std::move(state);
     setup.agents = a_first(g) ? std::array<int, 2>{0, 1} : std::array<int, 2>{1, 0};
+    players_[0]->game_started(g, opening);
+    if (players_[1] != players_[0]) players_[1]->game_started(g, opening);
     return setup;
   }
 
@@ -232,14 +245,36 @@ class ChunkDriver final : public mcts::GameDriver {
         config_.seed, kMoveStream,
         (static_cast<std::uint64_t>(g) << 20) + static_cast<std::uint64_t>(state.ply()));
     Action action = search.action;
+    const auto s = static_cast<std::size_t>(side);
     try {
-      action = players_[static_cast<std::size_t>(side)]->choose_move_in_game(g, state, seed);
+      action = players_[s]->choose_move_in_game(g, state, seed);
     } catch (const Forfeit& forfeit) {
       progress.forfeit_side = side;
       progress.forfeit_reason = forfeit.what();
       --progress.moves;
     }
-    direct_seconds_[static_cast<std::size_t>(side)] += seconds_since(start);
+    const double seconds = seconds_since(start);
+    direct_seconds_[s] += seconds;
+    direct_max_[s] = std::max(direct_max_[s], seconds);
+    progress.used[s] += seconds;
+    if (progress.forfeit_side < 0) {
+      char reason[160];
+      reason[0] = '\0';
+      const TimeControl& time = time_[s];
+      if (time.move_ms > 0 && seconds > time.move_limit_seconds())
+        std::snprintf(reason, sizeof reason, "%sthe move took %.3f s of %d ms (+%.2f s grace)",
+                      kTimeForfeit, seconds, time.move_ms, kTimeGrace);
+      else if (time.clock_seconds > 0 && progress.used[s] > time.game_limit_seconds())
+        std::snprintf(reason, sizeof reason,
+                      "%sthe moves took %.3f s of a %s s clock (+%.2f s grace)", kTimeForfeit,
+                      progress.used[s], format_number(time.clock_seconds).c_str(), kTimeGrace);
+      if (reason[0] != '\0') {
+        progress.forfeit_side = side;
+        progress.forfeit_reason =
+            std::string(reason) + " (ply " + std::to_string(state.ply()) + ")";
+        --progress.moves;
+      }
+    }
     return action;
   }
 
@@ -271,6 +306,7 @@ class ChunkDriver final : public mcts::GameDriver {
 
   bool direct(int side) const { return direct_[static_cast<std::size_t>(side)]; }
   double direct_seconds(int side) const { return direct_seconds_[static_cast<std::size_t>(side)]; }
+  double direct_max(int side) const { return direct_max_[static_cast<std::size_t>(side)]; }
   std::int64_t moves(int side) const { return moves_[static_cast<std::size_t>(side)]; }
 
  private:
@@ -281,6 +317,7 @@ class ChunkDriver final : public mcts::GameDriver {
     int moves = 0;            // moves played (before a forfeit)
     int forfeit_side = -1;    // 0: A, 1: B
     std::string forfeit_reason;
+    std::array<double, 2> used{};  // seconds of A's and B's moves (direct players)
   };
 
   static bool a_first(int game_index) { return game_index % 2 == 0; }
@@ -299,7 +336,9 @@ class ChunkDriver final : public mcts::GameDriver {
   MatchState& state_;
   std::array<bool, 2> direct_{};
   std::vector<Progress> games_;  // by index in the chunk
+  std::array<TimeControl, 2> time_;
   std::array<double, 2> direct_seconds_{};
+  std::array<double, 2> direct_max_{};
   std::array<std::int64_t, 2> moves_{};
 };
 
@@ -356,7 +395,7 @@ void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchCon
                                                 : 0.5;
       seconds = std::max(0.0, search_time) * share;
     }
-    state.add_time(side, driver.moves(side), seconds);
+    state.add_time(side, driver.moves(side), seconds, driver.direct_max(side));
   }
 }
 
@@ -406,12 +445,17 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
   const int num_pairs = (config.games + 1) / 2;
   int opening_plies =
       config.opening_plies >= 0 ? config.opening_plies : game.default_opening_plies();
+  std::string openings_note;
   for (const Player* p : {&a, &b}) {
     if (!p->needs_initial_position()) continue;
     if (config.opening_plies > 0)
       throw std::invalid_argument("match: " + p->spec() +
-                                  " plays only from the initial position (the engine protocol "
-                                  "cannot set up a position), so the openings must have 0 plies");
+                                  " plays only from the initial position (an external program "
+                                  "without openings=1 cannot be given a position), so the "
+                                  "openings must have 0 plies");
+    if (opening_plies > 0 && openings_note.empty())
+      openings_note = p->spec() + " plays only from the initial position (give an external "
+                      "program that reads the Opening line openings=1)";
     opening_plies = 0;
   }
   make_opening(game, opening_plies, config.seed, 0);  // fails early for an impossible length
@@ -426,6 +470,7 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
   status.seed = config.seed;
   status.games_cap = 2 * num_pairs;
   status.opening_plies = opening_plies;
+  status.openings_note = openings_note;
   status.elo = estimate_elo(pentanomial({}));
   MatchState state(status, num_pairs, hooks);
 
@@ -474,8 +519,6 @@ std::string describe_verdict(const MatchStatus& status) {
   return "no decision after " + std::to_string(status.games_counted) + " games (the cap)";
 }
 
-namespace {
-
 std::string format_seconds(double seconds) {
   char buffer[32];
   if (seconds < 1e-3) std::snprintf(buffer, sizeof buffer, "%.1f us", seconds * 1e6);
@@ -484,7 +527,48 @@ std::string format_seconds(double seconds) {
   return buffer;
 }
 
-}  // namespace
+std::string format_gauntlet_table(const std::vector<MatchStatus>& matches) {
+  std::ostringstream out;
+  if (matches.empty()) return "gauntlet: no match played\n";
+  out << "gauntlet: " << matches.front().a << " on " << matches.front().game << ", seed "
+      << matches.front().seed << "; W/D/L, score and Elo from its view; time per move: mean "
+      << "(longest)\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"opponent", "games", "+W =D -L", "score", "Elo [95%]", "time (player)", "time (opponent)",
+       "forfeits p/o (time)", "distinct"}};
+  auto time_text = [](const SideTime& t) {
+    return format_seconds(t.per_move()) +
+           (t.max_move > 0 ? " (" + format_seconds(t.max_move) + ")" : std::string());
+  };
+  for (const MatchStatus& m : matches) {
+    char score[32];
+    std::snprintf(score, sizeof score, "%.1f%%", 100.0 * m.elo.score);
+    rows.push_back(
+        {m.b + (m.stopped ? " (stopped)" : ""), std::to_string(m.games_counted),
+         "+" + std::to_string(m.wins) + " =" + std::to_string(m.draws) + " -" +
+             std::to_string(m.losses),
+         score,
+         format_elo(m.elo.elo) + " [" + format_elo(m.elo.elo_low) + ", " +
+             format_elo(m.elo.elo_high) + "]",
+         time_text(m.time[0]), time_text(m.time[1]),
+         std::to_string(m.forfeits_by[0]) + "/" + std::to_string(m.forfeits_by[1]) + " (" +
+             std::to_string(m.time_losses[0]) + "/" + std::to_string(m.time_losses[1]) + ")",
+         std::to_string(m.distinct_games) + "/" + std::to_string(m.games_counted)});
+  }
+  std::vector<std::size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c)
+      line += row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 2, ' ') : "");
+    out << line << '\n';
+  }
+  for (const MatchStatus& m : matches)
+    if (!m.openings_note.empty())
+      out << "openings vs " << m.b << ": none, since " << m.openings_note << '\n';
+  return out.str();
+}
 
 std::string format_progress(const MatchStatus& s) {
   char buffer[256];
@@ -512,8 +596,13 @@ std::string format_match_report(const MatchStatus& s) {
                 s.draws, s.losses, 100.0 * s.elo.score);
   out << buffer;
   if (s.adjudicated > 0) out << "  (" << s.adjudicated << " draws by the ply limit)";
-  if (s.forfeits > 0) out << "  (" << s.forfeits << " lost by forfeit)";
+  if (s.forfeits > 0)
+    out << "  (" << s.forfeits << " lost by forfeit: A " << s.forfeits_by[0] << ", B "
+        << s.forfeits_by[1] << "; on time: A " << s.time_losses[0] << ", B " << s.time_losses[1]
+        << ")";
   out << '\n';
+  out << "distinct games: " << s.distinct_games << " of " << s.games_counted << '\n';
+  if (!s.openings_note.empty()) out << "openings: none, since " << s.openings_note << '\n';
   constexpr std::size_t kShownForfeits = 10;
   for (std::size_t i = 0; i < s.forfeit_lines.size() && i < kShownForfeits; ++i)
     out << "forfeit: " << s.forfeit_lines[i] << '\n';
@@ -531,9 +620,13 @@ std::string format_match_report(const MatchStatus& s) {
   if (s.stopped)
     out << "stopped: the match was stopped after " << s.games_counted << " of up to " << s.games_cap
         << " games; the games in progress were abandoned\n";
-  out << "time per move: A " << format_seconds(s.time[0].per_move()) << " (" << s.time[0].moves
-      << " moves), B " << format_seconds(s.time[1].per_move()) << " (" << s.time[1].moves
-      << " moves); wall " << format_seconds(s.seconds) << '\n';
+  auto side_time = [](const SideTime& t) {
+    std::string text = format_seconds(t.per_move());
+    if (t.max_move > 0) text += ", max " + format_seconds(t.max_move);
+    return text + " (" + std::to_string(t.moves) + " moves)";
+  };
+  out << "time per move: A " << side_time(s.time[0]) << ", B " << side_time(s.time[1]) << "; wall "
+      << format_seconds(s.seconds) << '\n';
   return out.str();
 }
 

@@ -40,13 +40,23 @@
 // asked again.) Every game's end, forfeited, finished or abandoned, reaches both players'
 // game_ended with the game index as its id.
 //
-// Openings: a player that needs the initial position (an external program) makes the match play
-// without random openings (opening_plies -1 becomes 0; a positive value is refused), so its pairs
-// differ only by the colours.
+// Openings: before a game's first move both players hear its opening (Player::game_started), so
+// an external program that speaks the Opening line (arena/external.h, `openings=1`) starts from
+// it. A player that needs the initial position (an external program without it) makes the match
+// play without random openings (opening_plies -1 becomes 0; a positive value is refused), so its
+// pairs differ only by the colours; the report says so. Every report counts the distinct games
+// (distinct move sequences, openings included) among the counted ones.
 //
-// Time per move: a direct player's time is measured around choose_move; a search player's is the
-// rest of the runner's wall time (search and evaluation), split between two search players in
-// proportion to the time spent in their evaluators.
+// Time per move: a direct player's time is measured around choose_move (its mean and its
+// longest move are reported); a search player's is the rest of the runner's wall time (search
+// and evaluation), split between two search players in proportion to the time spent in their
+// evaluators (its longest move is not known).
+//
+// Losing on time: a direct player with a time control (Player::time_control; timed uct, net and
+// alphabeta) loses a game on time when one move took longer than its ms= + kTimeGrace, or its
+// moves of the game together longer than its clock= + kTimeGrace (arena/time_control.h). The
+// game is then a forfeit (`time: ...`), counted and reported like the others. External programs
+// are held to their clock by their referee (arena/external.h).
 #pragma once
 
 #include <array>
@@ -101,6 +111,7 @@ struct GameRecord {
 struct SideTime {
   std::int64_t moves = 0;
   double seconds = 0.0;
+  double max_move = 0.0;  // the longest move's seconds (direct players; 0: not measured)
   double per_move() const { return moves > 0 ? seconds / static_cast<double>(moves) : 0.0; }
 };
 
@@ -111,6 +122,11 @@ struct MatchStatus {
   int wins = 0, draws = 0, losses = 0;  // from A's view
   int adjudicated = 0;             // counted draws by the ply limit
   int forfeits = 0;                // counted games lost by forfeit
+  std::array<int, 2> forfeits_by{};  // of which A, B lost (time losses included)
+  std::array<int, 2> time_losses{};  // counted games A, B lost on time
+  int distinct_games = 0;          // distinct move sequences among the counted games
+  // Why the openings are the initial position although random ones were asked for; empty else.
+  std::string openings_note;
   // One line per counted forfeit, in game order: "game 3: B forfeits: timeout: ...".
   std::vector<std::string> forfeit_lines;
   std::array<int, 5> pairs{};      // pairs where A scored 0, 1/2, 1, 3/2, 2 points
@@ -150,5 +166,12 @@ std::string format_match_report(const MatchStatus& status);
 std::string format_progress(const MatchStatus& status);
 // "H1 accepted (elo >= 20)" etc.
 std::string describe_verdict(const MatchStatus& status);
+// "850.0 us", "52.1 ms", "1.25 s".
+std::string format_seconds(double seconds);
+// One table of a gauntlet: the matches of one player (A in each) against a list of opponents (B),
+// a row per match: games, W/D/L and score from the player's view, Elo with its 95% interval, the
+// mean and longest time per move of each side, forfeits (of which on time) of each side, and the
+// distinct games.
+std::string format_gauntlet_table(const std::vector<MatchStatus>& matches);
 
 }  // namespace oppidum::arena

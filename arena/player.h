@@ -13,23 +13,30 @@
 //                                  (default) or gumbel (without Gumbel noise); the network comes
 //                                  from a factory the app passes in (arena/ never sees model/)
 //   human                          a person at the terminal (arena/players.h)
-//   external:cmd="PROGRAM"[,protocol=codecup,timeout_ms=T,name=N]  another program speaking the
-//                                  engine line protocol, one process per game (arena/external.h)
+//   external:cmd="PROGRAM"[,protocol=codecup,timeout_ms=T,clock=S,openings=1,name=N]  another
+//                                  program speaking the engine line protocol, one process per
+//                                  game (arena/external.h)
+// Time controls (arena/time_control.h): uct, net and alphabeta also take `ms=T` (milliseconds
+// per move) or `clock=S` (seconds per game, spent by a documented rule); sims= and depth= are
+// then optional maxima (uct:ms=80, net:checkpoint=PATH,clock=5, alphabeta:clock=5). A Gumbel
+// root needs sims= and no time key.
 //
 // Two kinds of players, one interface:
-// - Search players (uct, net) expose a `SearchAgent` (an evaluator and search settings). A match
-//   runs them through mcts::GameRunner, so many games share one thread and their leaf evaluations
-//   go to the evaluator in batches, and each agent keeps its own tree across the moves of a game.
-// - Direct players (random, alphabeta, classic, human, external) only choose a move from a
-//   position.
-// Players that keep something per game (an external program: one process per game; the classical
-// engine: its transposition table) see the game through choose_move_in_game and game_ended; the
-// others ignore both.
+// - Untimed search players (uct, net) expose a `SearchAgent` (an evaluator and search
+//   settings). A match runs them through mcts::GameRunner, so many games share one thread and
+//   their leaf evaluations go to the evaluator in batches, and each agent keeps its own tree
+//   across the moves of a game.
+// - Direct players (random, alphabeta, classic, human, external, and timed uct and net) only
+//   choose a move from a position.
+// Players that keep something per game (an external program: one process per game; a timed
+// player: its clock, and a timed search its tree; the classical engine: its transposition table)
+// see the game through choose_move_in_game and game_ended; the others ignore both.
 // Every player also answers `choose_move` (a search player runs one fresh search), which is how
 // `oppidum play` and any sequential loop use them.
 //
 // Randomness: `choose_move` and `search_agent` take a seed and draw nothing else, so a player is a
-// pure function of (position, seed) apart from a human's input. Players other than `human` are
+// pure function of (position, seed) apart from a human's input and a time control (a timed search
+// goes as far as the machine gets by its deadline). Players other than `human` are
 // safe to share between threads (an external player as long as every game in progress has its own
 // id).
 #pragma once
@@ -41,8 +48,10 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "arena/spec.h"
+#include "arena/time_control.h"
 #include "games/game.h"
 #include "mcts/evaluator.h"
 #include "mcts/search.h"
@@ -92,8 +101,27 @@ class Player {
   // Must not throw.
   virtual void game_ended(int game_id) noexcept { (void)game_id; }
   // True when the player can only play games from the game's initial position (an external
-  // program: the protocol cannot set up a position). A match then plays no random openings.
+  // program without the Opening line: the protocol cannot set up a position). A match then plays
+  // no random openings.
   virtual bool needs_initial_position() const { return false; }
+  // Before the first move of game `game_id`, a match tells the players the opening it starts
+  // from: the moves from the game's initial position (empty: the initial position itself). An
+  // external program that speaks the Opening line hears it; others ignore it.
+  virtual void game_started(int game_id, const std::vector<Action>& opening) {
+    (void)game_id;
+    (void)opening;
+  }
+  // The player's time control (arena/time_control.h): a match checks a direct player's moves
+  // against it (losing on time). Untimed players, and external programs (whose referee keeps
+  // their clock), give none.
+  virtual TimeControl time_control() const { return {}; }
+  // Time the caller's clock counted against this player in game `game_id` outside its moves
+  // (`oppidum engine`: the program's start, which the protocol's clock sees); a player on a game
+  // clock takes it off that clock, the others ignore it.
+  virtual void charge_time(int game_id, double seconds) {
+    (void)game_id;
+    (void)seconds;
+  }
 
   // True for players that read from a person; a match refuses them.
   virtual bool interactive() const { return false; }
@@ -110,14 +138,17 @@ using NetEvaluatorFactory =
 
 struct PlayerOptions {
   NetEvaluatorFactory net_factory;  // empty: `net:` specs are refused with a clear error
+  // A time control for a searching player (uct, net, alphabeta) whose spec has no time key
+  // (`oppidum engine --time`, `gauntlet --clock`); the other players ignore it.
+  TimeControl default_time;
   std::istream* human_in = nullptr;   // the `human` player reads moves here (default std::cin)
   std::ostream* human_out = nullptr;  // and draws the board here (default std::cout)
 };
 
 // The players a spec can name, for error messages and --help.
 inline constexpr const char* kPlayerList =
-    "random, uct:sims=N, alphabeta:depth=N, classic:ms=N, net:checkpoint=PATH,sims=N, human, "
-    "external:cmd=\"PROGRAM\"";
+    "random, uct:sims=N, alphabeta:depth=N, classic:ms=N, net:checkpoint=PATH,sims=N (each also "
+    "with ms=T or clock=S instead of or beside sims/depth), human, external:cmd=\"PROGRAM\"";
 
 // Makes the player named by `spec` for `game`; throws PlayerSpecError saying what is wrong with the
 // spec (unknown player, unknown key, value out of range, no network factory for `net:`).

@@ -42,6 +42,7 @@ class SpecReader {
   SpecReader(PlayerSpec spec, std::vector<std::string> known_keys);
 
   bool has(const std::string& key) const;
+  const std::string& name() const { return spec_.name; }
   // Throws PlayerSpecError when the key is missing (naming an example), not an integer, or outside
   // [min, max].
   std::int64_t get_int(const std::string& key, std::int64_t min, std::int64_t max,

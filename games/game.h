@@ -211,6 +211,14 @@ class Game {
   virtual std::unique_ptr<GameState> parse_state(std::string_view text) const = 0;
   // A generous bound on game length in plies, for buffers and draw adjudication.
   virtual int max_game_length() const = 0;
+  // What a game clock's time management needs (arena/time_control.h): about how many plies a
+  // game between good players lasts, and the ply where a phase starts whose first moves deserve
+  // more thought (-1: none; DVONN: 49, White's first move after the placement).
+  struct ClockFacts {
+    int typical_plies = 60;
+    int phase_start_ply = -1;
+  };
+  virtual ClockFacts clock_facts() const = 0;
 
   // What the rest of the program says about a game, from the game itself (never from its name):
   // for people, "Murus Gallicus", "DVONN".

@@ -162,7 +162,9 @@ void SearchTree::prepare_root() {
 bool SearchTree::search_finished() const {
   const Node& root = node(kRoot);
   return !searching_ || root.proven != Proven::kUnknown ||
-         (root.expanded() && simulations_done_ >= simulations_target_);
+         (root.expanded() && (simulations_done_ >= simulations_target_ ||
+                              (deadline_ != std::chrono::steady_clock::time_point::max() &&
+                               std::chrono::steady_clock::now() >= deadline_)));
 }
 
 const PendingLeaf* SearchTree::select_leaf() {
@@ -577,6 +579,28 @@ SearchResult SearchTree::run(Evaluator& evaluator, int simulations) {
     evaluator.evaluate(&request, 1, &evaluation);
     receive(evaluation);
   }
+  return result();
+}
+
+SearchResult SearchTree::run_until(Evaluator& evaluator,
+                                   std::chrono::steady_clock::time_point deadline,
+                                   int max_simulations) {
+  require(config_.root == RootPolicy::kPuct,
+          "run_until needs a PUCT root (a Gumbel search plans its simulations in advance)");
+  start_search(max_simulations);
+  deadline_ = deadline;  // search_finished() reads it, once per simulation
+  EvalResult evaluation;
+  try {
+    while (const PendingLeaf* leaf = select_leaf()) {
+      const EvalRequest request = leaf->request();
+      evaluator.evaluate(&request, 1, &evaluation);
+      receive(evaluation);
+    }
+  } catch (...) {
+    deadline_ = std::chrono::steady_clock::time_point::max();
+    throw;
+  }
+  deadline_ = std::chrono::steady_clock::time_point::max();
   return result();
 }
 

@@ -59,6 +59,7 @@
 // through copy_from, and the scratch buffers live in the tree.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -164,7 +165,8 @@ class SearchTree {
   // Backs up the evaluation of the pending leaf. Throws std::logic_error with no leaf pending or
   // when the priors do not match its legal actions; priors are renormalised, the value clamped.
   void receive(const EvalResult& evaluation);
-  // True once the search's simulations are done or the root is proven.
+  // True once the search's simulations are done or the root is proven (or, in run_until, its
+  // deadline has passed and the root is evaluated).
   bool search_finished() const;
 
   // The statistics of the current root and the chosen move (consumes randomness when the
@@ -172,6 +174,13 @@ class SearchTree {
   SearchResult result();
   // start_search + select/evaluate/receive with batches of one + result().
   SearchResult run(Evaluator& evaluator, int simulations);
+  // run() to a deadline (steady clock): simulations until `deadline`, `max_simulations` or a
+  // proven root, with at least one evaluation (the root's on a fresh tree). The clock is read
+  // before every simulation (also those that end at a terminal or proven node without an
+  // evaluation), so the search ends within one simulation of the deadline. A PUCT root only (a
+  // Gumbel root plans its simulations in advance): std::logic_error otherwise.
+  SearchResult run_until(Evaluator& evaluator, std::chrono::steady_clock::time_point deadline,
+                         int max_simulations);
 
   // Plays `action` at the root and keeps its subtree. Throws std::logic_error if it is illegal
   // or a leaf is pending. Ends any search in progress.
@@ -248,6 +257,8 @@ class SearchTree {
   bool noise_enabled_ = true;  // this search may add root noise
   int simulations_target_ = 0;
   int simulations_done_ = 0;
+  // run_until's deadline while it runs (max: none).
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 }  // namespace oppidum::mcts

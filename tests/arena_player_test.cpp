@@ -43,12 +43,13 @@ TEST(PlayerSpecTest, ParsesNameAndKeys) {
 TEST(PlayerSpecTest, FactoryExplainsBadSpecs) {
   EXPECT_EQ(spec_error("foo"),
             "unknown player 'foo'; players: random, uct:sims=N, alphabeta:depth=N, classic:ms=N, "
-            "net:checkpoint=PATH,sims=N, human, external:cmd=\"PROGRAM\"");
+            "net:checkpoint=PATH,sims=N (each also with ms=T or clock=S instead of or beside "
+            "sims/depth), human, external:cmd=\"PROGRAM\"");
   EXPECT_EQ(spec_error("uct:sims=-3"), "uct: sims must be 1..10000000, got -3");
   EXPECT_EQ(spec_error("uct:sims=abc"), "uct: sims must be an integer 1..10000000, got 'abc'");
   EXPECT_EQ(spec_error("uct"), "uct: sims is required (e.g. uct:sims=1000)");
   EXPECT_EQ(spec_error("uct:sims=10,foo=1"),
-            "uct: unknown key 'foo'; keys: sims, cpuct, rollouts");
+            "uct: unknown key 'foo'; keys: sims, cpuct, rollouts, ms, clock");
   EXPECT_EQ(spec_error("alphabeta:depth=0"), "alphabeta: depth must be 1..12, got 0");
   EXPECT_EQ(spec_error("random:depth=2"), "random: unknown key 'depth'; random takes no keys");
   EXPECT_NE(spec_error("net:checkpoint=a.pt,sims=10").find("without network support"),

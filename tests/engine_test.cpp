@@ -155,6 +155,53 @@ TEST(EngineTest, RunEngineAnswersMovesAndStopsAtQuit) {
   }
 }
 
+// The Opening line: the moves set up a position, then Start or a move says the engine's side.
+TEST(EngineTest, OpeningLineSetsUpThePosition) {
+  RandomPlayer random;
+  for (const Game* game : {&mg(), &dvonn()}) {
+    auto state = game->initial_state();
+    std::string opening = "Opening";
+    ActionList legal;
+    for (int i = 0; i < 3; ++i) {
+      state->legal_actions(legal);
+      opening += " " + state->action_to_string(legal[i % legal.size()]);
+      state->apply(legal[i % legal.size()]);
+    }
+    std::istringstream first(opening + "\nStart\nQuit\n");
+    std::ostringstream out;
+    run_engine(*game, random, first, out, 1);
+    auto lines = lines_of(out.str());
+    ASSERT_EQ(lines.size(), 1u) << out.str();
+    EXPECT_NO_THROW(state->parse_action(lines[0])) << "the engine moves in the opening's position";
+
+    // Now the engine is the other side: the opponent's move comes first.
+    state->legal_actions(legal);
+    const std::string move = state->action_to_string(legal[0]);
+    state->apply(legal[0]);
+    std::istringstream second(opening + "\n" + move + "\nQuit\n");
+    std::ostringstream answer;
+    run_engine(*game, random, second, answer, 1);
+    lines = lines_of(answer.str());
+    ASSERT_EQ(lines.size(), 1u) << answer.str();
+    EXPECT_NO_THROW(state->parse_action(lines[0]));
+  }
+  std::ostringstream ignored;
+  std::istringstream late("Start\nOpening c1-c3\n");
+  EXPECT_THROW(run_engine(mg(), random, late, ignored, 1), EngineError);
+  ActionList legal;
+  const auto start = mg().initial_state();
+  start->legal_actions(legal);
+  std::istringstream bad("Opening " + start->action_to_string(legal[0]) + " a1-a5\n");
+  try {
+    run_engine(mg(), random, bad, ignored, 1);
+    ADD_FAILURE() << "an illegal opening was accepted";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("the opening's move 'a1-a5' is not playable"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(EngineTest, BinaryAnswersStartWithOneLegalMove) {
   for (const Game* game : {&mg(), &dvonn()}) {
     const CommandResult r =
@@ -304,6 +351,33 @@ TEST(ExternalMatchTest, OpeningsAreRefused) {
   EXPECT_THROW(run_match(mg(), *a, b, config), std::invalid_argument);
 }
 
+// openings=1: the program hears each pair's opening, so deterministic players play as many
+// different games as there are openings; without it, one game again and again, and the report
+// says why.
+TEST(ExternalMatchTest, OpeningsReachAProgramThatReadsTheOpeningLine) {
+  for (const Game* game : {&mg(), &dvonn()}) {
+    const std::string cmd = engine_cmd(game->name(), "alphabeta:depth=1");
+    auto with = make_player(*game, "external:cmd=\"" + cmd + "\",openings=1");
+    auto without = make_player(*game, "external:cmd=\"" + cmd + "\"");
+    auto local = make_player(*game, "alphabeta:depth=1");
+    MatchConfig config;
+    config.games = 6;
+    config.threads = 2;
+    const MatchStatus diverse = run_match(*game, *with, *local, config);
+    EXPECT_EQ(diverse.forfeits, 0) << format_match_report(diverse);
+    EXPECT_EQ(diverse.opening_plies, game->default_opening_plies());
+    EXPECT_EQ(diverse.distinct_games, 3) << "three openings, both colours the same program";
+    EXPECT_TRUE(diverse.openings_note.empty());
+    const MatchStatus same = run_match(*game, *without, *local, config);
+    EXPECT_EQ(same.forfeits, 0) << format_match_report(same);
+    EXPECT_EQ(same.opening_plies, 0);
+    EXPECT_EQ(same.distinct_games, 1);
+    EXPECT_NE(format_match_report(same).find("openings: none, since external:"),
+              std::string::npos)
+        << format_match_report(same);
+  }
+}
+
 TEST(ExternalMatchTest, ArenaPlaysTwoEnginesAgainstEachOther) {
   for (const std::string game : {"mg", "dvonn"}) {
     const std::string a = "'external:cmd=\"" + engine_cmd(game, "random --seed 1") + "\"'";
@@ -331,7 +405,7 @@ TEST(ExternalMatchTest, ArenaReportsAForfeit) {
                               "");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("result (A's view): +2 =0 -0"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("(2 lost by forfeit)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(2 lost by forfeit: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("forfeit: game 0: B forfeits: garbage: sent '?!' instead of a move after "),
             std::string::npos)
       << r.out;

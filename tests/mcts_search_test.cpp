@@ -392,6 +392,7 @@ class NimGame final : public Game {
     throw GameError("nim: no notation");
   }
   int max_game_length() const override { return 100; }
+  ClockFacts clock_facts() const override { return {10, -1}; }
   std::string display_name() const override { return "Nim"; }
   std::string side_name(int player) const override { return player == 0 ? "first" : "second"; }
   int default_opening_plies() const override { return 0; }

@@ -9,7 +9,7 @@
 # What it changes, and only that (the agreed small budgets):
 #   - `train` and `learning-bench.sh`: tiny networks and one generation (TINY below, as --set
 #     overrides after the README's own); the learning bench plays 2 games against cheap yardsticks;
-#   - `arena`: 2 games, and 8 simulations for uct and net players;
+#   - `arena` and `gauntlet`: 2 games, 8 simulations for uct and net players, clocks of 1 s;
 #   - `bench`: the smallest sizes and durations; the scratch Redis on a free port;
 #   - `serve`: --port 0 (a free port), and stopped once it printed its URL;
 #   - `play`: answered with `quit`.
@@ -122,8 +122,9 @@ for command in "${commands[@]}"; do
     *'$B train --config'*) run="$line $TINY" ;;
     *'$B train --run'*) run="$line $TINY_RESUME" ;;
     *learning-bench.sh*) run="$line --games 2 $TINY" ;;
-    *'$B arena'*)
-      run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 2/; s/sims=[0-9]+/sims=8/g') ;;
+    *'$B arena'*|*'$B gauntlet'*)
+      run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 2/; s/sims=[0-9]+/sims=8/g
+        s/clock=[0-9]+/clock=1/g; s/--clock [0-9]+/--clock 1/') ;;
     *'$B play'*) run="$line <<< quit" ;;
     *'$B serve'*) run="serve_until_url $line --port 0" ;;
     *'bench model'*) run="$line --sizes 1x8 --batches 1 --seconds 0.01 --rounds 1" ;;

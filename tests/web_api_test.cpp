@@ -651,8 +651,9 @@ TEST_F(WebApiTest, BadPositionsAndMovesAreRefusedWithWhere) {
 }
 
 TEST_F(WebApiTest, PlayersAnswerLegalMoves) {
-  for (const char* player : {"random", "uct:sims=50", "alphabeta:depth=2",
-                             "net:checkpoint=tiny/best,sims=20", "net:checkpoint=tiny/gen-0001,sims=5"}) {
+  for (const char* player : {"random", "uct:sims=50", "alphabeta:depth=2", "classic:depth=4",
+                             "classic:nodes=2000", "net:checkpoint=tiny/best,sims=20",
+                             "net:checkpoint=tiny/gen-0001,sims=5"}) {
     const json m = post("/api/move", {{"game", "mg"}, {"moves", {"d1-d3"}}, {"player", player}}, 200);
     const json p = post("/api/position", {{"game", "mg"}, {"moves", {"d1-d3"}}}, 200);
     const json played = {{"move", m["move"]}, {"cells", m["cells"]}};
@@ -672,6 +673,13 @@ TEST_F(WebApiTest, PlayersAnswerLegalMoves) {
   expect_error(post("/api/move", {{"game", "mg"}, {"player", "alphabeta:depth=4"}}, 400),
                "depth at most 3");
   expect_error(post("/api/move", {{"game", "mg"}, {"player", "uct:sims=0"}}, 400), "sims");
+  // A time key would outlast the server's own search limit.
+  expect_error(post("/api/move", {{"game", "mg"}, {"player", "uct:ms=3600000"}}, 400),
+               "no ms= here");
+  expect_error(post("/api/move", {{"game", "mg"}, {"player", "alphabeta:clock=60"}}, 400),
+               "no clock= here");
+  expect_error(post("/api/move", {{"game", "mg"}, {"player", "classic:ms=60000"}}, 400),
+               "no ms= here");
   expect_error(post("/api/move", {{"game", "mg"}, {"player", "net:checkpoint=tiny/gen-0009,sims=5"}},
                     404),
                "has no checkpoint \"gen-0009\"");
@@ -684,6 +692,19 @@ TEST_F(WebApiTest, PlayersAnswerLegalMoves) {
                      {"player", "random"}},
                     400),
                "the game is over");
+}
+
+// The classical engine analyses like alpha-beta (a score, a depth, nodes), and a deep one stops at
+// the server's --search-ms.
+TEST_F(WebApiTest, TheClassicalEngineAnalysesWithinTheServersTime) {
+  const json a = post("/api/analyse", {{"game", "dvonn"}, {"player", "classic:depth=3"}}, 200);
+  EXPECT_EQ(a["kind"], "alphabeta");
+  EXPECT_EQ(a["depth"], 3);
+  EXPECT_FALSE(a["out_of_time"].get<bool>());
+  EXPECT_FALSE(a["best"].get<std::string>().empty());
+  const json deep = post("/api/analyse", {{"game", "mg"}, {"player", "classic:depth=60"}}, 200);
+  EXPECT_TRUE(deep["out_of_time"].get<bool>()) << deep.dump();
+  EXPECT_LT(deep["depth"].get<int>(), 60);
 }
 
 TEST_F(WebApiTest, AnalysesAndEvaluates) {

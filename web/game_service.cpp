@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "arena/alphabeta.h"
+#include "arena/classic.h"
 #include "arena/match.h"
 #include "arena/spec.h"
 #include "games/quote.h"
@@ -186,6 +187,26 @@ arena::AlphaBetaResult timed_alphabeta(const GameState& state, int depth, int li
   return result;
 }
 
+// The classical engine's search with its depth and node budget, a fresh table, and the server's
+// deadline; like timed_alphabeta it throws Cancelled when `stop` ended it.
+arena::ClassicResult timed_classic(const GameState& state, const arena::ClassicSettings& settings,
+                                   int limit_ms, const StopCheck& stop) {
+  arena::ClassicOptions options;
+  if (settings.depth > 0) options.depth = settings.depth;
+  options.nodes = settings.nodes;
+  options.deadline = Clock::now() + std::chrono::milliseconds(limit_ms);
+  options.stop = stop;
+  arena::ClassicTable table(settings.hash_mb);
+  const arena::ClassicResult result = arena::classic_search(state, options, table);
+  if (result.stopped && stop && stop()) cancelled();
+  return result;
+}
+
+// True when the server's deadline, not the spec's node budget, ended a classic search.
+bool classic_out_of_time(const arena::ClassicSettings& settings, const arena::ClassicResult& r) {
+  return r.stopped && (settings.nodes == 0 || r.nodes < settings.nodes);
+}
+
 // An integer parameter of a spec, if present and numeric (the arena checks the rest).
 std::optional<long long> spec_int(const arena::PlayerSpec& spec, const std::string& key) {
   for (const auto& [k, v] : spec.params) {
@@ -240,16 +261,22 @@ std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const 
   try {
     const arena::PlayerSpec spec = arena::parse_player_spec(text);
     if (spec.name != "random" && spec.name != "uct" && spec.name != "alphabeta" &&
-        spec.name != "net")
+        spec.name != "classic" && spec.name != "net")
       throw BadRequest("player \"" + quote_input(text) + "\": the page plays random, "
-                       "uct:sims=N, alphabeta:depth=N and net:checkpoint=RUN/NAME,sims=N");
+                       "uct:sims=N, alphabeta:depth=N, classic:depth=N or nodes=N and "
+                       "net:checkpoint=RUN/NAME,sims=N");
+    // A time key would bypass the server's own limit on a search (--search-ms).
+    for (const auto& param : spec.params)
+      if (param.first == "ms" || param.first == "clock")
+        throw BadRequest("player \"" + quote_input(text) + "\": no " + param.first +
+                         "= here: the server times the page's searches (--search-ms)");
     const auto sims = spec_int(spec, "sims");
     if (sims && *sims > limits_.max_simulations)
       throw BadRequest("player \"" + quote_input(text) + "\": at most " +
                        std::to_string(limits_.max_simulations) +
                        " simulations here (--max-sims)");
     const auto depth = spec_int(spec, "depth");
-    if (depth && *depth > limits_.max_alphabeta_depth)
+    if (spec.name == "alphabeta" && depth && *depth > limits_.max_alphabeta_depth)
       throw BadRequest("player \"" + quote_input(text) + "\": alpha-beta depth at most " +
                        std::to_string(limits_.max_alphabeta_depth) + " here (--max-depth)");
     arena::PlayerOptions options;
@@ -294,6 +321,15 @@ json GameService::move(const json& request, const StopCheck& stop) {
     out["depth"] = r.depth;
     out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     out["out_of_time"] = r.stopped;
+  } else if (const auto* classic = dynamic_cast<const arena::ClassicPlayer*>(player.get())) {
+    const auto start = Clock::now();
+    const arena::ClassicResult r =
+        timed_classic(*state, classic->settings(), limits_.search_ms, stop);
+    action = r.action;
+    out["score"] = r.score;
+    out["depth"] = r.depth;
+    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    out["out_of_time"] = classic_out_of_time(classic->settings(), r);
   } else {
     const auto start = Clock::now();
     action = player->choose_move(*state, seed);
@@ -358,9 +394,22 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
     out["nodes"] = r.nodes;
     out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     out["out_of_time"] = r.stopped;
+  } else if (const auto* classic = dynamic_cast<const arena::ClassicPlayer*>(player.get())) {
+    const auto start = Clock::now();
+    const arena::ClassicResult r =
+        timed_classic(*state, classic->settings(), limits_.search_ms, stop);
+    out["kind"] = "alphabeta";  // the page shows a score, a depth and nodes alike
+    out["best"] = state->action_to_string(r.action);
+    out["best_cells"] = cells_json(*state, r.action);
+    out["score"] = r.score;
+    out["depth"] = r.depth;
+    out["nodes"] = r.nodes;
+    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    out["out_of_time"] = classic_out_of_time(classic->settings(), r);
   } else {
     throw BadRequest("player \"" + quote_input(spec) + "\" does not search; analyse with "
-                     "uct:sims=N, net:checkpoint=RUN/NAME,sims=N or alphabeta:depth=N");
+                     "uct:sims=N, net:checkpoint=RUN/NAME,sims=N, alphabeta:depth=N or "
+                     "classic:depth=N");
   }
   return out;
 }

@@ -22,6 +22,8 @@ class DvonnGame final : public Game {
   std::unique_ptr<GameState> initial_state() const override;
   std::unique_ptr<GameState> parse_state(std::string_view text) const override;
   int max_game_length() const override;
+  // 49 placements and about 40 moves; the movement phase starts at ply 49.
+  ClockFacts clock_facts() const override { return {90, 49}; }
   std::string display_name() const override { return "DVONN"; }
   std::string side_name(int player) const override { return player == 0 ? "White" : "Black"; }
   // The three DVONN pieces and three others.

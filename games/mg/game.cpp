@@ -28,6 +28,8 @@ class MgGame final : public Game {
   // Games between strong players rarely pass 150 plies; self-play adjudicates a draw at its own
   // configurable limit below this.
   int max_game_length() const override { return 512; }
+  // Games between good players last about 80 plies; no phases.
+  ClockFacts clock_facts() const override { return {80, -1}; }
   std::string display_name() const override { return "Murus Gallicus"; }
   std::string side_name(int player) const override { return player == 0 ? "Light" : "Dark"; }
   int default_opening_plies() const override { return 4; }  // 20*20*~17*17 openings

@@ -27,6 +27,7 @@ class TttGame final : public Game {
   }
   // Nine cells, one mark a ply: no game is longer.
   int max_game_length() const override { return kCells; }
+  ClockFacts clock_facts() const override { return {kCells, -1}; }
   std::string display_name() const override { return "Tic-tac-toe"; }
   std::string side_name(int player) const override { return player == 0 ? "X" : "O"; }
   // Nine openings (three up to symmetry); a second random mark would already give away wins.
