@@ -102,7 +102,7 @@ struct ClassicSettings {
 // `classic:ms=N`, `classic:clock=S`, `classic:depth=N`, `classic:nodes=N` (at least one; together,
 // the first reached ends the move), `hash=MB` the table of each game in progress. On a clock the
 // move's deadline comes from the clock rule of arena/time_control.h (GameClocks), and a mate score
-// counts as a decided result; no iteration starts after half the move's budget.
+// counts as a decided result.
 class ClassicPlayer final : public Player {
  public:
   explicit ClassicPlayer(const ClassicSettings& settings);
