@@ -17,6 +17,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,15 @@ struct ClassicModel {
   // Where the weights come from (the tune run's summary line, or "hand-set").
   std::string source;
 };
+
+// The model of a game's weights header (games/<game>/classic_weights.h, as `oppidum tune` writes
+// it: kClassicWeightNames, kClassicWeights, kClassicWeightsSource).
+template <std::size_t N>
+ClassicModel classic_model_of(const char* const (&names)[N], const double (&weights)[N],
+                              const char* source) {
+  return {std::vector<std::string>(std::begin(names), std::end(names)),
+          std::vector<double>(std::begin(weights), std::end(weights)), source};
+}
 
 // The weighted sum of `features`, rounded to whole points and kept within +-limit.
 inline int classic_score(const ClassicModel& model, const ClassicFeatures& features, int limit) {

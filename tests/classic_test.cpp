@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "arena/classic.h"
+#include "arena/concrete_search.h"
 #include "arena/match.h"
 #include "arena/player.h"
 #include "arena/spec.h"
@@ -21,8 +22,6 @@ namespace {
 const Game& mg() { return game_by_name("mg"); }
 const Game& dvonn() { return game_by_name("dvonn"); }
 const Game& ttt() { return game_by_name("ttt"); }
-
-constexpr int kProven = kWinScore - 1000;
 
 std::unique_ptr<GameState> after(const GameState& state, Action action) {
   auto next = state.clone();
@@ -96,7 +95,7 @@ TEST(ClassicTest, MgForcedWinInTwoMoves) {
   // alphabeta's test position: d3-d5 makes a tower on the launch row with three open paths.
   const auto state =
       mg().parse_state("t......t/......../...W..../......../...T..../......../T....... L");
-  EXPECT_LT(search(*state, 2).score, kProven);  // two plies cannot see it
+  EXPECT_LT(search(*state, 2).score, search::kProvenThreshold);  // two plies cannot see it
   for (bool selective : {true, false}) {
     const ClassicResult r = search(*state, 12, selective);
     EXPECT_EQ(r.score, kWinScore - 3) << selective;
@@ -137,7 +136,7 @@ TEST(ClassicTest, DvonnFindsWinsInRandomEndgames) {
     state->legal_actions(legal);
     if (legal.size() > 8) continue;
     const ClassicResult r = search(*state, 30);
-    if (r.score <= kProven) continue;
+    if (r.score <= search::kProvenThreshold) continue;
     ++checked;
     // Play it out against every reply by alternating searches: the side keeps winning.
     const int winner = state->current_player();

@@ -174,37 +174,52 @@ TimedSearch timed_search(const GameState& state, const arena::SearchAgent& agent
   return out;
 }
 
-// An alpha-beta search that stops at the deadline with its deepest completed iteration, or, when
-// `stop` says so, throws Cancelled.
-arena::AlphaBetaResult timed_alphabeta(const GameState& state, int depth, int limit_ms,
-                                       const StopCheck& stop) {
-  arena::AlphaBetaOptions options;
-  options.depth = depth;
-  options.deadline = Clock::now() + std::chrono::milliseconds(limit_ms);
-  options.stop = stop;
-  const arena::AlphaBetaResult result = arena::alphabeta_search(state, options);
-  if (result.stopped && stop && stop()) cancelled();
-  return result;
-}
+// What a depth-first search (alpha-beta or the classical engine) found within the server's time.
+struct DepthSearch {
+  Action action = -1;
+  int score = 0;
+  int depth = 0;
+  std::int64_t nodes = 0;
+  bool out_of_time = false;  // the server's deadline, not the spec's budget, ended the search
+  double ms = 0;
+};
 
-// The classical engine's search with its depth and node budget, a fresh table, and the server's
-// deadline; like timed_alphabeta it throws Cancelled when `stop` ended it.
-arena::ClassicResult timed_classic(const GameState& state, const arena::ClassicSettings& settings,
-                                   int limit_ms, const StopCheck& stop) {
-  arena::ClassicOptions options;
-  if (settings.depth > 0) options.depth = settings.depth;
-  options.nodes = settings.nodes;
-  options.deadline = Clock::now() + std::chrono::milliseconds(limit_ms);
-  options.stop = stop;
-  arena::ClassicTable table(settings.hash_mb);
-  const arena::ClassicResult result = arena::classic_search(state, options, table);
-  if (result.stopped && stop && stop()) cancelled();
-  return result;
-}
-
-// True when the server's deadline, not the spec's node budget, ended a classic search.
-bool classic_out_of_time(const arena::ClassicSettings& settings, const arena::ClassicResult& r) {
-  return r.stopped && (settings.nodes == 0 || r.nodes < settings.nodes);
+// Runs `player`'s search when it is alpha-beta or the classical engine (nullopt for any other
+// player) with its own depth (and node) budget, stopped at the server's deadline; throws
+// Cancelled when `stop` ended it. The classical engine gets a fresh table.
+std::optional<DepthSearch> depth_search(const arena::Player& player, const GameState& state,
+                                        int limit_ms, const StopCheck& stop) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(limit_ms);
+  DepthSearch out;
+  bool stopped = false;
+  if (const auto* alphabeta = dynamic_cast<const arena::AlphaBetaPlayer*>(&player)) {
+    arena::AlphaBetaOptions options;
+    options.depth = alphabeta->depth();
+    options.deadline = deadline;
+    options.stop = stop;
+    const arena::AlphaBetaResult r = arena::alphabeta_search(state, options);
+    out = {r.action, r.score, r.depth, r.nodes, r.stopped, 0};
+    stopped = r.stopped;
+  } else if (const auto* classic = dynamic_cast<const arena::ClassicPlayer*>(&player)) {
+    const arena::ClassicSettings& settings = classic->settings();
+    arena::ClassicOptions options;
+    if (settings.depth > 0) options.depth = settings.depth;
+    options.nodes = settings.nodes;
+    options.deadline = deadline;
+    options.stop = stop;
+    arena::ClassicTable table(settings.hash_mb);
+    const arena::ClassicResult r = arena::classic_search(state, options, table);
+    // `stopped` also says the node budget ended it: that is the spec's own budget, not time.
+    const bool out_of_time = r.stopped && (settings.nodes == 0 || r.nodes < settings.nodes);
+    out = {r.action, r.score, r.depth, r.nodes, out_of_time, 0};
+    stopped = r.stopped;
+  } else {
+    return std::nullopt;
+  }
+  if (stopped && stop && stop()) cancelled();
+  out.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return out;
 }
 
 // An integer parameter of a spec, if present and numeric (the arena checks the rest).
@@ -312,24 +327,12 @@ json GameService::move(const json& request, const StopCheck& stop) {
     out["value"] = search.result.root_value;
     out["ms"] = search.ms;
     out["out_of_time"] = search.out_of_time;
-  } else if (const auto* alphabeta = dynamic_cast<const arena::AlphaBetaPlayer*>(player.get())) {
-    const auto start = Clock::now();
-    const arena::AlphaBetaResult r =
-        timed_alphabeta(*state, alphabeta->depth(), limits_.search_ms, stop);
-    action = r.action;
-    out["score"] = r.score;
-    out["depth"] = r.depth;
-    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    out["out_of_time"] = r.stopped;
-  } else if (const auto* classic = dynamic_cast<const arena::ClassicPlayer*>(player.get())) {
-    const auto start = Clock::now();
-    const arena::ClassicResult r =
-        timed_classic(*state, classic->settings(), limits_.search_ms, stop);
-    action = r.action;
-    out["score"] = r.score;
-    out["depth"] = r.depth;
-    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    out["out_of_time"] = classic_out_of_time(classic->settings(), r);
+  } else if (const auto r = depth_search(*player, *state, limits_.search_ms, stop)) {
+    action = r->action;
+    out["score"] = r->score;
+    out["depth"] = r->depth;
+    out["ms"] = r->ms;
+    out["out_of_time"] = r->out_of_time;
   } else {
     const auto start = Clock::now();
     action = player->choose_move(*state, seed);
@@ -382,30 +385,15 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
     out["out_of_time"] = search.out_of_time;
     out["top"] = top;
     out["pv"] = pv;
-  } else if (const auto* alphabeta = dynamic_cast<const arena::AlphaBetaPlayer*>(player.get())) {
-    const auto start = Clock::now();
-    const arena::AlphaBetaResult r =
-        timed_alphabeta(*state, alphabeta->depth(), limits_.search_ms, stop);
-    out["kind"] = "alphabeta";
-    out["best"] = state->action_to_string(r.action);
-    out["best_cells"] = cells_json(*state, r.action);
-    out["score"] = r.score;
-    out["depth"] = r.depth;
-    out["nodes"] = r.nodes;
-    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    out["out_of_time"] = r.stopped;
-  } else if (const auto* classic = dynamic_cast<const arena::ClassicPlayer*>(player.get())) {
-    const auto start = Clock::now();
-    const arena::ClassicResult r =
-        timed_classic(*state, classic->settings(), limits_.search_ms, stop);
-    out["kind"] = "alphabeta";  // the page shows a score, a depth and nodes alike
-    out["best"] = state->action_to_string(r.action);
-    out["best_cells"] = cells_json(*state, r.action);
-    out["score"] = r.score;
-    out["depth"] = r.depth;
-    out["nodes"] = r.nodes;
-    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    out["out_of_time"] = classic_out_of_time(classic->settings(), r);
+  } else if (const auto r = depth_search(*player, *state, limits_.search_ms, stop)) {
+    out["kind"] = "alphabeta";  // the page shows a score, a depth and nodes for both searches
+    out["best"] = state->action_to_string(r->action);
+    out["best_cells"] = cells_json(*state, r->action);
+    out["score"] = r->score;
+    out["depth"] = r->depth;
+    out["nodes"] = r->nodes;
+    out["ms"] = r->ms;
+    out["out_of_time"] = r->out_of_time;
   } else {
     throw BadRequest("player \"" + quote_input(spec) + "\" does not search; analyse with "
                      "uct:sims=N, net:checkpoint=RUN/NAME,sims=N, alphabeta:depth=N or "

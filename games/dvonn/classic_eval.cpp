@@ -131,10 +131,8 @@ bool classic_features(const Position& pos, ClassicFeatures& out) {
 }
 
 const ClassicModel& classic_model(const Position&) {
-  static const ClassicModel model{
-      std::vector<std::string>(std::begin(kClassicWeightNames), std::end(kClassicWeightNames)),
-      std::vector<double>(std::begin(kClassicWeights), std::end(kClassicWeights)),
-      kClassicWeightsSource};
+  static const ClassicModel model =
+      classic_model_of(kClassicWeightNames, kClassicWeights, kClassicWeightsSource);
   return model;
 }
 
