@@ -168,16 +168,12 @@ struct GauntletOptions {
 // One player against each opponent in turn, then one table (arena::format_gauntlet_table).
 void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& net_factory) {
   const Game& game = game_by_name(o.game);
-  // --clock reaches the specs that name no budget of their own (no sims, depth, nodes, ms or
-  // clock).
+  // --clock reaches the specs that name no budget of their own (arena::names_budget).
   auto make = [&](const std::string& spec) {
     arena::PlayerOptions options;
     options.net_factory = net_factory;
-    bool budget = false;
-    for (const auto& param : arena::parse_player_spec(spec).params)
-      for (const char* key : {"sims", "depth", "nodes", "ms", "clock"})
-        budget |= param.first == key;
-    if (!budget) options.default_time.clock_seconds = o.clock;
+    if (!arena::names_budget(arena::parse_player_spec(spec)))
+      options.default_time.clock_seconds = o.clock;
     return arena::make_player(game, spec, options);
   };
   auto player = make(o.player);
@@ -344,8 +340,9 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       ->add_option("--opponent", g->opponents, "an opponent (repeat the option): " + kSpecHelp)
       ->required();
   gauntlet_cmd->add_option("--clock", g->clock,
-                           "seconds per game for every uct, net and alphabeta player whose spec "
-                           "names no budget (no sims=, depth=, ms= or clock=; 0: none)")
+                           "seconds per game for every uct, net, alphabeta and classic player "
+                           "whose spec names no budget (no sims=, depth=, nodes=, ms= or clock=; "
+                           "0: none)")
       ->check(number_in(0, 86400));
   gauntlet_cmd->add_option("--games", g->games, "most games per opponent (whole pairs)")
       ->check(CLI::Range(1, 10'000'000))

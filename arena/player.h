@@ -155,6 +155,11 @@ inline constexpr const char* kPlayerList =
 std::unique_ptr<Player> make_player(const Game& game, std::string_view spec,
                                     const PlayerOptions& options = {});
 
+// The keys by which a spec names its own search budget: a fixed one or a time control.
+inline constexpr const char* kBudgetKeys[] = {"sims", "depth", "nodes", "ms", "clock"};
+// True when `spec` gives one of kBudgetKeys (`gauntlet --clock` leaves such a player as it is).
+bool names_budget(const PlayerSpec& spec);
+
 // The search settings of arena players: no root noise and always the most visited move, so a
 // search player is at its strongest and the openings alone vary the games.
 mcts::SearchConfig arena_search_config(int simulations, float cpuct);

@@ -134,6 +134,13 @@ mcts::SearchConfig arena_search_config(int simulations, float cpuct) {
   return config;
 }
 
+bool names_budget(const PlayerSpec& spec) {
+  for (const auto& param : spec.params)
+    for (const char* key : kBudgetKeys)
+      if (param.first == key) return true;
+  return false;
+}
+
 std::unique_ptr<Player> make_player(const Game& game, std::string_view text,
                                     const PlayerOptions& options) {
   PlayerSpec spec = parse_player_spec(text);

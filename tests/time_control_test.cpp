@@ -124,6 +124,16 @@ TEST(TimeControlSpecTest, TimeKeysMakeTimedPlayersAndFixedBudgetsStayAsTheyWere)
   EXPECT_EQ(make_player(mg(), "random", clocked)->spec(), "random");
 }
 
+// `gauntlet --clock` reaches exactly the specs that name no budget of their own.
+TEST(TimeControlSpecTest, SpecsThatNameABudget) {
+  for (const char* spec : {"uct:sims=10", "alphabeta:depth=3", "classic:nodes=5000", "uct:ms=80",
+                           "alphabeta:clock=5", "net:checkpoint=x,sims=4"})
+    EXPECT_TRUE(names_budget(parse_player_spec(spec))) << spec;
+  for (const char* spec : {"uct", "alphabeta", "classic", "net:checkpoint=x", "uct:cpuct=2",
+                           "classic:hash=32", "random"})
+    EXPECT_FALSE(names_budget(parse_player_spec(spec))) << spec;
+}
+
 TEST(TimeControlRuleTest, BudgetsFollowTheDocumentedRule) {
   TimeControl per_move;
   per_move.move_ms = 80;
