@@ -12,6 +12,7 @@
 #include "games/game.h"
 #include "games/perft.h"
 #include "games/quote.h"
+#include "util/text.h"
 
 namespace oppidum::app {
 namespace {
@@ -41,8 +42,13 @@ void run_perft(const PerftOptions& o) {
     if (o.positions != "-") throw std::runtime_error("--positions takes - (standard input)");
     std::string line;
     int line_number = 0;
-    while (std::getline(std::cin, line)) {
+    while (true) {
       ++line_number;
+      try {
+        if (!util::read_line(std::cin, line)) break;
+      } catch (const util::LineTooLong& e) {
+        throw GameError("standard input line " + std::to_string(line_number) + ": " + e.what());
+      }
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       if (!line.empty() && line.back() == '\r') line.pop_back();
       P pos;

@@ -2,8 +2,9 @@
 // (arena/tune.h) and writes them as games/<game>/classic_weights.h, which the engine compiles in.
 // Reads self-play game files (`*.bin`: a run folder's games/chunk-*.bin, selfplay/game_record.h)
 // and arena record files (any other file: one game per line, arena/game_record.h); a folder is
-// searched for both. Games of other games, repeated games and games stopped at the ply limit are
-// skipped; a damaged record or line is reported.
+// searched for both. Games of other games, repeated games and games that stop before their end
+// (the ply limit, a forfeit; not a self-play resignation) are skipped; a damaged record or line,
+// an illegal move or a result the game contradicts is reported (arena::add_game_samples).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -34,6 +35,7 @@ struct TuneCommandOptions {
 struct Reading {
   arena::TuneSamples samples;
   std::size_t skipped = 0;     // games of another game, adjudicated games, damaged lines
+  std::size_t unfinished = 0;  // games that stop before their end (a forfeit, the ply limit)
   std::size_t duplicates = 0;  // games already read (two deterministic players replay a game
                                // with the colours swapped when they are the same program)
   std::unordered_set<std::string> seen;  // start position and moves of every game read
@@ -60,7 +62,9 @@ void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
     for (const auto& m : record.moves) moves.push_back(m.action);
     if (!r.first_time(record.start, moves)) continue;
     try {
-      arena::add_game_samples(game, record.start, moves, record.result, r.samples);
+      if (!arena::add_game_samples(game, record.start, moves, record.result, r.samples,
+                                   record.resigned))
+        ++r.unfinished;
     } catch (const std::exception& e) {
       std::cerr << "warning: " << path << ": game with seed " << record.seed << ": " << e.what()
                 << "\n";
@@ -102,7 +106,7 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
         state->apply(a);
       }
       if (!r.first_time("", moves)) continue;
-      arena::add_game_samples(game, "", moves, result_first, r.samples);
+      if (!arena::add_game_samples(game, "", moves, result_first, r.samples)) ++r.unfinished;
     } catch (const std::exception& e) {
       std::cerr << "warning: " << path << ":" << number << ": " << e.what() << "; line skipped\n";
       ++r.skipped;
@@ -136,8 +140,8 @@ void run_tune(const TuneCommandOptions& o) {
   Reading r;
   for (const std::string& path : o.inputs) read_input(game, path, r);
   std::cout << "tune: " << r.samples.size() << " positions of " << r.samples.games << " "
-            << game.name() << " games (" << r.duplicates << " repeated games and " << r.skipped
-            << " others skipped)\n";
+            << game.name() << " games (skipped: " << r.duplicates << " repeated, "
+            << r.unfinished << " stopped before their end, " << r.skipped << " others)\n";
   const std::vector<std::string> names = arena::classic_feature_names(game);
   arena::TuneOptions options;
   options.holdout_every = o.holdout_every;

@@ -44,7 +44,12 @@ void run_engine(const Game& game, Player& player, std::istream& in, std::ostream
   player.charge_time(
       0, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   std::string raw;
-  for (int line_number = 1; std::getline(in, raw); ++line_number) {
+  for (int line_number = 1;; ++line_number) {
+    try {
+      if (!util::read_line(in, raw)) break;
+    } catch (const util::LineTooLong& e) {
+      throw EngineError("engine: line " + std::to_string(line_number) + ": " + e.what());
+    }
     const std::string line = trim(raw);
     if (line.empty()) continue;
     const std::string where =

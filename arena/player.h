@@ -138,8 +138,8 @@ using NetEvaluatorFactory =
 
 struct PlayerOptions {
   NetEvaluatorFactory net_factory;  // empty: `net:` specs are refused with a clear error
-  // A time control for a searching player (uct, net, alphabeta) whose spec has no time key
-  // (`oppidum engine --time`, `gauntlet --clock`); the other players ignore it.
+  // A time control for a searching player (uct, net, alphabeta, classic) whose spec has no time
+  // key (`oppidum engine --time`, `gauntlet --clock`); the other players ignore it.
   TimeControl default_time;
   std::istream* human_in = nullptr;   // the `human` player reads moves here (default std::cin)
   std::ostream* human_out = nullptr;  // and draws the board here (default std::cout)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -134,7 +135,13 @@ Action HumanPlayer::choose_move(const GameState& state, std::uint64_t seed) {
   while (true) {
     out_ << "Your move (" << state.game().side_name(state.current_player()) << "; `moves` lists them, `quit` ends): "
          << std::flush;
-    if (!std::getline(in_, line)) throw QuitGame();
+    try {
+      if (!util::read_line(in_, line)) throw QuitGame();
+    } catch (const util::LineTooLong&) {
+      in_.ignore(std::numeric_limits<std::streamsize>::max(), '\n');  // its rest, unkept
+      out_ << "That line is too long; type a move.\n";
+      continue;
+    }
     const std::string move = trim(line);
     if (move.empty()) continue;
     if (move == "quit" || move == "exit") throw QuitGame();

@@ -97,34 +97,57 @@ std::vector<double> solve(std::vector<double> h, std::vector<double> g, std::siz
 
 }  // namespace
 
-void add_game_samples(const Game& game, const std::string& start, const std::vector<Action>& moves,
-                      int result_first, TuneSamples& samples) {
+bool add_game_samples(const Game& game, const std::string& start, const std::vector<Action>& moves,
+                      int result_first, TuneSamples& samples, bool may_stop_early) {
+  if (result_first < -1 || result_first > 1)
+    throw TuneError("tune: a result must be +1, 0 or -1 for the first side, not " +
+                    std::to_string(result_first));
   std::unique_ptr<GameState> state = start.empty() ? game.initial_state() : game.parse_state(start);
-  with_position_type(game, [&](auto tag) {
+  const bool added = with_position_type(game, [&](auto tag) {
     using P = typename decltype(tag)::Position;
+    // The game first, whole: its positions' features and the checks; then the samples.
     P pos = search::position_of<P>(*state);
+    std::vector<float> x;
+    std::vector<float> y;
     ClassicFeatures features;
-    const std::size_t ply_count = moves.size();
-    for (std::size_t i = 0; i <= ply_count; ++i) {
-      if (pos.is_terminal()) break;
-      if (classic_features(pos, features)) {
-        if (samples.features == 0) samples.features = features.count;
-        if (features.count != samples.features)
-          throw TuneError("tune: the " + game.name() + " features changed count within the data");
-        for (int j = 0; j < features.count; ++j)
-          samples.x.push_back(features.values[static_cast<std::size_t>(j)]);
-        const int own = pos.side_to_move() == 0 ? result_first : -result_first;
-        samples.y.push_back(static_cast<float>(own + 1) / 2.0f);
-        samples.game.push_back(samples.games);
+    int count = samples.features;
+    for (std::size_t i = 0;; ++i) {
+      if (pos.is_terminal()) {
+        if (i < moves.size())
+          throw TuneError("tune: move " + std::to_string(i + 1) + " follows the end of the game (" +
+                          pos.to_string() + ")");
+        const int actual = static_cast<int>(pos.result(0));
+        if (pos.result(0) != static_cast<double>(result_first))
+          throw TuneError("tune: the recorded result " + std::to_string(result_first) +
+                          " (first side's view) differs from the final position's " +
+                          std::to_string(actual) + " (" + pos.to_string() + ")");
+        break;
       }
-      if (i == ply_count) break;
+      if (classic_features(pos, features)) {
+        if (count == 0) count = features.count;
+        if (features.count != count)
+          throw TuneError("tune: the " + game.name() + " features changed count within the data");
+        x.insert(x.end(), features.values.begin(), features.values.begin() + features.count);
+        const int own = pos.side_to_move() == 0 ? result_first : -result_first;
+        y.push_back(static_cast<float>(own + 1) / 2.0f);
+      }
+      if (i == moves.size()) {
+        if (!may_stop_early || result_first == 0) return false;
+        break;
+      }
       if (!pos.is_legal(moves[i]))
         throw TuneError("tune: move " + std::to_string(i + 1) + " (action " +
                         std::to_string(moves[i]) + ") is illegal in " + pos.to_string());
       pos.apply(moves[i]);
     }
+    samples.features = count;
+    samples.x.insert(samples.x.end(), x.begin(), x.end());
+    samples.y.insert(samples.y.end(), y.begin(), y.end());
+    samples.game.insert(samples.game.end(), y.size(), samples.games);
+    return true;
   });
-  ++samples.games;
+  if (added) ++samples.games;
+  return added;
 }
 
 std::vector<std::string> classic_feature_names(const Game& game) {

@@ -36,9 +36,14 @@ struct TuneSamples {
 // Adds every position of one finished game of `game` (from `start`, a position in docs/RULES.md
 // notation, or the initial position when empty; through `moves`) that the evaluation scores by
 // its features, each with `result_first` (+1, 0, -1 for the game's side 0) seen from its side to
-// move. Throws TuneError naming the move when a move is illegal.
-void add_game_samples(const Game& game, const std::string& start, const std::vector<Action>& moves,
-                      int result_first, TuneSamples& samples);
+// move. The whole game is checked before anything is added, so a damaged one adds nothing: it
+// throws TuneError naming the move when a move is illegal or follows the game's end, or when the
+// game ends by the rules with another result than `result_first`. A game that stops before its end
+// adds nothing and returns false (an adjudicated draw or a forfeit says nothing of the position),
+// unless `may_stop_early` and the result is decisive (a self-play game ended by resignation: a
+// result the search judged). True when the game was added.
+bool add_game_samples(const Game& game, const std::string& start, const std::vector<Action>& moves,
+                      int result_first, TuneSamples& samples, bool may_stop_early = false);
 
 // The feature names and the compiled-in weights of `game`'s classical evaluation.
 std::vector<std::string> classic_feature_names(const Game& game);

@@ -19,6 +19,7 @@
 #include "games/game.h"
 #include "mcts/rng.h"
 #include "tests/process_util.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
 namespace {
@@ -152,6 +153,29 @@ TEST(EngineTest, RunEngineAnswersMovesAndStopsAtQuit) {
     const std::string what = e.what();
     EXPECT_NE(what.find("line 1 ('a1\\x00-a5')"), std::string::npos) << what;
     EXPECT_NE(what.find("not playable"), std::string::npos) << what;
+  }
+}
+
+// A peer that never ends its line is refused after a bounded read (util::kMaxLineBytes), with the
+// line's number; a long line within the bound is read whole (and here is not a move).
+TEST(EngineTest, AnEndlessLineIsRefusedAfterABoundedRead) {
+  RandomPlayer random;
+  std::ostringstream ignored;
+  std::istringstream endless("Start\n" + std::string(util::kMaxLineBytes + 1000, 'x'));
+  try {
+    run_engine(mg(), random, endless, ignored, 1);
+    ADD_FAILURE() << "a line beyond the bound was read";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("engine: line 2: a line longer than"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LE(static_cast<std::size_t>(endless.tellg()), 6 + util::kMaxLineBytes + 1);
+  std::istringstream long_move("Start\n" + std::string(util::kMaxLineBytes, 'x') + "\n");
+  try {
+    run_engine(mg(), random, long_move, ignored, 1);
+    ADD_FAILURE() << "garbage was accepted as a move";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("not playable"), std::string::npos) << e.what();
   }
 }
 

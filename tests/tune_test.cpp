@@ -1,7 +1,10 @@
 // The fit of the classical evaluation (arena/tune.h): it recovers known weights from synthetic
 // results, turns recorded games into samples from the side to move's view, refuses input it cannot
-// fit with a clear message, and writes a header the engine compiles.
+// fit with a clear message, writes a header the engine compiles, and `oppidum tune` reads a run
+// folder's self-play chunks and arena record files, skipping what it must with the reason.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -10,6 +13,8 @@
 
 #include "arena/tune.h"
 #include "games/registry.h"
+#include "selfplay/game_record.h"
+#include "tests/process_util.h"
 
 namespace oppidum::arena {
 namespace {
@@ -115,6 +120,54 @@ TEST(TuneTest, GamesBecomeSamplesFromTheMoversView) {
   bad[3] = bad[2];  // a space already taken
   TuneSamples t;
   EXPECT_THROW(add_game_samples(game, "", bad, 0, t), TuneError);
+  EXPECT_EQ(t.size(), 0u) << "a damaged game adds nothing, not the positions before the damage";
+  EXPECT_EQ(t.games, 0u);
+}
+
+// Only what the game shows is learnt from: a result the final position contradicts, a move after
+// the end and a game that stops before its end (adjudicated, forfeited) add nothing; a resigned
+// self-play game adds its positions with its decisive result.
+TEST(TuneTest, ResultsAreCheckedAgainstTheGame) {
+  const Game& game = game_by_name("mg");
+  auto state = game.initial_state();
+  std::vector<Action> moves;
+  ActionList legal;
+  std::mt19937 rng(7);
+  while (!state->is_terminal() && moves.size() < 2000) {  // random moves end a game quickly
+    state->legal_actions(legal);
+    moves.push_back(legal[rng() % legal.size()]);
+    state->apply(moves.back());
+  }
+  ASSERT_TRUE(state->is_terminal());
+  ASSERT_GT(moves.size(), 10u);
+  const int result_first = static_cast<int>(state->result(0));
+  ASSERT_NE(result_first, 0);
+  TuneSamples s;
+  EXPECT_THROW(add_game_samples(game, "", moves, -result_first, s), TuneError);
+  EXPECT_THROW(add_game_samples(game, "", moves, 0, s), TuneError);
+  EXPECT_THROW(add_game_samples(game, "", moves, 2, s), TuneError);
+  std::vector<Action> longer = moves;
+  longer.push_back(moves.front());
+  EXPECT_THROW(add_game_samples(game, "", longer, result_first, s), TuneError);
+  EXPECT_EQ(s.size(), 0u);
+
+  const std::vector<Action> cut(moves.begin(), moves.begin() + 10);
+  EXPECT_FALSE(add_game_samples(game, "", cut, 0, s));
+  EXPECT_FALSE(add_game_samples(game, "", cut, 1, s));
+  EXPECT_FALSE(add_game_samples(game, "", cut, 0, s, true)) << "a draw before the end";
+  EXPECT_EQ(s.size(), 0u);
+  EXPECT_EQ(s.games, 0u);
+  EXPECT_TRUE(add_game_samples(game, "", cut, -1, s, true));
+  EXPECT_EQ(s.games, 1u);
+  // The start and the positions after each of the ten moves, less those where the mover breaks
+  // through at once (no features: the evaluation scores them by rule).
+  EXPECT_GT(s.size(), 0u);
+  EXPECT_LE(s.size(), 11u);
+  const std::size_t first_game = s.size();
+  EXPECT_TRUE(add_game_samples(game, "", moves, result_first, s));
+  EXPECT_EQ(s.games, 2u);
+  EXPECT_EQ(s.game[first_game - 1], 0u);
+  EXPECT_EQ(s.game.back(), 1u);
 }
 
 TEST(TuneTest, WritesAHeader) {
@@ -137,6 +190,97 @@ TEST(TuneTest, WritesAHeader) {
     EXPECT_LE(end - start, 100u) << text.substr(start, end - start);
     start = end + 1;
   }
+}
+
+// A finished game of random moves (seeded), as a self-play record.
+selfplay::GameRecord random_record(const std::string& name, unsigned seed) {
+  const Game& game = game_by_name(name);
+  auto state = game.initial_state();
+  selfplay::GameRecord r;
+  r.game = name;
+  r.start = state->to_string();
+  r.seed = seed;
+  std::mt19937 rng(seed);
+  ActionList legal;
+  while (!state->is_terminal() && r.moves.size() < 2000) {
+    state->legal_actions(legal);
+    selfplay::MoveRecord m;
+    m.action = static_cast<std::uint16_t>(legal[rng() % legal.size()]);
+    m.visits = {{m.action, 1}};
+    r.moves.push_back(m);
+    state->apply(m.action);
+  }
+  r.result = static_cast<std::int8_t>(state->result(0));
+  return r;
+}
+
+std::vector<Action> actions_of(const selfplay::GameRecord& r) {
+  std::vector<Action> moves;
+  for (const auto& m : r.moves) moves.push_back(m.action);
+  return moves;
+}
+
+// The command reads chunks and record files from a folder: what it uses is exactly what
+// add_game_samples makes of the good games, and every other game is counted or warned about.
+TEST(TuneCommand, ReadsSelfplayChunksAndRecordFilesAndSaysWhatItSkipped) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "tune_command";
+  fs::remove_all(root);
+  fs::create_directories(root / "run" / "games");
+  TuneSamples expected;
+  std::vector<selfplay::GameRecord> chunk;
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    chunk.push_back(random_record("mg", seed));
+    ASSERT_TRUE(add_game_samples(game_by_name("mg"), chunk.back().start, actions_of(chunk.back()),
+                                 chunk.back().result, expected));
+  }
+  chunk.push_back(chunk[0]);                   // repeated
+  chunk.push_back(random_record("dvonn", 4));  // another game
+  selfplay::GameRecord adjudicated = random_record("mg", 5);
+  adjudicated.adjudicated = true;
+  chunk.push_back(adjudicated);
+  selfplay::GameRecord contradicted = random_record("mg", 6);
+  contradicted.result = static_cast<std::int8_t>(contradicted.result == 1 ? -1 : 1);
+  chunk.push_back(contradicted);
+  selfplay::GameRecord resigned = random_record("mg", 7);
+  resigned.moves.resize(6);
+  resigned.resigned = true;
+  resigned.result = 1;
+  chunk.push_back(resigned);
+  ASSERT_TRUE(add_game_samples(game_by_name("mg"), resigned.start, actions_of(resigned), 1,
+                               expected, true));
+  selfplay::write_game_file((root / "run" / "games" / "chunk-1.bin").string(), chunk);
+  std::ofstream(root / "run" / "games" / "chunk-2.bin") << "not a game file";
+
+  // An arena record file: a finished game, one cut short (a forfeit) and one with a bad move.
+  const selfplay::GameRecord played = random_record("mg", 8);
+  auto line = [&](const selfplay::GameRecord& r, std::size_t plies, const std::string& result) {
+    auto state = game_by_name("mg").initial_state();
+    std::string text = "mg uct:sims=1 random " + result;
+    for (std::size_t i = 0; i < plies; ++i) {
+      text += " " + state->action_to_string(r.moves[i].action);
+      state->apply(r.moves[i].action);
+    }
+    return text + "\n";
+  };
+  const std::string won = played.result > 0 ? "1-0" : "0-1";
+  std::ofstream(root / "arena.txt") << line(played, played.moves.size(), won)
+                                    << line(played, 4, "0-1") << "mg a b 1-0 zz9\n";
+  ASSERT_TRUE(add_game_samples(game_by_name("mg"), "", actions_of(played), played.result,
+                               expected));
+
+  const auto r = test_util::run_shell(std::string(OPPIDUM_BINARY) + " tune --game mg --games " +
+                                      (root / "run").string() + " " +
+                                      (root / "arena.txt").string() + " 2>&1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("tune: " + std::to_string(expected.size()) + " positions of 5 mg games "
+                       "(skipped: 1 repeated, 1 stopped before their end, 4 others)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("chunk-2.bin"), std::string::npos) << "the damaged file is named\n" << r.out;
+  EXPECT_NE(r.out.find("game with seed 6: tune: the recorded result"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("arena.txt:3: "), std::string::npos) << "the bad line is named\n" << r.out;
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +18,7 @@
 #include "util/file_io.h"
 #include "util/folder_lock.h"
 #include "util/progress.h"
+#include "util/text.h"
 
 namespace oppidum::util {
 namespace {
@@ -161,6 +165,25 @@ TEST(FileIo, AtomicWriteNeverWritesThroughLinksOrOverNonRegularFiles) {
 }
 
 // The lock file holds the owner's pid: a symbolic link there would have its target overwritten.
+TEST(Text, ReadLineIsGetlineWithABound) {
+  std::istringstream in("one\r\n\ntwo\nthree");
+  std::string line;
+  std::vector<std::string> lines;
+  while (read_line(in, line, 16)) lines.push_back(line);
+  EXPECT_EQ(lines, (std::vector<std::string>{"one\r", "", "two", "three"}));
+  EXPECT_FALSE(read_line(in, line, 16)) << "the end stays the end";
+
+  std::istringstream exact(std::string(16, 'a') + "\n" + std::string(17, 'b') + "\nc\n");
+  ASSERT_TRUE(read_line(exact, line, 16));
+  EXPECT_EQ(line, std::string(16, 'a'));
+  EXPECT_THROW(read_line(exact, line, 16), LineTooLong);
+  EXPECT_EQ(exact.tellg(), 17 + 17) << "it stops after one byte beyond the bound";
+
+  std::istringstream empty("");
+  EXPECT_FALSE(read_line(empty, line));
+  EXPECT_TRUE(empty.fail());
+}
+
 TEST(FolderLock, RefusesASymlinkedOrNonRegularLockFile) {
   const fs::path dir = fresh("lock_link");
   fs::create_directory(dir);

@@ -1,7 +1,10 @@
 // Small text helpers shared by the line-based readers (the engine protocol, results files, the
-// terminal player).
+// terminal player, `perft --positions -`).
 #pragma once
 
+#include <cstddef>
+#include <istream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -13,6 +16,43 @@ inline std::string trim(std::string_view text) {
   if (first == std::string_view::npos) return "";
   const auto last = text.find_last_not_of(" \t\r\n");
   return std::string(text.substr(first, last - first + 1));
+}
+
+// A line longer than read_line's limit.
+class LineTooLong : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The longest line the line protocols accept (the engine protocol, `perft --positions -`, the
+// terminal player): far above any real line (a whole DVONN game is under 2 KB).
+inline constexpr std::size_t kMaxLineBytes = 1 << 16;
+
+// std::getline with a bound: reads the next line of `in` (without its newline) into `line`;
+// false at the end of the input with nothing read. A line of more than `max_bytes` throws
+// LineTooLong after reading at most max_bytes + 1 bytes of it, so that a peer that never sends a
+// newline cannot fill the memory.
+inline bool read_line(std::istream& in, std::string& line, std::size_t max_bytes = kMaxLineBytes) {
+  line.clear();
+  std::streambuf* buffer = in.rdbuf();
+  if (!in.good() || buffer == nullptr) {
+    in.setstate(std::ios::failbit);
+    return false;
+  }
+  using Traits = std::istream::traits_type;
+  bool any = false;
+  while (true) {
+    const Traits::int_type c = buffer->sbumpc();
+    if (Traits::eq_int_type(c, Traits::eof())) {
+      in.setstate(any ? std::ios::eofbit : std::ios::eofbit | std::ios::failbit);
+      return any;
+    }
+    any = true;
+    if (Traits::to_char_type(c) == '\n') return true;
+    if (line.size() == max_bytes)
+      throw LineTooLong("a line longer than " + std::to_string(max_bytes) + " bytes");
+    line.push_back(Traits::to_char_type(c));
+  }
 }
 
 }  // namespace oppidum::util
