@@ -1,8 +1,9 @@
 // `oppidum tune`: fits the classical engine's evaluation weights to the results of recorded games
 // (arena/tune.h) and writes them as games/<game>/classic_weights.h, which the engine compiles in.
 // Reads self-play game files (`*.bin`: a run folder's games/chunk-*.bin, selfplay/game_record.h)
-// and arena record files (any other file: one game per line, arena/game_record.h); a folder is
-// searched for both. Games of other games, repeated games and games that stop before their end
+// and arena record files (any other file named: one game per line, arena/game_record.h); a folder
+// (a run folder, its games/) is searched for self-play files only, so that its index, metrics and
+// checkpoints are not read as records. Games of other games, repeated games and games that stop before their end
 // (the ply limit, a forfeit; not a self-play resignation) are skipped; a damaged record or line,
 // an illegal move or a result the game contradicts is reported (arena::add_game_samples).
 #include <algorithm>
@@ -119,7 +120,8 @@ void read_input(const Game& game, const std::string& path, Reading& r) {
   if (fs::is_directory(path)) {
     std::vector<std::string> files;
     for (const auto& entry : fs::recursive_directory_iterator(path))
-      if (entry.is_regular_file()) files.push_back(entry.path().string());
+      if (entry.is_regular_file() && entry.path().extension() == ".bin")
+        files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
     for (const std::string& f : files) read_input(game, f, r);
     return;
@@ -193,7 +195,7 @@ void register_tune_command(CLI::App& app) {
   cmd->add_option("--game", o->game, "the game (mg, dvonn, ttt)")->required();
   cmd->add_option("--games", o->inputs,
                   "game files: self-play chunks (*.bin, e.g. runs/x/games/), arena record files "
-                  "(`arena --record`), or folders holding them")
+                  "(`arena --record`), or folders searched for self-play chunks (a run folder)")
       ->required();
   cmd->add_option("--out", o->out,
                   "write the weights here (games/<game>/classic_weights.h); without it only print "

@@ -251,6 +251,9 @@ TEST(TuneCommand, ReadsSelfplayChunksAndRecordFilesAndSaysWhatItSkipped) {
                                expected, true));
   selfplay::write_game_file((root / "run" / "games" / "chunk-1.bin").string(), chunk);
   std::ofstream(root / "run" / "games" / "chunk-2.bin") << "not a game file";
+  // A run folder's other files are not records: not read, not counted.
+  std::ofstream(root / "run" / "games" / "index.csv") << "chunk,games\nmg x 1-0 c1-c3\n";
+  std::ofstream(root / "run" / "metrics.csv") << "step,loss\n1,2\n";
 
   // An arena record file: a finished game, one cut short (a forfeit) and one with a bad move.
   const selfplay::GameRecord played = random_record("mg", 8);
