@@ -201,6 +201,11 @@ class ClassicSearcher {
       stopped_ = true;
       return 0;
     }
+    // A threat at the horizon (a Murus Gallicus breakthrough next move) is answered, not
+    // evaluated: one ply more, so that a parry is seen, or that there is none.
+    if (depth <= 0 && options_.selective && ply < kMaxPly - 2 && !pos.is_terminal() &&
+        classic_threatened(pos))
+      depth = 1;
     if (depth <= 0 || ply >= kMaxPly - 1)
       return pos.is_terminal() ? terminal_score(pos, ply) : classic_evaluate(pos);
     ActionList legal;

@@ -73,8 +73,8 @@ struct ClassicOptions {
   std::int64_t nodes = 0;          // stop after this many positions (0: no limit)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::function<bool()> stop;      // empty: never; called from the searching thread
-  // Late-move reductions and single-reply extensions; off: a full-width search to `depth` that
-  // returns the minimax value (what tests compare it with).
+  // Late-move reductions, single-reply extensions and the threat extension at the horizon; off:
+  // a full-width search to `depth` that returns the minimax value (what tests compare it with).
   bool selective = true;
 };
 

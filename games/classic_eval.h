@@ -13,6 +13,10 @@
 //       round(sum of weight * feature), or the rule's score; within +-kMaxEvaluation
 //   const ClassicModel& classic_model(const P& pos)
 //       the feature names and the compiled-in weights (the argument only picks the game)
+//   bool classic_threatened(const P& pos)
+//       the side to move faces a threat that decides the game unless answered now (a Murus
+//       Gallicus breakthrough next move) and has no win of its own at once: the engine then
+//       searches one ply more where its search would end (games without such threats: false)
 #pragma once
 
 #include <array>

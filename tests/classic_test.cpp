@@ -114,6 +114,25 @@ TEST(ClassicTest, MgForcedWinInTwoMoves) {
   }
 }
 
+// A threat at the horizon is searched one ply more: at depth 1 the engine already sees that
+// d3-d5's three open paths cannot all be blocked (the opponent's every reply leaves a
+// breakthrough, scored kWinNextMove), where the full-width search sees only the evaluation.
+TEST(ClassicTest, MgThreatsAtTheHorizonAreAnswered) {
+  const auto state =
+      mg().parse_state("t......t/......../...W..../......../...T..../......../T....... L");
+  const ClassicResult extended = search(*state, 1);
+  EXPECT_EQ(state->action_to_string(extended.action), "d3-d5");
+  EXPECT_EQ(extended.score, kWinNextMove);
+  const ClassicResult plain = search(*state, 1, false);
+  EXPECT_LT(plain.score, kWinNextMove / 10) << "without the extension depth 1 evaluates d3-d5";
+  // A threat that can be parried is not a win: with Dark's walls on a7 and e7, c3-c5 opens only
+  // c5's straight path, which e6-c6 blocks.
+  const auto parried =
+      mg().parse_state("w...w.../....t.../..W...../......../..T...../......../T....... L");
+  ClassicResult r = search(*parried, 1);
+  EXPECT_LT(r.score, kWinNextMove / 10) << parried->action_to_string(r.action);
+}
+
 TEST(ClassicTest, DvonnSeesTheFinalCount) {
   // C1B1 wins 4-0 at once (D1 is cut off), C1D1 loses 0-3.
   const auto state = dvonn().parse_state(

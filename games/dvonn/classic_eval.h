@@ -33,5 +33,7 @@ namespace oppidum::dvonn {
 bool classic_features(const Position& pos, ClassicFeatures& out);
 int classic_evaluate(const Position& pos);
 const ClassicModel& classic_model(const Position& pos);
+// DVONN has no single-move threat that decides the game: false.
+inline bool classic_threatened(const Position&) { return false; }
 
 }  // namespace oppidum::dvonn

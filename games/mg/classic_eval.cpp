@@ -84,6 +84,11 @@ const ClassicModel& classic_model(const Position&) {
   return model;
 }
 
+bool classic_threatened(const Position& pos) {
+  const int us = pos.side_to_move();
+  return breakthrough_towers(pos, 1 - us) != 0 && breakthrough_towers(pos, us) == 0;
+}
+
 int classic_evaluate(const Position& pos) {
   ClassicFeatures features;
   if (!classic_features(pos, features)) return kWinNextMove;

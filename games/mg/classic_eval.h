@@ -25,5 +25,7 @@ namespace oppidum::mg {
 bool classic_features(const Position& pos, ClassicFeatures& out);
 int classic_evaluate(const Position& pos);
 const ClassicModel& classic_model(const Position& pos);
+// The opponent can break through with its next move and the mover cannot at once.
+bool classic_threatened(const Position& pos);
 
 }  // namespace oppidum::mg

@@ -17,6 +17,9 @@ inline bool classic_features(const Position& pos, ClassicFeatures& out) {
 
 inline int classic_evaluate(const Position& pos) { return evaluate(pos); }
 
+// A threat at the horizon is no question here: the search sees the whole game.
+inline bool classic_threatened(const Position&) { return false; }
+
 inline const ClassicModel& classic_model(const Position&) {
   static const ClassicModel model{{"evaluation"}, {1.0}, "fixed"};
   return model;
