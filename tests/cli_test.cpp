@@ -66,16 +66,22 @@ TEST(Cli, PerftNamesTheBadInputLine) {
   EXPECT_NE(r.out.find("line 2"), std::string::npos) << r.out;
 }
 
-// Bad input is quoted in at most about 100 bytes: a 10 MB line on standard input, or a 100 KB
-// argument, gives a short error (not 10 MB of standard error) and a non-zero exit status.
+// Bad input is quoted in at most about 100 bytes: a 10 MB line on standard input (refused after
+// 64 KiB, util::read_line), a 60 KB one, or a 100 KB argument, gives a short error (not 10 MB of
+// standard error) and a non-zero exit status.
 TEST(Cli, HugeBadInputGivesAShortError) {
   const std::string huge_line(10 << 20, 'x');
   CommandResult r = run("perft --game mg --depth 1 --positions -", huge_line + "\n");
   EXPECT_NE(r.status, 0);
   EXPECT_LT(r.out.size(), 400u) << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("standard input line 1: a line longer than 65536 bytes"), std::string::npos)
+      << r.out.substr(0, 600);
+  r = run("perft --game mg --depth 1 --positions -", std::string(60000, 'x') + "\n");
+  EXPECT_NE(r.status, 0);
+  EXPECT_LT(r.out.size(), 400u) << r.out.substr(0, 600);
   EXPECT_NE(r.out.find("standard input line 1: Murus Gallicus position \"xxx"), std::string::npos)
       << r.out.substr(0, 600);
-  EXPECT_NE(r.out.find("... (10485760 bytes)\": expected the board"), std::string::npos)
+  EXPECT_NE(r.out.find("... (60000 bytes)\": expected the board"), std::string::npos)
       << r.out.substr(0, 600);
   r = run("perft --game dvonn --depth 1 --positions -", huge_line + "\n");
   EXPECT_NE(r.status, 0);

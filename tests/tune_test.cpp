@@ -15,6 +15,7 @@
 #include "games/registry.h"
 #include "selfplay/game_record.h"
 #include "tests/process_util.h"
+#include "tests/record_test_util.h"
 
 namespace oppidum::arena {
 namespace {
@@ -192,27 +193,7 @@ TEST(TuneTest, WritesAHeader) {
   }
 }
 
-// A finished game of random moves (seeded), as a self-play record.
-selfplay::GameRecord random_record(const std::string& name, unsigned seed) {
-  const Game& game = game_by_name(name);
-  auto state = game.initial_state();
-  selfplay::GameRecord r;
-  r.game = name;
-  r.start = state->to_string();
-  r.seed = seed;
-  std::mt19937 rng(seed);
-  ActionList legal;
-  while (!state->is_terminal() && r.moves.size() < 2000) {
-    state->legal_actions(legal);
-    selfplay::MoveRecord m;
-    m.action = static_cast<std::uint16_t>(legal[rng() % legal.size()]);
-    m.visits = {{m.action, 1}};
-    r.moves.push_back(m);
-    state->apply(m.action);
-  }
-  r.result = static_cast<std::int8_t>(state->result(0));
-  return r;
-}
+using test_util::random_record;  // a finished random game (tests/record_test_util.h)
 
 std::vector<Action> actions_of(const selfplay::GameRecord& r) {
   std::vector<Action> moves;
