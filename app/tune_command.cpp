@@ -3,9 +3,10 @@
 // Reads self-play game files (`*.bin`: a run folder's games/chunk-*.bin, selfplay/game_record.h)
 // and arena record files (any other file named: one game per line, arena/game_record.h); a folder
 // (a run folder, its games/) is searched for self-play files only, so that its index, metrics and
-// checkpoints are not read as records. Games of other games, repeated games and games that stop before their end
-// (the ply limit, a forfeit; not a self-play resignation) are skipped; a damaged record or line,
-// an illegal move or a result the game contradicts is reported (arena::add_game_samples).
+// checkpoints are not read as records. Games of other games, repeated games and games that stop
+// before their end (the ply limit, a forfeit; not a self-play resignation) are skipped; a damaged
+// record or line, an illegal move or a result the game contradicts is reported
+// (arena::add_game_samples).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>

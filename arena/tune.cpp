@@ -116,11 +116,11 @@ bool add_game_samples(const Game& game, const std::string& start, const std::vec
         if (i < moves.size())
           throw TuneError("tune: move " + std::to_string(i + 1) + " follows the end of the game (" +
                           pos.to_string() + ")");
-        const int actual = static_cast<int>(pos.result(0));
-        if (pos.result(0) != static_cast<double>(result_first))
+        const double actual = pos.result(0);
+        if (actual != result_first)
           throw TuneError("tune: the recorded result " + std::to_string(result_first) +
                           " (first side's view) differs from the final position's " +
-                          std::to_string(actual) + " (" + pos.to_string() + ")");
+                          std::to_string(static_cast<int>(actual)) + " (" + pos.to_string() + ")");
         break;
       }
       if (classic_features(pos, features)) {
