@@ -11,6 +11,7 @@
 #include "arena/spec.h"
 #include "games/game.h"
 #include "mcts/evaluator.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
 namespace {
@@ -132,6 +133,18 @@ TEST(HumanPlayerTest, ExplainsAnIllegalMoveAndAsksAgain) {
   EXPECT_NE(shown.find("Legal moves: a1-a3"), std::string::npos) << shown;
   EXPECT_NE(shown.find("Not playable: move \"c1-c4\""), std::string::npos) << shown;
   EXPECT_NE(shown.find("Not playable: move \"d7-d5\": illegal"), std::string::npos) << shown;
+}
+
+// A line beyond the bound (util::kMaxLineBytes) is dropped whole, not kept in memory or read as
+// a move, and the player is asked again.
+TEST(HumanPlayerTest, AnOverlongLineIsDroppedAndTheNextOneRead) {
+  std::istringstream in(std::string(util::kMaxLineBytes + 10, 'c') + "1-c3\nc1-c3\n");
+  std::ostringstream out;
+  HumanPlayer human(in, out);
+  const auto state = mg().initial_state();
+  EXPECT_EQ(state->action_to_string(human.choose_move(*state, 0)), "c1-c3");
+  EXPECT_NE(out.str().find("That line is too long"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("Not playable"), std::string::npos) << "the line's rest was read";
 }
 
 TEST(HumanPlayerTest, QuitAndEndOfInputEndTheGame) {
