@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -137,9 +138,16 @@ class ClassicSearcher {
   }
 
  private:
+  // Best key first, equal keys in their order (a stable insertion sort: the lists are short, and
+  // std::stable_sort takes a buffer from the heap at every node).
   template <class It>
   static void sort_moves(It first, It last) {
-    std::stable_sort(first, last, [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (It i = first; i != last; ++i) {
+      auto item = *i;
+      It j = i;
+      for (; j != first && std::prev(j)->first < item.first; --j) *j = *std::prev(j);
+      *j = item;
+    }
   }
 
   int child_search(const P& parent, const P& child, int depth, int alpha, int beta, int ply,

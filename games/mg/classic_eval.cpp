@@ -4,6 +4,7 @@
 
 #include "games/mg/classic_weights.h"
 #include "games/mg/evaluation.h"
+#include "util/bits.h"
 
 namespace oppidum::mg {
 namespace {
@@ -20,10 +21,10 @@ constexpr Bitboard kColA = 0x0101010101010101ULL & kBoard;
 constexpr Bitboard kColH = kColA << (kCols - 1);
 constexpr Bitboard row_mask(int row) { return Bitboard{0xFF} << (row * kCols); }
 
-int popcount(Bitboard b) { return __builtin_popcountll(b); }
+using util::popcount;
 
 // The squares next to a square of `b` (eight directions).
-Bitboard around(Bitboard b) {
+OPPIDUM_ALWAYS_INLINE Bitboard around(Bitboard b) {
   const Bitboard west = (b >> 1) & ~kColH, east = (b << 1) & ~kColA;
   const Bitboard row = b | west | east;
   return (row | (row << kCols) | (row >> kCols)) & kBoard & ~b;
@@ -36,7 +37,7 @@ struct Side {
       home_walls = 0, sacrifices = 0, exposed_walls = 0;
 };
 
-Side side(const Position& pos, int player) {
+OPPIDUM_ALWAYS_INLINE Side side(const Position& pos, int player) {
   constexpr int kLaunchRow = kRows - 3;
   Side s;
   const Bitboard towers = pos.towers(player), walls = pos.walls(player);
@@ -57,7 +58,7 @@ Side side(const Position& pos, int player) {
 
 }  // namespace
 
-bool classic_features(const Position& pos, ClassicFeatures& out) {
+OPPIDUM_POPCNT_CLONES bool classic_features(const Position& pos, ClassicFeatures& out) {
   out.count = kNumFeatures;
   out.values.fill(0.0f);
   const int us = pos.side_to_move();

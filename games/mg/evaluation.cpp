@@ -1,5 +1,7 @@
 #include "games/mg/evaluation.h"
 
+#include "util/bits.h"
+
 namespace oppidum::mg {
 namespace {
 
@@ -17,10 +19,10 @@ constexpr Bitboard shift(Bitboard b, int d) {
 
 constexpr int opposite(int d) { return (d + 4) % kDirections; }
 
-int popcount(std::uint64_t b) { return __builtin_popcountll(b); }
+using util::popcount;
 
 // Towers of `player` that can distribute in direction d.
-Bitboard distributors(const Position& pos, int player, int d) {
+OPPIDUM_ALWAYS_INLINE Bitboard distributors(const Position& pos, int player, int d) {
   const Bitboard free =
       kBoard & ~(pos.towers(0) | pos.towers(1) | pos.walls(1 - player));
   const int back = opposite(d);
@@ -31,7 +33,13 @@ Bitboard distributors(const Position& pos, int player, int d) {
 // Row index of `row` seen from `player`'s home row (0 = home row, 6 = the enemy home row).
 constexpr int relative_row(int player, int row) { return player == 0 ? row : kRows - 1 - row; }
 
-int side_score(const Position& pos, int player) {
+OPPIDUM_ALWAYS_INLINE int count_distributions(const Position& pos, int player) {
+  int count = 0;
+  for (int d = 0; d < kDirections; ++d) count += popcount(distributors(pos, player, d));
+  return count;
+}
+
+OPPIDUM_ALWAYS_INLINE int side_score(const Position& pos, int player) {
   constexpr int kTower = 24, kWall = 10, kTowerStep = 3, kWallStep = 1;
   constexpr int kLaunchRow = kRows - 3;  // the last row a breakthrough starts from
   int score = kTower * popcount(pos.towers(player)) + kWall * popcount(pos.walls(player));
@@ -41,18 +49,16 @@ int side_score(const Position& pos, int player) {
     score += kTowerStep * tower_rows * popcount(pos.towers(player) & row_mask(row));
     score += kWallStep * rel * popcount(pos.walls(player) & row_mask(row));
   }
-  return score + distributions(pos, player);
+  return score + count_distributions(pos, player);
 }
 
 }  // namespace
 
-int distributions(const Position& pos, int player) {
-  int count = 0;
-  for (int d = 0; d < kDirections; ++d) count += popcount(distributors(pos, player, d));
-  return count;
+OPPIDUM_POPCNT_CLONES int distributions(const Position& pos, int player) {
+  return count_distributions(pos, player);
 }
 
-Bitboard breakthrough_towers(const Position& pos, int player) {
+OPPIDUM_POPCNT_CLONES Bitboard breakthrough_towers(const Position& pos, int player) {
   // A distribution reaches the enemy home row only from the launch row, forward or diagonally
   // forward (its second square lands on the home row).
   const int launch_row = player == 0 ? kRows - 3 : 2;
@@ -62,7 +68,7 @@ Bitboard breakthrough_towers(const Position& pos, int player) {
   return towers & row_mask(launch_row);
 }
 
-int evaluate(const Position& pos) {
+OPPIDUM_POPCNT_CLONES int evaluate(const Position& pos) {
   constexpr int kThreat = 60;
   const int us = pos.side_to_move();
   const int them = 1 - us;
