@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
@@ -31,6 +32,11 @@ constexpr int kLateMoveIndex = 3;
 constexpr int kLateMoveDepth = 3;
 constexpr int kLateMoveDouble = 8;
 constexpr int kLateDepthDouble = 6;
+// Null-move pruning: at a node off the principal variation with at least kNullMoveDepth plies
+// left, whose static evaluation reaches beta, the opponent moves twice in a search kNullMoveR
+// plies shallower; if the mover still reaches beta, the node fails high without a real move.
+constexpr int kNullMoveDepth = 3;
+constexpr int kNullMoveR = 2;
 constexpr std::int32_t kHistoryCap = 1 << 20;
 // A new iteration starts only while less than this many tenths of the time per move are spent.
 constexpr int kIterationStartTenths = 6;
@@ -201,8 +207,10 @@ class ClassicSearcher {
   }
 
   // Negamax with fail-soft bounds. A stopped search unwinds at once, returning 0 everywhere and
-  // writing nothing; run() drops what it returned.
-  int search(const P& pos, int depth, int alpha, int beta, int ply, bool pv) {
+  // writing nothing; run() drops what it returned. `after_null`: pos is a null move's child (no
+  // second null move in a row).
+  int search(const P& pos, int depth, int alpha, int beta, int ply, bool pv,
+             bool after_null = false) {
     if (stopped_) return 0;
     ++nodes_;
     if (limits_reached()) {
@@ -236,6 +244,19 @@ class ClassicSearcher {
       }
     }
     const int alpha_start = alpha;
+
+    if (options_.selective && !pv && !after_null && depth >= kNullMoveDepth &&
+        std::abs(beta) < kProvenThreshold && !classic_threatened(pos) &&
+        classic_evaluate(pos) >= beta) {
+      P passed = pos;
+      if (classic_null_move(passed)) {
+        const int s = -search(passed, std::max(0, depth - 1 - kNullMoveR), -beta, -beta + 1,
+                              ply + 1, false, true);
+        if (stopped_) return 0;
+        // A proven win found after standing still is no proof: the real moves were not searched.
+        if (s >= beta) return s > kProvenThreshold ? beta : s;
+      }
+    }
 
     const int side = pos.side_to_move();
     const auto& killers = killers_[static_cast<std::size_t>(ply)];

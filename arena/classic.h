@@ -2,8 +2,9 @@
 // principal-variation search (negamax with null windows after the first move, re-searched when
 // one fails high) with iterative deepening, a transposition table that a player keeps across the
 // moves of a game, the table's move first, two killer moves per ply and the history heuristic for
-// ordering, late-move reductions, one ply more where a position has a single legal move (a DVONN
-// pass), and each game's fitted feature evaluation at the leaves (games/classic_eval.h,
+// ordering, late-move reductions, null-move pruning where the game allows it (Murus Gallicus:
+// games/classic_eval.h, classic_null_move), one ply more where a position has a single legal move
+// (a DVONN pass), and each game's fitted feature evaluation at the leaves (games/classic_eval.h,
 // `classic_evaluate`). A finished game scores +-(kWinScore - plies from the root), 0 for a draw,
 // so near the end (DVONN's final count, a Murus Gallicus breakthrough) the search sees the exact
 // result. Moves come from the rules module (Position::legal_actions), never a second generator.
@@ -73,8 +74,9 @@ struct ClassicOptions {
   std::int64_t nodes = 0;          // stop after this many positions (0: no limit)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::function<bool()> stop;      // empty: never; called from the searching thread
-  // Late-move reductions, single-reply extensions and the threat extension at the horizon; off:
-  // a full-width search to `depth` that returns the minimax value (what tests compare it with).
+  // Late-move reductions, null-move pruning, single-reply extensions and the threat extension at
+  // the horizon; off: a full-width search to `depth` that returns the minimax value (what tests
+  // compare it with).
   bool selective = true;
 };
 

@@ -17,6 +17,12 @@
 //       the side to move faces a threat that decides the game unless answered now (a Murus
 //       Gallicus breakthrough next move) and has no win of its own at once: the engine then
 //       searches one ply more where its search would end (games without such threats: false)
+//   bool classic_null_move(P& pos)
+//       turns pos into the same position with the opponent to move (a "null move": not a move of
+//       the game) and returns true, where the game seldom punishes a side for having to move, so
+//       that standing still is a fair lower bound of the mover's best move: the engine then
+//       prunes by null-move searches (arena/classic.h). False, pos unchanged, where that is not
+//       so (DVONN: a move can be forced to break a stack or leave the DVONN pieces) or not needed
 #pragma once
 
 #include <array>

@@ -191,6 +191,55 @@ TEST(ClassicTest, FullWidthSearchEqualsMinimax) {
   }
 }
 
+// A null move is the same stones with the other side to move where a game allows it (Murus
+// Gallicus), and nothing where it does not (DVONN, tic-tac-toe: the position stays as it is).
+TEST(ClassicTest, NullMovesPassTheTurnWhereTheGameAllowsThem) {
+  mcts::Rng rng(12);
+  for (const Game* game : {&mg(), &dvonn(), &ttt()}) {
+    const auto state = random_position(*game, 3, rng);
+    with_position_type(*game, [&](auto tag) {
+      using P = typename decltype(tag)::Position;
+      const P pos = P::parse(state->to_string());
+      P passed = pos;
+      const bool allowed = classic_null_move(passed);
+      EXPECT_EQ(allowed, game->name() == "mg") << game->name();
+      if (!allowed) {
+        EXPECT_EQ(passed.to_string(), pos.to_string()) << game->name();
+        return;
+      }
+      EXPECT_EQ(passed.side_to_move(), 1 - pos.side_to_move());
+      EXPECT_NE(passed.hash(), pos.hash());
+      P back = passed;
+      classic_null_move(back);
+      EXPECT_EQ(back.hash(), pos.hash());
+      EXPECT_EQ(back.to_string(), pos.to_string());
+    });
+  }
+}
+
+// The selective search (late-move reductions, null moves, the extensions) proves the quick wins
+// the full-width search proves, of the same length, in Murus Gallicus positions of random games.
+TEST(ClassicTest, MgSelectiveSearchKeepsTheFullWidthWins) {
+  mcts::Rng rng(17);
+  int proven = 0;
+  for (int trial = 0; trial < 400 && proven < 12; ++trial) {
+    const auto state = random_position(mg(), 10 + rng.uniform_int(40), rng);
+    if (state->is_terminal()) continue;
+    const ClassicResult full = search(*state, 5, false);
+    if (full.score <= search::kProvenThreshold) continue;
+    ++proven;
+    const ClassicResult selective = search(*state, 5);
+    EXPECT_EQ(selective.score, full.score) << state->to_string();
+    // Its move keeps the win: after it, the full-width search proves the opponent lost.
+    const auto next = after(*state, selective.action);
+    if (next->is_terminal())
+      EXPECT_TRUE(wins_at_once(*state, selective.action)) << state->to_string();
+    else
+      EXPECT_LT(search(*next, 4, false).score, -search::kProvenThreshold) << state->to_string();
+  }
+  EXPECT_GE(proven, 5);
+}
+
 TEST(ClassicTest, PlaysTicTacToePerfectly) {
   const ClassicResult r = search(*ttt().initial_state(), 9);
   EXPECT_EQ(r.score, 0);  // a draw

@@ -35,5 +35,8 @@ int classic_evaluate(const Position& pos);
 const ClassicModel& classic_model(const Position& pos);
 // DVONN has no single-move threat that decides the game: false.
 inline bool classic_threatened(const Position&) { return false; }
+// No null moves: a DVONN move can be forced to hurt its mover (a stack that must move away from
+// the DVONN pieces, a jump onto an own stack), so standing still bounds nothing. Not measured.
+inline bool classic_null_move(Position&) { return false; }
 
 }  // namespace oppidum::dvonn

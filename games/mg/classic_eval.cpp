@@ -90,6 +90,11 @@ bool classic_threatened(const Position& pos) {
   return breakthrough_towers(pos, 1 - us) != 0 && breakthrough_towers(pos, us) == 0;
 }
 
+bool classic_null_move(Position& pos) {
+  pos.pass_turn_for_search();
+  return true;
+}
+
 int classic_evaluate(const Position& pos) {
   ClassicFeatures features;
   if (!classic_features(pos, features)) return kWinNextMove;

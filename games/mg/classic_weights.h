@@ -1,16 +1,17 @@
 // Weights of the classical evaluation of Murus Gallicus (games/mg/classic_eval.h), in evaluation
-//   points, written by `oppidum tune`; rerun it rather than editing by hand.
-// Data: 93920 positions of 1930 games from:
-//   mg-c3k.txt
-// K 0.0574201; log loss on the training split 0.62225 -> 0.60677, held out (every 10th game)
-//   0.62598 -> 0.61955.
+//   points. Set by hand, not by `oppidum tune`: they are the alpha-beta player's weights
+//   (games/mg/evaluation.h: tower 24, wall 10, 3 per tower row, 1 per wall row, 1 per
+//   distribution, -60 per enemy breakthrough threat), with the classical features alpha-beta lacks
+//   at 0. Every fit tried so far (94 k positions of the engine's own games, 1.43 M of a network's
+//   self-play) predicts game results better and played worse: the hand weights won 84.2% against
+//   `alphabeta:depth=7` where the fitted ones won 78.5% (400 games each, docs/BASELINES.md).
+//   `oppidum tune --game mg` refits from these weights and writes this file.
 #pragma once
 
 namespace oppidum::mg {
 
 inline constexpr const char* kClassicWeightsSource =
-    "oppidum tune: 93920 positions of 1930 games, K 0.0574201, held-out log loss 0.62598"
-    " -> 0.61955";
+    "hand-set: the alpha-beta evaluation's weights (fits played worse, docs/BASELINES.md)";
 inline constexpr const char* kClassicWeightNames[] = {
     "towers",
     "walls",
@@ -25,17 +26,17 @@ inline constexpr const char* kClassicWeightNames[] = {
     "tempo",
 };
 inline constexpr double kClassicWeights[] = {
-    1.38334,  // towers
-    -2.76667,  // walls
-    2.34858,  // tower_rows
-    1.58569,  // wall_rows
-    1.51782,  // mobility
-    -18.2343,  // threats
-    4.45929,  // launch_towers
-    -1.76747,  // home_walls
-    0.140221,  // sacrifices
-    0.492348,  // exposed_walls
-    0.884469,  // tempo
+    24,   // towers
+    10,   // walls
+    3,    // tower_rows
+    1,    // wall_rows
+    1,    // mobility
+    -60,  // threats
+    0,    // launch_towers
+    0,    // home_walls
+    0,    // sacrifices
+    0,    // exposed_walls
+    0,    // tempo
 };
 
 }  // namespace oppidum::mg

@@ -102,6 +102,12 @@ class Position {
   int stones(int player) const;
   // True when the side to move has lost because the opponent reached its home row.
   bool broken_through() const;
+  // The same stones with the other side to move: not a move of the game (Murus Gallicus has no
+  // pass), but the classical engine's null move (games/classic_eval.h, classic_null_move).
+  void pass_turn_for_search() {
+    side_ = 1 - side_;
+    ++ply_;
+  }
 
  private:
   // Towers of the side to move that can distribute in direction d (absolute), and that can

@@ -20,6 +20,9 @@ inline int classic_evaluate(const Position& pos) { return evaluate(pos); }
 // A threat at the horizon is no question here: the search sees the whole game.
 inline bool classic_threatened(const Position&) { return false; }
 
+// No null moves: the search sees the whole game without them.
+inline bool classic_null_move(Position&) { return false; }
+
 inline const ClassicModel& classic_model(const Position&) {
   static const ClassicModel model{{"evaluation"}, {1.0}, "fixed"};
   return model;
