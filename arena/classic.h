@@ -4,7 +4,8 @@
 // moves of a game, the table's move first, two killer moves per ply and the history heuristic for
 // ordering, late-move reductions, null-move pruning where the game allows it (Murus Gallicus:
 // games/classic_eval.h, classic_null_move), one ply more where a position has a single legal move
-// (a DVONN pass), and each game's fitted feature evaluation at the leaves (games/classic_eval.h,
+// (a DVONN pass), and each game's feature evaluation at the leaves (weights fitted to game results
+// in DVONN, set by hand in Murus Gallicus; games/classic_eval.h,
 // `classic_evaluate`). A finished game scores +-(kWinScore - plies from the root), 0 for a draw,
 // so near the end (DVONN's final count, a Murus Gallicus breakthrough) the search sees the exact
 // result. Moves come from the rules module (Position::legal_actions), never a second generator.
