@@ -22,7 +22,7 @@
 //       the game) and returns true, where the game seldom punishes a side for having to move, so
 //       that standing still is a fair lower bound of the mover's best move: the engine then
 //       prunes by null-move searches (arena/classic.h). False, pos unchanged, where that is not
-//       so (DVONN: a move can be forced to break a stack or leave the DVONN pieces) or not needed
+//       so or not needed (each game's classic_eval.h says why)
 #pragma once
 
 #include <array>

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "games/dvonn/classic_weights.h"
+#include "util/bits.h"
 
 namespace oppidum::dvonn {
 namespace {
@@ -16,7 +17,7 @@ static_assert(std::size(kClassicWeightNames) == kNumFeatures &&
                   std::size(kClassicWeights) == kNumFeatures,
               "games/dvonn/classic_weights.h does not match the features");
 
-int popcount(Bitboard b) { return __builtin_popcountll(b); }
+using util::popcount;
 Bitboard bit(int cell) { return Bitboard{1} << cell; }
 
 // The space a stack of height h on `cell` reaches along direction d, or -1 off the board; heights

@@ -1,9 +1,11 @@
 #include "games/dvonn/evaluation.h"
 
+#include "util/bits.h"
+
 namespace oppidum::dvonn {
 namespace {
 
-int popcount(std::uint64_t b) { return __builtin_popcountll(b); }
+using util::popcount;
 
 int placement_side(const Position& pos, int player) {
   constexpr int kNextToDvonn = 3, kFreeSide = 1;

@@ -8,6 +8,7 @@
 
 #include "games/quote.h"
 #include "games/zobrist.h"
+#include "util/bits.h"
 
 namespace oppidum::dvonn {
 namespace {
@@ -20,7 +21,7 @@ inline int pop_lsb(Bitboard& b) {
   return cell;
 }
 
-inline int popcount(Bitboard b) { return __builtin_popcountll(b); }
+using util::popcount;
 
 // Cells whose six neighbours all exist and are occupied (a missing neighbour reads as empty,
 // since `occ` never has a bit off the board; see `neighbours`).
