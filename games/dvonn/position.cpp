@@ -15,12 +15,7 @@ namespace {
 
 constexpr Bitboard bit(int cell) { return Bitboard{1} << cell; }
 
-inline int pop_lsb(Bitboard& b) {
-  const int cell = __builtin_ctzll(b);
-  b &= b - 1;
-  return cell;
-}
-
+using util::pop_lsb;
 using util::popcount;
 
 // Cells whose six neighbours all exist and are occupied (a missing neighbour reads as empty,

@@ -29,12 +29,7 @@ constexpr Bitboard shift(Bitboard b, int d) {
 
 constexpr int opposite(int d) { return (d + 4) % kDirections; }
 
-inline int pop_lsb(Bitboard& b) {
-  const int sq = __builtin_ctzll(b);
-  b &= b - 1;
-  return sq;
-}
-
+using util::pop_lsb;
 using util::popcount;
 
 // Square index step of each direction (row * 8 + col).
