@@ -115,8 +115,13 @@ const char* kSideName[2] = {"Light", "Dark"};
 
 // Zobrist tables: 4 stone kinds x 56 squares, then the side to move.
 constexpr std::uint64_t kZobristTable = 0x4D47;  // "MG"
-std::uint64_t piece_key(int kind, int sq) { return zobrist_key(kZobristTable, kind * kSquares + sq); }
-const std::uint64_t kSideKey = zobrist_key(kZobristTable, 4 * kSquares);
+constexpr auto kPieceKeys = [] {
+  std::array<std::uint64_t, 4 * kSquares> t{};
+  for (int i = 0; i < 4 * kSquares; ++i) t[i] = zobrist_key(kZobristTable, i);
+  return t;
+}();
+std::uint64_t piece_key(int kind, int sq) { return kPieceKeys[kind * kSquares + sq]; }
+constexpr std::uint64_t kSideKey = zobrist_key(kZobristTable, 4 * kSquares);
 
 }  // namespace
 
