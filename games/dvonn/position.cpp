@@ -98,11 +98,7 @@ constexpr int stack_key_index(int cell, int top, int height, bool dvonn) {
   return ((cell * 3 + top) * (kMaxHeight + 1) + height) * 2 + (dvonn ? 1 : 0);
 }
 constexpr int kNumStackKeys = kGridCells * 3 * (kMaxHeight + 1) * 2;
-constexpr auto kStackKeys = [] {
-  std::array<std::uint64_t, kNumStackKeys> t{};
-  for (int i = 0; i < kNumStackKeys; ++i) t[i] = zobrist_key(kZobristTable, i);
-  return t;
-}();
+constexpr auto kStackKeys = zobrist_keys<kNumStackKeys>(kZobristTable);
 constexpr std::uint64_t kBlackToMoveKey = zobrist_key(kZobristTable, kNumStackKeys);
 constexpr std::uint64_t kPlacementKey = zobrist_key(kZobristTable, kNumStackKeys + 1);
 

@@ -115,11 +115,7 @@ const char* kSideName[2] = {"Light", "Dark"};
 
 // Zobrist tables: 4 stone kinds x 56 squares, then the side to move.
 constexpr std::uint64_t kZobristTable = 0x4D47;  // "MG"
-constexpr auto kPieceKeys = [] {
-  std::array<std::uint64_t, 4 * kSquares> t{};
-  for (int i = 0; i < 4 * kSquares; ++i) t[i] = zobrist_key(kZobristTable, i);
-  return t;
-}();
+constexpr auto kPieceKeys = zobrist_keys<4 * kSquares>(kZobristTable);
 std::uint64_t piece_key(int kind, int sq) { return kPieceKeys[kind * kSquares + sq]; }
 constexpr std::uint64_t kSideKey = zobrist_key(kZobristTable, 4 * kSquares);
 
