@@ -637,6 +637,22 @@ TEST_F(WebApiTest, BadPositionsAndMovesAreRefusedWithWhere) {
                "move 2 (\"d1-d3\")");
   expect_error(post("/api/position", {{"game", "mg"}, {"moves", "d1-d3"}}, 400), "array");
   expect_error(post("/api/position", {{"game", "mg"}, {"moves", {1}}}, 400), "move 1 must be");
+  // A field no call reads is named, never ignored (a misspelt start would silently be the
+  // initial position).
+  expect_error(post("/api/position", {{"game", "mg"}, {"strat", "xyz"}}, 400),
+               "unknown field \"strat\"; this call reads game, start, moves");
+  expect_error(post("/api/move", {{"game", "mg"}, {"player", "random"}, {"checkpoint", "x"}}, 400),
+               "unknown field \"checkpoint\"");
+  expect_error(post("/api/evaluate", {{"game", "mg"}, {"checkpoint", "tiny/best"}, {"seed", 1}},
+                    400),
+               "unknown field \"seed\"");
+  expect_error(post("/api/match", {{"game", "mg"}, {"a", "random"}, {"b", "random"},
+                                   {"moves", json::array()}},
+                    400),
+               "unknown field \"moves\"");
+  EXPECT_EQ(post("/api/analyse", {{"game", "mg"}, {"player", "uct:sims=20"}, {"seed", 3}}, 200)
+                ["kind"],
+            "search");
   auto res = client().Post("/api/position", "{\"game\": ", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);

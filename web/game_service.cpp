@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -54,6 +55,21 @@ const json& field(const json& request, const char* key) {
   if (!request.is_object()) throw BadRequest("the request body must be a JSON object");
   const auto it = request.find(key);
   return it == request.end() ? kNull : *it;
+}
+
+// Refuses a request that carries a field its call does not read (a misspelt "strat" would
+// otherwise be ignored in silence, and the answer would be for another position than meant).
+void only_fields(const json& request, std::initializer_list<const char*> known) {
+  if (!request.is_object()) throw BadRequest("the request body must be a JSON object");
+  for (auto it = request.begin(); it != request.end(); ++it) {
+    if (std::any_of(known.begin(), known.end(),
+                    [&](const char* k) { return it.key() == k; }))
+      continue;
+    std::string names;
+    for (const char* k : known) names += std::string(names.empty() ? "" : ", ") + k;
+    throw BadRequest("unknown field \"" + quote_input(it.key(), 40) + "\"; this call reads " +
+                     names);
+  }
 }
 
 std::string string_field(const json& request, const char* key, bool required) {
@@ -305,11 +321,13 @@ std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const 
 }
 
 json GameService::position(const json& request) {
+  only_fields(request, {"game", "start", "moves"});
   const Game& game = game_of(request);
   return describe(*state_of(game, request));
 }
 
 json GameService::move(const json& request, const StopCheck& stop) {
+  only_fields(request, {"game", "start", "moves", "player", "seed"});
   const Game& game = game_of(request);
   std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
@@ -345,6 +363,7 @@ json GameService::move(const json& request, const StopCheck& stop) {
 }
 
 json GameService::analyse(const json& request, const StopCheck& stop) {
+  only_fields(request, {"game", "start", "moves", "player", "seed"});
   const Game& game = game_of(request);
   const std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
@@ -403,6 +422,7 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
 }
 
 json GameService::evaluate(const json& request) {
+  only_fields(request, {"game", "start", "moves", "checkpoint"});
   const Game& game = game_of(request);
   const std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
@@ -431,6 +451,7 @@ json GameService::evaluate(const json& request) {
 }
 
 json GameService::match(const json& request, const StopCheck& stop) {
+  only_fields(request, {"game", "a", "b", "games", "seed"});
   const Game& game = game_of(request);
   const std::string a_spec = string_field(request, "a", true);
   const std::string b_spec = string_field(request, "b", true);
