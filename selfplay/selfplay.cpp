@@ -19,8 +19,16 @@ constexpr std::uint64_t kResignStream = 0x52455349474E0000ULL;   // which games 
 class SelfPlayDriver final : public mcts::GameDriver {
  public:
   SelfPlayDriver(const Game& game, const SelfPlaySettings& s, std::uint64_t runner_seed,
-                 ResignControl& resign, std::function<void(mcts::FinishedGame, std::uint64_t)> done)
-      : game_(game), s_(s), runner_seed_(runner_seed), resign_(resign), done_(std::move(done)) {}
+                 ResignControl& resign, std::atomic<std::int64_t>& moves,
+                 std::function<void(mcts::FinishedGame, std::uint64_t)> done)
+      : game_(game), s_(s), runner_seed_(runner_seed), resign_(resign), moves_(moves),
+        done_(std::move(done)) {}
+
+  // The search's choice, counted as it is played (SelfPlayStats::moves).
+  Action choose_move(int, const GameState&, const mcts::SearchResult& search) override {
+    moves_.fetch_add(1, std::memory_order_relaxed);
+    return search.action;
+  }
 
   int resignation(int game_index, const std::vector<mcts::MoveStats>& moves) override {
     const int player = resign_.wants_to_resign(moves);
@@ -68,6 +76,7 @@ class SelfPlayDriver final : public mcts::GameDriver {
   const SelfPlaySettings& s_;
   std::uint64_t runner_seed_;
   ResignControl& resign_;
+  std::atomic<std::int64_t>& moves_;
   std::unordered_map<int, int> checked_;  // game index -> the player who would have resigned
   std::function<void(mcts::FinishedGame, std::uint64_t)> done_;
 };
@@ -157,7 +166,7 @@ void SelfPlay::worker(int index) {
     mcts::Agent agent{"selfplay", &evaluator_, settings_.search};
     agent.search.simulations = settings_.simulations;
     mcts::GameRunner runner({agent}, rc);
-    SelfPlayDriver driver(game, settings_, runner_seed, resign_,
+    SelfPlayDriver driver(game, settings_, runner_seed, resign_, moves_,
                           [this](mcts::FinishedGame g, std::uint64_t seed) {
                             count_reuse(g);
                             finished_.push(to_record(g, seed, network_step_(),
@@ -214,6 +223,7 @@ SelfPlayStats SelfPlay::stats() const {
   SelfPlayStats s;
   s.games = games_.load();
   s.positions = positions_.load();
+  s.moves = moves_.load();
   s.policy_targets = policy_targets_.load();
   s.chunks = chunks_.load();
   s.target_visits = target_visits_.load();

@@ -52,6 +52,9 @@ struct SelfPlaySettings {
 struct SelfPlayStats {
   std::int64_t games = 0;      // games written to the store
   std::int64_t positions = 0;  // moves in those games
+  // Moves searched and played so far, in games finished or not: the pipeline's rate (games end,
+  // and are written a chunk at a time, in bursts; a short run may finish none).
+  std::int64_t moves = 0;
   std::int64_t policy_targets = 0;  // of which full searches
   // Root child visits of the full PUCT searches, and of those the visits kept from earlier
   // searches by tree reuse (whether or not the targets count them).
@@ -94,7 +97,7 @@ class SelfPlay {
   std::atomic<bool> stop_{false};
   std::uint64_t starts_ = 0;  // start() calls; 1 during the first
   std::vector<std::thread> threads_;
-  std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, chunks_{0};
+  std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, chunks_{0}, moves_{0};
   std::atomic<std::int64_t> target_visits_{0}, reused_target_visits_{0};
   ResignControl resign_;
   mutable std::mutex error_mutex_;

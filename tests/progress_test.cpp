@@ -66,21 +66,23 @@ std::vector<std::map<std::string, std::string>> metrics_rows(const RunPaths& pat
   return out;
 }
 
-// An interval of 10 s in which self-play finished 1000 positions and the two forward workers ran
-// 100 batches of 10000 evaluations in 5 s of forward time.
+// An interval of 10 s in which self-play played 1000 moves (and finished games of 300 positions)
+// and the two forward workers ran 100 batches of 10000 evaluations in 5 s of forward time.
 std::pair<PipelineMark, PipelineMark> ten_seconds() {
   PipelineMark from, to;
   from.at = Clock::now();
   from.inference.positions = 1000;
   from.inference.batches = 10;
   from.inference.forward_seconds = 1.0;
-  from.selfplay.positions = 100;
+  from.selfplay.moves = 100;
+  from.selfplay.positions = 50;
   to.at = from.at + seconds(10);
   to.inference.positions = 11000;
   to.inference.batches = 110;
   to.inference.forward_seconds = 6.0;
   to.inference.workers = 2;
-  to.selfplay.positions = 1100;
+  to.selfplay.moves = 1100;
+  to.selfplay.positions = 350;
   to.selfplay.resign.resigned = 3;
   to.selfplay.resign.checks = 7;
   to.selfplay.resign.recent_false_rate = 0.25;
@@ -121,11 +123,22 @@ TEST(Pipeline, NumbersFromTheStatsOfAnInterval) {
   EXPECT_DOUBLE_EQ(pipeline_row(from, busy, now, false)->forward_busy, 1.0) << "capped at 1";
 }
 
-TEST(Pipeline, NothingForAnIntervalWithoutAFinishedGameOrABatch) {
+TEST(Pipeline, MovesPlayedCountWhetherOrNotTheirGamesFinished) {
   const auto [from, to] = ten_seconds();
   PipelineMark no_game = to;
   no_game.selfplay.positions = from.selfplay.positions;
-  EXPECT_FALSE(pipeline_row(from, no_game, Progress{}, false));
+  no_game.selfplay.games = from.selfplay.games;
+  const auto row = pipeline_row(from, no_game, Progress{}, false);
+  ASSERT_TRUE(row) << "no game finished, but 1000 moves were played";
+  EXPECT_DOUBLE_EQ(row->positions_per_second, 100.0);
+  EXPECT_DOUBLE_EQ(row->evals_per_position, 10.0);
+}
+
+TEST(Pipeline, NothingForAnIntervalWithoutAMoveOrABatch) {
+  const auto [from, to] = ten_seconds();
+  PipelineMark no_move = to;
+  no_move.selfplay.moves = from.selfplay.moves;
+  EXPECT_FALSE(pipeline_row(from, no_move, Progress{}, false));
   PipelineMark no_batch = to;
   no_batch.inference.batches = from.inference.batches;
   no_batch.inference.forward_seconds = from.inference.forward_seconds;
@@ -152,7 +165,8 @@ Progress some_progress() {
 TEST(StatusLine, TextFromAProgress) {
   Progress p = some_progress();
   selfplay::SelfPlayStats sp;
-  sp.positions = 1234;
+  sp.moves = 1234;     // the rate: moves played this session, in finished games or not
+  sp.positions = 999;  // written to the store: not the rate
   model::InferenceStats inf;
   inf.evals_per_second = 456.7;
   inf.mean_fill = 0.5;
@@ -323,17 +337,19 @@ TEST(Telemetry, GenerationAndSessionLinesAndSelfplayRows) {
   lines.clear();
   EXPECT_TRUE(metrics_rows(folder.paths(), "selfplay").empty());
 
-  // The first finished game starts the measure; a generation later, a line and a row.
+  // The first move played starts the measure (no game has finished yet); a generation later, a
+  // line and a row.
   inference.positions = 1000;
   inference.batches = 10;
   inference.forward_seconds = 1.0;
-  selfplay.positions = 100;
+  selfplay.moves = 100;
   telemetry.update(p);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   inference.positions = 11000;
   inference.batches = 110;
   inference.forward_seconds = 6.0;
   inference.workers = 2;
+  selfplay.moves = 1100;
   selfplay.positions = 1100;
   selfplay.resign = {3, 7, 1, 0.25, true};
   p.generation = 3;

@@ -85,9 +85,43 @@ TEST_P(SelfPlayTest, GamesReachTheStoreAsLegalRecords) {
   EXPECT_EQ(games, stats.games);
   EXPECT_EQ(positions, stats.positions);
   EXPECT_EQ(targets, stats.policy_targets);
+  EXPECT_GE(stats.moves, stats.positions) << "the written games' moves, and those of games cut off";
   // About a quarter of the moves are full searches.
   EXPECT_GT(targets, positions / 10);
   EXPECT_LT(targets, positions / 2);
+}
+
+// Uniform priors, 2 ms per batch: games that take a while (a second or so).
+class SlowUniformEvaluator final : public mcts::Evaluator {
+ public:
+  void evaluate(const mcts::EvalRequest* requests, int n, mcts::EvalResult* results) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    uniform_.evaluate(requests, n, results);
+  }
+  std::string describe() const override { return "slow uniform"; }
+
+ private:
+  mcts::UniformEvaluator uniform_;
+};
+
+TEST_P(SelfPlayTest, MovesCountAsTheyArePlayedBeforeAnyGameEnds) {
+  SlowUniformEvaluator slow;
+  FolderReplayStore store(temp_folder("selfplay_moves_" + GetParam()),
+                          FolderReplayStore::Mode::kOwner);
+  SelfPlaySettings settings = small_settings(GetParam());
+  settings.threads = 1;
+  SelfPlay sp(slow, store, settings, [] { return std::int64_t{1}; });
+  sp.start();
+  // A move of the four games takes a few batches (about 10 ms); a game takes tens of moves.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (sp.stats().moves < 8 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const SelfPlayStats early = sp.stats();
+  sp.stop();
+  EXPECT_EQ(sp.error(), "");
+  EXPECT_GE(early.moves, 8);
+  EXPECT_EQ(early.games, 0) << "no game can be over after a few plies";
+  EXPECT_EQ(early.positions, 0) << "positions count when their game is written";
 }
 
 TEST_P(SelfPlayTest, GumbelRootRecordsTheImprovedPolicy) {

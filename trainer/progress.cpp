@@ -30,7 +30,7 @@ std::optional<SelfplayRow> pipeline_row(const PipelineMark& from, const Pipeline
                                         const Progress& now, bool resign) {
   const double wall = std::chrono::duration<double>(to.at - from.at).count();
   const double positions =
-      static_cast<double>(to.selfplay.positions) - static_cast<double>(from.selfplay.positions);
+      static_cast<double>(to.selfplay.moves) - static_cast<double>(from.selfplay.moves);
   const double evals =
       static_cast<double>(to.inference.positions) - static_cast<double>(from.inference.positions);
   const double batches =
@@ -73,7 +73,7 @@ std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfpl
   std::string line =
       "gen " + std::to_string(p.generation) + " | games " + std::to_string(p.games) + " pos " +
       std::to_string(p.positions) + " (" +
-      fixed(static_cast<double>(selfplay.positions) / secs, 0) + "/s) | eval " +
+      fixed(static_cast<double>(selfplay.moves) / secs, 0) + "/s) | eval " +
       fixed(inference.evals_per_second, 0) + "/s fill " + fixed(inference.mean_fill, 2) + " fwd " +
       fixed(100.0 * inference.forward_share, 0) + "% | step " + std::to_string(p.steps) +
       // Zeros before this session's first step (a resumed run): no loss to show yet.
@@ -171,7 +171,7 @@ PipelineMark Telemetry::mark() const {
 }
 
 void Telemetry::update(const Progress& p) {
-  if (sources_.selfplay && !marked_ && sources_.selfplay().positions > 0) {
+  if (sources_.selfplay && !marked_ && sources_.selfplay().moves > 0) {
     session_mark_ = generation_mark_ = mark();
     marked_ = true;
   }

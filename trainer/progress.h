@@ -7,10 +7,10 @@
 // - The status line: at most once a second, printed with \r on a terminal, or else logged every
 //   30 s.
 // - The self-play pipeline (docs/PERFORMANCE.md, "Self-play pipeline"), measured from the first
-//   finished game (positions count when their game ends, so from then on about as many moves are
-//   in flight at the start of an interval as at its end): self-play positions/s against the bound
-//   of the forward pass, a log line and a "selfplay" row of metrics.csv per generation, a log line
-//   per session.
+//   move played (positions count as their move is played, SelfPlayStats::moves, not when their
+//   game ends: games end in bursts, and a short run on a large config may finish none): self-play
+//   positions/s against the bound of the forward pass, a log line and a "selfplay" row of
+//   metrics.csv per generation, a log line per session.
 // - The cluster monitor (a run with a Redis store): at most every 5 s the trainer's own heartbeat
 //   and the nodes' heartbeats, for the status line; every 30 s "node" and "stream" rows of
 //   metrics.csv. The lease on the store is renewed by the loop, not here: a renewal may restart the
@@ -56,10 +56,10 @@ struct PipelineMark {
   selfplay::SelfPlayStats selfplay;
 };
 
-// Self-play from `from` to `to` (positions of the games finished between) against its bound: the
-// forward pass's own rate at the batch sizes seen (positions per second of forward time, times the
-// workers) divided by the network evaluations per self-play position. Nothing for an interval in
-// which no game finished or no batch ran. The row's time and counts are `now`'s; its resignation
+// Self-play from `from` to `to` (the moves played between) against its bound: the forward pass's
+// own rate at the batch sizes seen (positions per second of forward time, times the workers)
+// divided by the network evaluations per self-play position. Nothing for an interval in which no
+// move was played or no batch ran. The row's time and counts are `now`'s; its resignation
 // counts are `to`'s when `resign` (resignation is on), else resign_checks stays -1.
 std::optional<SelfplayRow> pipeline_row(const PipelineMark& from, const PipelineMark& to,
                                         const Progress& now, bool resign);
