@@ -146,6 +146,32 @@ TEST(Pipeline, NothingForAnIntervalWithoutAMoveOrABatch) {
   EXPECT_FALSE(pipeline_row(from, from, Progress{}, false)) << "no time passed";
 }
 
+TEST(TrainerPace, StepsRateWaitingShareAndReuse) {
+  Progress p;
+  p.steps = 1000;  // the run's, earlier sessions' included
+  p.positions = 64000;
+  p.pace = {400, 20.0, 5.0};
+  EXPECT_EQ(trainer_pace_line(p, 256, 4, 5000),
+            "trainer this session: 400 steps, 20.00 steps/s (5120 samples/s) while stepping; "
+            "waited for self-play's positions 20% of the time (sample_reuse 4.00); each position "
+            "sampled 4.00 times so far");
+  p.pace.waiting_seconds = 0;
+  p.steps = 500;
+  EXPECT_NE(trainer_pace_line(p, 256, 4, 5000).find("waited for self-play's positions 0% of the time"),
+            std::string::npos);
+  EXPECT_NE(trainer_pace_line(p, 256, 4, 5000).find("each position sampled 2.00 times so far"),
+            std::string::npos)
+      << "a trainer that never waits falls behind sample_reuse";
+}
+
+TEST(TrainerPace, BeforeTheFirstStepItSaysWhatItWaitsFor) {
+  Progress p;
+  p.positions = 1200;
+  EXPECT_EQ(trainer_pace_line(p, 256, 4, 5000),
+            "trainer this session: no step (the replay window holds 1200 positions; training "
+            "starts at 5000)");
+}
+
 Progress some_progress() {
   Progress p;
   p.seconds = 10;
@@ -373,8 +399,9 @@ TEST(Telemetry, GenerationAndSessionLinesAndSelfplayRows) {
 
   lines.clear();
   telemetry.end_session(p);
-  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("session self-play: ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("trainer this session: ", 0), 0u) << lines[1];
   EXPECT_EQ(metrics_rows(folder.paths(), "selfplay").size(), 1u) << "a session line has no row";
 
   lines.clear();
@@ -388,7 +415,7 @@ TEST(Telemetry, GenerationAndSessionLinesAndSelfplayRows) {
                       "tree reuse");
 }
 
-TEST(Telemetry, WithoutSelfPlayThreadsNothingIsMeasured) {
+TEST(Telemetry, WithoutSelfPlayThreadsOnlyTheTrainerIsMeasured) {
   TempDir dir("telemetry_none");
   RunFolder folder(dir.path());
   folder.open_tables(false, "");
@@ -402,7 +429,9 @@ TEST(Telemetry, WithoutSelfPlayThreadsNothingIsMeasured) {
   telemetry.end_generation(some_progress());
   telemetry.end_session(some_progress());
   telemetry.log_tree_reuse();
-  EXPECT_TRUE(lines.empty()) << lines.front();
+  // The trainer's pace still counts: it may be the bottleneck of a cluster's self-play.
+  ASSERT_EQ(lines.size(), 1u) << lines.front();
+  EXPECT_EQ(lines[0].rfind("trainer this session: ", 0), 0u) << lines[0];
   EXPECT_TRUE(metrics_rows(folder.paths(), "selfplay").empty());
 }
 

@@ -66,6 +66,26 @@ std::string pipeline_line(const std::string& what, const SelfplayRow& row, int w
                      fixed(100.0 * row.positions_per_second / row.bound, 0));
 }
 
+std::string trainer_pace_line(const Progress& p, int batch_size, double sample_reuse,
+                              std::int64_t min_positions) {
+  const TrainerPace& pace = p.pace;
+  if (pace.steps == 0 || pace.stepping_seconds <= 0)
+    return fmt::format("trainer this session: no step (the replay window holds {} positions; "
+                       "training starts at {})",
+                       p.positions, min_positions);
+  const double rate = static_cast<double>(pace.steps) / pace.stepping_seconds;
+  const double waited = pace.waiting_seconds / (pace.waiting_seconds + pace.stepping_seconds);
+  return fmt::format(
+      "trainer this session: {} steps, {} steps/s ({} samples/s) while stepping; waited for "
+      "self-play's positions {}% of the time (sample_reuse {}); each position sampled {} times so "
+      "far",
+      pace.steps, fixed(rate, 2), fixed(rate * batch_size, 0), fixed(100.0 * waited, 0),
+      fixed(sample_reuse, 2),
+      p.positions > 0
+          ? fixed(static_cast<double>(p.steps) * batch_size / static_cast<double>(p.positions), 2)
+          : std::string("-"));
+}
+
 std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfplay,
                         const model::InferenceStats& inference, bool score_head,
                         const std::string& cluster) {
@@ -158,7 +178,9 @@ Telemetry::Telemetry(const config::RunConfig& config, bool status_line, Sources 
     : sources_(std::move(sources)), folder_(folder), log_(std::move(log)),
       score_head_(config.net.score_head), resign_(config.selfplay.resign_below < 0),
       search_only_targets_(config.selfplay.target_visits == "search"),
-      terminal_(status_line && isatty(2)) {
+      terminal_(status_line && isatty(2)), batch_size_(config.training.batch_size),
+      sample_reuse_(config.training.sample_reuse),
+      min_positions_(config.training.min_positions) {
   if (channel) cluster_.emplace(*channel, folder, sources_.selfplay, Clock::now());
 }
 
@@ -222,6 +244,7 @@ void Telemetry::end_generation(const Progress& p) {
 
 void Telemetry::end_session(const Progress& p) {
   if (marked_) report_pipeline(session_mark_, "session", p, false);
+  log_(trainer_pace_line(p, batch_size_, sample_reuse_, min_positions_));
 }
 
 void Telemetry::log_tree_reuse() {

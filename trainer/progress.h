@@ -35,6 +35,15 @@
 
 namespace oppidum::trainer {
 
+// The trainer's time this session since its first step: stepping (sampling a batch, the step,
+// its row, a generation's saves) or waiting because it was `training.sample_reuse` times ahead of
+// self-play's positions. Gates and the wait for `training.min_positions` count in neither.
+struct TrainerPace {
+  std::int64_t steps = 0;
+  double stepping_seconds = 0;
+  double waiting_seconds = 0;
+};
+
 // Where a session of the run is, as the loop last saw it.
 struct Progress {
   double seconds = 0;                     // since the session's self-play started
@@ -47,6 +56,7 @@ struct Progress {
   std::string gate;                       // the gate being played, its progress; empty: none
   std::string last_gate;                  // gate_summary of the last gate this session
   std::int64_t stream_lag = 0, stream_evicted = 0;  // a run with a store: the intake's
+  TrainerPace pace;                       // this session's
 };
 
 // What self-play and the inference server had done at a moment.
@@ -67,6 +77,14 @@ std::optional<SelfplayRow> pipeline_row(const PipelineMark& from, const Pipeline
 // The log line of a pipeline row over `what` ("generation 3", "session"), the forward pass
 // having `workers` workers.
 std::string pipeline_line(const std::string& what, const SelfplayRow& row, int workers);
+
+// Whether the trainer keeps pace with self-play, in one log line: this session's steps and their
+// rate while stepping, the share of its time it waited for positions (ahead of self-play at
+// `sample_reuse`; none: it is the bottleneck), and how often the run has sampled each position so
+// far (steps x `batch_size` / positions: `sample_reuse` when it keeps pace). Before the first step,
+// the positions it waits for (`min_positions`).
+std::string trainer_pace_line(const Progress& p, int batch_size, double sample_reuse,
+                              std::int64_t min_positions);
 
 // The status line. `cluster` is the cluster monitor's text; empty: a run without a store.
 std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfplay,
@@ -124,14 +142,14 @@ class Telemetry {
   Telemetry(const config::RunConfig& config, bool status_line, Sources sources, RunFolder& folder,
             store::RunChannel* channel, util::LogLine log);
 
-  // From the loop and during a gate: starts the pipeline's measure at the first finished game,
+  // From the loop and during a gate: starts the pipeline's measure at the first move played,
   // shows the status line and polls the cluster when their time has come.
   void update(const Progress& p);
   // After a generation's checkpoint is saved: its losses with the score margin's (when the net has
   // a score head: metrics.csv has no column for it), its pipeline line and row, and the
   // resignations so far (when resignation is on).
   void end_generation(const Progress& p);
-  // Before self-play stops: the session's pipeline line.
+  // Before self-play stops: the session's pipeline line and the trainer's pace.
   void end_session(const Progress& p);
   // After self-play stopped: the share of the root visits kept by tree reuse.
   void log_tree_reuse();
@@ -148,6 +166,9 @@ class Telemetry {
   util::LogLine log_;
   std::optional<ClusterMonitor> cluster_;
   bool score_head_, resign_, search_only_targets_, terminal_;
+  int batch_size_;
+  double sample_reuse_;
+  std::int64_t min_positions_;
   PipelineMark session_mark_, generation_mark_;  // set at the first finished game
   bool marked_ = false;
   Clock::time_point last_status_{}, last_status_log_{};

@@ -269,8 +269,11 @@ class Session {
       const double allowed = config_.training.sample_reuse * static_cast<double>(positions);
       const double wanted =
           static_cast<double>(trainer_->steps() + 1) * config_.training.batch_size;
+      const auto now = Clock::now();
       if (positions < config_.training.min_positions || wanted > allowed) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (pace_.steps > 0 && positions >= config_.training.min_positions)
+          pace_.waiting_seconds += seconds_since(now);
         continue;
       }
       window_->sample(config_.training.batch_size, rng, batch);
@@ -279,10 +282,16 @@ class Session {
                              intake_->games(), last_step_.policy_loss, last_step_.value_loss,
                              last_step_.learning_rate});
       if (trainer_->steps() % config_.training.steps_per_generation == 0) end_generation();
+      ++pace_.steps;
+      pace_.stepping_seconds += seconds_since(now);
     }
   }
 
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  static double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+
+  double elapsed() const { return seconds_since(start_); }
 
   // Steps 1 and 2 of trainer/run_folder.h; the gate follows in the loop.
   void end_generation() {
@@ -340,7 +349,7 @@ class Session {
   Progress progress(const std::string& gate = "") const {
     return {elapsed(), generation(), trainer_->steps(), window_->total_positions(),
             intake_->games(), last_step_, best_generation(), folder_->rating(), gate, last_gate_,
-            intake_->stream_lag(), intake_->stream_evicted()};
+            intake_->stream_lag(), intake_->stream_evicted(), pace_};
   }
 
   // From the loop and during a gate: renews the store's lease every 5 s, then hands the progress
@@ -387,6 +396,7 @@ class Session {
   std::unique_ptr<selfplay::SelfPlay> selfplay_;  // none with selfplay.threads 0
   int pending_gate_ = 0;  // a generation saved but not gated yet
   StepStats last_step_;
+  TrainerPace pace_;
   Clock::time_point start_ = Clock::now();
   std::string last_gate_;  // gate_summary of the last gate
 };
