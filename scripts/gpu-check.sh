@@ -3,8 +3,8 @@
 # runs the `gpu` tests, then the GPU benchmarks, and writes one results file, DIR/gpu-check.md,
 # with every command, its exit status, its time and its output (logs beside it).
 #
-#   scripts/gpu-check.sh [--out DIR] [--phases LIST] [--train-seconds N] [--peak-tflops T]
-#                        [--dry-run]
+#   scripts/gpu-check.sh [--out DIR] [--phases LIST] [--train-seconds N] [--train-set KEY=VALUE]...
+#                        [--peak-tflops T] [--dry-run]
 #
 # Phases, in order (--phases takes a comma-separated subset; default all):
 #   env      the machine: GPU, driver, CPU cores, PyTorch, compilers
@@ -20,7 +20,10 @@
 #   trainer  bench train: the trainer alone at configs/mg.yaml and configs/dvonn.yaml, fp32 and bf16
 #   train    oppidum train with configs/mg.yaml and configs/dvonn.yaml for --train-seconds each
 #            (default 90; training starts at 20,000 positions, a generation every 300 steps, no
-#            gate), with nvidia-smi sampled every second
+#            gate), with nvidia-smi sampled every second; each --train-set KEY=VALUE goes to
+#            both runs as --set (e.g. selfplay.concurrent_games=64, so that games finish and the
+#            trainer starts within a short run); the log ends with the session's self-play against
+#            its bound and the trainer's pace
 # --dry-run checks the script itself on a machine without a GPU: LibTorch from CMake's default
 # search (Debian's), the device cpu, tiny sizes and durations.
 set -uo pipefail
@@ -32,14 +35,16 @@ phases="env,build,test,model,server,trainer,train"
 train_seconds=90
 peak=""
 dry_run=0
+train_sets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --phases) phases="$2"; shift 2 ;;
     --train-seconds) train_seconds="$2"; shift 2 ;;
+    --train-set) train_sets+=(--set "$2"); shift 2 ;;
     --peak-tflops) peak="$2"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -206,6 +211,7 @@ if has_phase train; then
       sets+=(--set inference.device=cpu --set selfplay.threads=1 --set selfplay.concurrent_games=16
              --set selfplay.simulations=16 --set selfplay.fast_simulations=4)
     fi
+    sets+=("${train_sets[@]}")
     sampler=""
     if command -v nvidia-smi >/dev/null; then
       nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used,power.draw \
