@@ -12,17 +12,13 @@
 #include "arena/elo.h"
 #include "selfplay/resignation.h"
 #include "util/log.h"
+#include "util/text.h"
 
 namespace oppidum::trainer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using util::fixed;
 
 }  // namespace
 

@@ -10,9 +10,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "util/file_io.h"
+#include "util/text.h"
 
 namespace oppidum::trainer {
 namespace fs = std::filesystem;
+using util::fixed;
 namespace {
 
 const util::CsvTable::Row kArenaHeader = {
@@ -29,12 +31,6 @@ const util::CsvTable::Row kMetricsHeader = {
     "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted",
     "selfplay_positions_per_second", "evals_per_position", "forward_busy", "forward_rate",
     "mean_batch", "selfplay_bound", "resigned", "resign_checks", "resign_false_rate"};
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 double number(const std::string& text) {
   if (text.empty()) return std::nan("");

@@ -1,8 +1,9 @@
-// Small text helpers shared by the line-based readers (the engine protocol, results files, the
-// terminal player, `perft --positions -`).
+// Small text helpers: those shared by the line-based readers (the engine protocol, results files,
+// the terminal player, `perft --positions -`), and numbers written with fixed decimals.
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
 #include <istream>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,13 @@ inline std::string trim(std::string_view text) {
   if (first == std::string_view::npos) return "";
   const auto last = text.find_last_not_of(" \t\r\n");
   return std::string(text.substr(first, last - first + 1));
+}
+
+// `v` with `digits` decimals ("%.*f"): the run folder's numbers and the trainer's log lines.
+inline std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 // A line longer than read_line's limit.
