@@ -228,6 +228,10 @@ if has_phase train; then
         "$out/nvidia-smi-$game.csv" >>"$report"
       note '```'
     fi
+    note "" "The session's self-play against its bound, and the trainer's pace:" '```'
+    grep -h -e 'session self-play: ' -e 'trainer this session: ' "$out/train-$game.log" \
+      >>"$report" 2>/dev/null || note "(not in the log: see above)"
+    note '```'
     if [ -f "$runs/$game/metrics.csv" ]; then
       note "" "metrics.csv selfplay rows:" '```'
       head -n 1 "$runs/$game/metrics.csv" >>"$report"
