@@ -4,19 +4,25 @@
 // same seed on the same batches (--batches distinct batches of seeded positions from random games,
 // each with a policy target peaked on one legal move and a value target of +-1, used in turn), so
 // the printed loss curves can be compared: a precision that is faster only counts if its curve
-// follows fp32's. The first --warmup steps are left out of the timing. docs/GPU.md says how the
-// numbers are read.
+// follows fp32's. The first --warmup steps are left out of the timing. Then the trainer's input:
+// drawing a batch from a replay window of random games (ReplayWindow::sample, on one CPU thread as
+// in `train`, whose loop samples and steps in turn), and the loop's rate that leaves with the
+// fastest step. docs/GPU.md says how the numbers are read.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "app/commands.h"
 #include "games/game.h"
+#include "mcts/rng.h"
+#include "selfplay/game_record.h"
 #include "trainer/config.h"
+#include "trainer/replay_window.h"
 #include "trainer/settings.h"
 #include "trainer/trainer.h"
 #include "util/progress.h"
@@ -79,6 +85,55 @@ std::vector<trainer::TrainingBatch> make_batches(const Game& game, int count, in
   return batches;
 }
 
+// A game of uniformly random moves as a self-play record: every move a full search whose visits
+// favour the move played.
+selfplay::GameRecord random_record(const Game& game, std::mt19937_64& rng) {
+  selfplay::GameRecord r;
+  r.game = game.name();
+  auto state = game.initial_state();
+  r.start = state->to_string();
+  ActionList legal;
+  while (!state->is_terminal() && static_cast<int>(r.moves.size()) < game.max_game_length()) {
+    state->legal_actions(legal);
+    const int chosen = static_cast<int>(rng() % static_cast<unsigned>(legal.size()));
+    selfplay::MoveRecord m;
+    m.action = static_cast<std::uint16_t>(legal[chosen]);
+    for (int k = 0; k < legal.size(); ++k)
+      m.visits.push_back({static_cast<std::uint16_t>(legal[k]), k == chosen ? 2u : 1u});
+    r.moves.push_back(std::move(m));
+    state->apply(legal[chosen]);
+  }
+  r.adjudicated = !state->is_terminal();
+  r.result = static_cast<std::int8_t>(r.adjudicated ? 0 : state->result(0));
+  for (int p = 0; p < 2; ++p) r.score[p] = static_cast<std::int16_t>(state->score(p));
+  return r;
+}
+
+// Seconds to draw one batch of `n` from a window of random games as large as the config's
+// training.window_min (at most 200,000 positions): the median of 21 draws after one.
+double sample_seconds(const Game& game, const config::RunConfig& config, int n,
+                      std::int64_t* window_positions) {
+  trainer::ReplayWindow window(game, config.training);
+  std::mt19937_64 rng(2025);
+  const std::int64_t want = std::min<std::int64_t>(config.training.window_min, 200000);
+  std::string why;
+  while (window.size() < want)
+    if (!window.add_game(random_record(game, rng), &why))
+      throw std::logic_error("bench train: a random game does not replay: " + why);
+  *window_positions = window.size();
+  mcts::Rng draw(7);
+  trainer::TrainingBatch batch;
+  window.sample(n, draw, batch);
+  std::vector<double> times;
+  for (int k = 0; k < 21; ++k) {
+    const auto start = Clock::now();
+    window.sample(n, draw, batch);
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + 10, times.end());
+  return times[10];
+}
+
 void run_bench_train(const BenchTrainOptions& o) {
   config::RunConfig config = o.config_path.empty()
                                  ? config::parse_config("", "", o.overrides)
@@ -93,7 +148,7 @@ void run_bench_train(const BenchTrainOptions& o) {
               config.training.learning_rate, o.batches, o.device.c_str(), o.warmup, o.steps);
   std::printf("%-6s %10s %12s %10s   loss at step 1, 25%%, 50%%, 100%% of all steps\n",
               "prec", "steps/s", "samples/s", "vs first");
-  double first_rate = 0;
+  double first_rate = 0, best_rate = 0;
   std::vector<double> first_curve;
   util::ProgressLine progress;
   for (const std::string& precision : o.precisions) {
@@ -114,6 +169,7 @@ void run_bench_train(const BenchTrainOptions& o) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const double rate = o.steps / seconds;
     if (first_rate == 0) first_rate = rate;
+    best_rate = std::max(best_rate, rate);
     const std::vector<double> curve = {losses[0], losses[static_cast<std::size_t>(total / 4)],
                                        losses[static_cast<std::size_t>(total / 2)], losses.back()};
     if (first_curve.empty()) first_curve = curve;
@@ -128,6 +184,15 @@ void run_bench_train(const BenchTrainOptions& o) {
     std::printf("\n");
     std::fflush(stdout);
   }
+  progress.update("[bench train] sampling batches from a replay window of random games");
+  std::int64_t window_positions = 0;
+  const double sample = sample_seconds(game, config, n, &window_positions);
+  progress.clear();
+  std::printf("sampling a batch of %d from a window of %lld positions (one CPU thread, as train "
+              "does): %.2f ms, %.0f samples/s; the training loop (sample, then step) at the "
+              "fastest step above: %.2f steps/s (%.0f samples/s)\n",
+              n, static_cast<long long>(window_positions), 1e3 * sample, n / sample,
+              1.0 / (sample + 1.0 / best_rate), n / (sample + 1.0 / best_rate));
 }
 
 }  // namespace
