@@ -5,13 +5,15 @@
 // each with a policy target peaked on one legal move and a value target of +-1, used in turn), so
 // the printed loss curves can be compared: a precision that is faster only counts if its curve
 // follows fp32's. The first --warmup steps are left out of the timing. Then the trainer's input:
-// drawing a batch from a replay window of random games (ReplayWindow::sample, on one CPU thread as
-// in `train`, whose loop samples and steps in turn), and the loop's rate that leaves with the
-// fastest step. docs/GPU.md says how the numbers are read.
+// the time to draw a batch from a replay window of random games (ReplayWindow::sample, one CPU
+// thread), and the training loop at the first precision with each batch drawn before its step or
+// during the step before (as `train` does), timed in the same run. docs/GPU.md says how the
+// numbers are read.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -109,18 +111,22 @@ selfplay::GameRecord random_record(const Game& game, std::mt19937_64& rng) {
   return r;
 }
 
-// Seconds to draw one batch of `n` from a window of random games as large as the config's
-// training.window_min (at most 200,000 positions): the median of 21 draws after one.
-double sample_seconds(const Game& game, const config::RunConfig& config, int n,
-                      std::int64_t* window_positions) {
-  trainer::ReplayWindow window(game, config.training);
+// A window of random games as large as the config's training.window_min (at most 200,000
+// positions).
+std::unique_ptr<trainer::ReplayWindow> random_window(const Game& game,
+                                                     const config::RunConfig& config) {
+  auto window = std::make_unique<trainer::ReplayWindow>(game, config.training);
   std::mt19937_64 rng(2025);
   const std::int64_t want = std::min<std::int64_t>(config.training.window_min, 200000);
   std::string why;
-  while (window.size() < want)
-    if (!window.add_game(random_record(game, rng), &why))
+  while (window->size() < want)
+    if (!window->add_game(random_record(game, rng), &why))
       throw std::logic_error("bench train: a random game does not replay: " + why);
-  *window_positions = window.size();
+  return window;
+}
+
+// Seconds to draw one batch of `n`: the median of 21 draws after one.
+double draw_seconds(const trainer::ReplayWindow& window, int n) {
   mcts::Rng draw(7);
   trainer::TrainingBatch batch;
   window.sample(n, draw, batch);
@@ -132,6 +138,26 @@ double sample_seconds(const Game& game, const config::RunConfig& config, int n,
   }
   std::nth_element(times.begin(), times.begin() + 10, times.end());
   return times[10];
+}
+
+// Steps per second of the training loop on `window`: each batch drawn before its step, or drawn
+// during the step before (BatchPrefetcher, as `train` does); `steps` timed after `warmup`.
+double loop_rate(trainer::Trainer& t, const trainer::ReplayWindow& window, int n, int warmup,
+                 int steps, bool prefetch) {
+  trainer::BatchPrefetcher ahead(window, n, 11);
+  mcts::Rng draw(11);
+  trainer::TrainingBatch batch;
+  Clock::time_point start = Clock::now();
+  for (int s = 0; s < warmup + steps; ++s) {
+    if (s == warmup) start = Clock::now();
+    if (prefetch) {
+      t.step(ahead.next());
+    } else {
+      window.sample(n, draw, batch);
+      t.step(batch);
+    }
+  }
+  return steps / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 void run_bench_train(const BenchTrainOptions& o) {
@@ -148,7 +174,7 @@ void run_bench_train(const BenchTrainOptions& o) {
               config.training.learning_rate, o.batches, o.device.c_str(), o.warmup, o.steps);
   std::printf("%-6s %10s %12s %10s   loss at step 1, 25%%, 50%%, 100%% of all steps\n",
               "prec", "steps/s", "samples/s", "vs first");
-  double first_rate = 0, best_rate = 0;
+  double first_rate = 0;
   std::vector<double> first_curve;
   util::ProgressLine progress;
   for (const std::string& precision : o.precisions) {
@@ -169,7 +195,6 @@ void run_bench_train(const BenchTrainOptions& o) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const double rate = o.steps / seconds;
     if (first_rate == 0) first_rate = rate;
-    best_rate = std::max(best_rate, rate);
     const std::vector<double> curve = {losses[0], losses[static_cast<std::size_t>(total / 4)],
                                        losses[static_cast<std::size_t>(total / 2)], losses.back()};
     if (first_curve.empty()) first_curve = curve;
@@ -184,15 +209,22 @@ void run_bench_train(const BenchTrainOptions& o) {
     std::printf("\n");
     std::fflush(stdout);
   }
-  progress.update("[bench train] sampling batches from a replay window of random games");
-  std::int64_t window_positions = 0;
-  const double sample = sample_seconds(game, config, n, &window_positions);
+  progress.update("[bench train] the training loop on a replay window of random games");
+  const auto window = random_window(game, config);
+  const double draw = draw_seconds(*window, n);
+  trainer::TrainerSettings settings = trainer::trainer_settings(config);
+  settings.device = o.device;
+  settings.precision = o.precisions.front();
+  trainer::Trainer t(game, net, settings, 7);
+  const double serial = loop_rate(t, *window, n, o.warmup, o.steps, false);
+  const double ahead = loop_rate(t, *window, n, o.warmup, o.steps, true);
   progress.clear();
-  std::printf("sampling a batch of %d from a window of %lld positions (one CPU thread, as train "
-              "does): %.2f ms, %.0f samples/s; the training loop (sample, then step) at the "
-              "fastest step above: %.2f steps/s (%.0f samples/s)\n",
-              n, static_cast<long long>(window_positions), 1e3 * sample, n / sample,
-              1.0 / (sample + 1.0 / best_rate), n / (sample + 1.0 / best_rate));
+  std::printf("drawing a batch of %d from a window of %lld positions (one CPU thread): %.2f ms, "
+              "%.0f samples/s\n",
+              n, static_cast<long long>(window->size()), 1e3 * draw, n / draw);
+  std::printf("the training loop at %s: %.2f steps/s drawing each batch before its step, %.2f "
+              "steps/s drawing it during the step before, as train does (%.2fx)\n",
+              o.precisions.front().c_str(), serial, ahead, ahead / serial);
 }
 
 }  // namespace

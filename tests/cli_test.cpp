@@ -195,20 +195,21 @@ TEST(Cli, BenchModelComparesConvolutions) {
 }
 
 // `bench train` times the steps, then the trainer's input: drawing a batch from a replay window
-// of random games of the config's window_min, and the loop's rate with both (the output, not the
-// speed).
+// of random games of the config's window_min, and the training loop with each batch drawn before
+// its step or during the step before (the output, not the speed).
 TEST(Cli, BenchTrainTimesTheStepsAndTheBatchDraw) {
   const CommandResult r = run(
       "bench train --set run.game=dvonn --set net.blocks=1 --set net.filters=8 "
       "--set training.window_min=3000 --set training.batch_size=32 --steps 2 --warmup 0");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("oppidum bench train: dvonn 1x8"), std::string::npos) << r.out;
-  const std::size_t at = r.out.find("sampling a batch of 32 from a window of ");
+  const std::size_t at = r.out.find("drawing a batch of 32 from a window of ");
   ASSERT_NE(at, std::string::npos) << r.out;
-  const long long window = std::atoll(r.out.c_str() + at + 40);
+  const long long window = std::atoll(r.out.c_str() + at + 39);
   EXPECT_GE(window, 3000) << r.out;
   EXPECT_LT(window, 3000 + 1000) << "filled with whole games to window_min";
-  EXPECT_NE(r.out.find("the training loop (sample, then step) at the fastest step above: "),
+  EXPECT_NE(r.out.find("the training loop at fp32: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" steps/s drawing it during the step before, as train does ("),
             std::string::npos)
       << r.out;
 }

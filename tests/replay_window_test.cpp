@@ -1,6 +1,10 @@
 // The training window: value targets from the side to move's view, policy targets that follow the
 // board under the random symmetry, and a window that grows with the data and drops the oldest.
+#include <chrono>
 #include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -251,6 +255,57 @@ TEST_P(ReplayWindowTest, RefusesRecordsThatDoNotReplay) {
   selfplay::GameRecord other = first_action_game(GetParam() == "mg" ? "dvonn" : "mg", 3);
   EXPECT_FALSE(window.add_game(other, &why));
   EXPECT_EQ(window.size(), 0);
+}
+
+bool same_batch(const TrainingBatch& a, const TrainingBatch& b) {
+  return a.n == b.n && a.planes == b.planes && a.policy == b.policy &&
+         a.legal_mask == b.legal_mask && a.policy_weight == b.policy_weight &&
+         a.value == b.value && a.score == b.score && a.score_weight == b.score_weight;
+}
+
+// Drawn one ahead, the batches are those drawn in turn with the same seed (the draws' order is
+// the same), and each lasts until the next call while the one after it is drawn.
+TEST_P(ReplayWindowTest, PrefetchedBatchesAreTheSerialDraws) {
+  const Game& game = game_by_name(GetParam());
+  ReplayWindow window(game, window_of(1000, 1000, 0.5));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(window.add_game(decided_random_game(GetParam())));
+  mcts::Rng rng(77);
+  std::vector<TrainingBatch> serial(6);
+  for (TrainingBatch& b : serial) window.sample(16, rng, b);
+  BatchPrefetcher prefetcher(window, 16, 77);
+  for (std::size_t k = 0; k < serial.size(); ++k) {
+    const TrainingBatch& b = prefetcher.next();
+    const TrainingBatch copy = b;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the next draw runs meanwhile
+    EXPECT_TRUE(same_batch(b, copy)) << "batch " << k << " changed while the next was drawn";
+    EXPECT_TRUE(same_batch(b, serial[k])) << "batch " << k;
+  }
+}
+
+// Games come into the window while batches are drawn on the prefetcher's thread (ThreadSanitizer
+// runs this in scripts/test.sh); every batch is whole, and an empty window's error reaches next().
+TEST_P(ReplayWindowTest, PrefetchingWhileGamesComeIn) {
+  const Game& game = game_by_name(GetParam());
+  ReplayWindow window(game, window_of(200, 400, 0.5));
+  ASSERT_TRUE(window.add_game(decided_random_game(GetParam())));
+  {
+    BatchPrefetcher prefetcher(window, 64, 5);
+    for (int k = 0; k < 50; ++k) {
+      const TrainingBatch& b = prefetcher.next();
+      ASSERT_EQ(b.n, 64);
+      ASSERT_EQ(b.planes.size(), 64u * static_cast<std::size_t>(game.input_shape().size()));
+      for (int i = 0; i < b.n; ++i) {
+        float legal = 0;
+        for (int a = 0; a < game.num_actions(); ++a)
+          legal += b.legal_mask[static_cast<std::size_t>(i * game.num_actions() + a)];
+        EXPECT_GT(legal, 0) << "every sampled position has a legal move";
+      }
+      ASSERT_TRUE(window.add_game(first_action_game(GetParam(), 6)));
+    }
+  }
+  ReplayWindow empty(game, window_of(10, 10, 0.5));
+  BatchPrefetcher none(empty, 8, 1);
+  EXPECT_THROW(none.next(), std::logic_error);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothGames, ReplayWindowTest, ::testing::Values("mg", "dvonn"),

@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -52,7 +53,8 @@ TrainerSettings settings() {
 
 // A window filled with self-play games searched with random rollouts, so the visit targets and
 // results carry a signal the network can learn.
-ReplayWindow games_window(const std::string& game_name, const std::string& folder) {
+std::unique_ptr<ReplayWindow> games_window(const std::string& game_name,
+                                           const std::string& folder) {
   mcts::RolloutEvaluator rollouts(11);
   std::filesystem::remove_all(folder);
   selfplay::FolderReplayStore store(folder, selfplay::FolderReplayStore::Mode::kOwner);
@@ -77,12 +79,13 @@ ReplayWindow games_window(const std::string& game_name, const std::string& folde
   }
   // The first 8 games only: how many more finish before stop() takes effect depends on timing
   // (with fast rules, up to 60 more), and the loss test below is tuned for 8 games' positions.
-  ReplayWindow window(game_by_name(game_name), window_of(100000, 100000, 0.5));
+  auto window = std::make_unique<ReplayWindow>(game_by_name(game_name),
+                                               window_of(100000, 100000, 0.5));
   int games = 0;
   for (const auto& chunk : store.chunks())
     for (const auto& r : store.read_chunk(chunk).records) {
       if (games++ < 8) {
-        EXPECT_TRUE(window.add_game(r));
+        EXPECT_TRUE(window->add_game(r));
       }
     }
   return window;
@@ -90,7 +93,8 @@ ReplayWindow games_window(const std::string& game_name, const std::string& folde
 
 TEST(Trainer, LossFallsOnAFixedSetOfGames) {
   const Game& game = game_by_name("mg");
-  const ReplayWindow window = games_window("mg", ::testing::TempDir() + "trainer_games");
+  const auto owned = games_window("mg", ::testing::TempDir() + "trainer_games");
+  const ReplayWindow& window = *owned;
   ASSERT_GT(window.size(), 100);
   TrainerSettings fast = settings();
   fast.optimizer = "adamw";
@@ -138,7 +142,8 @@ TEST(Trainer, LossFallsOnAFixedSetOfGames) {
 // others; without one it is 0.
 TEST(Trainer, ScoreHeadLearnsTheFinalMargin) {
   const Game& game = game_by_name("mg");
-  const ReplayWindow window = games_window("mg", ::testing::TempDir() + "trainer_score_games");
+  const auto owned = games_window("mg", ::testing::TempDir() + "trainer_score_games");
+  const ReplayWindow& window = *owned;
   mcts::Rng rng(2);
   TrainingBatch probe;
   window.sample(256, rng, probe);

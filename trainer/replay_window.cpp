@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace oppidum::trainer {
 
@@ -28,6 +29,8 @@ bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why
     return false;
   }
   const bool final_scores = !record.adjudicated && !record.resigned;
+  std::vector<Sample> added;
+  added.reserve(record.moves.size());
   for (std::size_t i = 0; i < record.moves.size(); ++i) {
     const selfplay::MoveRecord& m = record.moves[i];
     if (settings_.fast_search_rows == "drop" && !m.policy_target) continue;
@@ -44,15 +47,18 @@ bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why
     }
     if (m.policy_target) s.visits = m.visits;
     s.state = std::move(states[i]);
-    samples_.push_back(std::move(s));
+    added.push_back(std::move(s));
   }
   total_ += static_cast<std::int64_t>(record.moves.size());
   const auto keep = static_cast<std::size_t>(window_size());
+  const std::lock_guard<std::mutex> lock(mutex_);  // a draw in progress ends first
+  for (Sample& s : added) samples_.push_back(std::move(s));
   while (samples_.size() > keep) samples_.pop_front();
   return true;
 }
 
 void ReplayWindow::sample(int n, mcts::Rng& rng, TrainingBatch& batch) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
   if (samples_.empty()) throw std::logic_error("ReplayWindow::sample on an empty window");
   const int plane_size = game_.input_shape().size();
   const int actions = game_.num_actions();
@@ -86,6 +92,28 @@ void ReplayWindow::sample(int n, mcts::Rng& rng, TrainingBatch& batch) const {
       policy[game_.transform_action(symmetry, v.action)] = static_cast<float>(v.visits / total);
     batch.policy_weight[static_cast<std::size_t>(i)] = 1.0f;
   }
+}
+
+BatchPrefetcher::BatchPrefetcher(const ReplayWindow& window, int n, std::uint64_t seed)
+    : window_(window), n_(n), rng_(seed) {}
+
+BatchPrefetcher::~BatchPrefetcher() {
+  if (!drawing_.valid()) return;
+  try {
+    drawing_.get();
+  } catch (const std::exception&) {  // a draw nobody asked for any more
+  }
+}
+
+const TrainingBatch& BatchPrefetcher::next() {
+  if (drawing_.valid()) {
+    drawing_.get();  // rethrows what the draw threw
+    std::swap(ready_, ahead_);
+  } else {
+    window_.sample(n_, rng_, ready_);
+  }
+  drawing_ = std::async(std::launch::async, [this] { window_.sample(n_, rng_, ahead_); });
+  return ready_;
 }
 
 }  // namespace oppidum::trainer

@@ -16,11 +16,16 @@
 // A sample is drawn uniformly from the window and transformed by a random board symmetry: its
 // planes are the transformed position's encoding and its policy target is moved by
 // Game::transform_action, so targets stay aligned with the board.
+//
+// Threads: `sample` may run on another thread than the one that adds games (BatchPrefetcher's);
+// the two exclude each other. Everything else is for the thread that adds games.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -82,8 +87,32 @@ class ReplayWindow {
 
   const Game& game_;
   WindowSettings settings_;
+  mutable std::mutex mutex_;  // samples_ between a draw and the thread that adds games
   std::deque<Sample> samples_;
   std::int64_t total_ = 0;
+};
+
+// Batches of `n` from a window, drawn one ahead: next() returns the batch drawn while the caller
+// was busy with the previous one (the first time, one drawn now) and starts drawing the one after
+// it on a thread of its own. `train` steps on one batch while the next is drawn; games may come
+// into the window meanwhile (a batch is then at most one step older than the window). The window
+// must outlive this object.
+class BatchPrefetcher {
+ public:
+  BatchPrefetcher(const ReplayWindow& window, int n, std::uint64_t seed);
+  ~BatchPrefetcher();  // waits for a draw in progress
+  BatchPrefetcher(const BatchPrefetcher&) = delete;
+  BatchPrefetcher& operator=(const BatchPrefetcher&) = delete;
+
+  // The next batch, valid until the next call. Throws what drawing it threw (an empty window).
+  const TrainingBatch& next();
+
+ private:
+  const ReplayWindow& window_;
+  int n_;
+  mcts::Rng rng_;               // the drawing thread's while a draw is in progress
+  TrainingBatch ready_, ahead_;  // the caller's; the one being drawn
+  std::future<void> drawing_;
 };
 
 }  // namespace oppidum::trainer

@@ -252,8 +252,9 @@ class Session {
   }
 
   void loop() {
-    mcts::Rng rng(mcts::derive_seed(config_.run.seed, kSampleStream, state_.sessions));
-    TrainingBatch batch;
+    // The next batch is drawn while the trainer steps on this one.
+    BatchPrefetcher batches(*window_, config_.training.batch_size,
+                            mcts::derive_seed(config_.run.seed, kSampleStream, state_.sessions));
     auto last_ingest = Clock::now();
     while (!should_stop()) {
       if (pending_gate_ > 0) {
@@ -276,8 +277,7 @@ class Session {
           pace_.waiting_seconds += seconds_since(now);
         continue;
       }
-      window_->sample(config_.training.batch_size, rng, batch);
-      last_step_ = trainer_->step(batch);
+      last_step_ = trainer_->step(batches.next());
       folder_->append_train({elapsed(), trainer_->steps(), generation(), positions,
                              intake_->games(), last_step_.policy_loss, last_step_.value_loss,
                              last_step_.learning_rate});
