@@ -35,7 +35,7 @@
 
 namespace oppidum::trainer {
 
-// The trainer's time this session since its first step: stepping (sampling a batch, the step,
+// The trainer's time this session since its first step: stepping (taking its batch, the step,
 // its row, a generation's saves) or waiting because it was `training.sample_reuse` times ahead of
 // self-play's positions. Gates and the wait for `training.min_positions` count in neither.
 struct TrainerPace {
@@ -169,7 +169,7 @@ class Telemetry {
   int batch_size_;
   double sample_reuse_;
   std::int64_t min_positions_;
-  PipelineMark session_mark_, generation_mark_;  // set at the first finished game
+  PipelineMark session_mark_, generation_mark_;  // set at the first move played
   bool marked_ = false;
   Clock::time_point last_status_{}, last_status_log_{};
   bool status_shown_ = false;
