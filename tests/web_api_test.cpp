@@ -769,6 +769,14 @@ TEST_F(WebApiTest, RequestsForOtherHostsAreRefused) {
     ASSERT_TRUE(res) << host;
     EXPECT_EQ(res->status, 200) << host;
   }
+  // Two Host lines, a loopback one first: a bad request (RFC 9112), whichever comes first.
+  for (const auto& [first, second] : std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1", "evil.example"}, {"evil.example", "127.0.0.1"}}) {
+    auto res = client().Get("/api/info", {{"Host", first}, {"Host", second}});
+    ASSERT_TRUE(res) << first << ", " << second;
+    EXPECT_EQ(res->status, 400) << first << ", " << second;
+    EXPECT_NE(res->body.find("more than one Host"), std::string::npos) << res->body;
+  }
 }
 
 // Bodies are limited however they arrive, and a request whose framing is wrong is answered at

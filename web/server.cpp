@@ -237,6 +237,10 @@ struct WebServer::Impl {
     const std::size_t lengths = req.get_header_value_count("Content-Length");
     const bool chunked = req.has_header("Transfer-Encoding");
     if (lengths > 1) return refuse(res, 400, "the request has more than one Content-Length");
+    // RFC 9112, 3.2: more than one Host is a bad request (which one the Host check would read is
+    // anybody's guess).
+    if (req.get_header_value_count("Host") > 1)
+      return refuse(res, 400, "the request has more than one Host");
     if (chunked && lengths > 0)
       return refuse(res, 400, "the request has both Content-Length and Transfer-Encoding");
     if (chunked) {

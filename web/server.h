@@ -14,7 +14,7 @@
 //   GET  /api/arena/FILE/games/INDEX       one of them, replayed
 //   POST /api/position {game, start?, moves?}                  board, legal moves, result
 //   POST /api/move     {game, start?, moves?, player, seed?}   a player's move
-//   POST /api/analyse  {game, start?, moves?, player}          search statistics
+//   POST /api/analyse  {game, start?, moves?, player, seed?}   search statistics
 //   POST /api/evaluate {game, start?, moves?, checkpoint}      a network's value and priors
 //
 // Security (docs/WEB.md, "Security"). It binds 127.0.0.1 unless told otherwise; any other host
@@ -22,13 +22,14 @@
 // carry: `Authorization: Bearer T`, the cookie the server sets, or `?token=T` on the first page
 // load. Without a token (loopback only) a request must name a loopback Host (an IP address in
 // 127.0.0.0/8, [::1], localhost, or the host it was started with), which keeps other web sites
-// from reaching the server through DNS rebinding. POST bodies must be application/json (so a
-// foreign page cannot post without a CORS preflight, which is never granted) and hold at most
-// 64 KiB however they are sent (Content-Length or chunked); other requests carry no body. Every
-// connection is bounded (web/guarded_server.h): connections per client and in all, the time to
-// send a request and to take an answer; every search is bounded in time and stops when its client
-// leaves or the server stops. Runs, games and checkpoints are looked up by name among those found
-// in the folders served; no request text becomes a path.
+// from reaching the server through DNS rebinding; a request with two Host lines is refused. POST
+// bodies must be application/json (so a foreign page cannot post without a CORS preflight, which
+// is never granted) and hold at most 64 KiB however they are sent (Content-Length or chunked);
+// other requests carry no body, and a body holds only the fields its call reads. Every connection
+// is bounded (web/guarded_server.h): connections per client and in all, the time to send a request
+// and to take an answer; every search is bounded in time and stops when its client leaves or the
+// server stops. Runs, games and checkpoints are looked up by name among those found in the folders
+// served; no request text becomes a path.
 #pragma once
 
 #include <chrono>
