@@ -16,6 +16,7 @@
 //   POST /api/move     {game, start?, moves?, player, seed?}   a player's move
 //   POST /api/analyse  {game, start?, moves?, player, seed?}   search statistics
 //   POST /api/evaluate {game, start?, moves?, checkpoint}      a network's value and priors
+//   POST /api/match    {game, a, b, games?, seed?}             a paired match, at most 20 games
 //
 // Security (docs/WEB.md, "Security"). It binds 127.0.0.1 unless told otherwise; any other host
 // needs a token of at least 16 characters (given, or generated at start), which every request must
