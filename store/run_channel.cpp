@@ -130,10 +130,17 @@ void RunChannel::publish_config(const std::string& yaml) {
   client_.command({"SET", url().key("config"), yaml}, stop_);
 }
 
-std::optional<std::string> RunChannel::config() {
-  const RedisReply r = client_.command({"GET", url().key("config")}, stop_);
-  if (r.is_nil()) return std::nullopt;
-  return r.str;
+std::optional<std::string> RunChannel::config(std::size_t max_bytes) {
+  // GETRANGE bounds what is read even if the value grows between the two commands.
+  const auto replies = client_.pipeline(
+      {{"EXISTS", url().key("config")},
+       {"GETRANGE", url().key("config"), "0", std::to_string(max_bytes)}},
+      stop_);
+  if (replies[0].integer == 0) return std::nullopt;
+  if (replies[1].str.size() > max_bytes)
+    throw RedisError(url().key("config") + " is longer than " + std::to_string(max_bytes) +
+                     " bytes, the limit of a config; publish the run's config again");
+  return replies[1].str;
 }
 
 std::int64_t RunChannel::publish_network(const std::string& checkpoint, std::int64_t step,

@@ -97,7 +97,9 @@ class RunChannel {
   const RedisUrl& url() const { return client_.url(); }
 
   void publish_config(const std::string& yaml);
-  std::optional<std::string> config();
+  // The published config; nothing when none is. Reads at most `max_bytes` + 1 bytes of it, and
+  // throws RedisError naming the key when it is longer than `max_bytes`.
+  std::optional<std::string> config(std::size_t max_bytes);
 
   // Publishes a network as the next version; returns that version.
   std::int64_t publish_network(const std::string& checkpoint, std::int64_t step, int generation,

@@ -123,11 +123,20 @@ class RunChannelTest : public ::testing::Test {
 
 TEST_F(RunChannelTest, ConfigAndNetworkArePublishedWhole) {
   RunChannel c = channel();
-  EXPECT_FALSE(c.config().has_value());
+  EXPECT_FALSE(c.config(1 << 20).has_value());
   EXPECT_EQ(c.network_version(), 0);
   EXPECT_FALSE(c.network().has_value());
   c.publish_config("run:\n  game: mg\n");
-  EXPECT_EQ(*c.config(), "run:\n  game: mg\n");
+  EXPECT_EQ(*c.config(1 << 20), "run:\n  game: mg\n");
+  EXPECT_EQ(*c.config(16), "run:\n  game: mg\n") << "exactly the limit";
+  try {
+    c.config(15);
+    ADD_FAILURE() << "a config over the limit was read";
+  } catch (const RedisError& e) {
+    EXPECT_NE(std::string(e.what()).find("oppidum:t:config is longer than 15 bytes"),
+              std::string::npos)
+        << e.what();
+  }
   const std::string bytes("\0binary\xff checkpoint", 18);
   EXPECT_EQ(c.publish_network(bytes, 300, 1, "mg", 1), 1);
   EXPECT_EQ(c.publish_network(bytes + "2", 600, 2, "mg", 1), 2);
@@ -328,7 +337,7 @@ TEST_F(RunChannelTest, AStopFlagEndsTheWait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     stop = true;
   });
-  EXPECT_THROW(c.config(), RedisStopped);
+  EXPECT_THROW(c.config(1 << 20), RedisStopped);
   stopper.join();
 }
 
@@ -340,17 +349,17 @@ TEST(RunChannelAuth, APasswordIsSentAndNeverShown) {
   RunChannel good(parse_redis_url(server.url("t"), nullptr),
                   [&](const std::string& line) { log.push_back(line); });
   good.publish_config("x");
-  EXPECT_EQ(*good.config(), "x");
+  EXPECT_EQ(*good.config(1 << 20), "x");
   RunChannel bad(parse_redis_url(server.url("t"), nullptr), {});
   RunChannel none(parse_redis_url("redis://127.0.0.1:" + std::to_string(server.port()) + "/t",
                                   nullptr),
                   {});
-  EXPECT_THROW(none.config(), RedisError) << "NOAUTH is an error at once, not a retry";
+  EXPECT_THROW(none.config(1 << 20), RedisError) << "NOAUTH is an error at once, not a retry";
   RunChannel wrong(parse_redis_url("redis://:nope@127.0.0.1:" + std::to_string(server.port()) + "/t",
                                    nullptr),
                    {});
   try {
-    wrong.config();
+    wrong.config(1 << 20);
     FAIL() << "a wrong password was accepted";
   } catch (const RedisError& e) {
     EXPECT_EQ(std::string(e.what()).find("nope"), std::string::npos) << e.what();

@@ -103,7 +103,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   std::optional<model::Checkpoint> network;
   try {
     for (bool said = false, said_owner = false; !quit.load();) {
-      const auto text = channel.config();
+      const auto text = channel.config(config::kMaxConfigBytes);
       if (text && (published = channel.network())) {
         config = config::parse_config(*text, url.key("config"));
         network = checked_network(*published, game_by_name(config->run.game));
