@@ -203,9 +203,10 @@ TEST(Cli, BenchTrainTimesTheStepsAndTheBatchDraw) {
       "--set training.window_min=3000 --set training.batch_size=32 --steps 2 --warmup 0");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("oppidum bench train: dvonn 1x8"), std::string::npos) << r.out;
-  const std::size_t at = r.out.find("drawing a batch of 32 from a window of ");
+  const std::string drawing = "drawing a batch of 32 from a window of ";
+  const std::size_t at = r.out.find(drawing);
   ASSERT_NE(at, std::string::npos) << r.out;
-  const long long window = std::atoll(r.out.c_str() + at + 39);
+  const long long window = std::atoll(r.out.c_str() + at + drawing.size());
   EXPECT_GE(window, 3000) << r.out;
   EXPECT_LT(window, 3000 + 1000) << "filled with whole games to window_min";
   EXPECT_NE(r.out.find("the training loop at fp32: "), std::string::npos) << r.out;
