@@ -250,6 +250,7 @@ Action AlphaBetaPlayer::choose_move(const GameState& state, std::uint64_t seed) 
   (void)seed;
   AlphaBetaOptions options;
   options.depth = depth_;
+  options.stop = stop_.predicate();
   if (time_.timed()) {
     const double budget = move_budget(time_, state, time_.clock_seconds, false);
     options.deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(

@@ -82,12 +82,14 @@ class AlphaBetaPlayer final : public Player {
   void charge_time(int game_id, double seconds) override {
     clocks_.charge_seconds(game_id, seconds);
   }
+  void stop_moves_when(const std::atomic<bool>* flag) override { stop_.set(flag); }
 
  private:
   int depth_;
   TimeControl time_;
   bool show_depth_;
   GameClocks clocks_;
+  MoveStopFlag stop_;
 };
 
 }  // namespace oppidum::arena

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "arena/concrete_search.h"
@@ -45,19 +46,26 @@ enum Bound : std::uint8_t { kExact = 0, kLower = 1, kUpper = 2 };
 
 }  // namespace
 
-ClassicTable::ClassicTable(int megabytes) {
+void ClassicTable::check_megabytes(int megabytes) {
   if (megabytes < 1 || megabytes > kMaxClassicHashMb)
     throw std::invalid_argument("classic: hash must be 1.." + std::to_string(kMaxClassicHashMb) +
                                 " MB, not " + std::to_string(megabytes));
+}
+
+ClassicTable::ClassicTable(int megabytes) {
+  check_megabytes(megabytes);
+  static_assert(std::is_trivial_v<Entry> && sizeof(Entry) == 16, "a slot is 16 zeroed bytes");
   std::size_t slots = 1;
   const std::size_t bytes = static_cast<std::size_t>(megabytes) << 20;
   while (slots * 2 * sizeof(Entry) <= bytes) slots *= 2;
-  entries_.resize(slots);
+  entries_.reset(static_cast<Entry*>(std::calloc(slots, sizeof(Entry))));
+  if (!entries_) throw std::bad_alloc();
+  slots_ = slots;
 }
 
 std::size_t ClassicTable::used() const {
-  return static_cast<std::size_t>(std::count_if(entries_.begin(), entries_.end(),
-                                                [](const Entry& e) { return e.depth >= 0; }));
+  return static_cast<std::size_t>(std::count_if(entries_.get(), entries_.get() + slots_,
+                                                [](const Entry& e) { return e.depth_plus_one > 0; }));
 }
 
 template <class P>
@@ -179,13 +187,13 @@ class ClassicSearcher {
   }
 
   ClassicTable::Entry& slot(std::uint64_t key) {
-    return table_.entries_[key & (table_.entries_.size() - 1)];
+    return table_.entries_[key & (table_.slots_ - 1)];
   }
 
   Action stored_move(const P& pos) {
     const std::uint64_t key = pos.hash();
     const ClassicTable::Entry& e = slot(key);
-    return e.key == key && e.depth >= 0 ? e.move : -1;
+    return e.key == key && e.depth_plus_one > 0 ? e.move : -1;
   }
 
   void store(const P& pos, int depth, int best, Action move, int alpha_start, int beta_start,
@@ -193,12 +201,12 @@ class ClassicSearcher {
     const std::uint64_t key = pos.hash();
     ClassicTable::Entry& e = slot(key);
     const bool same_search = (e.bound_age >> 2) == table_.age_;
-    if (e.depth >= 0 && e.key != key && same_search && e.depth > depth) return;
+    if (e.depth_plus_one > 0 && e.key != key && same_search && e.depth_plus_one - 1 > depth) return;
     const std::uint8_t bound = best <= alpha_start ? kUpper : best >= beta_start ? kLower : kExact;
     e.key = key;
     e.score = to_table(best, ply);
     e.move = static_cast<std::int16_t>(move);
-    e.depth = static_cast<std::int8_t>(std::min(depth, 127));
+    e.depth_plus_one = static_cast<std::uint8_t>(std::clamp(depth, 0, 127) + 1);
     e.bound_age = static_cast<std::uint8_t>(bound | (table_.age_ << 2));
   }
 
@@ -233,9 +241,9 @@ class ClassicSearcher {
     const std::uint64_t key = pos.hash();
     ClassicTable::Entry& entry = slot(key);
     Action table_move = -1;
-    if (entry.key == key && entry.depth >= 0) {
+    if (entry.key == key && entry.depth_plus_one > 0) {
       if (legal.contains(entry.move)) table_move = entry.move;
-      if (entry.depth >= depth && !pv) {
+      if (entry.depth_plus_one - 1 >= depth && !pv) {
         const int score = from_table(entry.score, ply);
         const int bound = entry.bound_age & 3;
         if (bound == kExact) return score;
@@ -349,8 +357,7 @@ ClassicPlayer::ClassicPlayer(const ClassicSettings& settings)
   if (!settings.time.timed() && settings.depth <= 0 && settings.nodes <= 0)
     throw std::invalid_argument(
         "classic: give a budget: ms=N (time per move), clock=S (per game), depth=N or nodes=N");
-  ClassicTable check(settings.hash_mb);  // the hash size's range, checked now
-  (void)check;
+  ClassicTable::check_megabytes(settings.hash_mb);
 }
 
 std::string ClassicPlayer::spec() const {
@@ -374,6 +381,7 @@ ClassicOptions ClassicPlayer::options_now() const {
   ClassicOptions options;
   if (settings_.depth > 0) options.depth = settings_.depth;
   options.nodes = settings_.nodes;
+  options.stop = stop_.predicate();
   if (settings_.time.move_ms > 0)
     options.deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.time.move_ms);

@@ -24,9 +24,11 @@
 // and history counts carry over between the moves of one game, nothing between games).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -47,25 +49,34 @@ inline constexpr int kMaxClassicHashMb = 4096;
 
 // The transposition table and history counts of one game: one entry per slot (replaced by a newer
 // search's entry, or by one at least as deep), a power of two of 16-byte slots within `megabytes`.
+// An all-zero entry is empty, so the slots come from calloc: the kernel's zero pages, touched only
+// as the search writes them. Making a table therefore costs microseconds whatever its size, and
+// a move timed from before its table was made is not charged for clearing gigabytes.
 class ClassicTable {
  public:
   explicit ClassicTable(int megabytes = kDefaultClassicHashMb);
+  // Throws std::invalid_argument unless 1 <= megabytes <= kMaxClassicHashMb (allocates nothing).
+  static void check_megabytes(int megabytes);
 
   struct Entry {
-    std::uint64_t key = 0;
-    std::int32_t score = 0;
-    std::int16_t move = -1;
-    std::int8_t depth = -1;       // -1: empty
-    std::uint8_t bound_age = 0;   // bound in the low 2 bits, the search's age above
+    std::uint64_t key;
+    std::int32_t score;
+    std::int16_t move;
+    std::uint8_t depth_plus_one;  // 0: empty
+    std::uint8_t bound_age;       // bound in the low 2 bits, the search's age above
   };
-  std::size_t slots() const { return entries_.size(); }
+  std::size_t slots() const { return slots_; }
   // Entries written by any search so far (a test's way to see that the table is kept).
   std::size_t used() const;
 
  private:
   template <class P>
   friend class ClassicSearcher;
-  std::vector<Entry> entries_;
+  struct Free {
+    void operator()(Entry* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<Entry[], Free> entries_;
+  std::size_t slots_ = 0;
   std::vector<std::int32_t> history_;  // [side * actions + action], halved before each search
   std::uint8_t age_ = 0;               // counts searches, modulo 64
 };
@@ -117,6 +128,7 @@ class ClassicPlayer final : public Player {
   void charge_time(int game_id, double seconds) override {
     clocks_.charge_seconds(game_id, seconds);
   }
+  void stop_moves_when(const std::atomic<bool>* flag) override { stop_.set(flag); }
   const ClassicSettings& settings() const { return settings_; }
   // Games whose table is held now.
   std::size_t tables_held() const;
@@ -127,6 +139,7 @@ class ClassicPlayer final : public Player {
   ClassicOptions options_now() const;
   ClassicSettings settings_;
   GameClocks clocks_;
+  MoveStopFlag stop_;
   mutable std::mutex mutex_;
   std::map<int, std::unique_ptr<ClassicTable>> tables_;
 };

@@ -492,6 +492,17 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
   };
   const int num_threads = std::min(config.threads, num_chunks);
   {
+    // A move of a direct player ends when the match is to end (decided, stopped, failed): its
+    // game is abandoned then anyway.
+    struct StopMoves {
+      const std::array<Player*, 2>& players;
+      StopMoves(const std::array<Player*, 2>& p, const std::atomic<bool>* flag) : players(p) {
+        for (Player* player : players) player->stop_moves_when(flag);
+      }
+      ~StopMoves() {
+        for (Player* player : players) player->stop_moves_when(nullptr);
+      }
+    } const stop_moves(players, &state.stop());
     const StopWatcher watcher(state, hooks.stop != nullptr);
     std::vector<std::thread> threads;
     for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);

@@ -26,8 +26,9 @@
 // match ends after `games` games (rounded up to whole pairs).
 //
 // Stopping. When MatchHooks::stop becomes true (the trainer's or the arena's Ctrl-C flag), the
-// match ends in the same way within a few milliseconds (it is polled every 10 ms; a direct player
-// busy with a move is not interrupted): no game starts any more, the games in progress are
+// match ends in the same way within a few milliseconds (it is polled every 10 ms, and a direct
+// player busy with a move on a depth or node budget is stopped too, Player::stop_moves_when; a
+// timed move or an external program's ends by its own time): no game starts any more, the games in progress are
 // abandoned, no pair is counted after that moment, and run_match returns the counted prefix with
 // `stopped` set and `finished` clear. A stop that comes after the match decided or reached its cap
 // changes nothing.

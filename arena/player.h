@@ -41,6 +41,7 @@
 // id).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -123,11 +124,33 @@ class Player {
     (void)seconds;
   }
 
+  // A match's stop flag (MatchHooks::stop) while the match runs, nullptr after it. A direct
+  // player whose move has no time limit of its own (alphabeta and classic on a depth or node
+  // budget) ends a move in progress within a few milliseconds of the flag becoming true, with the
+  // best move found so far, so that a stopped match (Ctrl-C, the web server's deadline) never waits
+  // for a deep search. Players whose moves are timed anyway ignore it.
+  virtual void stop_moves_when(const std::atomic<bool>* flag) { (void)flag; }
+
   // True for players that read from a person; a match refuses them.
   virtual bool interactive() const { return false; }
   // True when playing many games at once pays off (a network behind a batching server): a match
   // then gives each worker thread many games in one runner.
   virtual bool wants_batching() const { return false; }
+};
+
+// The flag of Player::stop_moves_when, kept by a player for its searches.
+class MoveStopFlag {
+ public:
+  void set(const std::atomic<bool>* flag) { flag_.store(flag); }
+  // The stop predicate of a search starting now (empty: no flag).
+  std::function<bool()> predicate() const {
+    const std::atomic<bool>* flag = flag_.load();
+    if (flag == nullptr) return {};
+    return [flag] { return flag->load(std::memory_order_relaxed); };
+  }
+
+ private:
+  std::atomic<const std::atomic<bool>*> flag_{nullptr};
 };
 
 // Makes the evaluator of a `net:` player from a checkpoint path. Throws (any std::exception) when

@@ -198,6 +198,33 @@ TEST(MatchTest, StopFlagEndsTheMatchWithTheCountedPrefix) {
   EXPECT_TRUE(idle.asked().empty());
 }
 
+// A stop reaches a direct player in the middle of a move on a depth budget (before: the match
+// waited for the move, here practically forever: the web server's /api/match held its place and
+// ignored SIGTERM).
+TEST(MatchTest, StopFlagEndsADeepMoveInProgress) {
+  using Clock = std::chrono::steady_clock;
+  const Game& dvonn = game_by_name("dvonn");
+  for (const char* spec : {"classic:depth=64", "alphabeta:depth=12"}) {
+    auto deep = make_player(dvonn, spec);
+    auto random = make_player(dvonn, "random");
+    std::atomic<bool> stop{false};
+    MatchHooks hooks;
+    hooks.stop = &stop;
+    MatchConfig config;
+    config.games = 2;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      stop = true;
+    });
+    const auto start = Clock::now();
+    const MatchStatus status = run_match(dvonn, *deep, *random, config, hooks);
+    stopper.join();
+    EXPECT_TRUE(status.stopped) << spec;
+    EXPECT_EQ(status.games_counted, 0) << spec;
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(30)) << spec;
+  }
+}
+
 TEST(MatchTest, StopFlagAfterTheEndChangesNothing) {
   std::atomic<bool> stop{false};
   MatchHooks hooks;
