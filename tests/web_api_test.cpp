@@ -834,6 +834,71 @@ TEST_F(WebApiTest, BodiesAreLimitedHoweverTheyAreSent) {
     EXPECT_EQ(test_util::status_of(answer), status) << request << ": " << answer;
     EXPECT_NE(test_util::body_of(answer).find("\"error\""), std::string::npos) << answer;
   }
+  // Two Transfer-Encoding lines (only one would be read), and NUL bytes (the JSON reader would
+  // stop at the first and ignore the rest).
+  answer = test_util::raw_request(port_, head + "Transfer-Encoding: chunked\r\n"
+                                                "Transfer-Encoding: gzip\r\n\r\n0\r\n\r\n");
+  EXPECT_EQ(test_util::status_of(answer), 400) << answer;
+  EXPECT_NE(answer.find("more than one Transfer-Encoding"), std::string::npos) << answer;
+  const std::string nul = std::string("{\"game\":\"mg\"}") + '\0' + "not json";
+  answer = test_util::raw_request(
+      port_, head + "Content-Length: " + std::to_string(nul.size()) + "\r\n\r\n" + nul);
+  EXPECT_EQ(test_util::status_of(answer), 400) << answer;
+  EXPECT_NE(answer.find("NUL byte at offset 13"), std::string::npos) << answer;
+  // A client that waits for "100 Continue" hears the refusal instead, and sends no body; one whose
+  // request is fine hears "100 Continue" and then the answer.
+  {
+    test_util::RawConnection c(port_);
+    ASSERT_TRUE(c.send(head + "Content-Length: 100000\r\nExpect: 100-continue\r\n\r\n"));
+    answer = c.receive(std::chrono::seconds(60));
+    EXPECT_EQ(test_util::status_of(answer), 413) << answer;
+    EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << answer;
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+  }
+  {
+    test_util::RawConnection c(port_);
+    const std::string body = "{\"game\":\"mg\"}";
+    ASSERT_TRUE(c.send(head + "Content-Length: " + std::to_string(body.size()) +
+                       "\r\nExpect: 100-continue\r\n\r\n"));
+    answer.clear();
+    bool closed = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (answer.find("\r\n\r\n") == std::string::npos && !closed &&
+           std::chrono::steady_clock::now() < until) {
+      answer += c.receive_some(4096, &closed);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(answer, "HTTP/1.1 100 Continue\r\n\r\n");
+    ASSERT_TRUE(c.send(body));
+    answer = c.receive(std::chrono::seconds(60));
+    EXPECT_NE(answer.find("HTTP/1.1 200"), std::string::npos) << answer;
+  }
+  // A request line httplib cannot read is a 400 that closes the connection: what follows it is
+  // not a request (before, the next line, here a whole request, was answered too).
+  {
+    test_util::RawConnection c(port_);
+    ASSERT_TRUE(c.send("get /x HTTP/1.1\r\nGET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    bool closed = false;
+    answer = c.receive(std::chrono::seconds(60), &closed);
+    EXPECT_EQ(test_util::status_of(answer), 400) << answer;
+    answer += c.receive(std::chrono::seconds(60), &closed);
+    EXPECT_TRUE(closed);
+    EXPECT_EQ(answer.find("\"runs\""), std::string::npos) << answer;
+  }
+  // Answers are whole: thousands of ranges (each a copy of the page's script, built in memory)
+  // get the script once; a malformed Range is a 416 that says so.
+  std::string ranges = "bytes=0-";
+  for (int i = 0; i < 2000; ++i) ranges += ",0-";
+  const std::string script = test_util::raw_request(
+      port_, "GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: " + ranges + "\r\n\r\n");
+  EXPECT_EQ(test_util::status_of(script), 200) << script.substr(0, 300);
+  auto whole = client().Get("/app.js");
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(test_util::body_of(script), whole->body);
+  answer = test_util::raw_request(
+      port_, "GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=garbage\r\n\r\n");
+  EXPECT_EQ(test_util::status_of(answer), 416) << answer;
+  EXPECT_NE(answer.find("Range"), std::string::npos) << answer;
   // Headers count too: a request is at most 128 KiB as sent.
   std::string padded = "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   for (int i = 0; i < 200; ++i)
@@ -1064,6 +1129,29 @@ TEST(WebServerTest, AlphaBetaStopsAtTheTimeLimit) {
                "application/json");
   ASSERT_TRUE(res);
   EXPECT_FALSE(json::parse(res->body)["out_of_time"]);
+  // In a match too, a move on a depth budget stops at the limit (before: a move of
+  // classic:depth=64 or alphabeta:depth=12 ran on past it, its place held, for minutes).
+  for (const char* player : {"classic:depth=64", "alphabeta:depth=12"}) {
+    const auto start = std::chrono::steady_clock::now();
+    res = c.Post("/api/match",
+                 json{{"game", "dvonn"}, {"a", player}, {"b", "random"}, {"games", 2}}.dump(),
+                 "application/json");
+    ASSERT_TRUE(res) << player;
+    ASSERT_EQ(res->status, 200) << player << ": " << res->body;
+    EXPECT_TRUE(json::parse(res->body)["out_of_time"]) << player << ": " << res->body;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << player;
+  }
+  // The classical engine's table is capped at its default size (before: hash=4096 allocated
+  // 4 GiB for each request, busy or not).
+  res = c.Post("/api/move", json{{"game", "mg"}, {"player", "classic:depth=1,hash=17"}}.dump(),
+               "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("at most 16 MB here (hash=)"), std::string::npos) << res->body;
+  res = c.Post("/api/move", json{{"game", "mg"}, {"player", "classic:depth=1,hash=16"}}.dump(),
+               "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
   server.stop();
 }
 

@@ -306,6 +306,10 @@ std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const 
       throw BadRequest("player \"" + quote_input(text) + "\": at most " +
                        std::to_string(limits_.max_simulations) +
                        " simulations here (--max-sims)");
+    const auto hash = spec_int(spec, "hash");
+    if (hash && *hash > arena::kDefaultClassicHashMb)
+      throw BadRequest("player \"" + quote_input(text) + "\": a table of at most " +
+                       std::to_string(arena::kDefaultClassicHashMb) + " MB here (hash=)");
     const auto depth = spec_int(spec, "depth");
     if (spec.name == "alphabeta" && depth && *depth > limits_.max_alphabeta_depth)
       throw BadRequest("player \"" + quote_input(text) + "\": alpha-beta depth at most " +
@@ -332,9 +336,9 @@ json GameService::move(const json& request, const StopCheck& stop) {
   std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
   const std::string spec = string_field(request, "player", true);
-  const auto player = make_player(game, spec);
   const std::uint64_t seed = seed_of(request, *state);
-  SearchSlot slot(*this);
+  SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
+  const auto player = make_player(game, spec);
   json out = {{"player", player->spec()}};
   Action action = -1;
   if (const auto agent = player->search_agent(seed)) {
@@ -368,8 +372,8 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
   const std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
   const std::string spec = string_field(request, "player", true);
+  SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
   const auto player = make_player(game, spec);
-  SearchSlot slot(*this);
   json out = {{"player", player->spec()}, {"position", state->to_string()},
               {"to_move", state->current_player()}};
   if (const auto agent = player->search_agent(seed_of(request, *state))) {
@@ -463,8 +467,6 @@ json GameService::match(const json& request, const StopCheck& stop) {
       throw BadRequest("\"games\" must be a whole number 2.." + std::to_string(kMaxMatchGames));
     games = count.get<int>();
   }
-  const auto a = make_player(game, a_spec);
-  const auto b = make_player(game, b_spec);
   arena::MatchConfig config;
   config.games = games;
   config.threads = 1;
@@ -473,7 +475,9 @@ json GameService::match(const json& request, const StopCheck& stop) {
     if (!seed.is_number_unsigned()) throw BadRequest("\"seed\" must be a whole number, 0 or more");
     config.seed = seed.get<std::uint64_t>();
   }
-  SearchSlot slot(*this);
+  SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
+  const auto a = make_player(game, a_spec);
+  const auto b = make_player(game, b_spec);
   // The match polls `halt`; a watcher sets it when the client leaves, the server stops, or the
   // time is up.
   std::atomic<bool> halt{false}, done{false}, cancel{false}, late{false};

@@ -237,6 +237,9 @@ struct WebServer::Impl {
     const std::size_t lengths = req.get_header_value_count("Content-Length");
     const bool chunked = req.has_header("Transfer-Encoding");
     if (lengths > 1) return refuse(res, 400, "the request has more than one Content-Length");
+    // Only the first would be read; the others would be ignored codings.
+    if (req.get_header_value_count("Transfer-Encoding") > 1)
+      return refuse(res, 400, "the request has more than one Transfer-Encoding");
     // RFC 9112, 3.2: more than one Host is a bad request (which one the Host check would read is
     // anybody's guess).
     if (req.get_header_value_count("Host") > 1)
@@ -277,6 +280,10 @@ struct WebServer::Impl {
   // The framing, Host and token checks of every request (server.h, "Security").
   httplib::Server::HandlerResponse check_request(const httplib::Request& req,
                                                  httplib::Response& res) {
+    // Answers are whole: httplib would answer a Range header with a copy of the answer per range
+    // (thousands of them, built in memory). RFC 9110 lets a server ignore Range, and httplib reads
+    // the ranges off the request it owns (not const) before routing, so they are dropped here.
+    const_cast<httplib::Request&>(req).ranges.clear();
     if (check_framing(req, res) == httplib::Server::HandlerResponse::Handled)
       return httplib::Server::HandlerResponse::Handled;
     if (options.token.empty()) {
@@ -341,6 +348,10 @@ struct WebServer::Impl {
         const std::string body = read_body(read);
         if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
           throw BadRequest("POST bodies must be JSON (Content-Type: application/json)");
+        // The JSON reader would stop at a NUL byte and take what follows for nothing.
+        if (const std::size_t nul = body.find('\0'); nul != std::string::npos)
+          throw BadRequest("the body holds a NUL byte at offset " + std::to_string(nul) +
+                           "; JSON has none");
         return call(json::parse(body), stop_check());
       });
     });
@@ -356,6 +367,17 @@ struct WebServer::Impl {
     });
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       return check_request(req, res);
+    });
+    // A client that waits for "100 Continue" before sending its body hears the refusal instead
+    // when the request would be refused anyway (a body too large, no token, ...).
+    http.set_expect_100_continue_handler([this](const httplib::Request& req,
+                                                httplib::Response& res) {
+      if (check_request(req, res) == httplib::Server::HandlerResponse::Handled) {
+        if (Connection* connection = GuardedServer::current_connection())
+          connection->close_after_answer();
+        return res.status;
+      }
+      return 100;
     });
     // An exception that escapes a handler (none should) is a JSON 500 with its message.
     http.set_exception_handler(
@@ -468,11 +490,19 @@ struct WebServer::Impl {
     // Anything else under /api is an unknown call; elsewhere the page is served from /.
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
+      // Any error of httplib's own but a 404 comes from a request it could not read whole: what
+      // follows on the connection is not a request, so it closes after the answer.
+      if (res.status != 404)
+        if (Connection* connection = GuardedServer::current_connection())
+          connection->close_after_answer();
       if (res.status == 404)
         send_error(res, 404, "no such page or API call: " + quote_input(req.method) + " " +
                                  quote_input(req.path));
       else if (res.status == 413)
         send_error(res, 413, "the request is too large (at most 64 KiB)");
+      else if (res.status == 416)
+        send_error(res, 416, "a malformed Range header; this server sends whole answers only, "
+                             "so send none");
       else if (res.status == 400) {
         // httplib's own 400: a request it could not parse, or one whose read failed.
         const Connection* connection = GuardedServer::current_connection();
