@@ -79,6 +79,16 @@ void install_arena_signal_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// A match whose results line the file would refuse (a player against itself) is not played.
+void check_results_players(const std::string& a, const std::string& b) {
+  try {
+    arena::check_result_players(a, b);
+  } catch (const arena::ResultsFileError& e) {
+    throw std::invalid_argument("--results: " + std::string(e.what()) +
+                                " (it rates nothing); leave --results out for such a match");
+  }
+}
+
 struct ArenaOptions {
   std::string game, a, b, sprt, results, record;
   int games = 200;
@@ -105,8 +115,12 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
 
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
-  // A results file that cannot take the line (a directory, /dev/full) is refused before the match.
-  if (!o.results.empty()) util::append_to_file(o.results, "");
+  // A results file that cannot take the line (a directory, /dev/full), or a line it would refuse,
+  // is refused before the match.
+  if (!o.results.empty()) {
+    check_results_players(a->spec(), b->spec());
+    util::append_to_file(o.results, "");
+  }
   arena::MatchHooks hooks;
   hooks.stop = &g_arena_stop;
   using Clock = std::chrono::steady_clock;
@@ -181,7 +195,10 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   for (const auto& spec : o.opponents) opponents.push_back(make(spec));
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
-  if (!o.results.empty()) util::append_to_file(o.results, "");
+  if (!o.results.empty()) {
+    for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
+    util::append_to_file(o.results, "");
+  }
   arena::MatchConfig config;
   config.games = o.games;
   config.threads = o.threads;
@@ -343,7 +360,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
                            "seconds per game for every uct, net, alphabeta and classic player "
                            "whose spec names no budget (no sims=, depth=, nodes=, ms= or clock=; "
                            "0: none)")
-      ->check(number_in(0, 86400));
+      ->check(zero_or_number_in(arena::kMinClockSeconds, arena::kMaxClockSeconds));
   gauntlet_cmd->add_option("--games", g->games, "most games per opponent (whole pairs)")
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();

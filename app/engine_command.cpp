@@ -86,7 +86,7 @@ void register_engine_command(CLI::App& app, arena::NetEvaluatorFactory net_facto
                   "keeps it (the CodeCup's was about 5): a searching player (uct, net, alphabeta, "
                   "classic) whose spec has no ms= or clock= plays on clock=SECONDS, spending it by "
                   "the rule of docs/FORMATS.md (\"Time controls\"), with a reserve for the I/O")
-      ->check(number_in(0.01, 86400));
+      ->check(number_in(arena::kMinClockSeconds, arena::kMaxClockSeconds));
   cmd->callback([o, seed_opt, net_factory] {
     o->seed_given = seed_opt->count() > 0;
     run_engine_command(*o, net_factory);

@@ -51,6 +51,20 @@ inline CLI::Validator number_in(double lo, double hi) {
       "NUMBER in " + range);
 }
 
+// 0 (none) or a finite number in [lo, hi].
+inline CLI::Validator zero_or_number_in(double lo, double hi) {
+  namespace d = option_checks_detail;
+  const std::string range = d::short_number(lo) + ".." + d::short_number(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        const double v = d::parse_number(text);
+        if (v != 0 && (std::isnan(v) || v < lo || v > hi))
+          return d::quoted(text) + " is not 0 or a number in " + range;
+        return "";
+      },
+      "0 or NUMBER in " + range);
+}
+
 // A finite number of at least 0 (at_least_zero) or above 0.
 inline CLI::Validator finite_number(bool at_least_zero) {
   namespace d = option_checks_detail;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -106,6 +107,11 @@ void SprtConfig::validate() const {
   if (!std::isfinite(elo0) || !std::isfinite(elo1) || !(elo0 < elo1))
     throw std::invalid_argument("sprt: elo0 must be below elo1, got elo0=" + format_number(elo0) +
                                 ", elo1=" + format_number(elo1));
+  for (const double elo : {elo0, elo1})
+    if (std::abs(elo) > kMaxSprtElo)
+      throw std::invalid_argument("sprt: elo0 and elo1 must be within " +
+                                  format_number(-kMaxSprtElo) + ".." + format_number(kMaxSprtElo) +
+                                  " (a score of 99.7%), got " + format_number(elo));
   if (!(alpha > 0.0 && alpha < 0.5))
     throw std::invalid_argument("sprt: alpha must be in (0, 0.5), got " + format_number(alpha));
   if (!(beta > 0.0 && beta < 0.5))
@@ -120,6 +126,7 @@ std::string SprtConfig::describe() const {
 SprtConfig parse_sprt(const std::string& text) {
   SprtConfig config;
   bool has_elo0 = false, has_elo1 = false;
+  std::set<std::string> seen;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
@@ -128,6 +135,7 @@ SprtConfig parse_sprt(const std::string& text) {
       throw std::invalid_argument("sprt: '" + item + "' is not key=value (e.g. elo0=0,elo1=20)");
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
+    if (!seen.insert(key).second) throw std::invalid_argument("sprt: " + key + " is given twice");
     char* end = nullptr;
     const double number = std::strtod(value.c_str(), &end);
     if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(number))

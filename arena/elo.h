@@ -65,17 +65,22 @@ struct EloEstimate {
 
 EloEstimate estimate_elo(const OutcomeCounts& outcomes, double z = kZ95);
 
+// The hypotheses' Elo differences lie within +-kMaxSprtElo: a score of 99.7% (beyond it the
+// expected score rounds towards 1 and no game result can weigh for or against it).
+inline constexpr double kMaxSprtElo = 1000.0;
+
 struct SprtConfig {
   double elo0 = 0.0;
   double elo1 = 20.0;
   double alpha = 0.05;  // the chance of accepting H1 when H0 holds
   double beta = 0.05;   // the chance of accepting H0 when H1 holds
-  // Throws std::invalid_argument unless elo0 < elo1 and 0 < alpha, beta < 0.5.
+  // Throws std::invalid_argument unless -kMaxSprtElo <= elo0 < elo1 <= kMaxSprtElo and
+  // 0 < alpha, beta < 0.5.
   void validate() const;
   std::string describe() const;  // "elo0=0,elo1=20,alpha=0.05,beta=0.05"
 };
 
-// "elo0=0,elo1=20[,alpha=0.05,beta=0.05]" (any order; elo0 and elo1 required); throws
+// "elo0=0,elo1=20[,alpha=0.05,beta=0.05]" (any order, each key once; elo0 and elo1 required); throws
 // std::invalid_argument naming what is wrong.
 SprtConfig parse_sprt(const std::string& text);
 

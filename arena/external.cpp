@@ -332,8 +332,10 @@ class ChildProcess {
   }
 
   // Reads the next line that is not blank (without its newline and a trailing '\r') before
-  // `deadline`.
+  // `deadline`. The output ends when the program closes it or when the program exits: a process
+  // it left behind may hold the pipe open, but nothing it writes is the program's move.
   Read read_line(Clock::time_point deadline, std::string& line) {
+    bool program_gone = false;
     while (true) {
       const auto newline = buffer_.find('\n');
       if (newline != std::string::npos) {
@@ -344,20 +346,40 @@ class ChildProcess {
         return Read::kLine;
       }
       if (buffer_.size() > kMaxLineLength) return Read::kTooLong;
-      if (from_child_ < 0) return Read::kEnd;
+      if (from_child_ < 0 || program_gone) return Read::kEnd;
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return Read::kTimeout;
-      pollfd fd{from_child_, POLLIN, 0};
-      const int ready = poll(&fd, 1, static_cast<int>(left.count()) + 1);
+      pollfd fds[2] = {{from_child_, POLLIN, 0}, {status_, POLLIN, 0}};
+      const nfds_t watched = status_ >= 0 && !exited_ ? 2 : 1;
+      const int ready = poll(fds, watched, static_cast<int>(left.count()) + 1);
       if (ready < 0 && errno == EINTR) continue;
-      if (ready == 0) continue;  // the deadline check above decides
-      char chunk[4096];
-      const ssize_t n = read(from_child_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Read::kEnd;
-      buffer_.append(chunk, static_cast<std::size_t>(n));
+      if (ready <= 0) continue;  // the deadline check above decides
+      if (fds[0].revents != 0) {
+        const Read read = read_some();
+        if (read == Read::kEnd) return Read::kEnd;
+        continue;
+      }
+      if (watched == 2 && fds[1].revents != 0 && exited()) {
+        // Everything the program wrote is in the pipe by now: take it, then the output has ended.
+        program_gone = true;
+        pollfd out{from_child_, POLLIN, 0};
+        while (buffer_.size() <= kMaxLineLength && poll(&out, 1, 0) > 0 &&
+               read_some() == Read::kLine) {
+        }
+      }
     }
+  }
+
+  // One read of the program's output into the buffer: kLine (some bytes, or an interrupted read)
+  // or kEnd (the output is closed).
+  Read read_some() {
+    char chunk[4096];
+    const ssize_t n = read(from_child_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) return Read::kLine;
+    if (n <= 0) return Read::kEnd;
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+    return Read::kLine;
   }
 
   // After the output ended: how the program ended, waiting up to a fifth of a second for it.
@@ -505,7 +527,7 @@ ExternalConfig parse_external_spec(PlayerSpec spec) {
                             "'");
   }
   config.timeout_ms = static_cast<int>(reader.get_int_or("timeout_ms", 1, 3'600'000, 10000));
-  config.clock_seconds = reader.get_double_or("clock", 0.01, 86'400, 0.0);
+  config.clock_seconds = reader.get_double_or("clock", kMinClockSeconds, kMaxClockSeconds, 0.0);
   config.openings = reader.get_int_or("openings", 0, 1, 0) == 1;
   if (reader.has("name")) config.name = reader.get_string("name", "name=myengine");
   reader.finish();

@@ -459,6 +459,12 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
     opening_plies = 0;
   }
   make_opening(game, opening_plies, config.seed, 0);  // fails early for an impossible length
+  // A ply limit within the opening would end every game before either player moved.
+  if (config.max_plies > 0 && config.max_plies <= opening_plies)
+    throw std::invalid_argument("match: the ply limit (" + std::to_string(config.max_plies) +
+                                ", --max-plies) must be above the openings' " +
+                                std::to_string(opening_plies) +
+                                " random plies (--openings-plies), or no player would move");
 
   MatchStatus status;
   status.game = game.name();

@@ -75,6 +75,7 @@ std::unique_ptr<Player> make_classic(PlayerSpec spec, const PlayerOptions& optio
 std::unique_ptr<Player> make_net(const Game& game, PlayerSpec spec, const PlayerOptions& options) {
   SpecReader reader(std::move(spec), {"checkpoint", "sims", "cpuct", "root", "ms", "clock"});
   const std::string checkpoint = reader.get_string("checkpoint", "net:checkpoint=runs/x/best.pt,sims=800");
+  const bool own_time = reader.has("ms") || reader.has("clock");
   const TimeControl time = time_of(reader, options);
   const bool has_sims = reader.has("sims");
   const auto sims = simulations_of(reader, time, "net:checkpoint=PATH,sims=800");
@@ -96,8 +97,12 @@ std::unique_ptr<Player> make_net(const Game& game, PlayerSpec spec, const Player
   }
   reader.finish();
   if (time.timed() && search.root != mcts::RootPolicy::kPuct)
-    throw PlayerSpecError("net: root=gumbel plans a fixed number of simulations; give sims= "
-                          "without ms= or clock=");
+    throw PlayerSpecError(
+        own_time ? "net: root=gumbel plans a fixed number of simulations; give sims= without ms= "
+                   "or clock="
+                 : "net: root=gumbel plans a fixed number of simulations, so it cannot play on "
+                   "the game clock given here (" + time.spec_suffix().substr(1) +
+                   ", from --time or --clock); leave root=gumbel out to play on it");
   if (!options.net_factory)
     throw PlayerSpecError("net: this program was built without network support (no network "
                           "evaluator factory was given), so '" + canonical +

@@ -60,6 +60,23 @@ double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
+void check_result_players(const std::string& a, const std::string& b) {
+  if (a == b) throw ResultsFileError(a + " cannot play itself in a results file");
+}
+
+namespace {
+
+void check_result_line(const MatchLine& m) {
+  check_result_players(m.a, m.b);
+  if (m.wins < 0 || m.draws < 0 || m.losses < 0)
+    throw ResultsFileError("game counts cannot be negative");
+  if (static_cast<std::int64_t>(m.wins) + m.draws + m.losses > kMaxGamesPerResultLine)
+    throw ResultsFileError("more than " + std::to_string(kMaxGamesPerResultLine) +
+                           " games in one line");
+}
+
+}  // namespace
+
 std::vector<MatchLine> read_results(std::istream& in, const std::string& source) {
   std::vector<MatchLine> lines;
   std::string text;
@@ -74,12 +91,11 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source)
     if (!(fields >> m.a >> m.b >> m.wins >> m.draws >> m.losses) || (fields >> extra))
       throw ResultsFileError(source + " line " + std::to_string(number) +
                              ": expected `A B wins draws losses`, got \"" + line + "\"");
-    if (m.wins < 0 || m.draws < 0 || m.losses < 0)
-      throw ResultsFileError(source + " line " + std::to_string(number) +
-                             ": game counts cannot be negative");
-    if (m.a == m.b)
-      throw ResultsFileError(source + " line " + std::to_string(number) + ": " + m.a +
-                             " cannot play itself in a results file");
+    try {
+      check_result_line(m);
+    } catch (const ResultsFileError& e) {
+      throw ResultsFileError(source + " line " + std::to_string(number) + ": " + e.what());
+    }
     lines.push_back(m);
   }
   return lines;
@@ -102,6 +118,11 @@ std::string format_result_line(const MatchLine& line) {
 }
 
 void append_result(const std::string& path, const MatchLine& line) {
+  try {
+    check_result_line(line);
+  } catch (const ResultsFileError& e) {
+    throw ResultsFileError("cannot append to " + path + ": " + e.what());
+  }
   for (const std::string* spec : {&line.a, &line.b})
     for (char c : *spec)
       if (std::isspace(static_cast<unsigned char>(c)))
@@ -138,7 +159,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   std::vector<double> player_games(n, 0.0), player_points(n, 0.0);
   for (const auto& m : matches) {
     const int a = index[m.a], b = index[m.b];
-    const double g = m.wins + m.draws + m.losses;
+    const double g = static_cast<double>(m.wins) + m.draws + m.losses;
     const double p = m.wins + 0.5 * m.draws;
     games[a][b] += g, games[b][a] += g;
     points[a][b] += p, points[b][a] += g - p;
@@ -244,7 +265,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     r.player = names[i];
     r.elo = theta[i] / kThetaPerElo;
     r.half_width = slot[i] < 0 ? 0.0 : options.z * std::sqrt(variance[slot[i]]) / kThetaPerElo;
-    r.games = static_cast<int>(player_games[i]);
+    r.games = static_cast<std::int64_t>(player_games[i]);
     r.score = player_games[i] > 0 ? player_points[i] / player_games[i] : 0.0;
     ratings.push_back(r);
   }
@@ -263,9 +284,9 @@ std::string format_ratings(const std::vector<Rating>& ratings, const RatingOptio
   out << buffer;
   int rank = 0;
   for (const auto& r : ratings) {
-    std::snprintf(buffer, sizeof buffer, "%4d  %-*s  %8s  %7.1f  %6d  %5.1f%%\n", ++rank,
+    std::snprintf(buffer, sizeof buffer, "%4d  %-*s  %8s  %7.1f  %6lld  %5.1f%%\n", ++rank,
                   static_cast<int>(width), r.player.c_str(), format_elo(r.elo).c_str(),
-                  r.half_width, r.games, 100.0 * r.score);
+                  r.half_width, static_cast<long long>(r.games), 100.0 * r.score);
     out << buffer;
   }
   out << "Bradley-Terry maximum likelihood, " << options.anchor << " = 0";

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <stdexcept>
@@ -35,6 +36,9 @@ class ResultsFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most games one results line may count (wins + draws + losses).
+inline constexpr int kMaxGamesPerResultLine = 1'000'000'000;
+
 // The largest results file read: 64 MiB, about a million matches.
 inline constexpr std::size_t kMaxResultsFileBytes = std::size_t{64} << 20;
 
@@ -43,10 +47,14 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source)
 // The same from a file: a regular file of at most kMaxResultsFileBytes, or ResultsFileError
 // naming it.
 std::vector<MatchLine> read_results_file(const std::string& path);
+// Throws ResultsFileError when a results line of `a` against `b` would be refused (a player
+// against itself rates nothing): `arena` and `gauntlet` ask before a match whose line is wanted.
+void check_result_players(const std::string& a, const std::string& b);
 // "A B wins draws losses".
 std::string format_result_line(const MatchLine& line);
 // Appends one line (creating the file); throws ResultsFileError when it cannot (the path is not a
-// regular file, the disk is full), or when a spec holds whitespace.
+// regular file, the disk is full), when a spec holds whitespace, or for a line that
+// read_results would refuse.
 void append_result(const std::string& path, const MatchLine& line);
 
 struct RatingOptions {
@@ -61,7 +69,7 @@ struct Rating {
   std::string player;
   double elo = 0.0;
   double half_width = 0.0;  // the interval is elo +- half_width (0 for the anchor)
-  int games = 0;
+  std::int64_t games = 0;
   double score = 0.0;       // points (wins + draws / 2) per game, over all its games
 };
 

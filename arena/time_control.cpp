@@ -25,7 +25,7 @@ TimeControl read_time_control(SpecReader& reader) {
     throw PlayerSpecError(reader.name() + ": give ms= (time per move) or clock= (seconds per "
                           "game), not both");
   control.move_ms = static_cast<int>(reader.get_int_or("ms", 1, 3'600'000, 0));
-  control.clock_seconds = reader.get_double_or("clock", 0.01, 86'400, 0.0);
+  control.clock_seconds = reader.get_double_or("clock", kMinClockSeconds, kMaxClockSeconds, 0.0);
   return control;
 }
 

@@ -57,6 +57,10 @@ inline constexpr double kMinBudgetSeconds = 0.001;
 // 2-core box has shown stalls of 190 ms).
 inline constexpr double kTimeGrace = 0.25;
 
+// The range of a clock= (and of `engine --time`, `gauntlet --clock`), in seconds.
+inline constexpr double kMinClockSeconds = 0.01;
+inline constexpr double kMaxClockSeconds = 86'400;
+
 // The time keys of one player spec.
 struct TimeControl {
   int move_ms = 0;           // ms=: milliseconds per move; 0: none

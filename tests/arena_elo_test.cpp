@@ -189,6 +189,12 @@ TEST(EloTest, ParseSprt) {
   EXPECT_THROW(parse_sprt("elo0=0"), std::invalid_argument);
   EXPECT_THROW(parse_sprt("elo0=20,elo1=0"), std::invalid_argument);
   EXPECT_THROW(parse_sprt("elo0=0,elo1=x"), std::invalid_argument);
+  // Each key once, and hypotheses a game result can weigh (before: elo1=7000 played the match and
+  // then failed in the likelihood; a second elo1 silently replaced the first).
+  EXPECT_THROW(parse_sprt("elo0=0,elo1=5,elo1=3000"), std::invalid_argument);
+  EXPECT_THROW(parse_sprt("elo0=0,elo1=7000"), std::invalid_argument);
+  EXPECT_THROW(parse_sprt("elo0=-1001,elo1=0"), std::invalid_argument);
+  EXPECT_NO_THROW(parse_sprt("elo0=-1000,elo1=1000"));
   EXPECT_THROW(parse_sprt("elo0=0,elo1=20,gamma=1"), std::invalid_argument);
   EXPECT_THROW(parse_sprt("elo0=0,elo1=20,alpha=0.7"), std::invalid_argument);
 }

@@ -126,6 +126,23 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
   ASSERT_EQ(read.size(), 2u);
   EXPECT_EQ(read[1].losses, 4);
   EXPECT_THROW(append_result(path, {"has space", "random", 1, 0, 0}), ResultsFileError);
+  // What read_results would refuse is never written (before: `random random 1 0 1` was appended,
+  // and then no line of the file could be rated).
+  EXPECT_THROW(append_result(path, {"random", "random", 1, 0, 1}), ResultsFileError);
+  EXPECT_EQ(read_results_file(path).size(), 2u);
+  // Counts whose sum would overflow are refused by line (before: a negative games column).
+  std::istringstream huge("a random 1 2 3\nrandom a 1000000000 1 0\n");
+  try {
+    read_results(huge, "huge.txt");
+    FAIL() << "expected an error";
+  } catch (const ResultsFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("huge.txt line 2: more than 1000000000 games"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto big = fit_ratings({{"a", "random", 600'000'000, 0, 0}, {"random", "a", 0, 0, 600'000'000}},
+                               RatingOptions{});
+  EXPECT_EQ(big[0].games, 1'200'000'000);
   const std::string table = format_ratings(fit_ratings(read, RatingOptions{}), RatingOptions{});
   EXPECT_NE(table.find("random"), std::string::npos);
   EXPECT_NE(table.find("Bradley-Terry"), std::string::npos);

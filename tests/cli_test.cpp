@@ -262,6 +262,25 @@ TEST(Cli, ArenaExplainsBadPlayersAndSprt) {
   r = run("arena --game mg --a random --b random --sprt elo0=5");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("elo0 and elo1 are required"), std::string::npos) << r.out;
+  // A match the results file would refuse is not played (before: it appended a line that made
+  // `ratings` refuse the whole file).
+  const std::string results = ::testing::TempDir() + "cli_arena_itself.txt";
+  std::remove(results.c_str());
+  r = run("arena --game ttt --a random --b random --games 2 --results " + results);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--results: random cannot play itself"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::ifstream(results).good());
+  r = run("gauntlet --game ttt --player random --opponent uct:sims=2 --opponent random --games 2 "
+          "--results " + results);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--results: random cannot play itself"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::ifstream(results).good());
+  // A ply limit inside the random openings would end every game before a move.
+  r = run("arena --game mg --a random --b random --games 2 --max-plies 2");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("the ply limit (2, --max-plies) must be above the openings' 4"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, PlayExplainsIllegalMovesAndQuits) {
@@ -335,7 +354,10 @@ TEST(Cli, NumbersOutOfRangeAreRefusedInAShortMessage) {
            {"ratings --results x --prior-draws nan",
             "--prior-draws: \"nan\" is not a number in 0..1000000"},
            {"bench model --seconds nan", "--seconds: \"nan\" is not a number in 0.01..60"},
-           {"games --file x --replay -1", "--replay: Value -1 not in range 0 to 2147483647"}}) {
+           {"games --file x --replay -1", "--replay: Value -1 not in range 0 to 2147483647"},
+           {"gauntlet --game ttt --player uct --opponent random --clock 1e-300",
+            "--clock: \"1e-300\" is not 0 or a number in 0.01..86400"},
+           {"export --checkpoint x --out \"\"", "export --out \"\": give a file's name"}}) {
     const CommandResult r = run(c.args);
     EXPECT_NE(r.status, 0) << c.args << ": " << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << ": " << r.out;

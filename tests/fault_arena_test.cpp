@@ -283,15 +283,17 @@ TEST(ExternalProcessTest, ChildOfAnExitedProgramDiesAtGameEnd) {
 TEST(ExternalProcessTest, ChildOfAnExitedProgramDiesOnForfeit) {
   const PidFile pid_file(temp_file("pids.txt"));
   const std::string& pids = pid_file.path();
-  // Exits without answering; the child keeps the program's output open, so no end of file comes.
+  // Exits without answering; the child keeps the program's output open, so no end of file comes,
+  // but the program's exit ends its output all the same (before: a timeout, after the whole
+  // time per move).
   const std::string cmd = script("engine", "read line\n" + leave_child(pids, "2>/dev/null"));
-  ExternalPlayer engine({cmd, "", 500});
+  ExternalPlayer engine({cmd, "", 60000});
   const auto start = mg().initial_state();
   try {
     engine.choose_move_in_game(1, *start, 0);
     ADD_FAILURE() << "no forfeit";
   } catch (const Forfeit& forfeit) {
-    EXPECT_NE(std::string(forfeit.what()).find("timeout: no move within 500 ms"),
+    EXPECT_NE(std::string(forfeit.what()).find("no move: the program exited with status 0"),
               std::string::npos)
         << forfeit.what();
   }

@@ -122,6 +122,18 @@ TEST(TimeControlSpecTest, TimeKeysMakeTimedPlayersAndFixedBudgetsStayAsTheyWere)
   EXPECT_EQ(make_player(mg(), "alphabeta:depth=4", clocked)->spec(), "alphabeta:depth=4,clock=2");
   EXPECT_EQ(make_player(mg(), "uct:ms=30", clocked)->spec(), "uct:ms=30");
   EXPECT_EQ(make_player(mg(), "random", clocked)->spec(), "random");
+  // A Gumbel root cannot play on such a clock, and the error says where the clock came from
+  // (before: "give sims= without ms= or clock=", to a spec that had neither).
+  clocked.net_factory = net.net_factory;
+  try {
+    make_player(mg(), "net:checkpoint=x,sims=8,root=gumbel", clocked);
+    ADD_FAILURE() << "no error";
+  } catch (const PlayerSpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot play on the game clock given here (clock=2, "
+                                         "from --time or --clock)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // `gauntlet --clock` reaches exactly the specs that name no budget of their own.

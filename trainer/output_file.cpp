@@ -26,6 +26,8 @@ bool is_run_folder(const fs::path& dir) {
 
 void check_output_file(const std::string& path, const std::string& option) {
   const std::string where = option + " " + path;
+  if (path.empty() || path.back() == '/')
+    throw std::runtime_error(option + " \"" + path + "\": give a file's name");
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
     throw std::runtime_error(where + ": it is " + util::describe_file_type(st.st_mode) +
