@@ -285,6 +285,9 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
   c.config.global_pooling = (flags & kFlagGlobalPooling) != 0;
   c.config.score_head = (flags & kFlagScoreHead) != 0;
   c.step = body.i64("step");
+  // A training step counts up from 0; 2^53 steps would take longer than anyone trains.
+  if (c.step < 0 || c.step > (std::int64_t{1} << 53))
+    body.fail("training step " + std::to_string(c.step) + " is not 0..2^53");
   c.metadata = body.str("metadata");
   const std::uint32_t count = body.u32("tensor count");
   if (count > 100000) body.fail("implausible tensor count " + std::to_string(count));

@@ -16,7 +16,10 @@ namespace {
 
 constexpr const char* kPrefix = "chunk-";
 constexpr const char* kSuffix = ".bin";
-constexpr std::size_t kMaxDigits = 18;  // below 2^63: every such number fits
+// Chunk numbers and counts have at most 15 digits (so that sums of a few never overflow): a
+// chunk named with a larger number is skipped, and the owner never writes one.
+constexpr std::size_t kMaxDigits = 15;
+constexpr std::uint64_t kMaxChunkNumber = 999'999'999'999'999;
 
 const util::CsvTable::Row kIndexHeader = {"chunk", "games", "positions", "bytes"};
 
@@ -32,9 +35,10 @@ std::string chunk_name(std::uint64_t number) {
   return name;
 }
 
-// A whole number of at most 15 digits (so that sums of a few never overflow), or nothing.
+// A whole number of at most kMaxDigits digits, or nothing.
 std::optional<std::int64_t> count_of(const std::string& text) {
-  if (text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != std::string::npos)
+  if (text.empty() || text.size() > kMaxDigits ||
+      text.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
   return std::stoll(text);
 }
@@ -173,7 +177,17 @@ void FolderReplayStore::append(const std::vector<GameRecord>& games) {
     throw std::logic_error("FolderReplayStore::append on the read-only store " + folder_);
   if (games.empty()) return;
   std::lock_guard<std::mutex> lock(append_mutex_);
+  if (next_chunk_ > kMaxChunkNumber)
+    throw std::runtime_error(folder_ + ": a chunk is numbered " + std::to_string(next_chunk_ - 1) +
+                             ", the largest number there is; no chunk can follow it (move that "
+                             "file aside)");
   const std::string path = (fs::path(folder_) / chunk_name(next_chunk_)).string();
+  // Never over a file: next_chunk_ is above every number seen, so one there now was put there
+  // behind this store's back.
+  std::error_code exists_ec;
+  if (fs::symlink_status(path, exists_ec).type() != fs::file_type::not_found)
+    throw std::runtime_error(path + " appeared while this run owned the folder; refusing to "
+                             "overwrite it");
   write_game_file(path, games);
   std::int64_t positions = 0;
   for (const GameRecord& g : games) positions += static_cast<std::int64_t>(g.moves.size());
@@ -206,9 +220,23 @@ std::vector<std::string> FolderReplayStore::chunks() const {
     found.emplace_back(std::stoull(digits), path.string());
   }
   if (ec) problems.push_back(folder_ + ": cannot list: " + ec.message());
-  std::sort(found.begin(), found.end());
+  // Several names for one number (chunk-571.bin beside chunk-00000571.bin): one chunk is read,
+  // the one named as this program names it (or else the first by name), so no games count twice.
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    const bool a_canonical = fs::path(a.second).filename() == chunk_name(a.first);
+    const bool b_canonical = fs::path(b.second).filename() == chunk_name(b.first);
+    return a_canonical != b_canonical ? a_canonical : a.second < b.second;
+  });
   std::vector<std::string> out;
-  for (auto& f : found) out.push_back(std::move(f.second));
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (i > 0 && found[i].first == found[i - 1].first) {
+      problems.push_back(found[i].second + ": the same chunk number as " + out.back() +
+                         "; skipped");
+      continue;
+    }
+    out.push_back(std::move(found[i].second));
+  }
   std::lock_guard<std::mutex> lock(problems_mutex_);
   problems_ = std::move(problems);
   return out;

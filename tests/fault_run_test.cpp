@@ -7,14 +7,18 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -428,6 +432,55 @@ TEST(FaultRun, KillNineAndResumeKeepOneConsistentRun) {
   expect_consistent(dir);
 }
 
+// A trainer.ckpt older than the run (a stale copy put back) and a config.yaml whose
+// steps_per_generation is not the run's are refused before anything is written (before: the
+// resume deleted the gates and metrics rows after the stale step and trained the later
+// generations again over their intact checkpoints); --recover continues from the newest intact
+// generation and keeps every gate.
+TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
+  const fs::path dir = finished_run("stale");
+  const auto snapshot = [&] {
+    return read_file(dir / "arena.csv") + read_file(dir / "metrics.csv") +
+           read_file(dir / "checkpoints" / "gen-0002.ckpt") + read_file(dir / "trainer.ckpt");
+  };
+  CsvTable::Row arena_header;
+  const auto gates_before = table(dir / "arena.csv", arena_header);
+  ASSERT_EQ(gates_before.size(), 2u);
+  fs::copy_file(dir / "checkpoints" / "gen-0001.ckpt", dir / "trainer.ckpt",
+                fs::copy_options::overwrite_existing);
+  const std::string before = snapshot();
+  CommandResult r = train(dir, "--set run.max_generations=3");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("trainer.ckpt holds step 10 (generation 1), older than the run"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--recover"), std::string::npos) << r.out;
+  EXPECT_EQ(snapshot(), before);
+
+  r = train(dir, "--set run.max_generations=3 --recover");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("the trainer restarts from"), std::string::npos) << r.out;
+  CsvTable::Row header;
+  const auto gates = table(dir / "arena.csv", header);
+  ASSERT_EQ(gates.size(), 3u);  // generations 1 and 2 kept as they were, 3 added
+  EXPECT_EQ(gates[0], gates_before[0]);
+  EXPECT_EQ(gates[1], gates_before[1]);
+  expect_consistent(dir);
+
+  // config.yaml edited to another steps_per_generation: every generation read from a step would be
+  // wrong.
+  std::string config = read_file(dir / "config.yaml");
+  const std::size_t at = config.find("steps_per_generation: 10");
+  ASSERT_NE(at, std::string::npos);
+  config.replace(at, 24, "steps_per_generation: 20");
+  oppidum::util::write_file_atomically((dir / "config.yaml").string(), config);
+  const std::string kept = snapshot();
+  r = run_shell(kBinary + " train --run " + dir.string() + " --no-status 2>&1");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("was gated at step 10, not 1 x 20 (training.steps_per_generation"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(snapshot(), kept);
+}
+
 // Item 7: Ctrl-C during a gate stops within seconds (not after arena.max_games games); the gate
 // leaves no row and is played again when the run continues.
 TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {
@@ -608,6 +661,92 @@ TEST(FaultRun, ARefusedConfigCreatesNothing) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("batch_sise"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// A config that could never train or gate used to be accepted and create the run, which then
+// stopped with an internal error on every resume (its config frozen): fast-search rows dropped
+// while every move is a fast search left the window empty for good; openings longer than the game
+// stopped the run at its first gate. Both are refused before anything is created, naming the keys.
+TEST(FaultRun, ConfigsThatCouldNeverTrainOrGateCreateNothing) {
+  const fs::path dir = fresh_dir("never");
+  CommandResult r = train(dir, "--set selfplay.full_search_fraction=0 "
+                               "--set training.fast_search_rows=drop");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("training.fast_search_rows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("selfplay.full_search_fraction"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("empty window"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir)) << "a refused run left a folder";
+  r = train(dir, "--set arena.opening_plies=100");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("arena.opening_plies"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir)) << "a refused run left a folder";
+}
+
+// Damaged newest chunks (a byte flipped in every record) used to leave games/index.csv counting
+// the older chunks' positions while the window held none, and every resume stopped with
+// "ReplayWindow::sample on an empty window". Training now waits, saying so, until self-play has
+// filled the window with training.min_positions rows again, and the run goes on.
+TEST(FaultRun, DamagedNewestChunksMakeTrainingWaitForNewGames) {
+  const fs::path dir = fresh_dir("damaged_chunks");
+  // One game per chunk and a window of 100 positions: a restart reads only the newest chunks and
+  // counts the older ones from the index.
+  CommandResult r = train(dir, "--set selfplay.games_per_chunk=1 --set training.window_min=100 "
+                               "--set training.window_max=100 --set training.min_positions=50");
+  ASSERT_EQ(r.status, 0) << r.out;
+
+  // The index rows, oldest first: chunk number and positions.
+  std::vector<std::pair<long long, long long>> rows;
+  {
+    std::istringstream index(read_file(dir / "games" / "index.csv"));
+    std::string line;
+    std::getline(index, line);  // the header
+    while (std::getline(index, line)) {
+      std::istringstream fields(line);
+      std::string chunk, games, positions;
+      std::getline(fields, chunk, ',');
+      std::getline(fields, games, ',');
+      std::getline(fields, positions, ',');
+      rows.emplace_back(std::stoll(chunk), std::stoll(positions));
+    }
+  }
+  // Damages every record of the chunks a restart reads (newest first, until they hold the window).
+  long long needed = 100, counted = 0;
+  std::size_t damaged = 0;
+  for (auto row = rows.rbegin(); row != rows.rend(); ++row) {
+    if (needed <= 0) {
+      counted += row->second;
+      continue;
+    }
+    needed -= row->second;
+    char name[32];
+    std::snprintf(name, sizeof name, "chunk-%08lld.bin", row->first);
+    const fs::path chunk = dir / "games" / name;
+    std::string bytes = read_file(chunk);
+    ASSERT_GE(bytes.size(), 16u) << chunk;
+    std::uint32_t records = 0;
+    std::memcpy(&records, bytes.data() + 12, 4);
+    std::size_t at = 16;
+    for (std::uint32_t i = 0; i < records; ++i) {
+      std::uint32_t length = 0;
+      ASSERT_LE(at + 8, bytes.size()) << chunk;
+      std::memcpy(&length, bytes.data() + at, 4);
+      ASSERT_LE(at + 8 + length, bytes.size()) << chunk;
+      bytes[at + 8 + length / 2] = static_cast<char>(bytes[at + 8 + length / 2] ^ 0x20);
+      at += 8 + length;
+    }
+    oppidum::util::write_file_atomically(chunk.string(), bytes);
+    ++damaged;
+  }
+  ASSERT_GT(damaged, 0u);
+  ASSERT_GE(counted, 50) << "the older chunks must hold training.min_positions for the old crash";
+
+  r = train(dir, "--set run.max_generations=3");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("empty window"), std::string::npos) << r.out;
+  const std::string log = read_file(dir / "log.txt");
+  EXPECT_NE(log.find("replay: the window holds 0 positions"), std::string::npos) << log;
+  EXPECT_NE(log.find("skipping damaged data"), std::string::npos) << log;
+  EXPECT_EQ(oppidum::model::load_checkpoint((dir / "trainer.ckpt").string()).step, 30);
 }
 
 }  // namespace

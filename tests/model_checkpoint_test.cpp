@@ -197,6 +197,19 @@ TEST(Checkpoint, NonFiniteWeightsAreNeverWrittenOrLoaded) {
   EXPECT_NE(error.find("non-finite value (inf)"), std::string::npos) << error;
 }
 
+// A step no training reaches, in a file whose CRC holds (before: a trainer.ckpt at step -20 was
+// loaded, and the resume trimmed the run's tables to it).
+TEST(Checkpoint, ATrainingStepBelowZeroIsRefused) {
+  TempDir dir("ckpt_step");
+  const Game& mg = game_by_name("mg");
+  const std::string path = dir.file("negative.ckpt");
+  Checkpoint c = random_checkpoint(mg, small_config(), 3);
+  c.step = -20;
+  write_file(path, serialize_checkpoint(c));
+  const std::string error = load_error(path, mg);
+  EXPECT_NE(error.find("training step -20 is not 0..2^53"), std::string::npos) << error;
+}
+
 class DamagedCheckpoint : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -276,6 +276,44 @@ TEST(FolderReplayStore, SkipsOddEntriesNamingThem) {
       << zero.problems[0];
 }
 
+// Chunk numbers the readers refuse are never written, and one number under two names counts
+// once (before: a chunk at the 18-digit limit made the owner number on past it, writing chunks
+// nobody read, and rebuild the index over them; chunk-5.bin beside chunk-00000005.bin was read
+// twice).
+TEST(FolderReplayStore, NumbersStayReadableAndCountOnce) {
+  namespace fs = std::filesystem;
+  const GameRecord r = empty_mg_record();
+  {
+    const std::string folder = temp_folder("store_number_limit");
+    fs::create_directories(folder);
+    std::ofstream(fs::path(folder) / "chunk-999999999999999.bin") << "x";  // the largest number
+    FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
+    try {
+      owner.append({r});
+      ADD_FAILURE() << "a chunk numbered past the largest was written";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("no chunk can follow it"), std::string::npos)
+          << e.what();
+    }
+    std::ofstream(fs::path(folder) / "chunk-1000000000000000.bin") << "x";  // 16 digits: skipped
+    FolderReplayStore reader(folder, FolderReplayStore::Mode::kReadOnly);
+    EXPECT_EQ(reader.chunks().size(), 1u);
+  }
+  const std::string folder = temp_folder("store_same_number");
+  {
+    FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
+    for (int i = 0; i < 6; ++i) owner.append({r});
+  }
+  fs::copy_file(fs::path(folder) / "chunk-00000005.bin", fs::path(folder) / "chunk-5.bin");
+  FolderReplayStore reader(folder, FolderReplayStore::Mode::kReadOnly);
+  const auto chunks = reader.chunks();
+  ASSERT_EQ(chunks.size(), 6u);
+  EXPECT_NE(chunks[5].find("chunk-00000005.bin"), std::string::npos) << chunks[5];
+  ASSERT_EQ(reader.problems().size(), 1u);
+  EXPECT_NE(reader.problems()[0].find("chunk-5.bin: the same chunk number as"), std::string::npos)
+      << reader.problems()[0];
+}
+
 // Self-play can be started again after a stop, and then plays and stores games as before.
 TEST(SelfPlay, StartsAgainAfterStop) {
   mcts::UniformEvaluator uniform;

@@ -234,6 +234,7 @@ TEST(CsvTable, AppendsQuotesAndReadsBack) {
 
 TEST(CsvTable, RepairsCutOffAndMergedRowsAndRefusesOtherLayouts) {
   const fs::path file = fresh("repair.csv");
+  fs::remove(file.string() + ".damaged");
   std::ofstream(file) << "a,b\n1,2\n3,4,5\n6,";  // a malformed row and a cut-off last line
   {
     CsvTable t(file.string(), {"a", "b"}, false);
@@ -242,6 +243,8 @@ TEST(CsvTable, RepairsCutOffAndMergedRowsAndRefusesOtherLayouts) {
     t.append({"7", "8"});
   }
   EXPECT_EQ(read_file(file), "a,b\n1,2\n7,8\n");
+  // What was dropped is kept beside the table, never lost.
+  EXPECT_EQ(read_file(file.string() + ".damaged"), "3,4,5\n6,\n");
   std::ofstream(file, std::ios::trunc).flush();  // empty: the header comes back
   { CsvTable t(file.string(), {"a", "b"}, false); }
   EXPECT_EQ(read_file(file), "a,b\n");
@@ -274,6 +277,20 @@ TEST(CsvTable, ReadChecksTheLayoutAndAppendsNeverFollowLinks) {
   EXPECT_NE(file_error_of([&] { CsvTable t(link.string(), {"a", "b"}, false); })
                 .find("is a symbolic link"), std::string::npos);
   EXPECT_EQ(read_file(target), "a,b\n1,2\n");
+}
+
+// A header cut to a prefix of the current one looks like an older layout, but rows of the
+// current layout under it say the header is what was damaged: they are kept (before: every row
+// was dropped as malformed, all of a run's training rows at once).
+TEST(CsvTable, RowsOfTheCurrentLayoutSurviveACutHeader) {
+  const fs::path file = fresh("cut_header.csv");
+  std::ofstream(file) << "a,b\n1,2,3\n4,5\n";
+  CsvTable t(file.string(), {"a", "b", "c"}, false);
+  EXPECT_EQ(t.dropped_on_open(), 0);
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.rows()[0], (CsvTable::Row{"1", "2", "3"}));
+  EXPECT_EQ(t.rows()[1], (CsvTable::Row{"4", "5", ""}));
+  EXPECT_EQ(read_file(file), "a,b,c\n1,2,3\n4,5,\n");
 }
 
 TEST(CsvTable, OlderLayoutsGetTheNewColumnsAndRetainRewrites) {

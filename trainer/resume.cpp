@@ -45,7 +45,9 @@ class Resumer {
         recover_(recover), log_(log) {}
 
   Resumed run() {
+    check_gate_steps();
     load_trainer();
+    check_trainer_is_newest();
     for (const auto& line : folder_.drop_rows_after(trainer_.steps(), spg_))
       log_.warn("repaired " + line);
     Resumed r;
@@ -65,6 +67,51 @@ class Resumer {
   }
 
  private:
+  // Every gate row holds its generation's step. One that does not says that the config's
+  // steps_per_generation is not the one the run was trained with (a damaged or edited
+  // config.yaml): every generation number read from a step would be wrong.
+  void check_gate_steps() const {
+    for (const GateRow& g : folder_.gates())
+      if (g.step != static_cast<std::int64_t>(g.generation) * spg_)
+        throw RunFolderError(
+            paths_.arena().string() + ": generation " + std::to_string(g.generation) +
+            " was gated at step " + std::to_string(g.step) + ", not " +
+            std::to_string(g.generation) + " x " + std::to_string(spg_) +
+            " (training.steps_per_generation in " + paths_.config().string() +
+            "): the config is not the one this run was trained with; restore config.yaml");
+  }
+
+  // The trainer's state is saved before its generation's candidate and before any gate of it
+  // (trainer/run_folder.h), so a gate or an intact candidate of a later generation means that
+  // trainer.ckpt is older than the run (a stale copy, a file put back by hand). Trimming the run
+  // to it would delete gates and overwrite newer networks: refused, or with `recover` the
+  // trainer restarts from the newest intact network instead.
+  void check_trainer_is_newest() {
+    const auto beyond = [&]() -> std::string {
+      const int trained = static_cast<int>(trainer_.steps() / spg_);
+      const int gated = folder_.gates().empty() ? 0 : folder_.gates().back().generation;
+      if (gated > trained)
+        return paths_.arena().string() + " has gated generation " + std::to_string(gated);
+      for (int gen = newest_candidate(paths_); gen > trained; --gen)
+        if (intact(paths_.candidate(gen).string(), game_))
+          return paths_.candidate(gen).string() + " is intact";
+      return "";
+    };
+    std::string why = beyond();
+    if (why.empty()) return;
+    const std::string what = paths_.trainer_weights().string() + " holds step " +
+                             std::to_string(trainer_.steps()) + " (generation " +
+                             std::to_string(trainer_.steps() / spg_) + "), older than the run: " +
+                             why;
+    if (!recover_) throw RunFolderError(recover_hint(what));
+    recover_trainer(what);
+    why = beyond();
+    if (!why.empty())
+      throw RunFolderError(what + "; and after recovering from the newest intact network (step " +
+                           std::to_string(trainer_.steps()) + ") still " + why +
+                           ": restore the checkpoints of the gated generations");
+  }
+
   void load_trainer() {
     Trainer::LoadResult loaded;
     try {

@@ -6,7 +6,11 @@
 //   otherwise it, like a damaged one, is an error saying how to recover, and with `recover` the
 //   trainer restarts with fresh optimiser state from the newest intact network: a gen-*.ckpt, or
 //   best.ckpt when it is newer (then its generation's damaged file is rewritten from it).
-// - The tables are trimmed to S (RunFolder::drop_rows_after).
+// - S must be the newest state of the run: a gate or an intact gen-N.ckpt of a later generation
+//   means trainer.ckpt is older than the run (a stale copy), an error, or with `recover` the
+//   trainer restarts as for a damaged one; arena.csv is never trimmed. Each gate row must hold its
+//   generation's step (else the config's steps_per_generation is not the run's: an error).
+// - metrics.csv is trimmed to S (RunFolder::drop_rows_after).
 // - best.ckpt must be the last generation promoted in arena.csv (gen-0000 before any): one that
 //   is older (a kill between a gate's commit and the copy) is copied again; a missing or damaged
 //   one is an error, or with `recover` copied again. An intact one that is newer is never

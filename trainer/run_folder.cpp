@@ -439,8 +439,9 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
                       "lost; its gate rows come back from arena.csv)");
   for (const auto* table : {arena_.get(), metrics_.get()})
     if (table->dropped_on_open() > 0)
-      repairs.push_back(table->path() + ": dropped " + std::to_string(table->dropped_on_open()) +
-                        " cut-off or malformed row(s)");
+      repairs.push_back(table->path() + ": set aside " +
+                        std::to_string(table->dropped_on_open()) +
+                        " cut-off or malformed row(s) in " + table->set_aside_path());
   read_gates();
   return repairs;
 }
@@ -464,17 +465,11 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
                                                     int steps_per_generation) {
   std::vector<std::string> repairs;
   const int trained = static_cast<int>(trainer_step / steps_per_generation);
-  const std::size_t generation_column = arena_->column("generation");
-  const int gone_gates = arena_->retain([&](const util::CsvTable::Row& row) {
-    return std::atoll(row[generation_column].c_str()) <= trained;
-  });
-  if (gone_gates > 0) {
-    repairs.push_back(arena_->path() + ": dropped " + std::to_string(gone_gates) +
-                      " gate(s) of generations after the trainer's step " +
-                      std::to_string(trainer_step));
-    read_gates();
-  }
   const int gated = gates_.empty() ? 0 : gates_.back().generation;
+  if (gated > trained)  // the resume refuses such a trainer state before it gets here
+    throw std::logic_error("drop_rows_after: arena.csv has gated generation " +
+                           std::to_string(gated) + " after the trainer's step " +
+                           std::to_string(trainer_step));
   std::set<int> gate_rows_seen, selfplay_rows_seen;
   std::map<std::int64_t, std::size_t> last_row_of_step;
   const auto& rows = metrics_->rows();

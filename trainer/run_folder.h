@@ -212,9 +212,11 @@ class RunFolder {
   // rebuilt from metrics.csv's gate rows (rows of the anchor `anchor`, the run's arena.anchor)
   // and metrics.csv starts anew.
   std::vector<std::string> open_tables(bool recover, const std::string& anchor);
-  // Drops what lies beyond the trainer's saved step: arena rows of later generations, train rows
-  // after `trainer_step`, gate rows of generations without an arena row, and duplicate keys; and
+  // Drops the metrics rows that lie beyond the trainer's saved step: train rows after
+  // `trainer_step`, gate rows of generations without an arena row, and duplicate keys; and
   // rebuilds the metrics row of a committed gate that lost it. Returns one line per repair made.
+  // arena.csv is never trimmed: it must gate no generation after `trainer_step` (the resume
+  // checks; std::logic_error otherwise).
   std::vector<std::string> drop_rows_after(std::int64_t trainer_step, int steps_per_generation);
 
   const std::vector<GateRow>& gates() const { return gates_; }

@@ -20,13 +20,15 @@ bool exists(const std::string& path) {
 }
 
 // Splits `text` into complete lines; a last line without its newline goes to `torn`.
-std::vector<std::string> complete_lines(const std::string& text, bool* torn) {
+std::vector<std::string> complete_lines(const std::string& text, bool* torn,
+                                        std::string* torn_text = nullptr) {
   std::vector<std::string> lines;
   std::size_t at = 0;
   while (at < text.size()) {
     const auto newline = text.find('\n', at);
     if (newline == std::string::npos) {
       *torn = true;
+      if (torn_text) *torn_text = text.substr(at);
       break;
     }
     lines.push_back(text.substr(at, newline - at));
@@ -123,26 +125,36 @@ CsvTable::CsvTable(std::string path, Row header, bool durable)
   bool repair = false;
   if (exists(path_)) {
     bool torn = false;
-    const auto lines = complete_lines(read_regular_file(path_, kMaxTableBytes), &torn);
-    if (torn) ++dropped_;
+    std::string torn_text;
+    const auto lines =
+        complete_lines(read_regular_file(path_, kMaxTableBytes), &torn, &torn_text);
+    std::string set_aside;  // the lines the table drops, kept in set_aside_path()
     if (lines.empty()) {
       repair = true;  // empty, or a header cut off by a kill: start again with the header
     } else {
       check_header(path_, lines.front(), header_);
     }
     // Columns are only ever added at the end: an older file's header is a prefix of this one, and
-    // its rows get empty new fields.
+    // its rows get empty new fields. A row of the current layout under a shorter header means the
+    // header was cut, not that the file is older: the row is kept (and the header rewritten).
     const Row found = lines.empty() ? header_ : parse(lines.front());
     const bool older = found.size() < header_.size();
     for (std::size_t i = 1; i < lines.size(); ++i) {
       Row row = parse(lines[i]);
-      if (row.size() != found.size()) {
+      if (row.size() != found.size() && row.size() != header_.size()) {
         ++dropped_;
+        set_aside += lines[i] + '\n';
         continue;
       }
       row.resize(header_.size());
       rows_.push_back(std::move(row));
     }
+    if (torn) {
+      ++dropped_;
+      set_aside += torn_text + '\n';
+    }
+    // Nothing read is lost: what the table cannot use goes to a file beside it first.
+    if (dropped_ > 0) append_to_file(set_aside_path(), set_aside);
     repair = repair || older || dropped_ > 0;
   } else {
     repair = true;

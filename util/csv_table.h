@@ -2,7 +2,8 @@
 //
 // Opening it repairs what a kill or a full disk can leave behind: a last line without its newline
 // (cut off mid-write) and rows whose field count is not the header's are dropped and counted, and
-// the file is rewritten atomically without them. A missing or empty file gets the header. A path
+// the file is rewritten atomically without them. Nothing is lost: the dropped lines are first
+// appended to a file beside the table (set_aside_path(), `metrics.csv.damaged`). A missing or empty file gets the header. A path
 // that is not a regular file (a directory), or a file whose first line is not the expected header
 // (another layout), is refused with FileError naming it. Columns are only ever added at the end,
 // so a file with an older header (a prefix of this one) is read with empty new fields and
@@ -37,6 +38,8 @@ class CsvTable {
   const Row& header() const { return header_; }
   const std::vector<Row>& rows() const { return rows_; }
   int dropped_on_open() const { return dropped_; }
+  // Where the lines dropped on open were kept.
+  std::string set_aside_path() const { return path_ + ".damaged"; }
   // The index of a header column; throws std::logic_error when there is none.
   std::size_t column(const std::string& name) const { return column_of(header_, name); }
   static std::size_t column_of(const Row& header, const std::string& name);
