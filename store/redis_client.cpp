@@ -1,7 +1,11 @@
 #include "store/redis_client.h"
 
 #include <hiredis.h>
+#include <strings.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -47,6 +51,39 @@ void append(redisContext* c, const std::vector<std::string>& argv) {
     lengths.push_back(a.size());
   }
   redisAppendCommandArgv(c, static_cast<int>(args.size()), args.data(), lengths.data());
+}
+
+// A failed command as its errors name it: the command and the keys it acts on, so that an error
+// reply about a key (WRONGTYPE) says which key. Commands that may carry a password (AUTH, ...)
+// or take no key show their name alone.
+std::string describe(const std::vector<std::string>& argv) {
+  if (argv.empty()) return "(no command)";
+  std::string name;
+  for (char c : argv[0]) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::size_t first = 1, count = argv.size() > 1 ? 1 : 0;
+  if (name == "EVAL" || name == "EVALSHA" || name == "EVAL_RO" || name == "EVALSHA_RO" ||
+      name == "FCALL" || name == "FCALL_RO") {
+    first = 3;
+    count = argv.size() > 2 ? std::strtoul(argv[2].c_str(), nullptr, 10) : 0;
+  } else if (name == "XREAD" || name == "XREADGROUP") {
+    count = 0;
+    for (std::size_t i = 1; i < argv.size(); ++i)
+      if (strcasecmp(argv[i].c_str(), "STREAMS") == 0) {
+        first = i + 1;
+        count = (argv.size() - first) / 2;
+        break;
+      }
+  } else if (name == "XINFO" || name == "OBJECT") {
+    first = 2;
+  } else if (name == "AUTH" || name == "HELLO" || name == "ACL" || name == "CONFIG" ||
+             name == "MIGRATE" || name == "CLIENT" || name == "PING" || name == "ECHO" ||
+             name == "SELECT" || name == "INFO" || name == "SCRIPT" || name == "FUNCTION") {
+    count = 0;
+  }
+  std::string out = name;
+  for (std::size_t i = first; i < argv.size() && i < first + std::min<std::size_t>(count, 8); ++i)
+    out += " " + (argv[i].size() > 200 ? argv[i].substr(0, 200) + "..." : argv[i]);
+  return out;
 }
 
 }  // namespace
@@ -112,6 +149,7 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   for (const auto& argv : commands) append(context_, argv);
   replies.clear();
   std::string first_error;
+  std::size_t failed = 0;  // the command that gave first_error
   for (std::size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
     if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
@@ -128,7 +166,10 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
         drop();
         return false;
       }
-      if (first_error.empty()) first_error = message;
+      if (first_error.empty()) {
+        first_error = message;
+        failed = i;
+      }
       replies.emplace_back();
     } else {
       replies.push_back(convert(reply));
@@ -136,7 +177,7 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
     freeReplyObject(raw);
   }
   if (!first_error.empty())
-    throw RedisError(url_.to_string() + ": " + commands.front().front() + ": " + first_error);
+    throw RedisError(url_.to_string() + ": " + describe(commands[failed]) + ": " + first_error);
   return true;
 }
 

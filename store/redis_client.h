@@ -3,7 +3,8 @@
 // set. Losing the server and getting it back are each logged once ("lost redis://...: ...;
 // retrying", "reconnected to redis://... after 10.2 s"). A server that is loading its data (after
 // a restart) counts as not there yet. An error reply (a wrong password, a wrong type, out of
-// memory) is a RedisError at once, never retried.
+// memory) is a RedisError at once, never retried; its message names the command and the keys it
+// acts on ("HGETALL oppidum:r:nodes: WRONGTYPE ...").
 //
 // A command whose reply was lost with the connection may have been applied; it is sent again.
 // Callers make their commands safe to repeat, or accept a rare duplicate (a game pushed twice).

@@ -42,16 +42,33 @@ std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
 
 // The claim of RunChannel::claim, atomic on the server. KEYS: owner, trainer, sessions, config,
 // network; ARGV: run id, lease, a lease that may be replaced ("": none), lease milliseconds,
-// sessions floor.
+// sessions floor. A key that holds what no trainer or worker wrote (a wrong type, a sessions
+// counter that is no count) is answered with {'bad', key, what}, before anything is written.
 constexpr const char* kClaimScript = R"lua(
-local owner = redis.call('GET', KEYS[1])
+local function get(i)
+  local v = redis.pcall('GET', KEYS[i])
+  if type(v) == 'table' and v.err then return nil, v.err end
+  return v
+end
+local owner, err = get(1)
+if err then return {'bad', KEYS[1], err} end
 if owner and owner ~= ARGV[1] then return {'run', owner} end
-local lease = redis.call('GET', KEYS[2])
+local lease
+lease, err = get(2)
+if err then return {'bad', KEYS[2], err} end
 if lease and lease ~= ARGV[2] and lease ~= ARGV[3] then
   return {'trainer', lease, tostring(redis.call('PTTL', KEYS[2]))}
 end
+local held
+held, err = get(3)
+if err then return {'bad', KEYS[3], err} end
+if held and not (#held <= 18 and string.match(held, '^%d+$')) then
+  return {'bad', KEYS[3], 'holds ' .. #held .. ' bytes that are not a count of sessions'}
+end
+local step = redis.pcall('HGET', KEYS[5], 'step')
+if type(step) == 'table' and step.err then return {'bad', KEYS[5], step.err} end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4])
-local sessions = tonumber(redis.call('GET', KEYS[3]) or '0')
+local sessions = tonumber(held or '0')
 if sessions < tonumber(ARGV[5]) then
   sessions = tonumber(ARGV[5])
   redis.call('SET', KEYS[3], ARGV[5])
@@ -61,8 +78,32 @@ if not owner then
   redis.call('SET', KEYS[1], ARGV[1])
   claimed = '1'
 end
-return {'ok', claimed, tostring(sessions), tostring(redis.call('EXISTS', KEYS[4])),
-        redis.call('HGET', KEYS[5], 'step') or ''}
+return {'ok', claimed, tostring(sessions), tostring(redis.call('EXISTS', KEYS[4])), step or ''}
+)lua";
+
+// The heartbeats of RunChannel::nodes. KEYS: nodes; ARGV: the longest name, the most entries.
+// Returns {entries left out, name, value, name, value, ...}: names over the limit or with a
+// control character, values that are not three numbers, and entries past the most (or past a
+// scan of 16 times as many fields) stay on the server, only counted.
+constexpr const char* kNodesScript = R"lua(
+local longest, most = tonumber(ARGV[1]), tonumber(ARGV[2])
+local out, kept, seen, cursor = {0}, 0, 0, '0'
+repeat
+  local page = redis.call('HSCAN', KEYS[1], cursor, 'COUNT', 256)
+  cursor = page[1]
+  for i = 1, #page[2], 2 do
+    local name, value = page[2][i], page[2][i + 1]
+    seen = seen + 1
+    if kept < most and #name <= longest and not string.find(name, '%c') and #value <= 64 and
+        string.match(value, '^%-?%d+ %-?%d+ %-?%d+$') then
+      out[#out + 1] = name
+      out[#out + 1] = value
+      kept = kept + 1
+    end
+  end
+until cursor == '0' or kept >= most or seen >= 16 * most
+out[1] = redis.call('HLEN', KEYS[1]) - kept
+return out
 )lua";
 
 constexpr const char* kReleaseScript = R"lua(
@@ -94,7 +135,23 @@ bool lease_of_gone_process(const std::string& lease, const std::string& run_id) 
   return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
+// A bounded, printable stand-in for a name that failed node_name_problem, for messages.
+std::string stand_in(const std::string& name) {
+  std::string shown;
+  for (unsigned char c : name.substr(0, 24)) shown += c < 0x20 || c == 0x7f ? '?' : char(c);
+  return "\"" + shown + "...\" (" + std::to_string(name.size()) + " bytes)";
+}
+
 }  // namespace
+
+std::string node_name_problem(const std::string& name) {
+  if (name.size() > kMaxNodeNameBytes)
+    return std::to_string(name.size()) + " bytes, over the limit of " +
+           std::to_string(kMaxNodeNameBytes);
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f) return "it holds a control character";
+  return "";
+}
 
 std::string random_id() {
   std::random_device device;
@@ -124,7 +181,16 @@ int compare_stream_ids(const std::string& a, const std::string& b) {
 }
 
 RunChannel::RunChannel(RedisUrl url, util::LogLine log, const std::atomic<bool>* stop)
-    : client_(std::move(url), std::move(log)), stop_(stop) {}
+    : client_(std::move(url), log), log_(std::move(log)), stop_(stop) {
+  if (!log_) log_ = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+}
+
+void RunChannel::telemetry_error(const RedisError& e) {
+  // Each distinct error once (a bounded few): a key of a wrong type fails every few seconds.
+  if (telemetry_errors_logged_.size() >= 8 || !telemetry_errors_logged_.insert(e.what()).second)
+    return;
+  log_(std::string(e.what()) + "; the nodes' heartbeats are telemetry only: going on without them");
+}
 
 void RunChannel::publish_config(const std::string& yaml) {
   client_.command({"SET", url().key("config"), yaml}, stop_);
@@ -220,6 +286,10 @@ Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
       if (i >= r.elements.size()) throw RedisError("redis: the claim script gave a short reply");
       return r.elements[i].str;
     };
+    if (at(0) == "bad")
+      throw RedisError(url().to_string() + ": " + at(1) + ": " + at(2) +
+                       "; oppidum never writes that: delete the key (redis-cli DEL " + at(1) +
+                       ") and the trainer writes it again");
     if (at(0) == "run")
       throw StoreTakenError(url().to_string() + " belongs to another run (run id " + at(1) +
                             "), not to this one (run id " + run_id +
@@ -279,6 +349,16 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
     entry.node = f["node"];
     entry.run = f["run"];
     try {
+      // Hostile or damaged names go no further than this: the record, a chunk and the logs
+      // would carry them.
+      if (const std::string why = node_name_problem(entry.node); !why.empty()) {
+        entry.node = stand_in(entry.node);
+        throw std::runtime_error("its node name is no name: " + why);
+      }
+      if (const std::string why = node_name_problem(entry.run); !why.empty()) {
+        entry.run = stand_in(entry.run);
+        throw std::runtime_error("its run id is no run id: " + why);
+      }
       if (!f.count("record") || !f.count("crc32") || !f.count("format"))
         throw std::runtime_error("missing fields");
       const std::string& record = f["record"];
@@ -314,19 +394,48 @@ StreamInfo RunChannel::stream_info() {
 
 void RunChannel::heartbeat(const std::string& node, std::int64_t beats, std::int64_t games,
                            std::int64_t positions) {
-  client_.command({"HSET", url().key("nodes"), node,
-                   std::to_string(beats) + " " + std::to_string(games) + " " +
-                       std::to_string(positions)},
-                  stop_);
+  if (const std::string why = node_name_problem(node); !why.empty())
+    throw std::invalid_argument("the node name " + stand_in(node) + " cannot name a node (" + why +
+                                "): the trainer would drop its games; choose another");
+  try {
+    client_.command({"HSET", url().key("nodes"), node,
+                     std::to_string(beats) + " " + std::to_string(games) + " " +
+                         std::to_string(positions)},
+                    stop_);
+  } catch (const RedisStopped&) {
+    throw;
+  } catch (const RedisError& e) {
+    telemetry_error(e);
+  }
 }
 
 std::map<std::string, NodeBeat> RunChannel::nodes() {
   std::map<std::string, NodeBeat> out;
-  const auto f = fields_of(client_.command({"HGETALL", url().key("nodes")}, stop_));
-  for (const auto& [node, text] : f) {
+  RedisReply r;
+  try {
+    r = client_.command({"EVAL", kNodesScript, "1", url().key("nodes"),
+                         std::to_string(kMaxNodeNameBytes), std::to_string(kMaxNodes)},
+                        stop_);
+  } catch (const RedisStopped&) {
+    throw;
+  } catch (const RedisError& e) {
+    telemetry_error(e);
+    return out;
+  }
+  if (r.elements.empty()) return out;
+  const long long left_out = r.elements.front().integer;
+  for (std::size_t i = 1; i + 1 < r.elements.size(); i += 2) {
     long long beats = 0, games = 0, positions = 0;
-    if (std::sscanf(text.c_str(), "%lld %lld %lld", &beats, &games, &positions) == 3)
-      out[node] = NodeBeat{beats, games, positions};
+    if (std::sscanf(r.elements[i + 1].str.c_str(), "%lld %lld %lld", &beats, &games,
+                    &positions) == 3)
+      out[r.elements[i].str] = NodeBeat{beats, games, positions};
+  }
+  if (left_out > 0 && !ignored_nodes_logged_) {
+    ignored_nodes_logged_ = true;
+    log_(url().key("nodes") + ": ignoring " + std::to_string(left_out) +
+         " heartbeat(s) with a name over " + std::to_string(kMaxNodeNameBytes) +
+         " bytes or with a control character, a value that is not \"beats games positions\", "
+         "or beyond the " + std::to_string(kMaxNodes) + " nodes tracked (logged once)");
   }
   return out;
 }

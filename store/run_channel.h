@@ -17,7 +17,13 @@
 //                                 (encode_record's bytes), crc32 of the record; capped with XADD
 //                                 MAXLEN ~
 //   oppidum:RUN:sessions  counter starts of self-play nodes (each start plays new games)
-//   oppidum:RUN:nodes     hash    node -> "beats games positions", updated every few seconds
+//   oppidum:RUN:nodes     hash    node -> "beats games positions", updated every few seconds;
+//                                 telemetry only (see heartbeat and nodes)
+//
+// Anything with write access to the server can put anything in these keys. A node name (in a
+// stream entry or the nodes hash) over kMaxNodeNameBytes or with a control character is not a
+// node's: such an entry is reported damaged, such a heartbeat ignored, so no hostile name reaches a
+// record, a log line or metrics.csv.
 //
 // All operations retry over new connections while the server is away (store/redis_client.h)
 // until they succeed or the stop flag is set (then RedisStopped).
@@ -27,6 +33,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +76,17 @@ struct StreamInfo {
 struct NodeBeat {
   std::int64_t beats = 0, games = 0, positions = 0;
 };
+
+// The longest node name taken from the server: a 64-byte host name and a pid (the workers'
+// default, host-pid) fit.
+inline constexpr std::size_t kMaxNodeNameBytes = 128;
+// The most heartbeats nodes() returns: the trainer tracks at most this many nodes.
+inline constexpr std::size_t kMaxNodes = 1024;
+
+// "" when `name` can name a node (at most kMaxNodeNameBytes, no control character); else what is
+// wrong with it ("70000 bytes, over the limit of 128"), never quoting it. Run ids are held to the
+// same rule.
+std::string node_name_problem(const std::string& name);
 
 // How long a trainer's lease lasts after its last renewal.
 inline constexpr int kLeaseSeconds = 60;
@@ -131,20 +149,34 @@ class RunChannel {
   // the stream near `max_length` entries.
   void push_games(const std::string& node, const std::string& run_id,
                   const std::vector<selfplay::GameRecord>& games, std::int64_t max_length);
-  // Up to `count` entries after `after` ("0-0" for the start), oldest first; never blocks.
+  // Up to `count` entries after `after` ("0-0" for the start), oldest first; never blocks. An
+  // entry whose node name or run id fails node_name_problem has a problem, and a bounded stand-in
+  // for that field.
   std::vector<StreamEntry> read_games(const std::string& after, int count);
   StreamInfo stream_info();
 
+  // The heartbeats are telemetry: an error reply (the nodes key of a wrong type) is logged (each
+  // distinct one once) and otherwise ignored, by both. Only RedisStopped is thrown. heartbeat
+  // throws std::invalid_argument for a `node` that fails node_name_problem (the trainer would
+  // drop that node's games).
   void heartbeat(const std::string& node, std::int64_t beats, std::int64_t games,
                  std::int64_t positions);
+  // At most kMaxNodes heartbeats, read by a script on the server that leaves out (and counts:
+  // logged once) names that fail node_name_problem and values that are not "beats games
+  // positions", so a hostile field is never sent here.
   std::map<std::string, NodeBeat> nodes();
 
   double seconds_disconnected() const { return client_.seconds_disconnected(); }
   RedisClient& client() { return client_; }
 
  private:
+  void telemetry_error(const RedisError& e);
+
   RedisClient client_;
+  util::LogLine log_;
   const std::atomic<bool>* stop_;
+  std::set<std::string> telemetry_errors_logged_;
+  bool ignored_nodes_logged_ = false;
 };
 
 // A random id of 32 hex digits (128 bits from std::random_device): run ids and lease tokens.

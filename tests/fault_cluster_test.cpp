@@ -1,6 +1,6 @@
 // A run spread over processes through a private redis-server (tests/redis_server.h), broken on
 // purpose: a worker killed mid-game, the trainer killed and restarted, Redis killed for ten seconds,
-// a worker of another version, damaged stream entries, a password. `oppidum train --store` is the
+// a worker of another version, damaged stream entries, a nodes key of a wrong type, a password. `oppidum train --store` is the
 // trainer node and `oppidum selfplay --store` the workers, on the tiny config. Label `fault`.
 #include <signal.h>
 
@@ -302,12 +302,17 @@ TEST(FaultCluster, DamagedOrIllegalEntriesAreDroppedAndCounted) {
   }
   const std::string good = oppidum::selfplay::encode_record(random_game(7));
   push_entry(redis, "damage", "old", "", good, crc_of(good));
+  // A good game under a node name no record can hold: it used to stop the trainer at every start.
+  const std::string huge_node(70000, 'N');
+  push_entry(redis, "damage", huge_node, run_id, good, crc_of(good));
   BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
   ASSERT_EQ(train.wait_for(180s).value_or(-1), 0) << read_file(dir.string() + ".out");
   const std::string log = read_file(dir / "log.txt");
   EXPECT_NE(log.find("does not match its CRC-32"), std::string::npos) << log;
   EXPECT_NE(log.find("is illegal"), std::string::npos) << log;
-  EXPECT_NE(log.find("2 dropped"), std::string::npos) << log;
+  EXPECT_NE(log.find("its node name is no name: 70000 bytes"), std::string::npos) << log;
+  EXPECT_EQ(log.find(std::string(100, 'N')), std::string::npos) << "the node name was logged";
+  EXPECT_NE(log.find("3 dropped"), std::string::npos) << log;
   EXPECT_EQ(count_of(log, "skipping entries of another run"), 1u) << log;
   EXPECT_EQ(count_of(log, "skipping entries of no run"), 1u) << log;
   EXPECT_NE(log.find("skipped 301 of other runs"), std::string::npos) << log;
@@ -317,6 +322,27 @@ TEST(FaultCluster, DamagedOrIllegalEntriesAreDroppedAndCounted) {
   EXPECT_GT(kept, 0u);
   EXPECT_EQ(nodes.count("other"), 0u) << "another run's games were trained on";
   EXPECT_EQ(nodes.count("old"), 0u) << "a game without a run id was trained on";
+}
+
+// The nodes key is telemetry only: one of a wrong type (a string) is warned about, once, by the
+// trainer and the worker, and the run goes on; its error names the key, not only the command.
+TEST(FaultCluster, ANodesKeyOfAWrongTypeStopsNothing) {
+  RedisServer redis;
+  const std::string url = redis.url("nodes_type");
+  const fs::path dir = fresh_dir("nodes_type");
+  redis.command({"SET", "oppidum:nodes_type:nodes", "garbage"});
+  BackgroundProcess train(trainer(url, dir, "--set run.max_generations=1"));
+  BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
+  ASSERT_EQ(train.wait_for(180s).value_or(-1), 0) << read_file(dir.string() + ".out");
+  w.signal(SIGINT);
+  EXPECT_EQ(w.wait_for(30s).value_or(-1), 0) << read_file(dir.string() + ".w");
+  const std::string log = read_file(dir / "log.txt"), worker_log = read_file(dir.string() + ".w");
+  EXPECT_EQ(count_of(log, "EVAL oppidum:nodes_type:nodes: WRONGTYPE"), 1u) << log;
+  EXPECT_LE(count_of(log, "HSET oppidum:nodes_type:nodes: WRONGTYPE"), 1u) << log;
+  EXPECT_EQ(count_of(worker_log, "HSET oppidum:nodes_type:nodes: WRONGTYPE"), 1u) << worker_log;
+  std::size_t kept = 0;
+  kept_origins(dir, &kept);
+  EXPECT_GT(kept, 0u);
 }
 
 // A run owns its key (issue 25): a new run on a key used before is refused before it creates

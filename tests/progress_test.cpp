@@ -496,6 +496,44 @@ TEST(ClusterMonitor, NodesRatesAndRows) {
   EXPECT_EQ(monitor.poll(p, t0 + seconds(90)), "nodes 1 (trainer 0.0/s) lag 0 evicted 1");
 }
 
+// Whatever the nodes hash holds, the status line and the rows stay small: hostile names are
+// never read, the status line names a few nodes, and a nodes key of a wrong type is only a warning.
+TEST(ClusterMonitor, HostileHeartbeatsNeverReachTheRowsOrTheStatusLine) {
+  test_util::RedisServerOptions options;
+  options.append_only = false;
+  test_util::RedisServer redis(options);
+  const store::RedisUrl url = store::parse_redis_url(redis.url("hostile"), nullptr);
+  std::vector<std::string> log;
+  store::RunChannel channel(url, [&log](const std::string& line) { log.push_back(line); });
+  TempDir dir("hostile");
+  RunFolder folder(dir.path());
+  folder.open_tables(false, "");
+  const auto t0 = Clock::now();
+  ClusterMonitor monitor(channel, folder, {}, t0);
+  Progress p;
+  std::vector<std::string> hset = {"HSET", "oppidum:hostile:nodes", std::string(4 << 20, 'N'),
+                                   "1 5 5", "a\nb", "1 5 5"};
+  for (int i = 0; i < 20; ++i) hset.insert(hset.end(), {"w" + std::to_string(i + 10), "1 5 5"});
+  redis.command(hset);
+  EXPECT_EQ(monitor.poll(p, t0 + seconds(1)),
+            "nodes 20 (w10 0.0/s, w11 0.0/s, w12 0.0/s, w13 0.0/s, w14 0.0/s, w15 0.0/s, w16 "
+            "0.0/s, w17 0.0/s, 12 more) lag 0 evicted 0");
+  monitor.poll(p, t0 + seconds(31));
+  const auto rows = metrics_rows(folder.paths(), "node");
+  EXPECT_EQ(rows.size(), 20u);
+  for (const auto& row : rows) EXPECT_LE(row.at("node").size(), 3u) << row.at("node").substr(0, 40);
+  EXPECT_LT(fs::file_size(folder.paths().metrics()), 4096u);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("ignoring 2 heartbeat(s)"), std::string::npos) << log[0];
+
+  redis.command({"SET", "oppidum:hostile:nodes", "garbage"});
+  EXPECT_EQ(monitor.poll(p, t0 + seconds(120)), "nodes 0 lag 0 evicted 0")
+      << "a wrong type stops nothing";
+  monitor.poll(p, t0 + seconds(130));
+  ASSERT_EQ(log.size(), 2u) << "warned once";
+  EXPECT_NE(log[1].find("oppidum:hostile:nodes: WRONGTYPE"), std::string::npos) << log[1];
+}
+
 // A run keeps the config it was started with; only resumable keys may change.
 class ResolveConfig : public ::testing::Test {
  protected:

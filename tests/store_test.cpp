@@ -1,11 +1,13 @@
 // store/: the Redis URL (parsing, masking, the loopback rule), and a run's keys and stream on a
 // private redis-server (tests/redis_server.h): config and network publication, games pushed and
-// read back after a cursor, damaged entries reported, evictions counted, heartbeats, and a client
+// read back after a cursor, damaged entries reported (hostile node names too), evictions counted,
+// heartbeats (hostile ones left on the server), keys of a wrong type named in errors, and a client
 // that rides out the server being killed and restarted.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -193,6 +195,47 @@ TEST_F(RunChannelTest, GamesComeBackInOrderAfterACursorAndDamageIsReported) {
   EXPECT_EQ(info.last_id, damaged[1].id);
 }
 
+TEST(NodeName, ShortPrintableNamesOnly) {
+  EXPECT_EQ(node_name_problem("w1"), "");
+  EXPECT_EQ(node_name_problem(""), "") << "an entry of an older version has none";
+  EXPECT_EQ(node_name_problem(std::string(kMaxNodeNameBytes, 'n')), "");
+  EXPECT_EQ(node_name_problem(std::string(kMaxNodeNameBytes + 1, 'n')),
+            "129 bytes, over the limit of 128");
+  EXPECT_NE(node_name_problem("a\nb"), "");
+  EXPECT_NE(node_name_problem(std::string("a\0b", 3)), "");
+  EXPECT_EQ(node_name_problem("h\xc3\xa9te-12"), "") << "UTF-8 is no control character";
+}
+
+// A stream entry whose node name (or run id) is too long for a record, or holds control
+// characters, is damaged: the name is never copied into the record or whole into a message.
+TEST_F(RunChannelTest, AnEntryWithAHostileNodeNameIsDamaged) {
+  RunChannel c = channel();
+  const std::string record = selfplay::encode_record(finished_game(3));
+  const std::string crc = std::to_string(util::crc32(record.data(), record.size()));
+  const std::string huge(70000, 'N');
+  server_.command({"XADD", "oppidum:t:games", "*", "node", huge, "run", "r", "network", "0",
+                   "format", "2", "record", record, "crc32", crc});
+  server_.command({"XADD", "oppidum:t:games", "*", "node", "evil\r\nnode", "run", "r", "network",
+                   "0", "format", "2", "record", record, "crc32", crc});
+  server_.command({"XADD", "oppidum:t:games", "*", "node", "w", "run", huge, "network", "0",
+                   "format", "2", "record", record, "crc32", crc});
+  server_.command({"XADD", "oppidum:t:games", "*", "node", std::string(kMaxNodeNameBytes, 'w'),
+                   "run", "r", "network", "0", "format", "2", "record", record, "crc32", crc});
+  const auto entries = c.read_games("0-0", 10);
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[0].problem, "its node name is no name: 70000 bytes, over the limit of 128");
+  EXPECT_LT(entries[0].node.size(), 64u) << "a stand-in, not the name";
+  EXPECT_NE(entries[0].node.find("70000 bytes"), std::string::npos) << entries[0].node;
+  EXPECT_TRUE(entries[0].record.node.empty()) << "nothing decoded from a damaged entry";
+  EXPECT_NE(entries[1].problem.find("control character"), std::string::npos) << entries[1].problem;
+  EXPECT_EQ(entries[1].node.find_first_of("\r\n"), std::string::npos) << entries[1].node;
+  EXPECT_NE(entries[2].problem.find("its run id is no run id"), std::string::npos)
+      << entries[2].problem;
+  EXPECT_LT(entries[2].run.size(), 64u);
+  EXPECT_EQ(entries[3].problem, "") << "a name of exactly the limit is a name";
+  EXPECT_NO_THROW(selfplay::encode_record(entries[3].record));
+}
+
 TEST_F(RunChannelTest, TheCapEvictsAndEntriesAddedStillCountsEverything) {
   RunChannel c = channel();
   const selfplay::GameRecord g = finished_game(9);
@@ -304,6 +347,86 @@ TEST_F(RunChannelTest, HeartbeatsAreKeptPerNode) {
   EXPECT_EQ(nodes.at("a").beats, 2);
   EXPECT_EQ(nodes.at("a").games, 12);
   EXPECT_EQ(nodes.at("b").positions, 90);
+}
+
+// Heartbeats are read by a script on the server that leaves out names too long or with control
+// characters, values that are not three numbers, and all past kMaxNodes: a hostile field never
+// comes over the wire. A node of such a name of its own is refused before it beats.
+TEST_F(RunChannelTest, HostileHeartbeatsStayOnTheServer) {
+  RunChannel c = channel();
+  std::vector<std::string> hset = {"HSET", "oppidum:t:nodes", std::string(1 << 20, 'N'), "1 5 5",
+                                   "bad\nname", "1 5 5", "w", "not a beat", "w0", "3 4 5"};
+  ASSERT_EQ(server_.command(hset), ":4\r\n");
+  const auto nodes = c.nodes();
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes.at("w0").positions, 5);
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_NE(log_[0].find("oppidum:t:nodes: ignoring 3 heartbeat(s)"), std::string::npos) << log_[0];
+  EXPECT_LT(log_[0].size(), 400u);
+  c.nodes();
+  EXPECT_EQ(log_.size(), 1u) << "logged once";
+
+  hset = {"HSET", "oppidum:t:nodes"};
+  for (std::size_t i = 0; i < kMaxNodes + 100; ++i)
+    hset.insert(hset.end(), {"n" + std::to_string(i), "1 1 1"});
+  server_.command(hset);
+  EXPECT_EQ(c.nodes().size(), kMaxNodes) << "no more nodes than are tracked";
+
+  EXPECT_THROW(c.heartbeat(std::string(kMaxNodeNameBytes + 1, 'w'), 1, 1, 1), std::invalid_argument);
+  EXPECT_THROW(c.heartbeat("w\n", 1, 1, 1), std::invalid_argument);
+}
+
+// An error reply names the command and its key, so a key of a wrong type can be found; the nodes
+// hash is telemetry only, so its errors are logged once and nothing stops.
+TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
+  RunChannel c = channel();
+  const auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const RedisError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  server_.command({"SET", "oppidum:t:games", "garbage"});
+  EXPECT_NE(message([&] { c.read_games("0-0", 10); }).find("XREAD oppidum:t:games: WRONGTYPE"),
+            std::string::npos)
+      << message([&] { c.read_games("0-0", 10); });
+  EXPECT_NE(message([&] { c.stream_info(); }).find("XINFO oppidum:t:games: WRONGTYPE"),
+            std::string::npos);
+  EXPECT_NE(message([&] { c.push_games("w", "r", {finished_game(1)}, 10); })
+                .find("XADD oppidum:t:games: WRONGTYPE"),
+            std::string::npos);
+  server_.command({"HSET", "oppidum:t:config", "a", "b"});
+  EXPECT_NE(message([&] { c.config(100); }).find("GETRANGE oppidum:t:config: WRONGTYPE"),
+            std::string::npos)
+      << "the command of a pipeline that failed, not the first one";
+  server_.command({"SET", "oppidum:t:sessions", "abc"});
+  EXPECT_NE(message([&] { c.new_session(); }).find("INCR oppidum:t:sessions: ERR"),
+            std::string::npos);
+  const std::string id = random_id(), lease = lease_value(id);
+  const std::string claim = message([&] { c.claim(id, lease, 0); });
+  EXPECT_NE(claim.find("oppidum:t:sessions: holds 3 bytes that are not a count of sessions"),
+            std::string::npos)
+      << claim;
+  EXPECT_NE(claim.find("redis-cli DEL oppidum:t:sessions"), std::string::npos) << claim;
+  EXPECT_EQ(server_.command({"EXISTS", "oppidum:t:trainer"}), ":0\r\n")
+      << "a refused claim writes nothing";
+  server_.command({"DEL", "oppidum:t:sessions"});
+  server_.command({"HSET", "oppidum:t:owner", "a", "b"});
+  EXPECT_NE(message([&] { c.claim(id, lease, 0); }).find("oppidum:t:owner: WRONGTYPE"),
+            std::string::npos);
+
+  server_.command({"SET", "oppidum:t:nodes", "garbage"});
+  log_.clear();
+  EXPECT_NO_THROW(c.heartbeat("w", 1, 2, 3));
+  EXPECT_NO_THROW(c.heartbeat("w", 2, 2, 3));
+  EXPECT_TRUE(c.nodes().empty());
+  EXPECT_TRUE(c.nodes().empty());
+  ASSERT_EQ(log_.size(), 2u) << "one line for each failing command, once";
+  EXPECT_NE(log_[0].find("HSET oppidum:t:nodes: WRONGTYPE"), std::string::npos) << log_[0];
+  EXPECT_NE(log_[0].find("telemetry only"), std::string::npos) << log_[0];
+  EXPECT_NE(log_[1].find("EVAL oppidum:t:nodes: WRONGTYPE"), std::string::npos) << log_[1];
 }
 
 // The client waits out a server that is killed and restarted (AOF), logging the loss and the

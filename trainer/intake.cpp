@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+
+#include "selfplay/game_record.h"
 
 namespace oppidum::trainer {
 namespace {
@@ -101,6 +104,14 @@ void Intake::read_stream() {
         continue;
       }
       if (store::compare_stream_ids(e.id, stored_until_) <= 0) continue;  // already in a chunk
+      // A record the chunk cannot hold (a field over its limit) would stop the trainer at every
+      // start, the cursor never past it: it is dropped like a damaged entry.
+      try {
+        selfplay::encode_record(e.record);
+      } catch (const std::exception& ex) {
+        drop(where, std::string("cannot be stored: ") + ex.what());
+        continue;
+      }
       std::string why;
       if (!window_.add_game(e.record, &why)) {
         drop(where, why);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <utility>
 
 #include <fmt/format.h>
@@ -137,6 +138,13 @@ const std::string& ClusterMonitor::poll(const Progress& p, Clock::time_point now
     channel_.heartbeat("trainer", ++own_beats_, s.games, s.positions);
   }
   for (const auto& [node, beat] : channel_.nodes()) {
+    // The channel bounds the names and their number; this keeps the map bounded over time, when
+    // nodes come and go (a worker's default name changes with its pid).
+    if (!store::node_name_problem(node).empty()) continue;
+    if (nodes_.size() >= store::kMaxNodes && nodes_.count(node) == 0) {
+      forget_silent_nodes(now);
+      if (nodes_.size() >= store::kMaxNodes) continue;
+    }
     NodeSeen& seen = nodes_[node];
     if (beat.beats == seen.beats) continue;
     // Games arrive a chunk at a time: the rate is taken over 20 s or more.
@@ -156,16 +164,23 @@ const std::string& ClusterMonitor::poll(const Progress& p, Clock::time_point now
   int active = 0;
   for (const auto& [node, seen] : nodes_) {
     if (now - seen.changed > std::chrono::minutes(1)) continue;
-    ++active;
-    rates += (rates.empty() ? "" : ", ") + node + " " + fixed(seen.games_per_second, 1) + "/s";
+    // The status line names the first few nodes: it is logged every 30 s.
+    if (++active <= kNodesNamed)
+      rates += (rates.empty() ? "" : ", ") + node + " " + fixed(seen.games_per_second, 1) + "/s";
     if (record) folder_.append_node({p.seconds, node, seen.games, seen.games_per_second});
   }
+  if (active > kNodesNamed) rates += ", " + std::to_string(active - kNodesNamed) + " more";
   if (record)
     folder_.append_stream(
         {p.seconds, p.positions, p.games, active, p.stream_lag, p.stream_evicted});
   text_ = "nodes " + std::to_string(active) + (rates.empty() ? "" : " (" + rates + ")") + " lag " +
           std::to_string(p.stream_lag) + " evicted " + std::to_string(p.stream_evicted);
   return text_;
+}
+
+void ClusterMonitor::forget_silent_nodes(Clock::time_point now) {
+  for (auto it = nodes_.begin(); it != nodes_.end();)
+    it = now - it->second.changed > std::chrono::minutes(1) ? nodes_.erase(it) : std::next(it);
 }
 
 Telemetry::Telemetry(const config::RunConfig& config, bool status_line, Sources sources,

@@ -106,12 +106,17 @@ class ClusterMonitor {
                  std::function<selfplay::SelfPlayStats()> selfplay, Clock::time_point now);
 
   // "nodes 2 (trainer 1.5/s, w1 0.3/s) lag 0 evicted 0": the nodes seen in the last minute with
-  // their games per second (taken over 20 s or more: games arrive a chunk at a time) and the
-  // stream's lag. Polls the store when 5 s have passed since the last poll (else the last text),
+  // their games per second (taken over 20 s or more: games arrive a chunk at a time; the first
+  // kNodesNamed by name, then "N more") and the stream's lag. At most store::kMaxNodes nodes are
+  // tracked (those silent for a minute make room); names the channel would not take are skipped. Polls the store when 5 s have passed since the last poll (else the last text),
   // and writes the rows when 30 s have passed since the last rows.
   const std::string& poll(const Progress& p, Clock::time_point now);
 
+  static constexpr int kNodesNamed = 8;
+
  private:
+  void forget_silent_nodes(Clock::time_point now);
+
   struct NodeSeen {
     std::int64_t beats = -1, games = 0;
     Clock::time_point changed, sampled;

@@ -81,6 +81,9 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   if (!log) log = [](const std::string& line) { std::cerr << "selfplay: " << line << std::endl; };
   const store::RedisUrl url = store::node_url(options.store, "", options.insecure);
   const std::string node = options.node.empty() ? default_node_name() : options.node;
+  // Refused now, not at the first heartbeat after self-play has started.
+  if (const std::string problem = store::node_name_problem(node); !problem.empty())
+    throw std::invalid_argument("--node: " + problem);
   StopWatch watch(stop, options.stop_after_minutes);
   const std::atomic<bool>& quit = watch.quit();
   store::RunChannel channel(url, log, &quit);
