@@ -1,4 +1,5 @@
 // `oppidum report` (trainer/report.h): the page of a run, here of a run resumed once.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -81,6 +82,33 @@ TEST(Report, ARunResumedOnceIsDrawnLeftToRight) {
     }
   }
   EXPECT_NE(html.find(">generation</text>"), std::string::npos);
+}
+
+// Losses at the ends of the double range (a damaged table) once made every coordinate NaN; the
+// chart now spans them, and a point that is not finite is left out.
+TEST(Report, ExtremeLossesStillDrawAChart) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "report_test_extreme";
+  std::filesystem::remove_all(dir);
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    folder.append_train({1.0, 1, 0, 100, 2, 1e308, -1e308, 0.02});
+    folder.append_train({2.0, 2, 0, 200, 4, -1e308, 1e308, 0.02});
+    folder.append_train({3.0, 3, 0, 300, 6, 2.0, std::nan(""), 0.02});
+  }
+  std::ofstream(RunPaths{dir}.config()) << "run:\n  game: mg\n";
+  const std::string out = (dir / "report.html").string();
+  write_report(dir.string(), out);
+  const std::string html = test_util::read_file(out);
+  const auto lines = curves(html, "Training loss");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].size(), 3u);  // policy: three finite points
+  EXPECT_EQ(lines[1].size(), 2u);  // value: the NaN left out
+  for (const auto& xs : lines)
+    for (const double x : xs) EXPECT_TRUE(std::isfinite(x));
+  const auto start = html.find(">Training loss<");
+  EXPECT_EQ(html.substr(start, html.find("</figure>", start) - start).find("nan"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -34,8 +34,11 @@ std::string chart(const std::string& title, const std::string& x_label,
                   const std::vector<Series>& series) {
   const double w = 640, h = 300, left = 60, right = 20, top = 30, bottom = 40;
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  // Points that are not finite (a damaged table) are left out of the chart.
+  const auto finite = [](double x, double y) { return std::isfinite(x) && std::isfinite(y); };
   for (const auto& s : series)
     for (const auto& [x, y] : s.points) {
+      if (!finite(x, y)) continue;
       x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
     }
   std::ostringstream svg;
@@ -49,12 +52,15 @@ std::string chart(const std::string& title, const std::string& x_label,
   }
   if (x1 == x0) x1 = x0 + 1;
   if (y1 == y0) y1 = y0 + 1, y0 -= 1;
-  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * (w - left - right); };
-  auto py = [&](double y) { return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom); };
+  // Halves, so that the spans of values near the largest double (1e308 and -1e308) stay finite.
+  auto px = [&](double x) { return left + (x / 2 - x0 / 2) / (x1 / 2 - x0 / 2) * (w - left - right); };
+  auto py = [&](double y) {
+    return h - bottom - (y / 2 - y0 / 2) / (y1 / 2 - y0 / 2) * (h - top - bottom);
+  };
   svg << "<rect x='" << left << "' y='" << top << "' width='" << w - left - right << "' height='"
       << h - top - bottom << "' fill='none' stroke='#999'/>";
   for (int i = 0; i <= 4; ++i) {
-    const double y = y0 + (y1 - y0) * i / 4, x = x0 + (x1 - x0) * i / 4;
+    const double y = y0 + (y1 / 2 - y0 / 2) * i / 2, x = x0 + (x1 / 2 - x0 / 2) * i / 2;
     svg << "<text x='" << left - 4 << "' y='" << py(y) + 4 << "' text-anchor='end'>" << fmt(y)
         << "</text><line x1='" << left << "' x2='" << w - right << "' y1='" << py(y) << "' y2='"
         << py(y) << "' stroke='#eee'/>"
@@ -67,11 +73,13 @@ std::string chart(const std::string& title, const std::string& x_label,
   for (const auto& s : series) {
     if (s.points.empty()) continue;
     svg << "<polyline fill='none' stroke='" << s.color << "' stroke-width='1.5' points='";
-    for (const auto& [x, y] : s.points) svg << px(x) << ',' << py(y) << ' ';
+    for (const auto& [x, y] : s.points)
+      if (finite(x, y)) svg << px(x) << ',' << py(y) << ' ';
     svg << "'/>";
     if (s.points.size() < 60)
       for (const auto& [x, y] : s.points)
-        svg << "<circle cx='" << px(x) << "' cy='" << py(y) << "' r='2.5' fill='" << s.color << "'/>";
+        if (finite(x, y))
+          svg << "<circle cx='" << px(x) << "' cy='" << py(y) << "' r='2.5' fill='" << s.color << "'/>";
     svg << "<text x='" << left + 8 << "' y='" << top + 14 + 14 * legend++ << "' fill='" << s.color
         << "'>" << s.name << "</text>";
   }
