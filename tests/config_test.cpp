@@ -66,6 +66,11 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(error_of("net:\n  global_pooling: maybe\n").find("net.global_pooling: expected true or false"), std::string::npos);
   EXPECT_NE(error_of("run:\n  game: chess\n").find("run.game: \"chess\" is not one of " + game_names()), std::string::npos);
   EXPECT_NE(error_of("run:\n  seed: -1\n").find("run.seed"), std::string::npos);
+  // A space before the sign (which strtoull skips) is no way round it (before: 2^64 - 1).
+  EXPECT_NE(error_of("run:\n  seed: \" -1\"\n").find("run.seed: expected a whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of("run:\n  stop_after_positions: \" -5\"\n").find("expected a whole number"),
+            std::string::npos);
   EXPECT_NE(error_of("selfplay: {root: alphazero}").find("selfplay.root: \"alphazero\" is not one of puct|gumbel"),
             std::string::npos);
   EXPECT_NE(error_of("net: [1, 2]\n").find("net: expected a map"), std::string::npos);
@@ -78,6 +83,20 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(error_of("", {"nett.blocks=9"}).find("unknown section"), std::string::npos);
   EXPECT_NE(error_of("net: {blocks: 99}").find("test.yaml: net.blocks"), std::string::npos)
       << "errors name the file";
+}
+
+// Dropping fast-search positions when every move is a fast search would leave the replay window
+// empty for good; the config is refused, naming both keys, before any run folder exists.
+TEST(Config, DroppingFastSearchRowsNeedsSomeFullSearches) {
+  const std::string message = error_of(
+      "", {"selfplay.full_search_fraction=0", "training.fast_search_rows=drop"});
+  EXPECT_NE(message.find("training.fast_search_rows"), std::string::npos) << message;
+  EXPECT_NE(message.find("selfplay.full_search_fraction"), std::string::npos) << message;
+  EXPECT_EQ(error_of("", {"selfplay.full_search_fraction=0.01", "training.fast_search_rows=drop"}),
+            "");
+  EXPECT_EQ(error_of("", {"selfplay.full_search_fraction=0", "training.fast_search_rows=value"}),
+            "")
+      << "value-only rows still fill the window";
 }
 
 // A config means what it says: nothing in it is silently overridden or ignored.

@@ -481,6 +481,35 @@ TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
   EXPECT_EQ(snapshot(), kept);
 }
 
+// state.yaml's values are checked as it is read (before: a cursor "abc" was handed to Redis in
+// the middle of a session, a negative count read as "not caught up" forever, and any text was
+// taken as the run id).
+TEST(FaultRun, DamagedStateValuesAreNamed) {
+  const fs::path dir = finished_run("state_values");
+  const std::string state = read_file(dir / "state.yaml");
+  for (const auto& [line, message] : std::vector<std::pair<std::string, std::string>>{
+           {"stream_cursor: \"abc\"", "stream_cursor \"abc\" is not a stream entry id"},
+           {"stream_read: -5000000", "stream_read -5000000 is below 0"},
+           {"run_id: \"../../x\"", "run_id \"../../x\" is not 32 hexadecimal digits"}}) {
+    std::string damaged = state;
+    const std::string key = line.substr(0, line.find(':') + 1);
+    const std::size_t at = damaged.find(key);
+    if (at == std::string::npos) {
+      damaged += line + "\n";
+    } else {
+      const std::size_t end = damaged.find('\n', at);
+      damaged.replace(at, end - at, line);
+    }
+    oppidum::util::write_file_atomically((dir / "state.yaml").string(), damaged);
+    const CommandResult r = train(dir, "--set run.max_generations=3");
+    EXPECT_NE(r.status, 0) << line << ": " << r.out;
+    EXPECT_NE(r.out.find("state.yaml is damaged (" + message), std::string::npos)
+        << line << ": " << r.out;
+  }
+  oppidum::util::write_file_atomically((dir / "state.yaml").string(), state);
+  EXPECT_EQ(train(dir, "--set run.max_generations=3").status, 0);
+}
+
 // Item 7: Ctrl-C during a gate stops within seconds (not after arena.max_games games); the gate
 // leaves no row and is played again when the run continues.
 TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {
@@ -690,8 +719,9 @@ TEST(FaultRun, DamagedNewestChunksMakeTrainingWaitForNewGames) {
   const fs::path dir = fresh_dir("damaged_chunks");
   // One game per chunk and a window of 100 positions: a restart reads only the newest chunks and
   // counts the older ones from the index.
-  CommandResult r = train(dir, "--set selfplay.games_per_chunk=1 --set training.window_min=100 "
-                               "--set training.window_max=100 --set training.min_positions=50");
+  const std::string frozen = "--set selfplay.games_per_chunk=1 --set training.window_min=100 "
+                             "--set training.window_max=100 --set training.min_positions=50 ";
+  CommandResult r = train(dir, frozen);
   ASSERT_EQ(r.status, 0) << r.out;
 
   // The index rows, oldest first: chunk number and positions.
@@ -740,7 +770,7 @@ TEST(FaultRun, DamagedNewestChunksMakeTrainingWaitForNewGames) {
   ASSERT_GT(damaged, 0u);
   ASSERT_GE(counted, 50) << "the older chunks must hold training.min_positions for the old crash";
 
-  r = train(dir, "--set run.max_generations=3");
+  r = train(dir, frozen + "--set run.max_generations=3");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out.find("empty window"), std::string::npos) << r.out;
   const std::string log = read_file(dir / "log.txt");

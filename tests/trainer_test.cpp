@@ -365,6 +365,44 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
 }
 
+// Optimiser state from a network of another shape at the same step (here 8 filters instead of 16:
+// as many parameters, other sizes) has a valid frame, step and values, and LibTorch loads it
+// without complaint; it is refused when loaded, costing only the momentum, never a failed step.
+TEST(Trainer, OptimiserStateOfAnotherNetworkShapeStartsFresh) {
+  for (const std::string optimizer : {"sgd", "adamw"}) {
+    SCOPED_TRACE(optimizer);
+    SmallSetup s;
+    TrainerSettings ts = settings();
+    ts.optimizer = optimizer;
+    const std::string prefix = ::testing::TempDir() + "trainer_shape_optim_" + optimizer;
+    const std::string other = ::testing::TempDir() + "trainer_shape_optim_other_" + optimizer;
+    Trainer a(s.game, small_net(), ts, 1);
+    s.train(a, 3);
+    a.save_state(prefix);
+    model::NetConfig narrow = small_net();
+    narrow.filters = 8;
+    Trainer n(s.game, narrow, ts, 1);
+    s.train(n, 3);
+    n.save_state(other);
+    std::filesystem::copy_file(other + ".optim", prefix + ".optim",
+                               std::filesystem::copy_options::overwrite_existing);
+
+    Trainer b(s.game, small_net(), ts, 9);
+    const Trainer::LoadResult loaded = b.load_state(prefix);
+    ASSERT_TRUE(loaded.found);
+    EXPECT_EQ(b.steps(), 3);
+    EXPECT_NE(loaded.warning.find("starting with fresh optimiser state"), std::string::npos)
+        << loaded.warning;
+    EXPECT_NE(loaded.warning.find(prefix + ".optim"), std::string::npos)
+        << "the warning names the file: " << loaded.warning;
+    EXPECT_NE(loaded.warning.find("shape"), std::string::npos) << loaded.warning;
+    EXPECT_EQ(loaded.warning.find('\n'), std::string::npos) << loaded.warning;
+    s.window.sample(16, s.rng, s.batch);
+    EXPECT_NO_THROW(b.step(s.batch)) << "the fresh optimiser steps";
+    EXPECT_EQ(b.steps(), 4);
+  }
+}
+
 // 5 plies of a real Murus Gallicus game, then adjudicated: a record of 5 positions.
 selfplay::GameRecord five_ply_record() {
   const Game& game = game_by_name("mg");
@@ -537,6 +575,59 @@ TEST(Gate, PromotionRule) {
   arena::MatchStatus none;
   none.games_cap = 0;
   EXPECT_TRUE(promotes(none)) << "arena.max_games 0: every candidate is promoted";
+}
+
+// A gate's openings are checked before a run starts (its config is frozen once the folder exists):
+// a length the game cannot reach, or one at the ply limit, is a ConfigError naming
+// arena.opening_plies; with no match ever played there is nothing to check.
+TEST(Gate, ImpossibleOpeningsAreAConfigError) {
+  const Game& game = game_by_name("mg");
+  config::RunConfig c;
+  EXPECT_NO_THROW(check_openings(game, c));
+  c.arena.opening_plies = 100;
+  try {
+    check_openings(game, c);
+    FAIL() << "no error for 100 opening plies of mg";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("arena.opening_plies: ", 0), 0u) << e.what();
+  }
+  c.arena.opening_plies = 10;
+  c.selfplay.max_plies = 10;
+  try {
+    check_openings(game, c);
+    FAIL() << "no error for openings as long as the ply limit";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("arena.opening_plies"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("selfplay.max_plies"), std::string::npos) << e.what();
+  }
+  c.selfplay.max_plies = 300;
+  c.arena.opening_plies = 100;
+  c.arena.max_games = 0;
+  c.arena.anchor_games = 0;
+  EXPECT_NO_THROW(check_openings(game, c)) << "no gate and no anchor games: no opening is made";
+  c.arena.anchor_games = 10;
+  EXPECT_THROW(check_openings(game, c), config::ConfigError) << "anchor matches use openings too";
+}
+
+// An external anchor without openings=1 cannot play the gate's random openings (run_match refuses
+// them), so it is refused before the run starts unless arena.opening_plies is 0.
+TEST(Gate, AnAnchorThatNeedsTheInitialPositionNeedsNoOpenings) {
+  const Game& game = game_by_name("mg");
+  config::RunConfig c;
+  c.arena.anchor_games = 10;
+  c.arena.anchor = "external:cmd=\"true\"";
+  try {
+    check_anchor(game, c);
+    FAIL() << "no error";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("arena.anchor: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("arena.opening_plies"), std::string::npos) << e.what();
+  }
+  c.arena.opening_plies = 0;
+  EXPECT_NO_THROW(check_anchor(game, c));
+  c.arena.opening_plies = 4;
+  c.arena.anchor = "external:cmd=\"true\",openings=1";
+  EXPECT_NO_THROW(check_anchor(game, c));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -56,7 +57,9 @@ T parse_value(const std::string& text, const std::string& key) {
   if constexpr (std::is_floating_point_v<T>) {
     value = std::strtod(begin, &end);
   } else if constexpr (std::is_unsigned_v<T>) {
-    if (!text.empty() && text[0] == '-') end = const_cast<char*>(begin);
+    // strtoull would skip spaces and take " -1" for 2^64 - 1: digits only.
+    if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+      end = const_cast<char*>(begin);
     else value = std::strtoull(begin, &end, 10);
   } else {
     const long long v = std::strtoll(begin, &end, 10);
@@ -190,6 +193,12 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
     throw ConfigError(where + "training.window_min (" + std::to_string(c.training.window_min) +
                       ") is larger than training.window_max (" +
                       std::to_string(c.training.window_max) + ")");
+  // Dropping every fast-search position when no move gets a full search leaves the window empty
+  // for good: the run would wait for training rows that never come.
+  if (c.training.fast_search_rows == "drop" && c.selfplay.full_search_fraction <= 0)
+    throw ConfigError(where + "training.fast_search_rows drop needs selfplay.full_search_fraction "
+                              "above 0 (with 0 every move is a fast search, so the window would "
+                              "hold no position to train on)");
   if (c.selfplay.fast_simulations > c.selfplay.simulations)
     throw ConfigError(where + "selfplay.fast_simulations must not exceed selfplay.simulations");
   if (c.arena.elo1 <= c.arena.elo0)

@@ -101,7 +101,8 @@ namespace oppidum::config {
   F(double, value_q_weight, 0, 0, 1, false,                                                        \
     "value target = (1 - w) game result + w search value at the root")                             \
   F(std::string, fast_search_rows, "value", "value|drop", 0, false,                                \
-    "positions of fast (playout-cap) searches: value-only rows, or left out of the window")        \
+    "positions of fast (playout-cap) searches: value-only rows, or left out of the window (drop "  \
+    "needs selfplay.full_search_fraction above 0)")                                                \
   F(int, window_min, 20000, 1, 1000000000, false, "replay window at the start, in positions")      \
   F(int, window_max, 500000, 1, 1000000000, false, "replay window cap, in positions")              \
   F(double, window_growth, 0.5, 0, 1, false,                                                       \
@@ -109,7 +110,8 @@ namespace oppidum::config {
   F(double, sample_reuse, 4, 0.1, 1000, false,                                                     \
     "target training samples per new self-play position")                                          \
   F(int, min_positions, 5000, 1, 1000000000, false,                                                \
-    "positions in the replay store before training")                                               \
+    "positions in the replay store before training, and rows in the replay window (or as many "   \
+    "as the window keeps, if fewer): training waits while either is short")                        \
   F(int, steps_per_generation, 500, 1, 100000000, false, "optimiser steps between candidates")     \
   F(int, threads, 0, 0, 256, true, "LibTorch threads for training (0: all cores)")                 \
   F(std::string, device, "", "", 0, true,                                                          \

@@ -74,11 +74,42 @@ bool promotes(const arena::MatchStatus& gate) {
 
 void check_anchor(const Game& game, const config::RunConfig& config) {
   if (config.arena.anchor_games <= 0) return;
+  std::unique_ptr<arena::Player> anchor;
   try {
-    anchor_player(game, config);
+    anchor = anchor_player(game, config);
   } catch (const std::exception& e) {
     throw config::ConfigError("arena.anchor: " + std::string(e.what()));
   }
+  // run_match refuses random openings with such a player, so the first promotion would stop the
+  // run, its config frozen.
+  if (anchor->needs_initial_position() && config.arena.opening_plies > 0)
+    throw config::ConfigError(
+        "arena.anchor: " + anchor->spec() + " plays only from the initial position (an external "
+        "program without openings=1), so arena.opening_plies must be 0, not " +
+        std::to_string(config.arena.opening_plies));
+}
+
+void check_openings(const Game& game, const config::RunConfig& config) {
+  const config::ArenaSection& a = config.arena;
+  if (a.max_games <= 0 && (a.anchor_games <= 0 || a.anchor.empty())) return;  // no match is played
+  // Every gate and anchor match starts its pairs from openings of this length; a length the game
+  // cannot reach (it ends first) fails for every seed, so a few pairs of the run's seed tell.
+  for (int pair = 0; pair < 4; ++pair) {
+    try {
+      arena::make_opening(game, a.opening_plies, config.run.seed, pair);
+    } catch (const std::exception&) {
+      throw config::ConfigError("arena.opening_plies: no opening of " +
+                                std::to_string(a.opening_plies) + " random plies of " +
+                                game.name() + " leaves the game running, so no gate match could "
+                                "start; use fewer (the default is 4)");
+    }
+  }
+  // A ply limit within the opening would end every game before either network moved.
+  if (config.selfplay.max_plies <= a.opening_plies)
+    throw config::ConfigError("arena.opening_plies (" + std::to_string(a.opening_plies) +
+                              ") must be below selfplay.max_plies (" +
+                              std::to_string(config.selfplay.max_plies) +
+                              "), the ply limit of gate matches too");
 }
 
 GateMatches play_gate(const GateInputs& in) {

@@ -40,8 +40,18 @@ namespace oppidum::trainer {
 bool promotes(const arena::MatchStatus& gate);
 
 // Checks, before a run starts, that the anchor player (arena.anchor) can be made as a gate makes
-// it: ConfigError "arena.anchor: ..." when not. Nothing to check when arena.anchor_games is 0.
+// it and can play from the gate's openings (an external program needs openings=1 when
+// arena.opening_plies is above 0): ConfigError "arena.anchor: ..." when not. Nothing to check when
+// arena.anchor_games is 0.
 void check_anchor(const Game& game, const config::RunConfig& config);
+
+// Checks, before a run starts, that its gate and anchor matches can be played at all: openings of
+// arena.opening_plies random plies exist in the game (make_opening), and the ply limit
+// (selfplay.max_plies) is above them. ConfigError naming arena.opening_plies when not; a run's
+// config is frozen once its folder exists, so a run that failed only at its first gate could never
+// continue.
+// Nothing to check when no match is played (arena.max_games and arena.anchor_games 0).
+void check_openings(const Game& game, const config::RunConfig& config);
 
 struct GateMatches {
   arena::MatchStatus gate;

@@ -70,6 +70,9 @@ class ReplayWindow {
   // Counts positions that are older than the window and were not loaded (a restart reads only
   // the newest chunks), so that the window's size follows the whole run.
   void count_unloaded(std::int64_t positions) { total_ += positions; }
+  // The rows held, which sample() draws from: below total_positions() with fast-search rows
+  // dropped or chunks left unread or damaged, 0 before any row came in. Once above 0 it never
+  // falls back to 0 (the window keeps at least window_min rows).
   std::int64_t size() const { return static_cast<std::int64_t>(samples_.size()); }
   std::int64_t window_size() const;
 
@@ -104,7 +107,8 @@ class BatchPrefetcher {
   BatchPrefetcher(const BatchPrefetcher&) = delete;
   BatchPrefetcher& operator=(const BatchPrefetcher&) = delete;
 
-  // The next batch, valid until the next call. Throws what drawing it threw (an empty window).
+  // The next batch, valid until the next call. Throws what drawing it threw (an empty window:
+  // call it only once the window holds rows; it stays so).
   const TrainingBatch& next();
 
  private:

@@ -1,5 +1,6 @@
 #include "trainer/run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -125,14 +126,15 @@ class Session {
     }
   }
 
-  // The config (trainer/resume.h), its store's URL (refused before any connection) and its anchor
-  // player.
+  // The config (trainer/resume.h), its store's URL (refused before any connection), its anchor
+  // player and its gate openings.
   void resolve() {
     config_ = resolve_config(paths_, options_.config_path, options_.overrides);
     game_ = &game_by_name(config_.run.game);
     if (!config_.run.store.empty())
       url_ = store::node_url(config_.run.store, options_.store_password, options_.insecure);
     check_anchor(*game_, config_);
+    check_openings(*game_, config_);
   }
 
   std::unique_ptr<Trainer> make_trainer() const {
@@ -206,6 +208,11 @@ class Session {
     intake_->load_window(config_.training.window_max);
     log_->info("replay: {} positions in {} chunks, window {}", window_->total_positions(),
                intake_->chunks(), window_->size());
+    if (window_->total_positions() >= config_.training.min_positions &&
+        window_->size() < rows_needed())
+      log_->warn("replay: the window holds {} positions of the {} training needs "
+                 "(training.min_positions); training waits for self-play to add the rest",
+                 window_->size(), rows_needed());
     selfplay::GameSink* sink = store_.get();
     std::uint64_t session = state_.sessions;
     if (lease_) {
@@ -251,10 +258,19 @@ class Session {
     return false;
   }
 
+  // Rows the window must hold before a step: training.min_positions, or the window's whole size
+  // when that is smaller. The run's position count can be far above the rows held: fast-search
+  // positions dropped (training.fast_search_rows drop), or a restart whose newest chunks were
+  // damaged (the index still counts their positions).
+  std::int64_t rows_needed() const {
+    return std::min<std::int64_t>(config_.training.min_positions, window_->window_size());
+  }
+
   void loop() {
-    // The next batch is drawn while the trainer steps on this one.
-    BatchPrefetcher batches(*window_, config_.training.batch_size,
-                            mcts::derive_seed(config_.run.seed, kSampleStream, state_.sessions));
+    // The next batch is drawn while the trainer steps on this one. Made at the first step, once
+    // the window holds rows: it draws the batch after the one asked for at once, and a window that
+    // holds rows never empties again (it keeps at least window_min).
+    std::optional<BatchPrefetcher> batches;
     auto last_ingest = Clock::now();
     while (!should_stop()) {
       if (pending_gate_ > 0) {
@@ -271,13 +287,17 @@ class Session {
       const double wanted =
           static_cast<double>(trainer_->steps() + 1) * config_.training.batch_size;
       const auto now = Clock::now();
-      if (positions < config_.training.min_positions || wanted > allowed) {
+      const bool enough = positions >= config_.training.min_positions &&
+                          window_->size() >= std::max<std::int64_t>(1, rows_needed());
+      if (!enough || wanted > allowed) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (pace_.steps > 0 && positions >= config_.training.min_positions)
-          pace_.waiting_seconds += seconds_since(now);
+        if (pace_.steps > 0 && enough) pace_.waiting_seconds += seconds_since(now);
         continue;
       }
-      last_step_ = trainer_->step(batches.next());
+      if (!batches)
+        batches.emplace(*window_, config_.training.batch_size,
+                        mcts::derive_seed(config_.run.seed, kSampleStream, state_.sessions));
+      last_step_ = trainer_->step(batches->next());
       folder_->append_train({elapsed(), trainer_->steps(), generation(), positions,
                              intake_->games(), last_step_.policy_loss, last_step_.value_loss,
                              last_step_.learning_rate});

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <set>
 
 #include <yaml-cpp/yaml.h>
 
+#include "games/quote.h"
 #include "util/file_io.h"
 #include "util/text.h"
 
@@ -384,6 +386,18 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
       if (n["stream_cursor"]) s.stream_cursor = n["stream_cursor"].as<std::string>();
       if (n["stream_read"]) s.stream_read = n["stream_read"].as<std::int64_t>();
       if (n["run_id"]) s.run_id = n["run_id"].as<std::string>();
+      // Each value as the trainer writes it, so that a damaged one is named here and not by
+      // Redis (an invalid stream id) halfway through a session.
+      static const std::regex kCursor("[0-9]{1,20}-[0-9]{1,20}"), kRunId("([0-9a-f]{32})?");
+      if (!std::regex_match(s.stream_cursor, kCursor))
+        throw std::runtime_error("stream_cursor \"" + quote_input(s.stream_cursor, 60) +
+                                 "\" is not a stream entry id (like 1700000000000-0)");
+      if (s.stream_read < 0)
+        throw std::runtime_error("stream_read " + std::to_string(s.stream_read) +
+                                 " is below 0");
+      if (!std::regex_match(s.run_id, kRunId))
+        throw std::runtime_error("run_id \"" + quote_input(s.run_id, 60) +
+                                 "\" is not 32 hexadecimal digits");
       return s;
     } catch (const std::exception& e) {
       problem = path + " is damaged (" + std::string(e.what()).substr(0, 200) + ")";

@@ -194,6 +194,44 @@ struct Trainer::Impl {
     return "";
   }
 
+  // Empty when every optimiser state tensor has its parameter's shape, else which does not. A
+  // state from a network of another shape (other filters, say) loads without complaint, keyed by
+  // position, and would fail only inside the next step.
+  std::string mismatched_optimizer_state() const {
+    std::size_t params = 0;
+    for (const auto& group : optimizer->param_groups()) {
+      for (const auto& p : group.params()) {
+        ++params;
+        // LibTorch keys a parameter's state by the address of its tensor, as text.
+        const auto it = optimizer->state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+        if (it == optimizer->state().end()) continue;  // no step has touched it yet
+        const auto fits = [&](const torch::Tensor& t, bool required) {
+          return t.defined() ? t.sizes() == p.sizes() : !required;
+        };
+        const auto shape = [&](const torch::Tensor& t) {
+          return t.defined() ? c10::str(t.sizes()) : std::string("none");
+        };
+        const std::string where = "parameter " + std::to_string(params - 1) + " (shape " +
+                                  c10::str(p.sizes()) + ")";
+        if (const auto* s = dynamic_cast<const torch::optim::SGDParamState*>(it->second.get())) {
+          if (!fits(s->momentum_buffer(), true))
+            return "the momentum buffer of " + where + " has shape " + shape(s->momentum_buffer());
+        } else if (const auto* a =
+                       dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get())) {
+          if (!fits(a->exp_avg(), true) || !fits(a->exp_avg_sq(), true) ||
+              !fits(a->max_exp_avg_sq(), false))
+            return "an AdamW moment of " + where + " has shape " + shape(a->exp_avg());
+        } else {
+          return "the state of " + where + " is not " + settings.optimizer + " state";
+        }
+      }
+    }
+    if (optimizer->state().size() > params)
+      return std::to_string(optimizer->state().size()) + " parameter states for " +
+             std::to_string(params) + " parameters";
+    return "";
+  }
+
   // Losses of the batch under the current mode (train or eval).
   struct Losses {
     torch::Tensor policy, value, score, total;  // score: undefined without a score head
@@ -344,6 +382,9 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
       throw std::runtime_error(optim + " is from step " + std::to_string(step.item<std::int64_t>()) +
                                ", the weights from step " + std::to_string(ckpt.step));
     impl_->optimizer->load(archive);
+    const std::string mismatch = impl_->mismatched_optimizer_state();
+    if (!mismatch.empty())
+      throw std::runtime_error(optim + " is for another network shape: " + mismatch);
     const std::string bad = impl_->non_finite_optimizer_state();
     if (!bad.empty()) throw std::runtime_error(optim + ": " + bad + " holds NaN or infinity");
   } catch (const std::exception& e) {
