@@ -2,6 +2,7 @@
 // errors that name the key; the effective config written out reads back identically.
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -397,6 +398,27 @@ TEST(Config, EffectiveConfigRoundTrips) {
   EXPECT_EQ(back.run.seed, 42u);
   EXPECT_TRUE(back.net.global_pooling);
   EXPECT_NE(describe_keys().find("training.batch_size"), std::string::npos);
+}
+
+// A run's config.yaml (and the config a Redis store publishes) holds every key and says so in its
+// first line: one cut short or edited is refused naming the missing key, never read with that
+// key's default (before: a config.yaml cut after run.game resumed a run with 500 steps per
+// generation instead of its 20). Without that line, missing keys take their defaults as always.
+TEST(Config, AConfigThatHoldsEveryKeyMustHoldThemAll) {
+  const std::string yaml =
+      to_yaml(parse_config("training: {steps_per_generation: 20}", "x"));
+  ASSERT_EQ(yaml.rfind(std::string(kEveryKeyLine) + "\n", 0), 0u);
+  const std::size_t at = yaml.find("  steps_per_generation: 20\n");
+  ASSERT_NE(at, std::string::npos);
+  const std::string cut = yaml.substr(0, at);
+  EXPECT_NE(error_of(cut).find("training.steps_per_generation is missing"), std::string::npos)
+      << error_of(cut);
+  std::string edited = yaml;
+  edited.erase(at, std::strlen("  steps_per_generation: 20\n"));
+  EXPECT_NE(error_of(edited).find("training.steps_per_generation is missing"), std::string::npos);
+  const std::string unmarked = edited.substr(edited.find('\n') + 1);
+  EXPECT_EQ(parse_config(unmarked, "x").training.steps_per_generation,
+            RunConfig{}.training.steps_per_generation);
 }
 
 // Each setting is defined once: the net, training and window settings are the config's own

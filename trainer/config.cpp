@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -357,6 +359,8 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
                       std::to_string(second_document_line(yaml_text, documents[0], documents[1])) +
                       ": a second YAML document; a config is one document");
   const YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
+  const bool every_key = yaml_text.substr(0, std::strlen(kEveryKeyLine)) == kEveryKeyLine;
+  std::set<std::string> given;  // "section.key" of every key read
   RunConfig config;
   const bool has_sections = root && root.IsMap() && root.size() > 0;
   if (!has_sections && refuse_empty && (!root || root.IsNull() || root.IsMap()))
@@ -395,9 +399,19 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
                             std::to_string(it->second) + ")");
         if (!read_renamed_key(config, section_name, key, kv.second.Scalar(), where))
           set_key(config, section_name, key, kv.second.Scalar(), where);
+        given.insert(section_name + "." + key);
       }
     }
   }
+  if (every_key)
+    for_each_section(config, [&](const char* name, const auto& section) {
+      using S = std::decay_t<decltype(section)>;
+      for (const auto& f : fields<S>())
+        if (!given.count(std::string(name) + "." + f.name))
+          throw ConfigError(where + name + "." + f.name +
+                            " is missing; this config holds every key (its first line says so), "
+                            "so it was cut short or edited: restore it");
+    });
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     const auto dot = o.find('.');
@@ -442,7 +456,7 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 }
 
 std::string to_yaml(const RunConfig& config) {
-  std::string out;
+  std::string out = std::string(kEveryKeyLine) + "\n";
   for_each_section(config, [&](const char* name, const auto& section) {
     using S = std::decay_t<decltype(section)>;
     out += std::string(name) + ":\n";

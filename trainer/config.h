@@ -176,9 +176,17 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The first line of what to_yaml writes (a run's config.yaml, the config a Redis store publishes).
+// Text that starts with it must hold every key: one that is missing is an error naming it, not its
+// default, so that a config cut short or edited never changes a run's identity unseen. (A key added
+// to a later version must then be exempt for the files written before it.)
+inline constexpr const char* kEveryKeyLine =
+    "# oppidum run config: every key as the run uses it (a key missing below is an error)";
+
 // Parses YAML text; `source` names it in errors (a file name). `overrides` are "section.key=value"
 // strings applied after the file (the CLI's --set). Checks cross-field rules too. Text without
-// sections (empty, comments only) gives the defaults.
+// sections (empty, comments only) gives the defaults; text that starts with kEveryKeyLine must
+// hold every key.
 RunConfig parse_config(std::string_view yaml_text, const std::string& source,
                        const std::vector<std::string>& overrides = {});
 // The largest config file read (1 MiB; the configs in configs/ are about 2 KB).

@@ -258,7 +258,8 @@ std::string differing_keys(const config::RunConfig& a, const config::RunConfig& 
   std::istringstream ia(config::to_yaml(a)), ib(config::to_yaml(b));
   std::string la, lb, section, differences;
   while (std::getline(ia, la) && std::getline(ib, lb)) {
-    if (!la.empty() && la[0] != ' ') section = la.substr(0, la.size() - 1);
+    if (la.empty() || la[0] == '#') continue;
+    if (la[0] != ' ') section = la.substr(0, la.size() - 1);
     const std::string key = la.substr(2, la.find(':') - 2);
     if (la != lb && !config::may_change_on_resume(section, key))
       differences += "\n  " + section + "." + la.substr(2) + " (the run has" +
