@@ -250,7 +250,7 @@ TEST_F(FileSafety, ArenaResultsFilesAreRegularAndAtMost64Mebibytes) {
 TEST_F(FileSafety, ArenaOutputsThatAreNotRegularFilesAreRefusedBeforeTheMatch) {
   ASSERT_EQ(::mkfifo(path("games.fifo").c_str(), 0600), 0);
   fs::create_directory(path("results.dir"));
-  const std::string match = "arena --game mg --a random --b random --games 2 ";
+  const std::string match = "arena --game mg --a random --b alphabeta:depth=1 --games 2 ";
   CommandResult r = oppidum(match + "--record games.fifo");
   expect_refused(r, "games.fifo", "a FIFO, not a regular file", "--record");
   EXPECT_EQ(r.out.find("result (A's view)"), std::string::npos) << r.out;
@@ -259,7 +259,7 @@ TEST_F(FileSafety, ArenaOutputsThatAreNotRegularFilesAreRefusedBeforeTheMatch) {
   EXPECT_EQ(r.out.find("result (A's view)"), std::string::npos) << r.out;
   r = oppidum(match + "--results results.txt --record games.txt");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(read_file(path("results.txt")).find("random random "), std::string::npos);
+  EXPECT_NE(read_file(path("results.txt")).find("random alphabeta:depth=1 "), std::string::npos);
 }
 
 // `export --out` and `report --out` never replace one of a run folder's own files (reached
