@@ -494,17 +494,18 @@ TEST(ArenaSignalTest, SigkillEndsTheProgramsGroupsOnceTheyEnd) {
 }
 
 TEST(ArenaSignalTest, SecondSigintExitsAtOnce) {
-  // A's first move, a depth-12 alpha-beta search, takes tens of seconds: the first signal cannot
-  // end the match before it is over, the second ends the process at once.
+  // A's first move, a timed search of a minute, is not cut short by a stop (a depth-bounded one
+  // is, Player::stop_moves_when): the first signal cannot end the match before the move is over,
+  // the second ends the process at once.
   const std::string out = temp_file("out.txt"), err = temp_file("err.txt");
-  ArenaProcess arena({"--game", "mg", "--a", "alphabeta:depth=12", "--b", "random", "--games",
+  ArenaProcess arena({"--game", "mg", "--a", "uct:ms=60000", "--b", "random", "--games",
                       "2", "--openings-plies", "0"},
                      out, err);
   ASSERT_TRUE(arena.started());
   auto in_err = [&](const std::string& text) {
     return read_file(err).find(text) != std::string::npos;
   };
-  ASSERT_TRUE(wait_until([&] { return in_err("[arena] alphabeta"); }, 30.0));  // handlers are in
+  ASSERT_TRUE(wait_until([&] { return in_err("[arena] uct"); }, 30.0));  // handlers are in
   // The handlers are in before the first search starts: a signal in between ends the match
   // before any move (a clean stop, not this test's case). A second lets the search begin.
   std::this_thread::sleep_for(std::chrono::seconds(1));

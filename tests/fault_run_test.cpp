@@ -466,6 +466,29 @@ TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
   EXPECT_EQ(gates[1], gates_before[1]);
   expect_consistent(dir);
 
+  // --recover when no intact network of a gated generation is left: the trainer restarts from the
+  // newest one there is, and the later gates go to arena.csv.damaged (kept), never gated twice.
+  {
+    const fs::path lost = finished_run("stale_lost");
+    CsvTable::Row lost_header;
+    const auto lost_gates = table(lost / "arena.csv", lost_header);
+    ASSERT_EQ(lost_gates.size(), 2u);
+    const long best_step =
+        oppidum::model::load_checkpoint((lost / "checkpoints" / "best.ckpt").string()).step;
+    fs::remove(lost / "checkpoints" / "gen-0002.ckpt");
+    fs::copy_file(lost / "checkpoints" / "gen-0001.ckpt", lost / "trainer.ckpt",
+                  fs::copy_options::overwrite_existing);
+    const CommandResult rec = train(lost, "--set run.max_generations=3 --recover");
+    EXPECT_EQ(rec.status, 0) << rec.out;
+    if (best_step == 10) {  // generation 2 was not promoted: only its gate row is left of it
+      EXPECT_NE(rec.out.find("moved the 1 gate row(s) after generation 1 to"), std::string::npos)
+          << rec.out;
+      EXPECT_EQ(read_file(lost.string() + "/arena.csv.damaged"),
+                CsvTable::format(lost_gates[1]) + "\n");
+    }
+    expect_consistent(lost);
+  }
+
   // config.yaml edited to another steps_per_generation: every generation read from a step would be
   // wrong.
   std::string config = read_file(dir / "config.yaml");

@@ -84,6 +84,24 @@ TEST(Report, ARunResumedOnceIsDrawnLeftToRight) {
   EXPECT_NE(html.find(">generation</text>"), std::string::npos);
 }
 
+// --recover's last resort for gates whose networks are all lost: their rows move beside the table,
+// kept whole, and the table goes on from the generation before them.
+TEST(RunFolderTables, GatesSetAsideAreKeptBesideTheTable) {
+  const auto dir = make_resumed_run();
+  const std::string arena = test_util::read_file(RunPaths{dir}.arena());
+  RunFolder folder(dir);
+  folder.open_tables(false, "");
+  EXPECT_EQ(folder.set_aside_gates_after(10), "");
+  const std::string line = folder.set_aside_gates_after(7);
+  EXPECT_NE(line.find("moved the 3 gate row(s) after generation 7 to"), std::string::npos) << line;
+  ASSERT_EQ(folder.gates().size(), 7u);
+  EXPECT_EQ(folder.gates().back().generation, 7);
+  const std::string kept = test_util::read_file(RunPaths{dir}.arena().string() + ".damaged");
+  ASSERT_LT(kept.size(), arena.size());
+  EXPECT_EQ(test_util::read_file(RunPaths{dir}.arena()), arena.substr(0, arena.size() - kept.size()));
+  EXPECT_EQ(arena.substr(arena.size() - kept.size()), kept);
+}
+
 // Losses at the ends of the double range (a damaged table) once made every coordinate NaN; the
 // chart now spans them, and a point that is not finite is left out.
 TEST(Report, ExtremeLossesStillDrawAChart) {

@@ -97,7 +97,7 @@ class Resumer {
           return paths_.candidate(gen).string() + " is intact";
       return "";
     };
-    std::string why = beyond();
+    const std::string why = beyond();
     if (why.empty()) return;
     const std::string what = paths_.trainer_weights().string() + " holds step " +
                              std::to_string(trainer_.steps()) + " (generation " +
@@ -105,11 +105,10 @@ class Resumer {
                              why;
     if (!recover_) throw RunFolderError(recover_hint(what));
     recover_trainer(what);
-    why = beyond();
-    if (!why.empty())
-      throw RunFolderError(what + "; and after recovering from the newest intact network (step " +
-                           std::to_string(trainer_.steps()) + ") still " + why +
-                           ": restore the checkpoints of the gated generations");
+    // No intact network is left of the gated generations after the one recovered from: their
+    // gates are set aside (kept beside the table), so that no generation is gated twice.
+    const std::string moved = folder_.set_aside_gates_after(static_cast<int>(trainer_.steps() / spg_));
+    if (!moved.empty()) log_.warn("recovered: " + moved + "; no intact network of them is left");
   }
 
   void load_trainer() {

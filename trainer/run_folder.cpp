@@ -475,6 +475,22 @@ void RunFolder::read_gates() {
   }
 }
 
+std::string RunFolder::set_aside_gates_after(int generation) {
+  const std::size_t column = arena_->column("generation");
+  std::string kept;
+  for (const auto& row : arena_->rows())
+    if (std::atoll(row[column].c_str()) > generation) kept += util::CsvTable::format(row) + "\n";
+  if (kept.empty()) return "";
+  util::append_to_file(arena_->set_aside_path(), kept);  // first kept, then gone from the table
+  const int gone = arena_->retain([&](const util::CsvTable::Row& row) {
+    return std::atoll(row[column].c_str()) <= generation;
+  });
+  read_gates();
+  return arena_->path() + ": moved the " + std::to_string(gone) +
+         " gate row(s) after generation " + std::to_string(generation) + " to " +
+         arena_->set_aside_path();
+}
+
 std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
                                                     int steps_per_generation) {
   std::vector<std::string> repairs;

@@ -218,6 +218,11 @@ class RunFolder {
   // arena.csv is never trimmed: it must gate no generation after `trainer_step` (the resume
   // checks; std::logic_error otherwise).
   std::vector<std::string> drop_rows_after(std::int64_t trainer_step, int steps_per_generation);
+  // --recover only, when no intact network of the gated generations after `generation` is left:
+  // moves their arena.csv rows to arena.csv.damaged (kept, never deleted), so that the run goes on
+  // from `generation` without gating a generation twice. Returns the line for the log ("" when
+  // there were none).
+  std::string set_aside_gates_after(int generation);
 
   const std::vector<GateRow>& gates() const { return gates_; }
   // The last promoted gate, or nothing (the best network is then gen-0000).
