@@ -162,6 +162,21 @@ void write_game_file(const std::string& path, const std::vector<GameRecord>& rec
   }
 }
 
+std::optional<std::uint32_t> game_file_record_count(const std::string& path) {
+  try {
+    util::RegularFileReader file(path, kMaxGameFileBytes);
+    char header[16];
+    if (file.read(header, sizeof header) != sizeof header ||
+        std::memcmp(header, kMagic, 8) != 0)
+      return std::nullopt;
+    std::uint32_t count;
+    std::memcpy(&count, header + 12, 4);
+    return count;
+  } catch (const util::FileError&) {
+    return std::nullopt;
+  }
+}
+
 ReadResult read_game_file(const std::string& path) {
   ReadResult result;
   std::string data;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -74,6 +75,11 @@ void write_game_file(const std::string& path, const std::vector<GameRecord>& rec
 // files of at most kMaxGameFileBytes are read (a directory, a device or a FIFO is a problem, not a
 // hang). Records are not replayed here: use replay() before trusting one.
 ReadResult read_game_file(const std::string& path);
+
+// The number of records a game file's header announces, read from its first 16 bytes alone (for a
+// check of a chunk's index row without reading the chunk); nothing for a file that is not a game
+// file or cannot be read.
+std::optional<std::uint32_t> game_file_record_count(const std::string& path);
 
 // A record that does not hold up against the rules; the message says which move and why.
 class RecordError : public std::runtime_error {

@@ -132,6 +132,12 @@ std::string FolderReplayStore::index_disagreement() const {
       return where + " counts " + std::to_string(*games) + " games and " +
              std::to_string(*positions) + " positions in " + name + ", more than its " +
              std::to_string(on_disk->second) + " bytes can hold";
+    // A row may count fewer games than the chunk's header (damaged records are not counted), never
+    // more.
+    const auto announced = game_file_record_count((fs::path(folder_) / name).string());
+    if (announced && *games > static_cast<std::int64_t>(*announced))
+      return where + " counts " + std::to_string(*games) + " games in " + name +
+             ", whose header holds " + std::to_string(*announced);
   }
   return "";
 }

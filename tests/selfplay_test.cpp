@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -312,6 +313,29 @@ TEST(FolderReplayStore, NumbersStayReadableAndCountOnce) {
   ASSERT_EQ(reader.problems().size(), 1u);
   EXPECT_NE(reader.problems()[0].find("chunk-5.bin: the same chunk number as"), std::string::npos)
       << reader.problems()[0];
+}
+
+// An index row may not count more games than its chunk's header announces (before: any count the
+// chunk's bytes could hold was trusted, skewing the window and the run's totals).
+TEST(FolderReplayStore, AnIndexRowCountsNoMoreGamesThanItsChunkHolds) {
+  namespace fs = std::filesystem;
+  const std::string folder = temp_folder("store_inflated_index");
+  {
+    FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
+    owner.append({empty_mg_record()});
+  }
+  const fs::path index = fs::path(folder) / "index.csv";
+  std::ifstream in(index);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t row = text.find("\n0,1,0,");
+  ASSERT_NE(row, std::string::npos) << text;
+  text.replace(row, 7, "\n0,2,0,");
+  std::ofstream(index, std::ios::trunc) << text;
+  FolderReplayStore again(folder, FolderReplayStore::Mode::kOwner);
+  EXPECT_NE(again.index_repair().find("counts 2 games in chunk-00000000.bin, whose header holds 1"),
+            std::string::npos)
+      << again.index_repair();
+  EXPECT_EQ(again.sizes().begin()->second.games, 1);
 }
 
 // Self-play can be started again after a stop, and then plays and stores games as before.
