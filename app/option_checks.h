@@ -37,33 +37,22 @@ inline std::string quoted(const std::string& text) {
 
 }  // namespace option_checks_detail
 
-// A finite number in [lo, hi].
-inline CLI::Validator number_in(double lo, double hi) {
+// A finite number in [lo, hi], or also 0 (none) with `or_zero`.
+inline CLI::Validator number_in(double lo, double hi, bool or_zero = false) {
   namespace d = option_checks_detail;
-  const std::string range = d::short_number(lo) + ".." + d::short_number(hi);
+  const std::string range = std::string(or_zero ? "0 or " : "") + "a number in " +
+                            d::short_number(lo) + ".." + d::short_number(hi);
   return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
+      [lo, hi, or_zero, range](std::string& text) -> std::string {
         const double v = d::parse_number(text);
-        if (std::isnan(v) || v < lo || v > hi)
-          return d::quoted(text) + " is not a number in " + range;
+        if (or_zero && v == 0) return "";
+        if (std::isnan(v) || v < lo || v > hi) return d::quoted(text) + " is not " + range;
         return "";
       },
-      "NUMBER in " + range);
+      (or_zero ? "0 or NUMBER in " : "NUMBER in ") + d::short_number(lo) + ".." +
+          d::short_number(hi));
 }
-
-// 0 (none) or a finite number in [lo, hi].
-inline CLI::Validator zero_or_number_in(double lo, double hi) {
-  namespace d = option_checks_detail;
-  const std::string range = d::short_number(lo) + ".." + d::short_number(hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
-        const double v = d::parse_number(text);
-        if (v != 0 && (std::isnan(v) || v < lo || v > hi))
-          return d::quoted(text) + " is not 0 or a number in " + range;
-        return "";
-      },
-      "0 or NUMBER in " + range);
-}
+inline CLI::Validator zero_or_number_in(double lo, double hi) { return number_in(lo, hi, true); }
 
 // A finite number of at least 0 (at_least_zero) or above 0.
 inline CLI::Validator finite_number(bool at_least_zero) {

@@ -84,6 +84,21 @@ TEST(Report, ARunResumedOnceIsDrawnLeftToRight) {
   EXPECT_NE(html.find(">generation</text>"), std::string::npos);
 }
 
+// A run folder's name is shown as text: a name that is HTML never becomes markup (before: a run
+// unpacked from someone's archive as "<img src=x onerror=...>" ran its script in the report).
+TEST(Report, TheRunsNameIsTextNotMarkup) {
+  const auto source = make_resumed_run();
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "<img src=x onerror=alert(1)>";
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(source, dir, std::filesystem::copy_options::recursive);
+  const std::string out = (source.parent_path() / "report_markup.html").string();
+  write_report(dir.string(), out);
+  const std::string html = test_util::read_file(out);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_NE(html.find("<h1>Run &lt;img src=x onerror=alert(1)&gt;</h1>"), std::string::npos);
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+}
+
 // --recover's last resort for gates whose networks are all lost: their rows move beside the table,
 // kept whole, and the table goes on from the generation before them.
 TEST(RunFolderTables, GatesSetAsideAreKeptBesideTheTable) {

@@ -160,6 +160,21 @@ TEST_F(WebApiTest, ServesThePageFromTheBinary) {
   EXPECT_EQ(res->status, 200);
   EXPECT_NE(res->get_header_value("Content-Type").find("javascript"), std::string::npos);
   EXPECT_GT(res->body.size(), 1000u);
+  // No other site frames the page; no answer sends the address (?token=) elsewhere; the JSON
+  // answers, which echo text from files and requests, are never taken for a page.
+  res = client().Get("/");
+  EXPECT_NE(res->get_header_value("Content-Security-Policy").find("frame-ancestors 'none'"),
+            std::string::npos);
+  EXPECT_EQ(res->get_header_value("X-Frame-Options"), "DENY");
+  EXPECT_EQ(res->get_header_value("Referrer-Policy"), "no-referrer");
+  for (const char* path : {"/api/info", "/api/no-such-call?<script>"}) {
+    res = client().Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->get_header_value("X-Content-Type-Options"), "nosniff") << path;
+    EXPECT_EQ(res->get_header_value("Content-Security-Policy"),
+              "default-src 'none'; frame-ancestors 'none'") << path;
+    EXPECT_EQ(res->get_header_value("Referrer-Policy"), "no-referrer") << path;
+  }
 }
 
 TEST_F(WebApiTest, InfoListsTheRunsAndLimits) {

@@ -29,6 +29,22 @@ std::string fmt(double v) {
   return buf;
 }
 
+// `text` as HTML text or attribute value: & < > " ' escaped.
+std::string html_text(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 // One line chart as inline SVG.
 std::string chart(const std::string& title, const std::string& x_label,
                   const std::vector<Series>& series) {
@@ -160,11 +176,15 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   }
   length.points = smooth(length.points, 300);
 
+  // The folder's name is anybody's text (a run unpacked from someone's archive): escaped, and the
+  // page runs no script at all.
+  const std::string name = html_text(dir.filename().string());
   std::ostringstream html;
-  html << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>oppidum run "
-       << dir.filename().string() << "</title><style>body{font-family:sans-serif;max-width:700px;"
+  html << "<!DOCTYPE html><html><head><meta charset='utf-8'><meta http-equiv='Content-Security-"
+       << "Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>oppidum run "
+       << name << "</title><style>body{font-family:sans-serif;max-width:700px;"
        << "margin:2em auto}figure{margin:1em 0}</style></head><body><h1>Run "
-       << dir.filename().string() << "</h1><p>" << games << " self-play games, "
+       << name << "</h1><p>" << games << " self-play games, "
        << metrics.size() << " metric rows, " << gates.size() << " gates"
        << (bad_rows ? ", " + std::to_string(bad_rows) + " damaged rows skipped" : "")
        << (problems ? ", " + std::to_string(problems) + " damaged game records skipped" : "")

@@ -100,7 +100,8 @@ void write_error(int fd, int status, const std::string& message) {
   const std::string body = nlohmann::json{{"error", message}}.dump();
   const std::string answer =
       "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
-      "\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n" +
+      "\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
+      "X-Content-Type-Options: nosniff\r\n" +
       (status == 503 ? "Retry-After: 1\r\n" : "") + "Connection: close\r\nContent-Length: " +
       std::to_string(body.size()) + "\r\n\r\n" + body;
   (void)::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -65,6 +65,10 @@ void send_json(httplib::Response& res, int status, const json& body) {
   // Strings from files or requests may hold invalid UTF-8; it is replaced, never a failed dump.
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
   res.set_header("Cache-Control", "no-store");
+  // An answer echoes text from files and requests: no browser may take it for a page.
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
+  res.set_header("Referrer-Policy", "no-referrer");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
@@ -396,9 +400,14 @@ struct WebServer::Impl {
       auto handler = [asset](const httplib::Request&, httplib::Response& res) {
         res.set_content(asset.data, asset.size, asset.content_type);
         res.set_header("Cache-Control", "no-cache");
+        // No other site may frame the page (clicks played through it), and no link ever takes
+        // the address (which may hold ?token=) to another site.
         res.set_header("Content-Security-Policy",
-                       "default-src 'self'; img-src 'self' data:; style-src 'self'");
+                       "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                       "frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+        res.set_header("X-Frame-Options", "DENY");
         res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_header("Referrer-Policy", "no-referrer");
       };
       http.Get(path, handler);
       if (path == "/index.html") http.Get("/", handler);

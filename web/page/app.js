@@ -94,7 +94,12 @@ function route() {
   if (pollTimer) { clearInterval(pollTimer); pollTimer = null; }
   const hash = location.hash.replace(/^#\/?/, "");
   const [path, query] = hash.split("?");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  let parts;
+  try {
+    parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch (e) {  // a malformed %-escape in a typed or pasted address
+    parts = ["not-found"];
+  }
   const params = new URLSearchParams(query || "");
   const page = parts[0] || "runs";
   setPage(["game", "arena", "arena-game"].includes(page) ? "games" : page);
@@ -368,7 +373,7 @@ async function showArena(name, params) {
 async function showArenaGame(name, index) {
   const me = view;
   main().replaceChildren(h("p", { text: "Loading…" }));
-  const g = await guard(() => api(`/api/arena/${encodeURIComponent(name)}/games/${index}`));
+  const g = await guard(() => api(`/api/arena/${encodeURIComponent(name)}/games/${encodeURIComponent(index)}`));
   if (!g || me !== view) return;
   const sides = gameOf(g.game).sides;
   gameViewer(g, [h("h1", {}, `Game ${g.index} of `, h("a", { href: `#/arena/${encodeURIComponent(name)}`, text: name })),
@@ -379,7 +384,7 @@ async function showArenaGame(name, index) {
 async function showGame(run, chunk, index) {
   const me = view;
   main().replaceChildren(h("p", { text: "Loading…" }));
-  const g = await guard(() => api(`/api/runs/${encodeURIComponent(run)}/games/${chunk}/${index}`));
+  const g = await guard(() => api(`/api/runs/${encodeURIComponent(run)}/games/${encodeURIComponent(chunk)}/${encodeURIComponent(index)}`));
   if (!g || me !== view) return;
   gameViewer(g, [h("h1", {}, `Game ${g.chunk}/${g.index} of `, h("a", { href: `#/games/${encodeURIComponent(run)}`, text: run })),
     h("p", { class: "muted", text: `${displayName(g.game)} · network step ${g.network_step} (generation ${g.generation})` +
@@ -861,6 +866,10 @@ async function showAnalyse() {
 // ---------- start ----------
 
 window.addEventListener("hashchange", route);
+// The first load's ?token= has set the cookie by now: the address drops it, so that it stays out of
+// the history and of links copied from the address bar.
+if (new URLSearchParams(location.search).has("token"))
+  history.replaceState(null, "", location.pathname + location.hash);
 (async () => {
   const [i, g] = await Promise.all([guard(() => api("/api/info")), guard(() => api("/api/games"))]);
   if (i) info = i;
