@@ -504,6 +504,30 @@ TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
   EXPECT_EQ(snapshot(), kept);
 }
 
+// arena.csv cut short (its last rows lost) is no reason to lose the gates metrics.csv still holds
+// (before: the resume took them for ungated generations and dropped them from metrics.csv too, so
+// --recover had nothing left to rebuild them from, and gated the last generation twice).
+TEST(FaultRun, GatesLostFromArenaCsvComeBackFromMetricsCsv) {
+  const fs::path dir = fresh_dir("arena_cut");
+  ASSERT_EQ(train(dir, "--set run.max_generations=4").status, 0);
+  const std::string arena = read_file(dir / "arena.csv");
+  std::size_t cut = 0;
+  for (int line = 0; line < 3; ++line) cut = arena.find('\n', cut) + 1;  // header, gens 1 and 2
+  oppidum::util::write_file_atomically((dir / "arena.csv").string(), arena.substr(0, cut + 20));
+  const std::string metrics = read_file(dir / "metrics.csv");
+  CommandResult r = train(dir, "--set run.max_generations=4");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("lacks the gates of generations 3..4 that"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(dir / "metrics.csv"), metrics) << "a refused resume dropped metrics rows";
+  r = train(dir, "--set run.max_generations=4 --recover");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("rebuilt 2 row(s) from metrics.csv"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("was not gated yet"), std::string::npos) << "a generation gated twice";
+  CsvTable::Row header;
+  EXPECT_EQ(table(dir / "arena.csv", header).size(), 4u);
+  expect_consistent(dir);
+}
+
 // state.yaml's values are checked as it is read (before: a cursor "abc" was handed to Redis in
 // the middle of a session, a negative count read as "not caught up" forever, and any text was
 // taken as the run id).

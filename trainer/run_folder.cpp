@@ -457,6 +457,30 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
                         std::to_string(table->dropped_on_open()) +
                         " cut-off or malformed row(s) in " + table->set_aside_path());
   read_gates();
+  // A gate is committed to metrics.csv first and then to arena.csv (append_gate), so metrics.csv
+  // may record one gate more than arena.csv, of the next generation: a kill between the two, and
+  // that gate is played again. More than that means arena.csv lost rows, which the resume would
+  // otherwise take for ungated generations and drop from metrics.csv too.
+  if (!lost) {
+    const int gated = gates_.empty() ? 0 : gates_.back().generation;
+    std::vector<GateRow> beyond;
+    for (const GateRow& g : gates_from_metrics(*metrics_, anchor))
+      if (g.generation > gated) beyond.push_back(g);
+    if (beyond.size() > 1 || (beyond.size() == 1 && beyond.front().generation != gated + 1)) {
+      const std::string what =
+          arena_->path() + " lacks the gates of generations " +
+          std::to_string(beyond.front().generation) + ".." +
+          std::to_string(beyond.back().generation) + " that " + metrics_->path() + " records";
+      if (!recover)
+        throw RunFolderError(what + "; restore arena.csv, or run the same command with --recover "
+                                    "to rebuild those rows from metrics.csv");
+      for (const GateRow& g : beyond) arena_->append(gate_arena_row(g));
+      repairs.push_back(what + "; rebuilt " + std::to_string(beyond.size()) +
+                        " row(s) from metrics.csv (which does not keep the wins, draws, losses "
+                        "and intervals)");
+      read_gates();
+    }
+  }
   return repairs;
 }
 
