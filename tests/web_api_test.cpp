@@ -470,6 +470,17 @@ TEST_F(WebApiTest, PlaysACappedMatch) {
                       400);
   EXPECT_NE(r["error"].get<std::string>().find("games"), std::string::npos) << r.dump();
   post("/api/match", {{"game", "mg"}, {"a", "human"}, {"b", "random"}}, 400);
+  // A match that counts no game before its time is up has no result (before: 50%, Elo 0 +-606,
+  // the prior alone).
+  const json none = post("/api/match",
+                         {{"game", "dvonn"}, {"a", "alphabeta:depth=3"}, {"b", "classic:depth=40"},
+                          {"games", 2}},
+                         200);
+  if (none["games"] == 0) {
+    EXPECT_TRUE(none["score"].is_null()) << none.dump();
+    EXPECT_TRUE(none["elo"].is_null()) << none.dump();
+    EXPECT_TRUE(none["elo_low"].is_null()) << none.dump();
+  }
   // A match longer than the time limit (5 s here; these 20 games need minutes) answers at the
   // limit with the games counted so far.
   const json late = post("/api/match",
@@ -518,6 +529,12 @@ TEST_F(WebApiTest, RefusesBadListingParameters) {
   expect_error(get("/api/runs/tiny/games?per_page=100000", 400), "per_page");
   expect_error(get("/api/runs/tiny/games?result=win", 400), "result must be 1-0, 0-1 or draw");
   expect_error(get("/api/runs/tiny/games?generation=x", 400), "generation");
+  // Digits only, each key once (before: "+1", " 1" and "1\0..." read as page 1, and a second page
+  // was ignored).
+  expect_error(get("/api/runs/tiny/games?page=%2B1", 400), "page must be a whole number");
+  expect_error(get("/api/runs/tiny/games?page=%201", 400), "page must be a whole number");
+  expect_error(get("/api/runs/tiny/games?page=1%00", 400), "page must be a whole number");
+  expect_error(get("/api/runs/tiny/games?page=1&page=2", 400), "page is given 2 times");
 }
 
 TEST_F(WebApiTest, ReplaysOneGame) {
@@ -770,6 +787,14 @@ TEST_F(WebApiTest, AnalysesAndEvaluates) {
 }
 
 TEST_F(WebApiTest, RequestsForOtherHostsAreRefused) {
+  // A Host with a control character (a NUL before ".evil.com") is no host at all.
+  {
+    const std::string answer = test_util::raw_request(
+        port_, std::string("GET /api/info HTTP/1.1\r\nHost: 127.0.0.1") + '\x01' +
+                   ".evil.com\r\n\r\n");
+    EXPECT_EQ(test_util::status_of(answer), 400) << answer;
+    EXPECT_NE(answer.find("control character"), std::string::npos) << answer;
+  }
   // DNS rebinding: a name that only starts like a loopback address is another host.
   for (const char* host : {"evil.example:80", "127.evil.example.com", "127.0.0.1.evil.example.com",
                            "127.0.0.1.evil.example.com:80", "localhost.evil.example.com",

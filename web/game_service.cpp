@@ -280,7 +280,11 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
     evaluator = std::make_shared<model::DirectEvaluator>(
         game, model::make_backend(checkpoint, model::BackendOptions{}));
   } catch (const std::exception& e) {
-    throw BadRequest("checkpoint " + quote_input(name) + ": " + e.what());
+    // Said by the name asked for: the server's own paths are nobody's business.
+    std::string why = e.what();
+    for (std::size_t at; (at = why.find(path.string())) != std::string::npos;)
+      why.replace(at, path.string().size(), quote_input(name));
+    throw BadRequest("checkpoint " + quote_input(name) + ": " + why);
   }
   constexpr std::size_t kMaxNets = 6;
   nets_.push_front({path, game.name(), mtime, evaluator});
@@ -506,9 +510,11 @@ json GameService::match(const json& request, const StopCheck& stop) {
   done = true;
   watcher.join();
   if (cancel.load()) cancelled();
-  const auto end = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  const bool interval = std::isfinite(status.elo.elo_low) && std::isfinite(status.elo.elo_high) &&
-                        status.elo.elo_low < status.elo.elo_high;
+  // No game counted, no result: the estimate would be the prior's alone (50%, +-606).
+  const bool counted = status.games_counted > 0;
+  const auto end = [&](double v) { return counted && std::isfinite(v) ? json(v) : json(nullptr); };
+  const bool interval = counted && std::isfinite(status.elo.elo_low) &&
+                        std::isfinite(status.elo.elo_high) && status.elo.elo_low < status.elo.elo_high;
   return {{"game", game.name()},
           {"a", a->spec()},
           {"b", b->spec()},
@@ -517,7 +523,7 @@ json GameService::match(const json& request, const StopCheck& stop) {
           {"wins", status.wins},
           {"draws", status.draws},
           {"losses", status.losses},
-          {"score", status.elo.score},
+          {"score", counted ? json(status.elo.score) : json(nullptr)},
           {"elo", end(status.elo.elo)},
           {"elo_low", interval ? json(status.elo.elo_low) : json(nullptr)},
           {"elo_high", interval ? json(status.elo.elo_high) : json(nullptr)},

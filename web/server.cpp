@@ -77,7 +77,14 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
 
 int int_param(const httplib::Request& req, const char* key, int fallback, int min, int max) {
   if (!req.has_param(key)) return fallback;
+  if (req.get_param_value_count(key) > 1)
+    throw BadRequest(std::string(key) + " is given " + std::to_string(req.get_param_value_count(key)) +
+                     " times; give it once");
   const std::string text = req.get_param_value(key);
+  // strtol would skip spaces and a '+', and stop at a NUL: digits (and a '-') only.
+  if (text.find_first_not_of("-0123456789") != std::string::npos)
+    throw BadRequest(std::string(key) + " must be a whole number in " + std::to_string(min) +
+                     ".." + std::to_string(max) + ", got \"" + quote_input(text) + "\"");
   char* end = nullptr;
   errno = 0;
   const long v = std::strtol(text.c_str(), &end, 10);
@@ -290,6 +297,9 @@ struct WebServer::Impl {
     const_cast<httplib::Request&>(req).ranges.clear();
     if (check_framing(req, res) == httplib::Server::HandlerResponse::Handled)
       return httplib::Server::HandlerResponse::Handled;
+    for (const char c : req.get_header_value("Host"))
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        return refuse(res, 400, "the Host holds a control character");
     if (options.token.empty()) {
       const std::string header = req.get_header_value("Host");
       const std::string host = host_of(header);
@@ -445,8 +455,14 @@ struct WebServer::Impl {
       guarded(res, [&] {
         std::vector<SourceResults> sources = baseline_results();
         for (const auto& r : runs) sources.push_back(r->results());
-        for (const auto& a : arena)
-          for (SourceResults& s : a->results()) sources.push_back(std::move(s));
+        // A record file that cannot be read now (moved away, grown past its limit) leaves the
+        // others' ladders as they are; /api/info says what is wrong with it.
+        for (const auto& a : arena) {
+          try {
+            for (SourceResults& s : a->results()) sources.push_back(std::move(s));
+          } catch (const std::exception&) {
+          }
+        }
         return rating_ladders(sources);
       });
     });
@@ -529,6 +545,7 @@ WebServer::WebServer(ServerOptions options)
   ServerOptions& o = impl_->options;
   if (o.port < 0 || o.port > 65535)
     throw std::runtime_error("--port must be 0..65535, got " + std::to_string(o.port));
+  if (o.host.empty()) throw std::invalid_argument("--host is empty; give an address or a name");
   if (!o.token.empty() && (o.token.size() < kMinTokenLength || !token_characters_only(o.token)))
     throw std::invalid_argument(
         "--token must be at least " + std::to_string(kMinTokenLength) + " characters of " +
@@ -556,9 +573,11 @@ int WebServer::bind() {
   Impl& i = *impl_;
   // httplib's default also sets SO_REUSEPORT, which lets a second server share a busy port (and
   // take half of its connections); SO_REUSEADDR alone still allows a quick restart.
-  i.http.set_socket_options([](socket_t sock) {
+  socket_t listening = INVALID_SOCKET;
+  i.http.set_socket_options([&listening](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listening = sock;
   });
   if (i.options.port == 0) {
     i.port = i.http.bind_to_any_port(i.options.host);
@@ -570,6 +589,9 @@ int WebServer::bind() {
                              std::to_string(i.options.port) +
                              ": the port is in use (another `oppidum serve`?) or the address is "
                              "not one of this machine; choose another --port (0: any free port)");
+  // Debian's httplib listens with a backlog of 5: a burst of connections (a browser opens six)
+  // waited a second for the kernel to retry. Listening again raises it.
+  if (listening != INVALID_SOCKET) ::listen(listening, SOMAXCONN);
   return i.port;
 }
 
