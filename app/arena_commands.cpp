@@ -258,6 +258,9 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
   player_options.net_factory = net_factory;
   auto opponent = arena::make_player(game, o.opponent, player_options);
   if (opponent->interactive()) throw std::runtime_error("play: the opponent must be a program");
+  // A record file that cannot take the game is refused before it is played, not after.
+  std::unique_ptr<arena::RecordWriter> record;
+  if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   arena::HumanPlayer human(std::cin, std::cout);
   const int human_side = o.color == "first" ? 0 : 1;
   std::array<arena::Player*, 2> players = {&human, opponent.get()};
@@ -289,11 +292,10 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
     std::cout << " Score " << played.final_state->score(human_side) << " to "
               << played.final_state->score(1 - human_side) << '.';
   std::cout << '\n';
-  if (!o.record.empty()) {
+  if (record) {
     std::array<std::string, 2> specs = {"human", opponent->spec()};
     if (human_side == 1) std::swap(specs[0], specs[1]);
-    arena::RecordWriter(o.record)
-        .write(arena::format_game_line(game, specs, played.moves, played.result));
+    record->write(arena::format_game_line(game, specs, played.moves, played.result));
   }
 }
 

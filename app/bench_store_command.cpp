@@ -105,27 +105,40 @@ void run_bench_store(const BenchStoreOptions& o) {
     const int pushers = std::atoi(item.c_str());
     if (pushers < 1 || pushers > 256) throw std::invalid_argument("--pushers: 1 to 256 each");
     progress.update("[bench store] " + std::to_string(pushers) + " pusher(s)", true);
-    store::RunChannel(url, {}).client().command({"DEL", url.key("games")});
+    // Once: a server that has gone away is an error here, not a wait without end.
+    store::RunChannel(url, {}).client().command_once({"DEL", url.key("games")});
     std::atomic<bool> stop{false};
     std::atomic<std::int64_t> games{0}, plies{0};
     std::vector<std::thread> threads;
     const auto start = Clock::now();
+    // A pusher stops at --seconds also while it waits for a server that went away (the stop flag
+    // reaches its retries); what went wrong in a thread is reported after the join.
+    std::mutex failure_mutex;
+    std::string failure;
     for (int t = 0; t < pushers; ++t)
       threads.emplace_back([&, t] {
-        store::RunChannel channel(url, {});
-        std::vector<selfplay::GameRecord> batch;
-        for (std::size_t i = static_cast<std::size_t>(t); !stop.load(); i += 7) {
-          batch.push_back(records[i % records.size()]);
-          if (static_cast<int>(batch.size()) < o.batch) continue;
-          channel.push_games("bench-" + std::to_string(t), "bench", batch, 1000000);
-          games += static_cast<std::int64_t>(batch.size());
-          for (const auto& r : batch) plies += static_cast<std::int64_t>(r.moves.size());
-          batch.clear();
+        try {
+          store::RunChannel channel(url, {}, &stop);
+          std::vector<selfplay::GameRecord> batch;
+          for (std::size_t i = static_cast<std::size_t>(t); !stop.load(); i += 7) {
+            batch.push_back(records[i % records.size()]);
+            if (static_cast<int>(batch.size()) < o.batch) continue;
+            channel.push_games("bench-" + std::to_string(t), "bench", batch, 1000000);
+            games += static_cast<std::int64_t>(batch.size());
+            for (const auto& r : batch) plies += static_cast<std::int64_t>(r.moves.size());
+            batch.clear();
+          }
+        } catch (const store::RedisStopped&) {
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          if (failure.empty()) failure = e.what();
+          stop = true;
         }
       });
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
     stop = true;
     for (auto& th : threads) th.join();
+    if (!failure.empty()) throw std::runtime_error("bench store: " + failure);
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
     progress.clear();
     std::printf("%3d pusher(s): %9.0f games/s %11.0f positions/s %8.1f MB/s\n", pushers,

@@ -19,14 +19,26 @@ FoldedConv fold_conv(const Checkpoint& c, const std::string& conv, const std::st
   const std::size_t per_out = static_cast<std::size_t>(f.in) * f.kernel * f.kernel;
   f.weight.resize(w.data.size());
   f.bias.resize(static_cast<std::size_t>(f.out));
+  // The stored values are finite (the loader checks), but a negative variance or a huge scale
+  // would fold into NaN or infinity: such a network computes nothing, and is refused by name.
+  const auto refuse = [&](const std::string& what) {
+    throw CheckpointError("checkpoint: " + bn + " cannot be folded into " + conv + ": " + what);
+  };
   for (int o = 0; o < f.out; ++o) {
+    if (!(var[o] >= 0.0f))
+      refuse("running_var[" + std::to_string(o) + "] is " + std::to_string(var[o]) +
+             ", and a variance is never below 0");
     const double scale = static_cast<double>(gamma[o]) /
                          std::sqrt(static_cast<double>(var[o]) + kBatchNormEpsilon);
     for (std::size_t k = 0; k < per_out; ++k) {
       const std::size_t at = o * per_out + k;
       f.weight[at] = static_cast<float>(w.data[at] * scale);
+      if (!std::isfinite(f.weight[at]))
+        refuse("output channel " + std::to_string(o) + " gets a weight beyond float's range");
     }
     f.bias[o] = static_cast<float>(beta[o] - mean[o] * scale);
+    if (!std::isfinite(f.bias[o]))
+      refuse("output channel " + std::to_string(o) + " gets a bias beyond float's range");
   }
   return f;
 }

@@ -302,6 +302,16 @@ std::filesystem::path test_dir() {
 }
 
 // `--position ''` (an unset shell variable) once meant the initial position.
+// A record file that cannot take the game is refused before the game (before: after it, the
+// game lost).
+TEST(Cli, PlayRefusesABadRecordFileBeforeTheGame) {
+  const CommandResult r = run("play --game ttt --opponent random --seed 1 --record /nonexistent/x.txt",
+                              "a1\n");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("/nonexistent/x.txt"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("You play"), std::string::npos) << r.out;
+}
+
 TEST(Cli, AnEmptyPositionIsRefused) {
   for (const char* command : {"perft --game mg --depth 1", "moves --game dvonn", "encode --game mg",
                               "apply --game mg --moves a1-a3"}) {

@@ -210,6 +210,36 @@ TEST(Checkpoint, ATrainingStepBelowZeroIsRefused) {
   EXPECT_NE(error.find("training step -20 is not 0..2^53"), std::string::npos) << error;
 }
 
+// Finite stored values can still fold into NaN or infinity (a negative running variance, a scale
+// beyond float's range): every backend and the ONNX export fold first, and refuse such a network
+// by its layer (before: it loaded, played the same move everywhere and exported with 1,400 NaNs).
+TEST(Checkpoint, ANetworkThatFoldsIntoNonFiniteWeightsIsRefused) {
+  const Game& mg = game_by_name("mg");
+  for (const std::string damage : {"negative variance", "huge scale"}) {
+    Checkpoint c = random_checkpoint(mg, small_config(), 3);
+    for (NamedTensor& t : c.tensors) {
+      if (damage == "negative variance" && t.name == "stem.bn.running_var")
+        for (float& v : t.data) v = -1.0f;
+      if (damage == "huge scale" && t.name == "stem.bn.weight")
+        for (float& v : t.data) v = 3e38f;
+      if (damage == "huge scale" && t.name == "stem.bn.running_var")
+        for (float& v : t.data) v = 0.0f;
+    }
+    for (const BackendKind kind : {BackendKind::kEigen, BackendKind::kTorch}) {
+      BackendOptions o;
+      o.kind = kind;
+      try {
+        make_backend(c, o);
+        ADD_FAILURE() << damage << ": made a backend";
+      } catch (const CheckpointError& e) {
+        EXPECT_NE(std::string(e.what()).find("stem.bn cannot be folded into stem.conv"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+}
+
 class DamagedCheckpoint : public ::testing::Test {
  protected:
   void SetUp() override {
