@@ -11,9 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,6 +23,7 @@
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
 #include "trainer/run_folder.h"
+#include "util/file_io.h"
 #include "util/progress.h"
 #include "web/server.h"
 
@@ -69,9 +70,10 @@ selfplay::GameRecord random_game(const Game& game, std::uint64_t seed, std::int6
 void synthesise(const BenchWebOptions& o, const fs::path& dir) {
   const Game& game = game_by_name(o.game);
   const int steps = o.games / 10;  // about ten games per optimiser step, as in mg-small
-  std::ofstream(dir / "config.yaml") << "run:\n  game: " << o.game
-                                     << "\ntraining:\n  steps_per_generation: " << o.steps_per_gate
-                                     << "\n";
+  fs::create_directories(dir);
+  util::write_file_atomically((dir / "config.yaml").string(),
+                              "run:\n  game: " + o.game + "\ntraining:\n  steps_per_generation: " +
+                                  std::to_string(o.steps_per_gate) + "\n");
   {  // the tables through the run folder's own writer (trainer/run_folder.h)
     trainer::RunFolder folder(dir);
     folder.open_tables(false, "");
@@ -148,8 +150,14 @@ void run_bench(const BenchWebOptions& o) {
   const bool synthesised = o.run.empty();
   if (synthesised) {
     dir = o.dir.empty() ? fs::temp_directory_path() / ("oppidum-bench-web-" + o.game) : fs::path(o.dir);
+    std::error_code ec;
     if (fs::exists(dir / "config.yaml") && fs::exists(dir / "games")) {
       std::printf("reusing %s\n", dir.string().c_str());
+    } else if (fs::exists(dir) && !fs::is_empty(dir, ec)) {
+      // Never write a run into somebody's folder (its config.yaml was overwritten).
+      throw std::invalid_argument("bench web: --dir " + dir.string() +
+                                  " holds files but no run this benchmark made; give a new or "
+                                  "empty folder");
     } else {
       synthesise(o, dir);
     }

@@ -312,6 +312,23 @@ TEST(Cli, PlayRefusesABadRecordFileBeforeTheGame) {
   EXPECT_EQ(r.out.find("You play"), std::string::npos) << r.out;
 }
 
+// bench web writes its run only into a new or empty folder, or its own run (before: it wrote over
+// the folder's own config.yaml).
+TEST(Cli, BenchWebNeverWritesIntoSomebodysFolder) {
+  const std::string dir = ::testing::TempDir() + "cli_bench_web_foreign";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.yaml") << "my: precious config\n";
+  const CommandResult r = run("bench web --games 10 --requests 1 --dir " + dir);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("holds files but no run this benchmark made"), std::string::npos) << r.out;
+  std::ifstream in(dir + "/config.yaml");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "my: precious config");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.csv"));
+}
+
 TEST(Cli, AnEmptyPositionIsRefused) {
   for (const char* command : {"perft --game mg --depth 1", "moves --game dvonn", "encode --game mg",
                               "apply --game mg --moves a1-a3"}) {
