@@ -153,6 +153,10 @@ void run_bench(const BenchWebOptions& o) {
     std::error_code ec;
     if (fs::exists(dir / "config.yaml") && fs::exists(dir / "games")) {
       std::printf("reusing %s\n", dir.string().c_str());
+    } else if (o.dir.empty() && fs::exists(dir)) {
+      // The benchmark's own temporary folder, left incomplete (an interrupted or older run).
+      fs::remove_all(dir);
+      synthesise(o, dir);
     } else if (fs::exists(dir) && !fs::is_empty(dir, ec)) {
       // Never write a run into somebody's folder (its config.yaml was overwritten).
       throw std::invalid_argument("bench web: --dir " + dir.string() +
