@@ -167,6 +167,16 @@ void run_bench_train(const BenchTrainOptions& o) {
   const Game& game = game_by_name(config.run.game);
   const model::NetConfig net = config.net;
   const int n = o.batch_size > 0 ? o.batch_size : config.training.batch_size;
+  // Every batch is made before the first step: their memory is checked first (each position holds
+  // its planes, policy and legal mask, and four numbers).
+  const double bytes = 4.0 * o.batches * n *
+                       (game.input_shape().size() + 2.0 * game.num_actions() + 4.0);
+  constexpr double kMaxBatchBytes = 4.0 * (1 << 30);
+  if (bytes > kMaxBatchBytes)
+    throw std::invalid_argument(
+        "bench train: --batches " + std::to_string(o.batches) + " of " + std::to_string(n) +
+        " positions (--batch-size) would hold " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+        " MiB of batches; at most 4096 MiB: give fewer or smaller batches");
   const std::vector<trainer::TrainingBatch> batches = make_batches(game, o.batches, n, 2024);
   std::printf("oppidum bench train: %s %s, batch %d, %s, lr %g, %d distinct batches; device %s; "
               "%d warm-up steps, then %d timed steps per precision\n",

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "arena/tune.h"
 #include "games/registry.h"
 #include "selfplay/game_record.h"
@@ -204,8 +205,8 @@ void register_tune_command(CLI::App& app) {
   cmd->add_option("--holdout-every", o->holdout_every,
                   "hold out every N-th game to score the fit (0: none)")
       ->check(CLI::Range(0, 1000000));
-  cmd->add_option("--k", o->k, "use this scale K instead of fitting it (> 0)")
-      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--k", o->k, "use this scale K instead of fitting it (0.0001..100)")
+      ->check(number_in(1e-4, 100.0));
   cmd->callback([o] { run_tune(*o); });
 }
 

@@ -384,7 +384,11 @@ TEST(Cli, NumbersOutOfRangeAreRefusedInAShortMessage) {
            {"games --file x --replay -1", "--replay: Value -1 not in range 0 to 2147483647"},
            {"gauntlet --game ttt --player uct --opponent random --clock 1e-300",
             "--clock: \"1e-300\" is not 0 or a number in 0.01..86400"},
-           {"export --checkpoint x --out \"\"", "export --out \"\": give a file's name"}}) {
+           {"export --checkpoint x --out \"\"", "export --out \"\": give a file's name"},
+           {"tune --game mg --games x --k 0", "--k: \"0\" is not a number in 0.0001..100"},
+           {"tune --game mg --games x --k nan", "--k: \"nan\" is not a number in 0.0001..100"},
+           {"bench train --batches 1000 --batch-size 65536",
+            "would hold 519000 MiB of batches; at most 4096 MiB"}}) {
     const CommandResult r = run(c.args);
     EXPECT_NE(r.status, 0) << c.args << ": " << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << ": " << r.out;

@@ -577,6 +577,11 @@ TEST_F(WebApiTest, ListsAndReplaysArenaRecordFiles) {
   expect_error(get("/api/arena/arena-games.txt/games/2", 404), "has no game 2");
   expect_error(get("/api/arena/other.txt/games", 404), "no arena record file");
   expect_error(get("/api/arena/arena-games.txt/games?result=win", 400), "result must be");
+  // Both listings take both spellings of a draw.
+  EXPECT_EQ(get("/api/arena/arena-games.txt/games?result=draw", 200)["total"],
+            get("/api/arena/arena-games.txt/games?result=1/2-1/2", 200)["total"]);
+  EXPECT_EQ(get("/api/runs/tiny/games?result=draw", 200)["total"],
+            get("/api/runs/tiny/games?result=1/2-1/2", 200)["total"]);
 }
 
 TEST_F(WebApiTest, UnknownRunsAndPathsAreRefused) {
@@ -988,6 +993,8 @@ TEST(WebServerTest, TokenIsRequiredOnEveryRequest) {
   EXPECT_EQ(c.Get("/")->status, 401);
   EXPECT_EQ(c.Get("/api/info", {{"Authorization", "Bearer wrong"}})->status, 401);
   EXPECT_EQ(c.Get("/api/info", {{"Authorization", "Bearer s3cret-token-0123"}})->status, 200);
+  // The scheme's name in any case (RFC 9110).
+  EXPECT_EQ(c.Get("/api/info", {{"Authorization", "bearer s3cret-token-0123"}})->status, 200);
   EXPECT_EQ(c.Get("/api/info?token=nope")->status, 401);
   res = c.Get("/?token=s3cret-token-0123");
   ASSERT_TRUE(res);

@@ -102,8 +102,10 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
                              const std::string& result) {
   if (page < 0) throw BadRequest("page must be 0 or more");
   if (per_page < 1 || per_page > 200) throw BadRequest("per_page must be 1..200");
-  if (!result.empty() && result != "1-0" && result != "0-1" && result != "1/2-1/2")
-    throw BadRequest("result must be 1-0, 0-1 or 1/2-1/2, got \"" + quote_input(result) + "\"");
+  // Both listings take both spellings of a draw.
+  const std::string wanted = result == "draw" ? "1/2-1/2" : result;
+  if (!wanted.empty() && wanted != "1-0" && wanted != "0-1" && wanted != "1/2-1/2")
+    throw BadRequest("result must be 1-0, 0-1 or 1/2-1/2 (draw), got \"" + quote_input(result) + "\"");
   std::lock_guard<std::mutex> lock(mutex_);
   refresh_locked();
   json games = json::array();
@@ -111,7 +113,7 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
   const std::int64_t first = static_cast<std::int64_t>(page) * per_page;
   for (std::size_t i = games_.size(); i-- > 0;) {
     const Record& g = games_[i];
-    if (!result.empty() && g.result != result) continue;
+    if (!wanted.empty() && g.result != wanted) continue;
     if (!player.empty() && g.first.find(player) == std::string::npos &&
         g.second.find(player) == std::string::npos)
       continue;

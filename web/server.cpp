@@ -104,8 +104,8 @@ GameFilter filter_of(const httplib::Request& req) {
     const std::string r = req.get_param_value("result");
     if (r == "1-0") f.result = 1;
     else if (r == "0-1") f.result = -1;
-    else if (r == "draw") f.result = 0;
-    else throw BadRequest("result must be 1-0, 0-1 or draw, got \"" + quote_input(r) + "\"");
+    else if (r == "draw" || r == "1/2-1/2") f.result = 0;
+    else throw BadRequest("result must be 1-0, 0-1 or draw (1/2-1/2), got \"" + quote_input(r) + "\"");
   }
   f.min_plies = int_param(req, "min_plies", 0, 0, 1 << 20);
   f.max_plies = int_param(req, "max_plies", 1 << 20, 0, 1 << 20);
@@ -311,7 +311,8 @@ struct WebServer::Impl {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     const std::string auth = req.get_header_value("Authorization");
-    const std::string bearer = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
+    // The scheme's name is case-insensitive (RFC 9110, 11.1).
+    const std::string bearer = lowercase(auth.substr(0, 7)) == "bearer " ? auth.substr(7) : "";
     if (same_secret(bearer, options.token) || same_secret(cookie_token(req), options.token))
       return httplib::Server::HandlerResponse::Unhandled;
     if (req.has_param("token") && same_secret(req.get_param_value("token"), options.token)) {
