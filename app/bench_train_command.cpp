@@ -45,12 +45,24 @@ struct BenchTrainOptions {
   int batch_size = 0;  // 0: the config's training.batch_size
 };
 
-// `count` batches of `n` seeded positions each.
+// The most memory the batches may take: they are all made before the first step.
+constexpr double kMaxBatchMiB = 4096;
+
+// `count` batches of `n` seeded positions each (--batches of --batch-size).
 std::vector<trainer::TrainingBatch> make_batches(const Game& game, int count, int n,
                                                  std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const int plane_size = game.input_shape().size();
   const int actions = game.num_actions();
+  // Each position holds its planes, policy and legal mask, and four numbers, as floats.
+  const double mib = 4.0 * count * n * (plane_size + 2.0 * actions + 4.0) / (1 << 20);
+  if (mib > kMaxBatchMiB)
+    throw std::invalid_argument("bench train: --batches " + std::to_string(count) + " of " +
+                                std::to_string(n) + " positions (--batch-size) would hold " +
+                                std::to_string(static_cast<long long>(mib)) +
+                                " MiB of batches; at most " +
+                                std::to_string(static_cast<long long>(kMaxBatchMiB)) +
+                                " MiB: give fewer or smaller batches");
   std::vector<trainer::TrainingBatch> batches(static_cast<std::size_t>(count));
   for (trainer::TrainingBatch& b : batches) {
     b.n = n;
@@ -167,16 +179,6 @@ void run_bench_train(const BenchTrainOptions& o) {
   const Game& game = game_by_name(config.run.game);
   const model::NetConfig net = config.net;
   const int n = o.batch_size > 0 ? o.batch_size : config.training.batch_size;
-  // Every batch is made before the first step: their memory is checked first (each position holds
-  // its planes, policy and legal mask, and four numbers).
-  const double bytes = 4.0 * o.batches * n *
-                       (game.input_shape().size() + 2.0 * game.num_actions() + 4.0);
-  constexpr double kMaxBatchBytes = 4.0 * (1 << 30);
-  if (bytes > kMaxBatchBytes)
-    throw std::invalid_argument(
-        "bench train: --batches " + std::to_string(o.batches) + " of " + std::to_string(n) +
-        " positions (--batch-size) would hold " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
-        " MiB of batches; at most 4096 MiB: give fewer or smaller batches");
   const std::vector<trainer::TrainingBatch> batches = make_batches(game, o.batches, n, 2024);
   std::printf("oppidum bench train: %s %s, batch %d, %s, lr %g, %d distinct batches; device %s; "
               "%d warm-up steps, then %d timed steps per precision\n",

@@ -162,16 +162,30 @@ void write_game_file(const std::string& path, const std::vector<GameRecord>& rec
   }
 }
 
+namespace {
+
+// A game file's 16-byte header (the magic, the format version, the record count): nothing when
+// `size` is short of it or the magic is not there.
+struct FileHeader {
+  std::uint32_t version, count;
+};
+std::optional<FileHeader> file_header(const char* bytes, std::size_t size) {
+  if (size < kGameFileHeaderBytes || std::memcmp(bytes, kMagic, 8) != 0) return std::nullopt;
+  FileHeader h;
+  std::memcpy(&h.version, bytes + 8, 4);
+  std::memcpy(&h.count, bytes + 12, 4);
+  return h;
+}
+
+}  // namespace
+
 std::optional<std::uint32_t> game_file_record_count(const std::string& path) {
   try {
     util::RegularFileReader file(path, kMaxGameFileBytes);
-    char header[16];
-    if (file.read(header, sizeof header) != sizeof header ||
-        std::memcmp(header, kMagic, 8) != 0)
-      return std::nullopt;
-    std::uint32_t count;
-    std::memcpy(&count, header + 12, 4);
-    return count;
+    char bytes[kGameFileHeaderBytes];
+    const auto header = file_header(bytes, file.read(bytes, sizeof bytes));
+    if (!header) return std::nullopt;
+    return header->count;
   } catch (const util::FileError&) {
     return std::nullopt;
   }
@@ -187,15 +201,14 @@ ReadResult read_game_file(const std::string& path) {
     result.refused = true;
     return result;
   }
-  if (data.size() < 16 || std::memcmp(data.data(), kMagic, 8) != 0) {
+  const auto header = file_header(data.data(), data.size());
+  if (!header) {
     result.problems.push_back(path + ": not an oppidum game file (it does not start with " +
                               std::string(kMagic, 8) + ")");
     result.refused = true;
     return result;
   }
-  std::uint32_t version, count;
-  std::memcpy(&version, data.data() + 8, 4);
-  std::memcpy(&count, data.data() + 12, 4);
+  const std::uint32_t version = header->version, count = header->count;
   if (version < 1 || version > kRecordFormatVersion) {
     result.problems.push_back(path + ": format version " + std::to_string(version) +
                               " is not supported (this build reads versions 1 to " +
@@ -203,7 +216,7 @@ ReadResult read_game_file(const std::string& path) {
     result.refused = true;
     return result;
   }
-  std::size_t at = 16;
+  std::size_t at = kGameFileHeaderBytes;
   std::uint32_t index = 0;
   for (; at < data.size(); ++index) {
     const std::string where = path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);

@@ -63,6 +63,8 @@ struct ReadResult {
 
 // The largest game file read (1 GiB; a chunk of 1,000 games is a few MiB).
 inline constexpr std::size_t kMaxGameFileBytes = std::size_t{1} << 30;
+// A game file starts with 16 bytes: the magic, the format version and the record count.
+inline constexpr std::size_t kGameFileHeaderBytes = 16;
 
 std::string encode_record(const GameRecord& record);  // in the current format version
 // Throws std::runtime_error when the payload is malformed or the version unknown.

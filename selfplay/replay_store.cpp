@@ -19,14 +19,19 @@ constexpr const char* kSuffix = ".bin";
 // Chunk numbers and counts have at most 15 digits (so that sums of a few never overflow): a
 // chunk named with a larger number is skipped, and the owner never writes one.
 constexpr std::size_t kMaxDigits = 15;
-constexpr std::uint64_t kMaxChunkNumber = 999'999'999'999'999;
+constexpr std::uint64_t kMaxChunkNumber = [] {  // kMaxDigits nines
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < kMaxDigits; ++i) n = n * 10 + 9;
+  return n;
+}();
 
 const util::CsvTable::Row kIndexHeader = {"chunk", "games", "positions", "bytes"};
 
 // The least a chunk can hold: a 16-byte file header; per record an 8-byte frame and a payload of
 // at least 30 bytes (format version 1, no moves); per move at least 9 bytes (action, root value,
 // flags, visit count). docs/FORMATS.md, "Game records".
-constexpr std::int64_t kFileHeaderBytes = 16, kMinRecordBytes = 38, kMinMoveBytes = 9;
+constexpr std::int64_t kFileHeaderBytes = kGameFileHeaderBytes, kMinRecordBytes = 38,
+                       kMinMoveBytes = 9;
 
 std::string chunk_name(std::uint64_t number) {
   char name[64];

@@ -53,7 +53,7 @@ class Resumer {
     Resumed r;
     r.best_step = load_best();
     const int trained = static_cast<int>(trainer_.steps() / spg_);
-    const int gated = folder_.gates().empty() ? 0 : folder_.gates().back().generation;
+    const int gated = folder_.last_gated();
     if (trainer_.steps() % spg_ == 0 && trained > gated) {
       if (!intact(paths_.candidate(trained).string(), game_)) {
         model::save_checkpoint(trainer_.checkpoint(candidate_metadata(paths_, trained)),
@@ -89,7 +89,7 @@ class Resumer {
   void check_trainer_is_newest() {
     const auto beyond = [&]() -> std::string {
       const int trained = static_cast<int>(trainer_.steps() / spg_);
-      const int gated = folder_.gates().empty() ? 0 : folder_.gates().back().generation;
+      const int gated = folder_.last_gated();
       if (gated > trained)
         return paths_.arena().string() + " has gated generation " + std::to_string(gated);
       for (int gen = newest_candidate(paths_); gen > trained; --gen)
@@ -184,7 +184,7 @@ class Resumer {
   std::int64_t keep_newer_best(const model::Checkpoint& best, int arena_generation,
                                std::int64_t arena_step) {
     const int gen = static_cast<int>(best.step / spg_);
-    const int last_row = folder_.gates().empty() ? 0 : folder_.gates().back().generation;
+    const int last_row = folder_.last_gated();
     const std::string what = paths_.best().string() + " holds step " + std::to_string(best.step) +
                              ", newer than generation " + std::to_string(arena_generation) +
                              " (step " + std::to_string(arena_step) +

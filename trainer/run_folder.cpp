@@ -462,7 +462,7 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
   // that gate is played again. More than that means arena.csv lost rows, which the resume would
   // otherwise take for ungated generations and drop from metrics.csv too.
   if (!lost) {
-    const int gated = gates_.empty() ? 0 : gates_.back().generation;
+    const int gated = last_gated();
     std::vector<GateRow> beyond;
     for (const GateRow& g : gates_from_metrics(*metrics_, anchor))
       if (g.generation > gated) beyond.push_back(g);
@@ -501,16 +501,12 @@ void RunFolder::read_gates() {
 
 std::string RunFolder::set_aside_gates_after(int generation) {
   const std::size_t column = arena_->column("generation");
-  std::string kept;
-  for (const auto& row : arena_->rows())
-    if (std::atoll(row[column].c_str()) > generation) kept += util::CsvTable::format(row) + "\n";
-  if (kept.empty()) return "";
-  util::append_to_file(arena_->set_aside_path(), kept);  // first kept, then gone from the table
-  const int gone = arena_->retain([&](const util::CsvTable::Row& row) {
-    return std::atoll(row[column].c_str()) <= generation;
+  const int moved = arena_->set_aside([&](const util::CsvTable::Row& row) {
+    return std::atoll(row[column].c_str()) > generation;
   });
+  if (moved == 0) return "";
   read_gates();
-  return arena_->path() + ": moved the " + std::to_string(gone) +
+  return arena_->path() + ": moved the " + std::to_string(moved) +
          " gate row(s) after generation " + std::to_string(generation) + " to " +
          arena_->set_aside_path();
 }
@@ -519,7 +515,7 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
                                                     int steps_per_generation) {
   std::vector<std::string> repairs;
   const int trained = static_cast<int>(trainer_step / steps_per_generation);
-  const int gated = gates_.empty() ? 0 : gates_.back().generation;
+  const int gated = last_gated();
   if (gated > trained)  // the resume refuses such a trainer state before it gets here
     throw std::logic_error("drop_rows_after: arena.csv has gated generation " +
                            std::to_string(gated) + " after the trainer's step " +

@@ -225,6 +225,8 @@ class RunFolder {
   std::string set_aside_gates_after(int generation);
 
   const std::vector<GateRow>& gates() const { return gates_; }
+  // The generation of the last gate in arena.csv (0 before any).
+  int last_gated() const { return gates_.empty() ? 0 : gates_.back().generation; }
   // The last promoted gate, or nothing (the best network is then gen-0000).
   std::optional<GateRow> last_promoted() const;
   double rating() const { return gates_.empty() ? 0.0 : gates_.back().rating; }

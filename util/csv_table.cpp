@@ -207,6 +207,15 @@ int CsvTable::retain(const std::function<bool(const Row&)>& keep) {
   return gone;
 }
 
+int CsvTable::set_aside(const std::function<bool(const Row&)>& drop) {
+  std::string moved;
+  for (const Row& row : rows_)
+    if (drop(row)) moved += format(row) + "\n";
+  if (moved.empty()) return 0;
+  append_to_file(set_aside_path(), moved);  // kept before it leaves the table
+  return retain([&](const Row& row) { return !drop(row); });
+}
+
 void CsvTable::append(const Row& row) {
   if (row.size() != header_.size())
     throw std::logic_error("CsvTable " + path_ + ": a row of " + std::to_string(row.size()) +

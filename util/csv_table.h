@@ -3,9 +3,9 @@
 // Opening it repairs what a kill or a full disk can leave behind: a last line without its newline
 // (cut off mid-write) and rows whose field count is not the header's are dropped and counted, and
 // the file is rewritten atomically without them. Nothing is lost: the dropped lines are first
-// appended to a file beside the table (set_aside_path(), `metrics.csv.damaged`). A missing or empty file gets the header. A path
-// that is not a regular file (a directory), or a file whose first line is not the expected header
-// (another layout), is refused with FileError naming it. Columns are only ever added at the end,
+// appended to a file beside the table (set_aside_path(), `metrics.csv.damaged`). A missing or
+// empty file gets the header. A path that is not a regular file (a directory), or a file whose
+// first line is not the expected header (another layout), is refused with FileError naming it. Columns are only ever added at the end,
 // so a file with an older header (a prefix of this one) is read with empty new fields and
 // rewritten. Every append is checked; a durable table also fsyncs each row before append()
 // returns, so a row that was appended survives a crash. A table is read whole, up to
@@ -47,6 +47,9 @@ class CsvTable {
   // Keeps the rows for which keep(row) is true, in order; rewrites the file (atomically) when any
   // goes. Returns how many went.
   int retain(const std::function<bool(const Row&)>& keep);
+  // Moves the rows for which drop(row) is true to set_aside_path() (appended there first), and
+  // keeps the others as retain does. Returns how many moved.
+  int set_aside(const std::function<bool(const Row&)>& drop);
   // Appends one row (as many fields as the header). Throws FileError when the write fails.
   void append(const Row& row);
 
