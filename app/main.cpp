@@ -9,6 +9,7 @@
 
 #include "app/commands.h"
 #include "app/error_text.h"
+#include "app/option_checks.h"
 #include "games/quote.h"
 #include "model/cpu_tuning.h"
 #include "model/inference_server.h"
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
       };
   oppidum::app::register_arena_commands(app, net_factory);
   oppidum::app::register_engine_command(app, net_factory);
+  oppidum::app::require_decimal_integers(app);
   // CLI11 quotes the arguments it refuses whole; a refused argument can be 100 KB long, so long
   // messages are cut like every other quote of user input (games/quote.h).
   app.failure_message([](const CLI::App*, const CLI::Error& e) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -94,6 +95,37 @@ inline CLI::Validator non_empty(const std::string& hint) {
   return CLI::Validator(
       [hint](std::string& text) -> std::string { return text.empty() ? "empty; " + hint : ""; },
       "");
+}
+
+// A whole number written in decimal: digits, a '-' before them where `may_be_negative`, no
+// leading 0. CLI11 reads integers with strtoll's base 0, so "010" would be 8, "0x50" 80 and " 5"
+// 5, and an unsigned option took "-1" as 2^64-1; this check refuses all of them.
+inline CLI::Validator decimal_whole_number(bool may_be_negative) {
+  namespace d = option_checks_detail;
+  return CLI::Validator(
+      [may_be_negative](std::string& text) -> std::string {
+        const std::size_t start = may_be_negative && !text.empty() && text[0] == '-' ? 1 : 0;
+        const std::string digits = text.substr(start);
+        const bool ok = !digits.empty() &&
+                        digits.find_first_not_of("0123456789") == std::string::npos &&
+                        (digits.size() == 1 || digits[0] != '0');
+        if (ok) return "";
+        return d::quoted(text) + " is not a whole number in decimal digits" +
+               (may_be_negative ? "" : " (no sign)") + " without a leading 0";
+      },
+      "");
+}
+
+// Puts decimal_whole_number on every integer option of `app` and its subcommands (the options
+// CLI11 names INT or UINT, alone or in a list), so no integer option is read in octal or hex.
+inline void require_decimal_integers(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    const std::string base = type.substr(0, type.find(':'));
+    if (base == "INT" || base == "UINT") option->check(decimal_whole_number(base == "INT"));
+  }
+  for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{}))
+    require_decimal_integers(*sub);
 }
 
 }  // namespace oppidum::app

@@ -7,12 +7,14 @@
 
 #include "app/commands.h"
 #include "app/error_text.h"
+#include "app/option_checks.h"
 
 int main(int argc, char** argv) {
   CLI::App app{std::string("oppidum-worker: ") + oppidum::app::kWorkerDescription,
                "oppidum-worker"};
   app.set_version_flag("--version", "oppidum-worker 0.1.0");
   oppidum::app::add_worker_options(app, std::make_shared<oppidum::worker::WorkerOptions>());
+  oppidum::app::require_decimal_integers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

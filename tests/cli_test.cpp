@@ -396,6 +396,31 @@ TEST(Cli, NumbersOutOfRangeAreRefusedInAShortMessage) {
   }
 }
 
+// Integer options are read in decimal only: CLI11 reads "010" as 8 and "0x50" as 80 (strtoll's
+// base 0), and an unsigned option took "-1" as 2^64-1.
+TEST(Cli, IntegerOptionsAreDecimal) {
+  for (const std::string value : {"010", "0x50", "+5", " 5", "5 ", "1e3", "0b11"}) {
+    for (const std::string option : {"serve --port", "bench rules --max-depth 1 --games"}) {
+      const CommandResult r = run(option + " '" + value + "'");
+      EXPECT_NE(r.status, 0) << option << " '" << value << "': " << r.out;
+      // Said by this check, or by the option's range check where that runs first.
+      const bool said = r.out.find("\"" + value + "\" is not a whole number in decimal digits") !=
+                            std::string::npos ||
+                        r.out.find("Value " + value + " not in range") != std::string::npos;
+      EXPECT_TRUE(said) << option << " '" << value << "': " << r.out;
+    }
+  }
+  const CommandResult eight = run("bench rules --max-depth 1 --games 8");
+  EXPECT_EQ(eight.status, 0) << eight.out;
+  EXPECT_NE(eight.out.find(" 8 random games"), std::string::npos) << eight.out;
+  const CommandResult zero = run("games --file x --replay 0");
+  EXPECT_EQ(zero.out.find("decimal"), std::string::npos) << zero.out;
+  // A sign is an integer option's own: the worker's --threads takes none below 1 anyway, but the
+  // text is refused by its range, not read as 2^64-1.
+  const CommandResult negative = run("games --file x --replay -1");
+  EXPECT_NE(negative.out.find("not in range 0 to"), std::string::npos) << negative.out;
+}
+
 // `games --file` on what is not a game file once listed "0 games, 1 problems" and exited 0.
 TEST(Cli, GamesFileThatIsNotAGameFileIsAnError) {
   const auto dir = test_dir();
