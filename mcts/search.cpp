@@ -100,6 +100,8 @@ void SearchConfig::validate() const {
               gumbel_c_visit);
   check_range(std::isfinite(gumbel_c_scale) && gumbel_c_scale >= 0, "gumbel_c_scale", "0 or more",
               gumbel_c_scale);
+  check_range(max_tree_nodes >= 2 && max_tree_nodes <= std::numeric_limits<std::int32_t>::max(),
+              "max_tree_nodes", "in 2..2^31-1", max_tree_nodes);
 }
 
 double SearchTree::Node::value_for(int player) const {
@@ -134,8 +136,11 @@ void SearchTree::start_search(int simulations, bool root_noise) {
   searching_ = true;
   root_prepared_ = false;
   noise_enabled_ = root_noise;
-  simulations_target_ = simulations;
+  // Visits are 32-bit and add up over tree reuse: a search never takes the root past 2^31 - 1.
+  simulations_target_ =
+      std::min(simulations, std::numeric_limits<std::int32_t>::max() - node(kRoot).visits);
   simulations_done_ = 0;
+  tree_full_ = false;
   search_visits_.clear();
   if (node(kRoot).expanded()) prepare_root();
 }
@@ -162,7 +167,7 @@ void SearchTree::prepare_root() {
 bool SearchTree::search_finished() const {
   const Node& root = node(kRoot);
   return !searching_ || root.proven != Proven::kUnknown ||
-         (root.expanded() && (simulations_done_ >= simulations_target_ ||
+         (root.expanded() && (simulations_done_ >= simulations_target_ || tree_full_ ||
                               (deadline_ != std::chrono::steady_clock::time_point::max() &&
                                std::chrono::steady_clock::now() >= deadline_)));
 }
@@ -185,6 +190,11 @@ const PendingLeaf* SearchTree::select_leaf() {
       leaf.to_move = static_cast<std::int8_t>(state.current_player());
       if (!state.is_terminal()) {
         state.legal_actions(leaf_.legal);
+        if (current != kRoot && static_cast<std::int64_t>(nodes_.size()) + leaf_.legal.size() >
+                                    config_.max_tree_nodes) {
+          tree_full_ = true;  // this simulation is dropped: nothing was backed up yet
+          break;
+        }
         pending_ = true;
         return &leaf_;
       }
@@ -224,7 +234,11 @@ void SearchTree::expand(int index, const ActionList& legal, const std::vector<fl
   require(legal.size() <= std::numeric_limits<std::uint16_t>::max(), "too many children");
   const std::int8_t mover = node(index).to_move;
   const auto first = static_cast<std::int32_t>(nodes_.size());
-  nodes_.resize(nodes_.size() + static_cast<std::size_t>(legal.size()));
+  const std::size_t needed = nodes_.size() + static_cast<std::size_t>(legal.size());
+  if (needed > nodes_.capacity())  // doubling, but never reserving past the tree's limit
+    nodes_.reserve(std::max(needed, std::min(2 * nodes_.capacity(),
+                                             static_cast<std::size_t>(config_.max_tree_nodes))));
+  nodes_.resize(needed);
   for (int i = 0; i < legal.size(); ++i) {
     Node& child = node(first + i);
     child.action = static_cast<std::uint16_t>(legal[i]);
@@ -535,6 +549,7 @@ SearchResult SearchTree::result() {
   r.root_value = static_cast<float>(root.value_for(root.to_move));
   r.proven = root_proven();
   r.simulations = simulations_done_;
+  r.tree_full = tree_full_;
   const bool gumbel = config_.root == RootPolicy::kGumbel && root_prepared_;
   if (!gumbel) {
     r.temperature = root_state_->ply() < config_.temperature_plies ? config_.temperature

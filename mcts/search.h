@@ -54,7 +54,11 @@
 //   always taken.
 //
 // Memory: all nodes of a tree live in one vector; a node's children are one contiguous block
-// allocated when it is expanded (32 bytes per child). advance() compacts the kept subtree. A
+// allocated when it is expanded (32 bytes per child). A tree holds at most max_tree_nodes (1 GiB
+// by default; the root's own expansion always fits): a search whose next expansion would pass it
+// ends there, like one that reached its deadline (SearchResult::tree_full), so a long timed search
+// cannot take the machine's memory. A search also ends before the root's visits would pass 2^31 - 1
+// (they add up over tree reuse). advance() compacts the kept subtree. A
 // simulation allocates nothing once the vectors have grown: its state is one GameState reused
 // through copy_from, and the scratch buffers live in the tree.
 #pragma once
@@ -93,6 +97,8 @@ struct SearchConfig {
   float gumbel_c_visit = 50.0f;  // sigma's constants (the paper's c_visit and c_scale)
   float gumbel_c_scale = 1.0f;
   bool gumbel_noise = true;      // false: g = 0, a deterministic search (arena players)
+  // Most nodes of the tree (header comment, "Memory"): 2^25 nodes of 32 bytes are 1 GiB.
+  std::int64_t max_tree_nodes = std::int64_t{1} << 25;
 
   // Throws std::invalid_argument naming the first out-of-range field.
   void validate() const;
@@ -133,6 +139,7 @@ struct SearchResult {
   float root_value = 0.0f;      // mean backed-up value for the side to move at the root
   Proven proven = Proven::kUnknown;  // for the side to move at the root
   int simulations = 0;          // simulations run by this search (not counting reused visits)
+  bool tree_full = false;       // the search ended early: its tree reached max_tree_nodes
   std::vector<Action> principal_variation;  // most visited line from the root
   Action action = -1;           // the chosen move
 };
@@ -165,8 +172,8 @@ class SearchTree {
   // Backs up the evaluation of the pending leaf. Throws std::logic_error with no leaf pending or
   // when the priors do not match its legal actions; priors are renormalised, the value clamped.
   void receive(const EvalResult& evaluation);
-  // True once the search's simulations are done or the root is proven (or, in run_until, its
-  // deadline has passed and the root is evaluated).
+  // True once the search's simulations are done, the root is proven or the tree is full (or, in
+  // run_until, its deadline has passed and the root is evaluated).
   bool search_finished() const;
 
   // The statistics of the current root and the chosen move (consumes randomness when the
@@ -253,6 +260,7 @@ class SearchTree {
   std::vector<double> sigma_;                // scratch: sigma(completed Q) per root child
   std::vector<int> schedule_;                // considered visits per simulation index
   bool searching_ = false;
+  bool tree_full_ = false;  // this search stopped at max_tree_nodes
   bool root_prepared_ = false;  // prepare_root ran for this search
   bool noise_enabled_ = true;  // this search may add root noise
   int simulations_target_ = 0;

@@ -211,6 +211,39 @@ TEST(SearchTest, AdvanceToAnUnexpandedChildStartsFresh) {
   EXPECT_EQ(std::accumulate(r.visits.begin(), r.visits.end(), 0), 20);
 }
 
+// A tree never grows past max_tree_nodes: a search that would pass it ends early, says so, and
+// still gives a move; after advance() the kept subtree leaves room for the next search. (A timed
+// search of 10 million simulations once took some 30 GB.)
+TEST(SearchTest, ASearchEndsWhenItsTreeIsFull) {
+  for (const Game* game : {&mg::mg_game(), &dvonn::dvonn_game()}) {
+    const auto state = game->initial_state();
+    UniformEvaluator uniform;
+    SearchConfig config = quiet_config();
+    config.max_tree_nodes = 5000;
+    SearchTree tree(*state, config);
+    const SearchResult r = tree.run(uniform, 100000);
+    EXPECT_TRUE(r.tree_full) << game->name();
+    EXPECT_LE(tree.node_count(), 5000) << game->name();
+    EXPECT_GT(tree.node_count(), 5000 - 400) << game->name();  // full up to one expansion
+    EXPECT_GT(r.simulations, 20) << game->name();
+    EXPECT_LT(r.simulations, 5000) << game->name();
+    EXPECT_EQ(std::accumulate(r.visits.begin(), r.visits.end(), 0), r.simulations);
+    EXPECT_TRUE(contains(std::vector<Action>(r.legal.begin(), r.legal.end()), r.action));
+    tree.advance(r.action);
+    const SearchResult next = tree.run(uniform, 100000);
+    EXPECT_GT(next.simulations, 0) << game->name();
+    EXPECT_LE(tree.node_count(), 5000) << game->name();
+    // Below the limit nothing changes.
+    SearchTree roomy(*state, quiet_config());
+    const SearchResult small = roomy.run(uniform, 100);
+    EXPECT_FALSE(small.tree_full);
+    EXPECT_EQ(small.simulations, 100);
+  }
+  SearchConfig bad = quiet_config();
+  bad.max_tree_nodes = 1;
+  EXPECT_THROW(SearchTree(*mg::mg_game().initial_state(), bad), std::invalid_argument);
+}
+
 TEST(SearchTest, MisuseIsALogicError) {
   const auto state = mg(kMgWinInOne);
   UniformEvaluator uniform;
