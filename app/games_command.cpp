@@ -1,15 +1,18 @@
 // `oppidum games`: lists the game records of a run (or of one chunk file) and replays one game,
 // printing every position in docs/RULES.md notation. Damaged records are reported and skipped.
 // Read-only: it never writes, renames or deletes anything in the run, so it can run beside `train`.
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/commands.h"
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
+#include "trainer/config.h"
 
 namespace oppidum::app {
 namespace {
@@ -26,21 +29,49 @@ const char* result_text(const selfplay::GameRecord& r) {
   return r.result > 0 ? "1-0" : r.result < 0 ? "0-1" : "draw";
 }
 
-void print_replay(const selfplay::GameRecord& r) {
+// Whether the run's self-play root is Gumbel, whose records hold its improved policy (scaled)
+// where a PUCT root's hold visits; unknown for a lone file or an unreadable config.
+std::optional<bool> gumbel_root(const std::string& run) {
+  if (run.empty()) return std::nullopt;
+  try {
+    return config::load_config((std::filesystem::path(run) / "config.yaml").string())
+               .selfplay.root == "gumbel";
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// One line per move: the move, the search value, the policy target (its visits with a PUCT root,
+// and its largest share) and the position after it.
+void print_replay(const selfplay::GameRecord& r, std::optional<bool> gumbel) {
   const auto states = selfplay::replay(r);
   std::cout << "game " << r.game << ", seed " << r.seed << ", network step " << r.network_step
             << ", result " << result_text(r) << ", scores " << r.score[0] << "-" << r.score[1]
             << "\n";
+  std::cout << "policy target: "
+            << (!gumbel ? "visit counts (PUCT root) or a Gumbel root's improved policy; the run's "
+                          "config.yaml says which"
+                : *gumbel ? "the improved policy (Gumbel root)"
+                          : "visit counts (PUCT root)")
+            << "\n";
   std::cout << "start  " << states.front()->to_string() << "\n";
   for (std::size_t i = 0; i < r.moves.size(); ++i) {
     const auto& m = r.moves[i];
-    std::uint32_t total = 0;
-    for (const auto& v : m.visits) total += v.visits;
+    std::uint64_t total = 0;
+    const selfplay::VisitCount* top = nullptr;
+    for (const auto& v : m.visits) {
+      total += v.visits;
+      if (top == nullptr || v.visits > top->visits) top = &v;
+    }
     std::cout << std::setw(4) << i + 1 << "  " << std::left << std::setw(6)
               << states[i]->action_to_string(m.action) << std::right << " value "
               << std::showpos << std::fixed << std::setprecision(2) << m.root_value
-              << std::noshowpos << " visits " << total << (m.policy_target ? " full " : " fast ")
-              << states[i + 1]->to_string() << "\n";
+              << std::noshowpos;
+    if (gumbel == false) std::cout << " visits " << total;
+    if (top != nullptr && total > 0)
+      std::cout << " top " << states[i]->action_to_string(top->action) << " " << std::setprecision(1)
+                << 100.0 * static_cast<double>(top->visits) / static_cast<double>(total) << "%";
+    std::cout << (m.policy_target ? " full " : " fast ") << states[i + 1]->to_string() << "\n";
   }
 }
 
@@ -71,10 +102,10 @@ void run_games(const GamesOptions& o) {
       if (o.replay < 0) {
         std::cout << std::setw(6) << index << "  " << std::filesystem::path(file).filename().string()
                   << "  " << r.game << "  " << std::setw(4) << r.moves.size() << " plies  "
-                  << std::setw(16) << std::left << result_text(r) << std::right << "  network "
-                  << r.network_step << "\n";
+                  << std::setw(16) << std::left << result_text(r) << std::right
+                  << "  network step " << r.network_step << "\n";
       } else if (index == o.replay) {
-        print_replay(r);
+        print_replay(r, gumbel_root(o.run));
         return;
       }
       ++index;
@@ -94,7 +125,7 @@ void register_games_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "games",
       "List the self-play games of a run (one line each: index, chunk, game, length, result, "
-      "network), or replay one, printing every position. Damaged records are reported and "
+      "the training step of the network that played), or replay one, printing every position. Damaged records are reported and "
       "skipped.");
   auto* run = cmd->add_option("--run", o->run, "run folder (runs/<name>)");
   auto* file = cmd->add_option("--file", o->file,

@@ -123,8 +123,15 @@ void expect_consistent(const fs::path& dir) {
   const auto metrics = table(dir / "metrics.csv", mh);
   std::set<long> steps;
   std::set<int> gate_rows, selfplay_rows;
+  bool session_open = false;  // a start row seen since the last stop row
   for (const auto& row : metrics) {
-    if (row[0] == "train") {
+    if (row[0] == "start") {  // each session's first row, at its second 0
+      EXPECT_EQ(row[column(mh, "seconds")], "0.0");
+      session_open = true;
+    } else if (row[0] == "stop") {  // a clean stop closes the session that started last
+      EXPECT_TRUE(session_open) << "a stop row without its session's start row";
+      session_open = false;
+    } else if (row[0] == "train") {
       EXPECT_TRUE(steps.insert(std::stol(row[column(mh, "step")])).second)
           << "two rows for step " << row[column(mh, "step")];
     } else if (row[0] == "gate") {

@@ -199,20 +199,25 @@ TEST(StatusLine, TextFromAProgress) {
   inf.forward_share = 0.756;
   const std::string base = "gen 2 | games 50 pos 4000 (123/s) | eval 457/s fill 0.50 fwd 76% | "
                            "step 25 loss 1.750 (p 1.235 v 0.500";
-  EXPECT_EQ(status_text(p, sp, inf, false, ""), base + ") | best gen 1 +35.3 Elo");
-  EXPECT_EQ(status_text(p, sp, inf, true, ""), base + " s 0.125) | best gen 1 +35.3 Elo");
+  EXPECT_EQ(status_text(p, sp, inf, false, ""), base + ") | best gen 1 chained +35.3 Elo");
+  EXPECT_EQ(status_text(p, sp, inf, true, ""), base + " s 0.125) | best gen 1 chained +35.3 Elo");
   const std::string cluster = "nodes 1 (w1 0.5/s) lag 0 evicted 0";
   p.last_gate = "gen 2 -3.0 [-40.0, +30.0] over 8 games: rejected";
   EXPECT_EQ(status_text(p, sp, inf, false, cluster),
-            base + ") | best gen 1 +35.3 Elo | " + cluster + " | last gate " + p.last_gate);
+            base + ") | best gen 1 chained +35.3 Elo | " + cluster + " | last gate " + p.last_gate);
   p.gate = "12/40 games";
   EXPECT_EQ(status_text(p, sp, inf, false, ""),
-            base + ") | best gen 1 +35.3 Elo | gate 12/40 games")
+            base + ") | best gen 1 chained +35.3 Elo | gate 12/40 games")
       << "a gate in progress shows instead of the last one";
   p.seconds = 0;
   EXPECT_NE(status_text(p, sp, inf, false, "").find("pos 4000 (1234000000000/s)"),
             std::string::npos)
       << "a rate at time 0 divides by 1e-9 s, never by zero";
+  // The chain of a run without gates is unknown: no Elo, rather than "+0.0 Elo".
+  p.rating = std::nan("");
+  EXPECT_NE(status_text(p, sp, inf, false, "").find(") | best gen 1 | gate"), std::string::npos)
+      << status_text(p, sp, inf, false, "");
+  p.rating = 35.3;
   // A resumed run before its first step once showed "loss 0.000".
   p.last_step = {};
   EXPECT_NE(status_text(p, sp, inf, true, "").find("step 25 loss - (no step yet this session) |"),
@@ -303,7 +308,11 @@ TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {
   row = gate_row(in, none, 40, 120.0, 65.0);
   EXPECT_EQ(row.verdict, "no gate (arena.max_games 0)");
   EXPECT_TRUE(row.promoted);
-  EXPECT_DOUBLE_EQ(row.rating, 65.0) << "no Elo to add";
+  // A promotion nothing measured leaves the chain unknown, never a measured-looking +0 (it was
+  // shown as a flat line at 0 on the page and "best gen 18 +0.0 Elo" in the status line).
+  EXPECT_TRUE(std::isnan(row.rating)) << row.rating;
+  EXPECT_TRUE(std::isnan(chained_rating(row.rating, true, 30.0))) << "unknown from there on";
+  EXPECT_TRUE(std::isnan(chained_rating(row.rating, false, 30.0)));
   // Nothing measured: no estimate and no interval, never "+0.0 [+0.0, +0.0]".
   EXPECT_TRUE(std::isnan(row.elo) && std::isnan(row.elo_low) && std::isnan(row.elo_high));
   EXPECT_EQ(gate_summary(row), "gen 4 no gate match: promoted");
@@ -312,6 +321,32 @@ TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {
   rebuilt.generation = 2, rebuilt.games = -1, rebuilt.elo = 12.0, rebuilt.promoted = true;
   rebuilt.elo_low = rebuilt.elo_high = std::nan("");
   EXPECT_EQ(gate_summary(rebuilt), "gen 2 +12.0: promoted");
+}
+
+// At the cap without an SPRT decision the score decides (promotes()), and the verdict says so
+// next to "no decision".
+TEST(Gate, AVerdictAtTheCapSaysWhichWayTheScoreDecided) {
+  config::RunConfig c;
+  GateInputs in;
+  in.config = &c;
+  in.generation = 5;
+  in.best_generation = 4;
+  GateMatches m = promoted_with_anchor();
+  m.anchor.reset();
+  m.gate.verdict = arena::SprtVerdict::kContinue;
+  m.gate.games_cap = m.gate.games_counted = 40;  // +20 =8 -12: 60%
+  m.promoted = promotes(m.gate);
+  ASSERT_TRUE(m.promoted);
+  GateRow row = gate_row(in, m, 50, 1.0, 10.0);
+  EXPECT_EQ(row.verdict, "no decision after 40 games (the cap); promoted on its score, 60%, is "
+                         "above 50%");
+  m.gate.wins = 12, m.gate.losses = 20;  // 40%
+  m.promoted = promotes(m.gate);
+  ASSERT_FALSE(m.promoted);
+  row = gate_row(in, m, 50, 1.0, 10.0);
+  EXPECT_EQ(row.verdict, "no decision after 40 games (the cap); kept the best: its score, 40%, is "
+                         "not above 50%");
+  EXPECT_DOUBLE_EQ(row.rating, 10.0);
 }
 
 // The anchor is checked before a run starts, as a gate would make it.

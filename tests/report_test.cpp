@@ -73,7 +73,7 @@ TEST(Report, ARunResumedOnceIsDrawnLeftToRight) {
   const std::string out = (dir / "report.html").string();
   write_report(dir.string(), out);
   const std::string html = test_util::read_file(out);
-  for (const std::string title : {"Rating (Elo, from the initial network)", "Self-play speed"}) {
+  for (const std::string title : {"Elo by generation (three references: see each line)", "Self-play speed"}) {
     const auto lines = curves(html, title);
     EXPECT_FALSE(lines.empty()) << title;
     for (const auto& xs : lines) {

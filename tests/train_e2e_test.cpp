@@ -80,7 +80,10 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   const auto metrics = rows(dir / "metrics.csv", &metrics_header);
   std::set<std::string> steps;
   int gate_rows = 0, selfplay_rows = 0;
+  std::vector<std::string> session_rows;  // "start 0" and "stop <step>", in order
   for (const auto& row : metrics) {
+    if (row[0] == "start" || row[0] == "stop")
+      session_rows.push_back(row[0] + " " + row[column(metrics_header, "step")]);
     if (row[0] == "train") {
       EXPECT_TRUE(steps.insert(row[column(metrics_header, "step")]).second);
     }
@@ -104,6 +107,9 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
   // One per generation: positions count as their moves are played, so every generation has some
   // (even one that trains on the games of the one before alone).
   EXPECT_EQ(selfplay_rows, 2);
+  // The session opened with a start row and its clean stop wrote a stop row: the page counts
+  // sessions and their time from them.
+  EXPECT_EQ(session_rows, (std::vector<std::string>{"start 0", "stop 20"}));
   const std::string log_text = read_file(log);
   EXPECT_NE(log_text.find("generation 1 self-play: "), std::string::npos) << log_text;
   EXPECT_NE(log_text.find("session self-play: "), std::string::npos) << log_text;

@@ -312,6 +312,77 @@ TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
   EXPECT_TRUE(s["cluster"].is_null()) << s["cluster"].dump();
   EXPECT_EQ(s["time"]["sessions"], 3);
   EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0 + 2.0);
+  // Sessions open at their start rows: one killed before it wrote anything else still counts,
+  // and one whose clock passed the last row of the session before is not merged into it (both
+  // were lost when a session was only seen as a clock going back); a clean stop's row times it.
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_session({true, 0, 41, 4, 17000, 400});
+    folder.append_session({true, 0, 41, 4, 17000, 400});
+    folder.append_train({5, 42, 4, 17100, 410, 1.5, 0.6, 0.02});
+    folder.append_session({false, 7.5, 42, 4, 17100, 410});
+  }
+  s = reader.summary();
+  EXPECT_EQ(s["time"]["sessions"], 5);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0 + 2.0 + 7.5);
+  EXPECT_DOUBLE_EQ(s["time"]["session_seconds"].get<double>(), 7.5);
+  fs::remove_all(root);
+}
+
+// A game's policy target: visits with a PUCT root, and with a Gumbel root its improved policy,
+// scaled to 65536, which the page once showed as "65536 visits"; every top move gets its share.
+TEST(WebSummaryTest, AGameShowsItsPolicyTargetAsWhatItIs) {
+  const fs::path root = test_util::process_temp_dir("web_policy_target_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  const auto check_shares = [](const json& move) {
+    double previous = 1.0;
+    for (const json& t : move["top"]) {
+      const double share = t["share"].get<double>();
+      EXPECT_GT(share, 0.0);
+      EXPECT_LE(share, previous) << "largest first";
+      previous = share;
+    }
+  };
+  {
+    RunReader reader("run", run.dir);
+    const json g = reader.game_record(0, 0);
+    EXPECT_EQ(g["policy_target"], "visits");
+    for (const json& m : g["moves"]) {
+      EXPECT_TRUE(m["visits"].is_number()) << m.dump();
+      for (const json& t : m["top"]) EXPECT_TRUE(t["visits"].is_number()) << t.dump();
+      check_shares(m);
+    }
+    std::int64_t total = 0;
+    for (const auto& v : run.records[0].moves[0].visits) total += v.visits;
+    EXPECT_EQ(g["moves"][0]["visits"].get<std::int64_t>(), total);
+  }
+  std::ofstream(trainer::RunPaths{run.dir}.config(), std::ios::app) << "selfplay:\n  root: gumbel\n";
+  RunReader reader("run", run.dir);
+  const json g = reader.game_record(0, 0);
+  EXPECT_EQ(g["policy_target"], "improved policy (Gumbel root)");
+  for (const json& m : g["moves"]) {
+    EXPECT_TRUE(m["visits"].is_null()) << m.dump();
+    for (const json& t : m["top"]) EXPECT_EQ(t.count("visits"), 0u) << t.dump();
+    check_shares(m);
+  }
+  fs::remove_all(root);
+}
+
+// A run that has gated nothing yet shows no last gated generation (it once showed 0).
+TEST(WebSummaryTest, NoGateYetIsNoGeneration) {
+  const fs::path root = test_util::process_temp_dir("web_no_gate_test");
+  const fs::path dir = root / "run";
+  {
+    trainer::RunFolder folder(dir);
+    folder.open_tables(false, "");
+    folder.append_session({true, 0, 0, 0, 0, 0});
+  }
+  std::ofstream(trainer::RunPaths{dir}.config()) << "run:\n  game: mg\n";
+  RunReader reader("run", dir);
+  const json s = reader.summary();
+  EXPECT_TRUE(s["generation"].is_null()) << s.dump();
+  EXPECT_EQ(s["time"]["sessions"], 1);
   fs::remove_all(root);
 }
 

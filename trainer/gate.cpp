@@ -5,6 +5,7 @@
 #include <string>
 
 #include "arena/players.h"
+#include "arena/spec.h"
 #include "mcts/seed.h"
 #include "model/inference_server.h"
 #include "trainer/settings.h"
@@ -112,6 +113,19 @@ void check_openings(const Game& game, const config::RunConfig& config) {
                               "), the ply limit of gate matches too");
 }
 
+std::string gate_verdict(const arena::MatchStatus& gate, bool promoted) {
+  if (gate.games_cap == 0) return "no gate (arena.max_games 0)";
+  std::string text = arena::describe_verdict(gate);
+  // At the cap without an SPRT decision, promotes() goes by the score: say so, and by how much.
+  if (gate.verdict == arena::SprtVerdict::kContinue && !gate.stopped && gate.games_counted > 0) {
+    const double score = (gate.wins + 0.5 * gate.draws) / gate.games_counted;
+    text += promoted ? "; promoted on its score, " : "; kept the best: its score, ";
+    text += arena::format_number(std::round(1000.0 * score) / 10.0) + "%, is ";
+    text += promoted ? "above 50%" : "not above 50%";
+  }
+  return text;
+}
+
 GateMatches play_gate(const GateInputs& in) {
   const config::RunConfig& c = *in.config;
   const auto gen = static_cast<std::uint64_t>(in.generation);
@@ -154,11 +168,10 @@ GateRow gate_row(const GateInputs& in, const GateMatches& m, std::int64_t step, 
   // No gate match (arena.max_games 0): nothing was measured, so no estimate and no interval
   // (empty fields), never 0 [0, 0].
   if (m.gate.games_cap == 0) row.elo = row.elo_low = row.elo_high = row.llr = std::nan("");
-  row.verdict = m.gate.games_cap == 0 ? "no gate (arena.max_games 0)"
-                                      : arena::describe_verdict(m.gate);
+  row.verdict = gate_verdict(m.gate, m.promoted);
   row.promoted = m.promoted;
   row.seconds = seconds;
-  row.rating = rating + (m.promoted && std::isfinite(row.elo) ? row.elo : 0.0);
+  row.rating = chained_rating(rating, m.promoted, row.elo);
   if (m.anchor) {
     row.anchor = in.config->arena.anchor;
     row.anchor_games = m.anchor->games_counted;

@@ -38,6 +38,8 @@ namespace oppidum::trainer {
 
 // The rule above.
 bool promotes(const arena::MatchStatus& gate);
+// The gate's verdict for arena.csv: the SPRT's, and at the cap which way the score decided.
+std::string gate_verdict(const arena::MatchStatus& gate, bool promoted);
 
 // Checks, before a run starts, that the anchor player (arena.anchor) can be made as a gate makes
 // it and can play from the gate's openings (an external program needs openings=1 when

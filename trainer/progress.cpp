@@ -99,8 +99,9 @@ std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfpl
            : " loss " + fixed(p.last_step.loss, 3) + " (p " + fixed(p.last_step.policy_loss, 3) +
                  " v " + fixed(p.last_step.value_loss, 3) +
                  (score_head ? " s " + fixed(p.last_step.score_loss, 3) : "")) +
-      ") | best gen " +
-      std::to_string(p.best_generation) + " " + arena::format_elo(p.rating) + " Elo";
+      ") | best gen " + std::to_string(p.best_generation) +
+      // The chain of gate Elos from the initial network (biased upwards), where gates measured it.
+      (std::isfinite(p.rating) ? " chained " + arena::format_elo(p.rating) + " Elo" : "");
   if (!cluster.empty()) line += " | " + cluster;
   if (!p.gate.empty()) line += " | gate " + p.gate;
   else if (!p.last_gate.empty()) line += " | last gate " + p.last_gate;

@@ -130,8 +130,9 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   const std::vector<GateRow> gates = read_gates(paths.arena(), &bad_rows, true);
 
   Series policy{"policy loss", "#1f77b4", {}}, value{"value loss", "#d62728", {}};
-  Series best{"best network (chained gate Elo, biased upwards)", "#2ca02c", {}},
-      gate{"gate Elo of each candidate", "#ff7f0e", {}},
+  Series best{"best network: chained gate Elo from the initial network (biased upwards)",
+              "#2ca02c", {}},
+      gate{"each candidate against the best network (gate Elo)", "#ff7f0e", {}},
       anchor{"new best against the fixed anchor (Elo)", "#17becf", {}};
   Series speed{"self-play positions per second", "#9467bd", {}};
   const auto known = [](double v) { return std::isfinite(v); };
@@ -190,7 +191,8 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << (problems ? ", " + std::to_string(problems) + " damaged game records skipped" : "")
        << ".</p>"
        << chart("Training loss", "optimiser step", {policy, value})
-       << chart("Rating (Elo, from the initial network)", "generation", {best, gate, anchor})
+       << chart("Elo by generation (three references: see each line)", "generation",
+                {best, gate, anchor})
        << chart("Self-play speed", "generation", {speed})
        << chart("Game length", "replay chunk (oldest first)", {length}) << "</body></html>\n";
   util::write_file_atomically(out_path, html.str());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include <fmt/format.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -77,6 +79,7 @@ class Session {
       }
       telemetry_->log_tree_reuse();
       trainer_->save_state(paths_.trainer_prefix());  // a clean stop keeps every step
+      folder_->append_session(session_row(false));
       telemetry_->end_status_line();
       log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
                  "continue", window_->total_positions(), trainer_->steps(), generation());
@@ -235,6 +238,12 @@ class Session {
     telemetry_ = std::make_unique<Telemetry>(config_, options_.status_line, std::move(sources),
                                              *folder_, channel, info_);
     start_ = Clock::now();
+    folder_->append_session(session_row(true));
+  }
+
+  SessionRow session_row(bool start) const {
+    return {start, start ? 0.0 : elapsed(), trainer_->steps(), generation(),
+            window_->total_positions(), intake_->games()};
   }
 
   int generation() const {
@@ -356,8 +365,9 @@ class Session {
     }
     last_gate_ = gate_summary(row);
     telemetry_->end_status_line();
-    log_->info("generation {}: {}; best is generation {} (chained rating {:+.0f})", gen, last_gate_,
-               best_generation(), folder_->rating());
+    const double rating = folder_->rating();
+    log_->info("generation {}: {}; best is generation {}{}", gen, last_gate_, best_generation(),
+               std::isfinite(rating) ? fmt::format(" (chained rating {:+.0f})", rating) : "");
   }
 
   // The generation of the best network, from its training step.

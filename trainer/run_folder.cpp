@@ -93,10 +93,11 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
   g.verdict = t.at(r, "verdict");
   g.promoted = whole(t, r, "promoted", index) != 0;
   g.seconds = number(t.at(r, "seconds"));
-  // Rows of runs from before the rating column chain the estimates as they were then.
+  // The chain as written, where it is known: rows of runs from before the rating column have
+  // none, and older versions wrote 0 for promotions without a measured Elo.
   const double rating = number(t.at(r, "rating"));
-  g.rating = std::isfinite(rating) ? rating
-             : previous_rating + (g.promoted && std::isfinite(g.elo) ? g.elo : 0.0);
+  const double chained = chained_rating(previous_rating, g.promoted, g.elo);
+  g.rating = std::isfinite(rating) && std::isfinite(chained) ? rating : chained;
   g.anchor = t.at(r, "anchor");
   if (!g.anchor.empty()) {
     g.anchor_games = static_cast<int>(count(t, r, "anchor_games", index));
@@ -171,7 +172,8 @@ std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std
   double rating = 0;
   for (auto& [generation, g] : by_generation) {
     g.opponent_generation = best;
-    if (std::isnan(g.rating)) g.rating = rating + (g.promoted && std::isfinite(g.elo) ? g.elo : 0.0);
+    const double chained = chained_rating(rating, g.promoted, g.elo);
+    if (!std::isfinite(g.rating) || !std::isfinite(chained)) g.rating = chained;
     rating = g.rating;
     if (g.promoted) best = generation;
     gates.push_back(g);
@@ -264,6 +266,15 @@ util::CsvTable::Row metrics_row(const NodeRow& r) {
                                      {"games", std::to_string(r.games)},
                                      {"node", r.node},
                                      {"games_per_second", fixed(r.games_per_second, 2)}});
+}
+
+util::CsvTable::Row metrics_row(const SessionRow& r) {
+  return sparse_metrics_row(r.start ? "start" : "stop",
+                            {{"seconds", fixed(r.seconds, 1)},
+                             {"step", std::to_string(r.step)},
+                             {"generation", std::to_string(r.generation)},
+                             {"positions", std::to_string(r.positions)},
+                             {"games", std::to_string(r.games)}});
 }
 
 util::CsvTable::Row metrics_row(const StreamRow& r) {
@@ -542,7 +553,7 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
       const int g = std::atoi(row[generation].c_str());
       return g <= trained && selfplay_rows_seen.insert(g).second;
     }
-    return true;  // node and stream rows: a record of what was seen, not keyed
+    return true;  // node, stream, start and stop rows: a record of what was seen, not keyed
   });
   if (gone_metrics > 0)
     repairs.push_back(metrics_->path() + ": dropped " + std::to_string(gone_metrics) +
@@ -574,6 +585,8 @@ void RunFolder::append_selfplay(const SelfplayRow& r) { metrics_->append(metrics
 void RunFolder::append_node(const NodeRow& r) { metrics_->append(metrics_row(r)); }
 
 void RunFolder::append_stream(const StreamRow& r) { metrics_->append(metrics_row(r)); }
+
+void RunFolder::append_session(const SessionRow& r) { metrics_->append(metrics_row(r)); }
 
 void RunFolder::append_gate(const GateRow& g, std::int64_t positions, std::int64_t games) {
   metrics_->append(metrics_row(g, positions, games));

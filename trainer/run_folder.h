@@ -41,6 +41,7 @@
 // arena row), never overwritten with an older generation.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -103,11 +104,19 @@ struct GateRow {
   std::string verdict;
   bool promoted = false;
   double seconds = 0;     // session time when the gate ended
-  double rating = 0;      // chained rating of the best network after this gate
+  double rating = 0;      // chained rating of the best network after this gate (chained_rating)
   std::string anchor;     // the anchor's spec; empty: no anchor match
   int anchor_games = 0;
   double anchor_score = 0, anchor_elo = 0, anchor_elo_low = 0, anchor_elo_high = 0;
 };
+
+// The chained rating of the best network after a gate, from the one before (the initial
+// network's is 0): a promotion adds its gate Elo. A promotion without a measured Elo (no gate
+// match, arena.max_games 0, or a row whose estimate is lost) makes it unknown (NaN) from there on,
+// never a measured-looking 0.
+inline double chained_rating(double previous, bool promoted, double elo) {
+  return promoted ? previous + (std::isfinite(elo) ? elo : std::nan("")) : previous;
+}
 
 // One training step: a "train" row of metrics.csv.
 struct TrainRow {
@@ -154,6 +163,17 @@ struct StreamRow {
   std::int64_t lag = 0, evicted = 0;
 };
 
+// A session's start ("start" row, seconds 0) or clean stop ("stop" row): where the run stood.
+// Sessions are counted by their start rows, and a clean stop's row gives the session's whole time
+// (a session killed is timed to its last row).
+struct SessionRow {
+  bool start = true;
+  double seconds = 0;
+  std::int64_t step = 0;
+  int generation = 0;
+  std::int64_t positions = 0, games = 0;
+};
+
 // The run's tables, one schema for every writer and reader (the trainer, report, serve, the
 // benches and the tests): the columns of arena.csv and metrics.csv, each kind of row as written,
 // and the rows as read back.
@@ -163,11 +183,13 @@ util::CsvTable::Row metrics_row(const TrainRow& row);
 util::CsvTable::Row metrics_row(const SelfplayRow& row);
 util::CsvTable::Row metrics_row(const NodeRow& row);
 util::CsvTable::Row metrics_row(const StreamRow& row);
+util::CsvTable::Row metrics_row(const SessionRow& row);
 // A gate's metrics row; `positions` and `games` (the replay's) are -1 when not known.
 util::CsvTable::Row metrics_row(const GateRow& row, std::int64_t positions, std::int64_t games);
 util::CsvTable::Row arena_row(const GateRow& row);
 
-// A row of metrics.csv as read back: its kind ("train", "gate", "selfplay", "node", "stream") and
+// A row of metrics.csv as read back: its kind ("train", "gate", "selfplay", "node", "stream",
+// "start", "stop") and
 // every column, by name, NaN where the row leaves it empty, it is not a number, or the file (of an
 // older version) has no such column.
 struct MetricsRow {
@@ -237,6 +259,7 @@ class RunFolder {
   // stream's state ("stream" rows: the trainer's lag in entries, entries evicted unread).
   void append_node(const NodeRow& row);
   void append_stream(const StreamRow& row);
+  void append_session(const SessionRow& row);  // flushed; a record, not keyed
   // The metrics row of a gate, then the arena row (fsynced: the commit). `positions` and `games`
   // (the replay's, for the metrics row) are -1 when not known.
   void append_gate(const GateRow& row, std::int64_t positions, std::int64_t games);

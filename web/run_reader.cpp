@@ -159,6 +159,7 @@ RunReader::ConfigInfo RunReader::config_locked() {
       const config::RunConfig c = config::load_config(path.string());
       info.game = registered_name(c.run.game);
       info.steps_per_generation = c.training.steps_per_generation;
+      info.gumbel = c.selfplay.root == "gumbel";
       info.fields = {{"game", c.run.game},
                      {"net", std::to_string(c.net.blocks) + "x" + std::to_string(c.net.filters)},
                      {"selfplay_simulations", c.selfplay.simulations},
@@ -296,13 +297,15 @@ json RunReader::summary() {
   // A run with self-play nodes (a Redis store): every 30 s one "node" row per active node, all at
   // one time, with its games per second; the newest such round gives the cluster's rate.
   json cluster = nullptr;
-  // Sessions: each session's clock starts at 0, so a row earlier than the one before opens one.
+  // Sessions: each opens with a "start" row (seconds 0) and its clock runs on in every row; in runs
+  // from before start rows, a row earlier than the one before opens one. A session's time is its
+  // last row's (its "stop" row at a clean stop).
   int sessions = 0;
   double before = 0, session_seconds = 0;
   for (const trainer::MetricsRow& row : metrics.rows) {
     const std::string& k = row.kind;
     if (const auto t = value(row.seconds)) {
-      if (sessions == 0 || *t < session_seconds) {
+      if (sessions == 0 || k == "start" || *t < session_seconds) {
         before += session_seconds;
         session_seconds = 0;
         ++sessions;
@@ -356,7 +359,7 @@ json RunReader::summary() {
     gates.push_back(gate_json(g));
   }
   out["gates"] = gates;
-  out["generation"] = last_generation;
+  out["generation"] = arena.rows.empty() ? json(nullptr) : json(last_generation);
   out["best"] = best;
   out["skipped_rows"] = metrics.skipped + arena.skipped;
   std::string table_errors = metrics.error +
@@ -414,9 +417,12 @@ json RunReader::list_games(const GameFilter& f) {
 json RunReader::game_record(std::uint64_t chunk_number, int index) {
   std::string path;
   int steps_per_generation = 0;
+  bool gumbel = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    steps_per_generation = config_locked().steps_per_generation;
+    const ConfigInfo config = config_locked();
+    steps_per_generation = config.steps_per_generation;
+    gumbel = config.gumbel;
     refresh_index_locked();
     for (const Chunk& c : chunks_)
       if (c.number == chunk_number) path = c.path;
@@ -447,14 +453,19 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
     for (const auto& v : visits) total += v.visits;
     std::sort(visits.begin(), visits.end(),
               [](const auto& a, const auto& b) { return a.visits > b.visits; });
+    // Each move's share of the policy target; the weights are visit counts only with a PUCT root
+    // (a Gumbel root stores its improved policy, scaled: selfplay/game_record.h).
     json top = json::array();
-    for (std::size_t k = 0; k < visits.size() && k < kTopVisits; ++k)
-      top.push_back({{"move", states[i]->action_to_string(visits[k].action)},
-                     {"visits", visits[k].visits}});
+    for (std::size_t k = 0; k < visits.size() && k < kTopVisits; ++k) {
+      json entry = {{"move", states[i]->action_to_string(visits[k].action)},
+                    {"share", total > 0 ? static_cast<double>(visits[k].visits) / total : 0.0}};
+      if (!gumbel) entry["visits"] = visits[k].visits;
+      top.push_back(std::move(entry));
+    }
     json move = move_json(*states[i], m.action);
     move.update({{"side", states[i]->current_player()},
                  {"value", m.root_value},
-                     {"visits", total},
+                 {"visits", gumbel ? json(nullptr) : json(total)},
                  {"full_search", m.policy_target},
                  {"top", top}});
     moves.push_back(std::move(move));
@@ -468,6 +479,7 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
           {"network_step", r.network_step},
           {"generation", generation_of(r.network_step, steps_per_generation)},
           {"node", r.node},
+          {"policy_target", gumbel ? "improved policy (Gumbel root)" : "visits"},
           {"result", result_text(r.result, r.adjudicated, r.resigned)},
           {"scores", {r.score[0], r.score[1]}},
           {"moves", moves},

@@ -103,6 +103,8 @@ class RunReader {
   struct ConfigInfo {
     std::string game;
     int steps_per_generation = 0;
+    // The self-play root: a Gumbel root's records hold its improved policy (scaled), not visits.
+    bool gumbel = false;
     std::string error;
     nlohmann::json fields;  // the few config values the dashboard shows
   };

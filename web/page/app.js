@@ -167,11 +167,13 @@ function dashboard(s) {
   if (cfg.net) out.push(h("p", { class: "muted", text:
     `network ${cfg.net}, self-play ${cfg.selfplay_simulations} simulations on ${cfg.selfplay_threads} ` +
     `thread(s), ${cfg.steps_per_generation} steps per generation, batch ${cfg.batch_size}, ` +
-    `gate ${cfg.gate_games} games` + (cfg.anchor ? `, anchor ${cfg.anchor}` : "") }));
+    (cfg.gate_games > 0 ? `gate ${cfg.gate_games} games` : "no gate (every generation promoted)") +
+    (cfg.anchor ? `, anchor ${cfg.anchor}` : "") }));
   // Games and positions are the store's; speed is the newest "selfplay" row of metrics.csv (the
-  // rate over a whole generation); the time adds up every session's clock.
+  // rate over a whole generation); the time adds up every session's clock to its last row.
   out.push(h("div", { class: "cards" },
-    card("generation gated", fmt(s.generation), "generation"),
+    card(cfg.gate_games === 0 ? "last generation (no gate)" : "last generation gated",
+         fmt(s.generation), "generation"),
     card("best network", `gen-${String(s.best).padStart(4, "0")}`, "best"),
     card("training step", fmt(p.step), "step"),
     card("self-play games", fmt(s.stored.games), "games"),
@@ -191,7 +193,7 @@ function dashboard(s) {
     lineChart("Rating (Elo) by generation", { x: "generation", y: "Elo", integerX: true }, [
       { name: "best network (chained, biased up)", color: "#2ca02c",
         points: gates.map((g) => [g.generation, g.rating]) },
-      { name: "gate Elo of the candidate", color: "#ff7f0e",
+      { name: "candidate vs the best network (gate)", color: "#ff7f0e",
         points: gates.map((g) => [g.generation, g.elo]) },
       { name: "new best vs anchor", color: "#17becf",
         points: gates.filter((g) => g.anchor).map((g) => [g.generation, g.anchor_elo]) }]),
@@ -512,9 +514,13 @@ async function gameViewer(g, header, fileName) {
       moveInfo.textContent = `${ply}. ${g.moves[ply - 1].move}`;
     } else if (ply > 0) {
       const m = g.moves[ply - 1];
+      const share = (t) => `${(100 * t.share).toFixed(1)}%`;
       moveInfo.textContent = `${ply}. ${m.move}: search value ${fmt(m.value, 2)} for the mover, ` +
-        `${m.visits} visits (${m.full_search ? "full" : "fast"} search); most visited: ` +
-        m.top.map((t) => `${t.move} ${t.visits}`).join(", ");
+        (m.visits === null
+          ? `${m.full_search ? "full" : "fast"} search; improved policy (Gumbel root): ` +
+            m.top.map((t) => `${t.move} ${share(t)}`).join(", ")
+          : `${m.visits} visits (${m.full_search ? "full" : "fast"} search); most visited: ` +
+            m.top.map((t) => `${t.move} ${t.visits} (${share(t)})`).join(", "));
     } else {
       moveInfo.textContent = "the start position";
     }
