@@ -89,6 +89,16 @@ void check_results_players(const std::string& a, const std::string& b) {
   }
 }
 
+// Nor one the file could not take: of another game than its own, or a file that is no results
+// file (a match's line would be refused after it).
+void check_results_file(const std::string& path, const Game& game) {
+  try {
+    arena::check_results_game(path, game.name());
+  } catch (const arena::ResultsFileError& e) {
+    throw std::invalid_argument("--results: " + std::string(e.what()));
+  }
+}
+
 struct ArenaOptions {
   std::string game, a, b, sprt, results, record;
   int games = 200;
@@ -119,6 +129,7 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   // is refused before the match.
   if (!o.results.empty()) {
     check_results_players(a->spec(), b->spec());
+    check_results_file(o.results, game);
     util::append_to_file(o.results, "");
   }
   arena::MatchHooks hooks;
@@ -160,7 +171,8 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
     throw CLI::RuntimeError(128 + signo);
   }
   if (!o.results.empty()) {
-    arena::append_result(o.results, {status.a, status.b, status.wins, status.draws, status.losses});
+    arena::append_result(o.results, {status.a, status.b, status.wins, status.draws, status.losses},
+                         game.name());
     std::cout << "appended to " << o.results << ": "
               << arena::format_result_line(
                      {status.a, status.b, status.wins, status.draws, status.losses})
@@ -197,6 +209,7 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   if (!o.results.empty()) {
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
+    check_results_file(o.results, game);
     util::append_to_file(o.results, "");
   }
   arena::MatchConfig config;
@@ -224,7 +237,8 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
     std::cerr << "[gauntlet] " << arena::format_progress(status) << std::endl;
     if (!o.results.empty() && !status.stopped)
       arena::append_result(o.results,
-                           {status.a, status.b, status.wins, status.draws, status.losses});
+                           {status.a, status.b, status.wins, status.draws, status.losses},
+                           game.name());
   }
   std::cout << arena::format_gauntlet_table(done);
   const int signo = g_arena_signal.load();
@@ -324,16 +338,18 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       ->capture_default_str();
   arena_cmd->add_option("--openings-plies", o->opening_plies,
                         "random plies of each opening (default: the game's, " + opening_plies_text() +
-                        "; 0 with an external player)")
+                        "; 0 with an external player that lacks openings=1)")
       ->check(CLI::Range(0, 1000));
   arena_cmd->add_option("--max-plies", o->max_plies,
                         "adjudicate a draw at this ply (default: the game's bound)")
       ->check(CLI::Range(1, 100000));
   arena_cmd->add_option("--results", o->results,
-                        "append `A B wins draws losses` to this results file (for `ratings`)");
+                        "append `A B wins draws losses` to this results file (for `ratings`; a "
+                        "new file starts with `# game: NAME`, and a match of another game is "
+                        "refused)");
   arena_cmd->add_option("--record", o->record,
-                        "append every counted game to this file, one per line: `<first spec> "
-                        "<second spec> <result> <moves...>`");
+                        "append every counted game to this file, one per line: `<game> <first "
+                        "spec> <second spec> <result> <moves...>`");
   arena_cmd->add_option("--progress-seconds", o->progress_seconds,
                         "seconds between progress lines on standard error when it is not a "
                         "terminal (0: after every counted pair); a terminal gets one line "

@@ -44,7 +44,7 @@ void register_serve_command(CLI::App& app) {
                       " (generated, " + std::to_string(web::kGeneratedTokenLength) +
                       " characters, when --host is not loopback and none is given)");
   cmd->add_option("--max-searches", o->limits.max_searches,
-                  "searches (moves, analyses) running at once; more are refused as busy")
+                  "searches (moves, analyses, matches) running at once; more are refused as busy")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--search-ms", o->limits.search_ms,

@@ -4,8 +4,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "arena/elo.h"
 #include "arena/spec.h"
@@ -77,13 +80,32 @@ void check_result_line(const MatchLine& m) {
 
 }  // namespace
 
-std::vector<MatchLine> read_results(std::istream& in, const std::string& source) {
+namespace {
+
+constexpr std::string_view kGameLine = "# game:";
+
+}  // namespace
+
+std::vector<MatchLine> read_results(std::istream& in, const std::string& source,
+                                    std::string* game_out) {
   std::vector<MatchLine> lines;
-  std::string text;
+  std::string text, game;
   int number = 0;
   while (std::getline(in, text)) {
     ++number;
     const std::string line = trim(text);
+    if (line.compare(0, kGameLine.size(), kGameLine) == 0) {
+      const std::string name = trim(line.substr(kGameLine.size()));
+      const std::string where = source + " line " + std::to_string(number) + ": ";
+      if (name.empty() || name.find_first_of(" \t") != std::string::npos)
+        throw ResultsFileError(where + "expected `# game: NAME`, got \"" + line + "\"");
+      if (!lines.empty() || !game.empty())
+        throw ResultsFileError(where + "a game line after " +
+                               (game.empty() ? "matches" : "the game line of " + game) +
+                               ": one file holds the matches of one game, its line first");
+      game = name;
+      continue;
+    }
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     MatchLine m;
@@ -98,10 +120,11 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source)
     }
     lines.push_back(m);
   }
+  if (game_out != nullptr) *game_out = game;
   return lines;
 }
 
-std::vector<MatchLine> read_results_file(const std::string& path) {
+std::vector<MatchLine> read_results_file(const std::string& path, std::string* game) {
   std::string text;
   try {
     text = util::read_regular_file(path, kMaxResultsFileBytes);
@@ -109,7 +132,7 @@ std::vector<MatchLine> read_results_file(const std::string& path) {
     throw ResultsFileError("results file: " + std::string(e.what()));
   }
   std::istringstream in(text);
-  return read_results(in, path);
+  return read_results(in, path, game);
 }
 
 std::string format_result_line(const MatchLine& line) {
@@ -117,19 +140,57 @@ std::string format_result_line(const MatchLine& line) {
          std::to_string(line.draws) + ' ' + std::to_string(line.losses);
 }
 
-void append_result(const std::string& path, const MatchLine& line) {
+namespace {
+
+// The game line of the results file at `path` ("" when it has none), and whether it exists and
+// holds anything; ResultsFileError when it cannot be read as a results file.
+std::pair<std::string, bool> results_file_game(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return {"", false};
+  std::string text;
+  try {
+    text = util::read_regular_file(path, kMaxResultsFileBytes);
+  } catch (const util::FileError& e) {
+    throw ResultsFileError("results file: " + std::string(e.what()));
+  }
+  std::istringstream in(text);
+  std::string game;
+  read_results(in, path, &game);  // a damaged file is said before a match, not after it
+  return {game, !trim(text).empty()};
+}
+
+// Whether the file at `path` holds anything; ResultsFileError when it is of another game.
+bool check_game(const std::string& path, const std::string& game) {
+  const auto [held, holds_anything] = results_file_game(path);
+  if (!held.empty() && held != game)
+    throw ResultsFileError(path + " holds matches of " + held + ", not of " + game +
+                           ": give each game a results file of its own (ratings rates the "
+                           "players of one game)");
+  return holds_anything;
+}
+
+}  // namespace
+
+void check_results_game(const std::string& path, const std::string& game) {
+  check_game(path, game);
+}
+
+void append_result(const std::string& path, const MatchLine& line, const std::string& game) {
   try {
     check_result_line(line);
   } catch (const ResultsFileError& e) {
     throw ResultsFileError("cannot append to " + path + ": " + e.what());
   }
+  const bool holds_anything = check_game(path, game);
   for (const std::string* spec : {&line.a, &line.b})
     for (char c : *spec)
       if (std::isspace(static_cast<unsigned char>(c)))
         throw ResultsFileError("cannot write player '" + *spec + "' to " + path +
                                ": a spec with spaces would break the file's format");
   try {
-    util::append_to_file(path, format_result_line(line) + '\n');
+    util::append_to_file(path, (holds_anything ? std::string() : std::string(kGameLine) + " " +
+                                                                     game + '\n') +
+                                   format_result_line(line) + '\n');
   } catch (const util::FileError& e) {
     throw ResultsFileError("results file: " + std::string(e.what()));
   }

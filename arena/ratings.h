@@ -12,8 +12,12 @@
 // the raw results and fails when a rating runs off to infinity.
 //
 // The results file holds one match per line, `A B wins draws losses` (wins, draws, losses from A's
-// view; A and B are player specs); blank lines and lines starting with '#' are skipped. Matches
-// append to it (`oppidum arena --results FILE`) and `oppidum ratings --results FILE` reads it.
+// view; A and B are player specs); blank lines and lines starting with '#' are skipped, but for a
+// line `# game: NAME` before the first match, which says the game every match of the file is of.
+// Matches append to it (`oppidum arena --results FILE`, which writes that line first in a new
+// file and refuses a match of another game) and `oppidum ratings --results FILE` reads it:
+// players of different games never meet in one file (a file from before the game line can hold
+// any, as written).
 #pragma once
 
 #include <cstddef>
@@ -43,19 +47,25 @@ inline constexpr int kMaxGamesPerResultLine = 1'000'000'000;
 inline constexpr std::size_t kMaxResultsFileBytes = std::size_t{64} << 20;
 
 // Reads results lines; throws ResultsFileError naming `source` and the line number of a bad line.
-std::vector<MatchLine> read_results(std::istream& in, const std::string& source);
+// `game`, when given, gets the file's game line's game ("" without one).
+std::vector<MatchLine> read_results(std::istream& in, const std::string& source,
+                                    std::string* game = nullptr);
 // The same from a file: a regular file of at most kMaxResultsFileBytes, or ResultsFileError
 // naming it.
-std::vector<MatchLine> read_results_file(const std::string& path);
+std::vector<MatchLine> read_results_file(const std::string& path, std::string* game = nullptr);
 // Throws ResultsFileError when a results line of `a` against `b` would be refused (a player
 // against itself rates nothing): `arena` and `gauntlet` ask before a match whose line is wanted.
 void check_result_players(const std::string& a, const std::string& b);
 // "A B wins draws losses".
 std::string format_result_line(const MatchLine& line);
-// Appends one line (creating the file); throws ResultsFileError when it cannot (the path is not a
-// regular file, the disk is full), when a spec holds whitespace, or for a line that
-// read_results would refuse.
-void append_result(const std::string& path, const MatchLine& line);
+// Throws ResultsFileError when the file at `path` holds matches of another game than `game` (its
+// game line says so), or cannot be read as a results file; nothing when it does not exist yet.
+// `arena` and `gauntlet` ask before their matches.
+void check_results_game(const std::string& path, const std::string& game);
+// Appends one line of a match of `game`, creating the file with its game line; throws
+// ResultsFileError when it cannot (the path is not a regular file, the disk is full, the file is
+// of another game), when a spec holds whitespace, or for a line that read_results would refuse.
+void append_result(const std::string& path, const MatchLine& line, const std::string& game);
 
 struct RatingOptions {
   std::string anchor = "random";  // rated 0

@@ -120,16 +120,41 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
 
   const std::string path = ::testing::TempDir() + "arena_results_test.txt";
   std::remove(path.c_str());
-  append_result(path, {"a", "random", 3, 1, 0});
-  append_result(path, {"b", "a", 0, 0, 4});
-  const auto read = read_results_file(path);
+  append_result(path, {"a", "random", 3, 1, 0}, "mg");
+  append_result(path, {"b", "a", 0, 0, 4}, "mg");
+  std::string game;
+  const auto read = read_results_file(path, &game);
   ASSERT_EQ(read.size(), 2u);
   EXPECT_EQ(read[1].losses, 4);
-  EXPECT_THROW(append_result(path, {"has space", "random", 1, 0, 0}), ResultsFileError);
+  EXPECT_EQ(game, "mg") << "a new file starts with its game line";
+  EXPECT_THROW(append_result(path, {"has space", "random", 1, 0, 0}, "mg"), ResultsFileError);
   // What read_results would refuse is never written (before: `random random 1 0 1` was appended,
   // and then no line of the file could be rated).
-  EXPECT_THROW(append_result(path, {"random", "random", 1, 0, 1}), ResultsFileError);
+  EXPECT_THROW(append_result(path, {"random", "random", 1, 0, 1}, "mg"), ResultsFileError);
   EXPECT_EQ(read_results_file(path).size(), 2u);
+  // A match of another game is refused (before, `ratings` fitted players of two games on one
+  // ladder, joined through `random`).
+  try {
+    append_result(path, {"c", "random", 1, 0, 0}, "ttt");
+    FAIL() << "expected an error";
+  } catch (const ResultsFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds matches of mg, not of ttt"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(check_results_game(path, "mg"));
+  EXPECT_THROW(check_results_game(path, "dvonn"), ResultsFileError);
+  EXPECT_NO_THROW(check_results_game(path + ".absent", "dvonn"));
+  EXPECT_EQ(read_results_file(path).size(), 2u);
+  // A file from before game lines takes any game's matches, as written; a game line is only valid
+  // first, once.
+  std::istringstream untagged("a random 1 0 0\n");
+  read_results(untagged, "old.txt", &game);
+  EXPECT_EQ(game, "");
+  for (const char* text : {"a random 1 0 0\n# game: mg\n", "# game: mg\n# game: ttt\n",
+                           "# game:\n", "# game: m g\n"}) {
+    std::istringstream bad_text(text);
+    EXPECT_THROW(read_results(bad_text, "bad.txt"), ResultsFileError) << text;
+  }
   // Counts whose sum would overflow are refused by line (before: a negative games column).
   std::istringstream huge("a random 1 2 3\nrandom a 1000000000 1 0\n");
   try {

@@ -240,7 +240,19 @@ TEST(Cli, ArenaPrintsTheMatchAndAppendsResultsAndRecords) {
   std::ifstream in(results);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "# game: mg");
+  ASSERT_TRUE(std::getline(in, line));
   EXPECT_EQ(line.rfind("alphabeta:depth=1 random ", 0), 0u) << line;
+  // A match of another game into the same file is refused before it is played, in both commands.
+  for (const std::string command :
+       {"arena --game ttt --a alphabeta:depth=1 --b random --games 2",
+        "gauntlet --game ttt --player alphabeta:depth=1 --opponent random --games 2"}) {
+    const CommandResult other = run(command + " --results " + results);
+    EXPECT_NE(other.status, 0) << other.out;
+    EXPECT_NE(other.out.find(results + " holds matches of mg, not of ttt"), std::string::npos)
+        << other.out;
+    EXPECT_EQ(other.out.find("result (A's view)"), std::string::npos) << other.out;
+  }
   std::ifstream games(record);
   int lines = 0;
   while (std::getline(games, line)) ++lines;
