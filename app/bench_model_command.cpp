@@ -390,7 +390,7 @@ void run_bench_model(const BenchModelOptions& o) {
       std::printf("%s\n", row.c_str());
       std::fflush(stdout);
       if (o.peak_tflops > 0 && !raw.empty()) {
-        std::printf("%6s TFLOP/s (share of %.0f):", "", o.peak_tflops);
+        std::printf("%6s TFLOP/s (share of %.4g):", "", o.peak_tflops);
         for (std::size_t k = 0; k < raw.size(); ++k) {
           const double tflops = raw[k] * flops / 1e12;
           std::printf(" %s %.2f (%.1f%%)%s", o.backends[k].c_str(), tflops,

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -126,8 +127,10 @@ struct Timing {
   std::vector<double> ms;
   void print(const char* what) {
     std::sort(ms.begin(), ms.end());
+    // Nearest rank: the smallest time at least a share q of the requests took no longer than.
     const auto at = [&](double q) {
-      return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
+      const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(ms.size())));
+      return ms[std::min(ms.size(), std::max<std::size_t>(rank, 1)) - 1];
     };
     std::printf("%-44s %5zu requests  median %7.2f ms  p95 %7.2f ms  max %7.2f ms\n", what,
                 ms.size(), at(0.5), at(0.95), ms.back());

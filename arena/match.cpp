@@ -628,6 +628,9 @@ std::string format_match_report(const MatchStatus& s) {
   out << "Elo (A - B): " << format_elo(s.elo.elo) << "  95% [" << format_elo(s.elo.elo_low) << ", "
       << format_elo(s.elo.elo_high) << "]  pairs 0/0.5/1/1.5/2 points: " << s.pairs[0] << '/'
       << s.pairs[1] << '/' << s.pairs[2] << '/' << s.pairs[3] << '/' << s.pairs[4] << '\n';
+  if (s.games_counted > 0 && (s.wins == s.games_counted || s.losses == s.games_counted))
+    out << "(a perfect score has no finite Elo: the estimate and interval count one virtual game, "
+           "half a win and half a loss; docs/BASELINES.md, \"Matches\")\n";
   if (s.sprt) {
     std::snprintf(buffer, sizeof buffer, "SPRT %s: %s  LLR %.2f (bounds %.2f, %.2f)\n",
                   s.sprt->describe().c_str(), describe_verdict(s).c_str(), s.llr, s.bounds.lower,

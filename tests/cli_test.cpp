@@ -572,6 +572,10 @@ TEST(Cli, ArenaPerfectScoreHasAFiniteEstimateAndInterval) {
   EXPECT_EQ(r.status, 0) << r.out;
   ASSERT_NE(r.out.find("result (A's view): +4 =0 -0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Elo (A - B): +381.7  95% [-130.0, +893.4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(a perfect score has no finite Elo: the estimate and interval count one "
+                       "virtual game"),
+            std::string::npos)
+      << "the estimate beside a 100% score says where it comes from: " << r.out;
   EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
 }
 

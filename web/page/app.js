@@ -478,7 +478,9 @@ async function gameViewer(g, header, fileName) {
     const elo = m.elo === null ? "–" : signed(m.elo);
     matchBox.textContent = `${ckpt.value} against ${other.value}: +${m.wins} =${m.draws} -${m.losses} in ` +
       `${m.games} games (score ${fmt(100 * m.score, 1)}%), Elo ${elo} ` +
-      (m.elo_low === null ? "(no interval yet)" : `[${fmt(m.elo_low, 0)}, ${fmt(m.elo_high, 0)}]`) +
+      (m.elo_low === null ? "(no interval yet)" : `95% [${fmt(m.elo_low, 0)}, ${fmt(m.elo_high, 0)}]`) +
+      (m.games > 0 && (m.wins === m.games || m.losses === m.games)
+        ? " (a perfect score: the estimate counts one virtual drawn game)" : "") +
       (m.out_of_time ? `; stopped at the server's time limit after ${m.games} of ${m.games_cap} games` : "");
   };
   // The position shown, in Play (its moves so far, you to move) or in Analyse (its text).
@@ -825,15 +827,16 @@ async function showAnalyse() {
       parts.push(h("p", { class: "status", id: "an-summary", text:
         `${a.player}: best ${a.best}, value ${fmt(a.value, 3)} for ${sides[a.to_move]}` +
         (a.proven !== "unknown" ? ` (proven ${a.proven})` : "") +
-        `, ${a.simulations} simulations in ${fmt(a.ms, 0)} ms` + (a.out_of_time ? " (stopped at the time limit)" : "") }),
-        h("table", { id: "an-table" }, h("tr", {}, ...["move", "visits", "Q", "prior", "proven"].map((t) => h("th", { text: t }))),
+        `, ${a.simulations} simulations in ${fmt(a.ms, a.ms < 10 ? 1 : 0)} ms` + (a.out_of_time ? " (stopped at the time limit)" : "") }),
+        h("table", { id: "an-table" }, h("tr", {}, ...["move", "visits", `Q (for ${sides[a.to_move]})`, "prior", "proven"].map((t) => h("th", { text: t }))),
           ...a.top.map((t) => h("tr", {}, h("td", { text: t.move }), h("td", { text: t.visits }),
             h("td", { text: fmt(t.q, 3) }), h("td", { text: fmt(t.prior, 3) }), h("td", { text: t.proven === "unknown" ? "" : t.proven })))),
         h("p", { class: "mono", text: `principal variation: ${a.pv.join(" ")}` }));
     } else {
       arrows = [moveArrow(a.best_cells, 1)].filter(Boolean);
       parts.push(h("p", { class: "status", id: "an-summary", text:
-        `${a.player}: best ${a.best}, score ${a.score} at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms, 0)} ms` +
+        `${a.player}: best ${a.best}, score ${a.score} for ${sides[a.to_move]} (the game's evaluation; a won game ±1,000,000 less its plies) ` +
+        `at depth ${a.depth}, ${a.nodes.toLocaleString("en")} nodes in ${fmt(a.ms, a.ms < 10 ? 1 : 0)} ms` +
         (a.out_of_time ? " (stopped at the time limit: the deepest completed depth)" : "") }));
     }
     if (ckpt.value) {
