@@ -129,8 +129,8 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   // is refused before the match.
   if (!o.results.empty()) {
     check_results_players(a->spec(), b->spec());
-    check_results_file(o.results, game);
     util::append_to_file(o.results, "");
+    check_results_file(o.results, game);
   }
   arena::MatchHooks hooks;
   hooks.stop = &g_arena_stop;
@@ -209,8 +209,8 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   if (!o.results.empty()) {
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
-    check_results_file(o.results, game);
     util::append_to_file(o.results, "");
+    check_results_file(o.results, game);
   }
   arena::MatchConfig config;
   config.games = o.games;
