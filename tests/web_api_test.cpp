@@ -233,6 +233,7 @@ TEST_F(WebApiTest, SummaryHoldsTheCurvesGatesAndProgress) {
   EXPECT_EQ(s["losses"].size(), static_cast<std::size_t>(run_->train_rows));
   EXPECT_DOUBLE_EQ(s["losses"][0][0].get<double>(), 1.0);   // step
   EXPECT_NEAR(s["losses"][0][1].get<double>(), 2.95, 1e-9);  // policy loss
+  EXPECT_EQ(s["steps_per_loss_point"], 1) << "30 steps: one point each";
   EXPECT_EQ(s["gates"].size(), static_cast<std::size_t>(run_->gates));
   EXPECT_EQ(s["generation"], 3);
   EXPECT_EQ(s["best"], 3);  // generation 2 was not promoted, 3 was
@@ -366,6 +367,26 @@ TEST(WebSummaryTest, AGameShowsItsPolicyTargetAsWhatItIs) {
     for (const json& t : m["top"]) EXPECT_EQ(t.count("visits"), 0u) << t.dump();
     check_shares(m);
   }
+  fs::remove_all(root);
+}
+
+// A long run's loss curve is averaged in groups of steps, and the summary says how many (the page
+// names it in the legend).
+TEST(WebSummaryTest, ALongLossCurveSaysHowManyStepsEachPointAverages) {
+  const fs::path root = test_util::process_temp_dir("web_loss_points_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    for (int step = 31; step <= 1030; ++step)
+      folder.append_train({25.0 * step, step, step / 10, 400LL * step, 5LL * step, 1.0, 0.5, 0.02});
+  }
+  RunReader reader("run", run.dir);
+  const json s = reader.summary();
+  EXPECT_EQ(s["steps_per_loss_point"], 3);  // 1,030 steps in at most 400 points
+  ASSERT_EQ(s["losses"].size(), 344u);
+  EXPECT_DOUBLE_EQ(s["losses"][0][0].get<double>(), 2.0);  // steps 1, 2 and 3
+  EXPECT_NEAR(s["losses"][0][1].get<double>(), 2.9, 1e-9);
   fs::remove_all(root);
 }
 

@@ -101,10 +101,14 @@ json gate_json(const trainer::GateRow& g) {
 }
 
 // Means over consecutive groups of points so that a curve of many thousand steps stays small.
+// Consecutive points averaged into one, so that a curve has at most kMaxCurvePoints.
+std::size_t curve_group(std::size_t points) {
+  return points <= kMaxCurvePoints ? 1 : (points + kMaxCurvePoints - 1) / kMaxCurvePoints;
+}
+
 json downsample(const std::vector<std::array<double, 3>>& points) {
   json out = json::array();
-  const std::size_t group =
-      points.size() <= kMaxCurvePoints ? 1 : (points.size() + kMaxCurvePoints - 1) / kMaxCurvePoints;
+  const std::size_t group = curve_group(points.size());
   for (std::size_t i = 0; i < points.size(); i += group) {
     const std::size_t end = std::min(points.size(), i + group);
     double sums[3] = {0, 0, 0};
@@ -340,6 +344,7 @@ json RunReader::summary() {
     }
   }
   out["losses"] = downsample(losses);
+  out["steps_per_loss_point"] = curve_group(losses.size());
   out["speed"] = speed;
   out["speed_now"] = last_speed;
   out["cluster"] = cluster;

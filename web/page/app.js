@@ -186,10 +186,11 @@ function dashboard(s) {
          time.sessions ? `${fmt(time.seconds / 60, 1)} min` : "–", "time")));
   const gates = s.gates || [];
   const losses = s.losses || [];
+  const averaged = s.steps_per_loss_point > 1 ? `; each point the mean of ${s.steps_per_loss_point} steps` : "";
   out.push(h("div", { class: "charts" },
     lineChart("Training loss", { x: "optimiser step", y: "loss" }, [
-      { name: "policy loss (cross-entropy, nats)", color: "#1f77b4", points: losses.map((l) => [l[0], l[1]]) },
-      { name: "value loss (squared error)", color: "#d62728", points: losses.map((l) => [l[0], l[2]]) }]),
+      { name: `policy loss (cross-entropy, nats${averaged})`, color: "#1f77b4", points: losses.map((l) => [l[0], l[1]]) },
+      { name: `value loss (squared error${averaged})`, color: "#d62728", points: losses.map((l) => [l[0], l[2]]) }]),
     lineChart("Rating (Elo) by generation", { x: "generation", y: "Elo", integerX: true }, [
       { name: "best network (chained, biased up)", color: "#2ca02c",
         points: gates.map((g) => [g.generation, g.rating]) },
