@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "arena/elo.h"
+#include "games/quote.h"
 #include "arena/spec.h"
 #include "util/file_io.h"
 #include "util/text.h"
@@ -65,6 +66,17 @@ double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 void check_result_players(const std::string& a, const std::string& b) {
   if (a == b) throw ResultsFileError(a + " cannot play itself in a results file");
+  // A name the file could not hold as one: '#' starts a comment, and blanks and control
+  // characters split or hide it (a "\v# x ..." line once rated a player "#").
+  for (const std::string* name : {&a, &b})
+    if (name->empty() || (*name)[0] == '#' ||
+        std::any_of(name->begin(), name->end(), [](char c) {
+          return std::isspace(static_cast<unsigned char>(c)) ||
+                 std::iscntrl(static_cast<unsigned char>(c));
+        }))
+      throw ResultsFileError("player \"" + quote_input(*name, 60) +
+                             "\" cannot be written to a results file (empty, starting with '#', or "
+                             "holding blanks or control characters)");
 }
 
 namespace {
@@ -182,11 +194,6 @@ void append_result(const std::string& path, const MatchLine& line, const std::st
     throw ResultsFileError("cannot append to " + path + ": " + e.what());
   }
   const bool holds_anything = check_game(path, game);
-  for (const std::string* spec : {&line.a, &line.b})
-    for (char c : *spec)
-      if (std::isspace(static_cast<unsigned char>(c)))
-        throw ResultsFileError("cannot write player '" + *spec + "' to " + path +
-                               ": a spec with spaces would break the file's format");
   try {
     util::append_to_file(path, (holds_anything ? std::string() : std::string(kGameLine) + " " +
                                                                      game + '\n') +

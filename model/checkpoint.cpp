@@ -80,13 +80,17 @@ class Reader {
       fail(std::string("truncated or damaged: ") + what + " needs " + std::to_string(n) +
            " bytes, " + std::to_string(size_ - pos_) + " left");
   }
-  std::uint64_t le(int n, const char* what) {
+  std::uint64_t le(int n, const char* what) {  // n <= 8
     need(static_cast<std::size_t>(n), what);
     std::uint64_t v = 0;
     for (int i = 0; i < n; ++i)
       v |= static_cast<std::uint64_t>(static_cast<unsigned char>(data_[pos_ + i])) << (8 * i);
     pos_ += static_cast<std::size_t>(n);
     return v;
+  }
+  void skip(std::size_t n, const char* what) {
+    need(n, what);
+    pos_ += n;
   }
   std::uint32_t u32(const char* what) { return static_cast<std::uint32_t>(le(4, what)); }
   std::int32_t i32(const char* what) { return static_cast<std::int32_t>(u32(what)); }
@@ -105,6 +109,7 @@ class Reader {
       fail(std::string("truncated or damaged: ") + what + " needs " + std::to_string(count) +
            " floats, " + std::to_string(size_ - pos_) + " bytes left");
     out.resize(count);
+    if (count == 0) return;  // (memcpy of nothing may not be given a null pointer)
     if (host_is_little_endian()) {
       std::memcpy(out.data(), data_ + pos_, count * 4);
       pos_ += count * 4;
@@ -153,17 +158,21 @@ void check_tensors(const Checkpoint& checkpoint, const std::string& source) {
   const auto fail = [&source](const std::string& what) {
     throw CheckpointError("checkpoint " + source + ": " + what);
   };
+  // The shape first, within bounds no game comes near: the tensor shapes are products of it.
+  constexpr int kMaxSide = 4096, kMaxActions = 1 << 24;
+  const auto& in = checkpoint.input;
+  if (in.planes <= 0 || in.planes > kMaxSide || in.height <= 0 || in.height > kMaxSide ||
+      in.width <= 0 || in.width > kMaxSide || checkpoint.num_actions <= 0 ||
+      checkpoint.num_actions > kMaxActions)
+    fail("invalid input shape " + std::to_string(in.planes) + "x" + std::to_string(in.height) +
+         "x" + std::to_string(in.width) + " or action count " +
+         std::to_string(checkpoint.num_actions));
   std::vector<TensorSpec> specs;
   try {
     specs = network_tensor_specs(checkpoint.config, checkpoint.input, checkpoint.num_actions);
   } catch (const std::invalid_argument& e) {
     fail(e.what());
   }
-  if (checkpoint.input.planes <= 0 || checkpoint.input.height <= 0 || checkpoint.input.width <= 0 ||
-      checkpoint.num_actions <= 0)
-    fail("invalid input shape " + std::to_string(checkpoint.input.planes) + "x" +
-         std::to_string(checkpoint.input.height) + "x" + std::to_string(checkpoint.input.width) +
-         " or action count " + std::to_string(checkpoint.num_actions));
   for (const TensorSpec& spec : specs) {
     const NamedTensor* t = checkpoint.find(spec.name);
     if (t == nullptr)
@@ -266,7 +275,7 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
                           ": damaged: the CRC-32 of the content does not match the stored one");
 
   Reader body(bytes, static_cast<std::size_t>(length), source);
-  body.le(20, "header");
+  body.skip(20, "header");
   Checkpoint c;
   c.game = body.str("game name");
   c.encoding_version = static_cast<int>(body.u32("encoding version"));

@@ -145,6 +145,14 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
   EXPECT_THROW(check_results_game(path, "dvonn"), ResultsFileError);
   EXPECT_NO_THROW(check_results_game(path + ".absent", "dvonn"));
   EXPECT_EQ(read_results_file(path).size(), 2u);
+  // A comment hidden behind a vertical tab or a form feed once rated a player "#" (found by
+  // fuzzing); no name that the file could not hold as one is read or written.
+  for (const char* text : {"random uct:sims=1 1 0 0\n\v# random 0 0 5\n", "\f#x random 1 0 0\n"}) {
+    std::istringstream in_text(text);
+    EXPECT_THROW(read_results(in_text, "hidden.txt"), ResultsFileError) << text;
+  }
+  EXPECT_THROW(append_result(path, {"#x", "random", 1, 0, 0}, "mg"), ResultsFileError);
+  EXPECT_THROW(append_result(path, {"a\x01", "random", 1, 0, 0}, "mg"), ResultsFileError);
   // A file from before game lines takes any game's matches, as written; a game line is only valid
   // first, once.
   std::istringstream untagged("a random 1 0 0\n");

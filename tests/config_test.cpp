@@ -127,6 +127,14 @@ TEST(Config, ASecondYamlDocumentIsAnError) {
             "test.yaml: line 3: a second YAML document; a config is one document");
   // One document, with its optional markers, is fine.
   EXPECT_EQ(parse_config("---\nnet: {blocks: 2}\n...\n", "x").net.blocks, 2);
+  // Texts on which yaml-cpp's LoadAll never ends, allocating 400 MB a second (found by fuzzing;
+  // a config file, a served run's config.yaml or a Redis store's config reach it).
+  for (const char* text : {",", ",0,\x07", "run: {seed: 1}\n---\n,"}) {
+    const std::string error = error_of(text);
+    EXPECT_TRUE(error.find("not valid YAML") != std::string::npos ||
+                error.find("a second YAML document") != std::string::npos)
+        << text << ": " << error;
+  }
 }
 
 class ConfigFile : public ::testing::Test {

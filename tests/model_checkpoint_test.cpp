@@ -210,6 +210,37 @@ TEST(Checkpoint, ATrainingStepBelowZeroIsRefused) {
   EXPECT_NE(error.find("training step -20 is not 0..2^53"), std::string::npos) << error;
 }
 
+// Input shapes and action counts beyond any game are refused before the tensor shapes are made
+// from them (found by fuzzing: a 91-byte file with a valid CRC overflowed 3 x 3 x the cells in
+// signed arithmetic), and a tensor of no elements reads without copying from nowhere.
+TEST(Checkpoint, ShapesBeyondAnyGameAreRefusedBeforeTheirProducts) {
+  TempDir dir("ckpt_shape");
+  const Game& mg = game_by_name("mg");
+  const std::string path = dir.file("huge.ckpt");
+  for (const auto& [planes, side, actions] :
+       std::vector<std::array<int, 3>>{{3, 2000000000, 10}, {5000, 8, 10}, {3, 8, 1 << 30}}) {
+    // Written as the writer would, then the four header fields after the 20-byte header, the
+    // game's name and the encoding version patched, and the CRC made right again.
+    std::vector<char> bytes = serialize_checkpoint(random_checkpoint(mg, small_config(), 3));
+    std::size_t at = 20 + 4 + mg.name().size() + 4;
+    for (const int v : {planes, side, side, actions}) {
+      for (int k = 0; k < 4; ++k)
+        bytes[at + static_cast<std::size_t>(k)] =
+            static_cast<char>((static_cast<std::uint32_t>(v) >> (8 * k)) & 0xFF);
+      at += 4;
+    }
+    const std::uint32_t crc = util::crc32(bytes.data(), bytes.size() - 4);
+    for (int k = 0; k < 4; ++k) bytes[bytes.size() - 4 + k] = static_cast<char>((crc >> (8 * k)) & 0xFF);
+    write_file(path, bytes);
+    const std::string error = load_error(path, mg);
+    EXPECT_NE(error.find("invalid input shape " + std::to_string(planes) + "x" +
+                         std::to_string(side) + "x" + std::to_string(side) +
+                         " or action count " + std::to_string(actions)),
+              std::string::npos)
+        << error;
+  }
+}
+
 // Finite stored values can still fold into NaN or infinity (a negative running variance, a scale
 // beyond float's range): every backend and the ONNX export fold first, and refuse such a network
 // by its layer (before: it loaded, played the same move everywhere and exported with 1,400 NaNs).

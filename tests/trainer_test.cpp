@@ -5,6 +5,7 @@
 #include <cmath>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -431,6 +432,30 @@ void ten_chunks(const std::filesystem::path& dir) {
                                     selfplay::FolderReplayStore::Mode::kOwner);
   const selfplay::GameRecord r = five_ply_record();
   for (int c = 0; c < 10; ++c) store.append({r, r});
+}
+
+// --recover rebuilds state.yaml from the log's session lines, taking only what a line holds in
+// full: a line cut short by a kill once gave a 7-digit run id that the next start refused, and
+// "(session -1" counted 2^64-1 sessions.
+TEST(RunFolderState, ALogCutShortRebuildsAStateTheNextStartAccepts) {
+  const std::filesystem::path dir = ::testing::TempDir() + "run_folder_state_from_log";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string id = "0123456789abcdef0123456789abcdef";
+  std::ofstream(dir / "log.txt")
+      << "[t] starting run x (session 1): mg 1x8; run id " << id << "\n"
+      << "[t] resuming run x (session 2): mg 1x8; run id " << id << "\n"
+      << "[t] resuming run x (session -1): mg\n"
+      << "[t] resuming run x (session 99999999999999999999): mg\n"
+      << "[t] resuming run x (session 3): mg 1x8; run id 0123abc";
+  RunFolder folder(dir);
+  std::string rebuilt;
+  const RunState s = folder.load_state(true, &rebuilt);
+  EXPECT_EQ(s.sessions, 3u);
+  EXPECT_EQ(s.run_id, id) << "the whole id of an earlier line, not the cut one";
+  folder.save_state(s);
+  EXPECT_NO_THROW(folder.load_state(false)) << "the next start reads what --recover wrote";
+  std::filesystem::remove_all(dir);
 }
 
 struct Loaded {

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "games/game.h"
@@ -260,7 +261,7 @@ std::vector<int> parse_cuda_devices(std::string_view text) {
     bool ok = !item.empty() && item.size() <= 2;
     for (char ch : item) {
       ok = ok && ch >= '0' && ch <= '9';
-      value = value * 10 + (ch - '0');
+      if (ok) value = value * 10 + (ch - '0');  // at most two digits: never overflows
     }
     if (!ok || value > 63)
       throw ConfigError("inference.cuda_devices: \"" + quote_input(std::string(text)) +
@@ -317,12 +318,73 @@ std::string line_of(const YAML::Node& node) {
   return "line " + std::to_string(node.Mark().line + 1);
 }
 
+// Where the documents of a YAML text start: the first event of each (its root node's mark), up to
+// two documents. yaml-cpp 0.7's LoadAll never ends on some malformed texts (a lone ",": every
+// document it reads starts where the last one did, and it allocates as it goes; yaml-cpp issue
+// 1040), so the documents are counted by the parser's events, stopping at the second, and a
+// document that starts where the one before started is an error.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;  // where each document starts
+  std::vector<YAML::Mark> roots;   // its root node's mark (a null mark when it has none)
+
+  void OnDocumentStart(const YAML::Mark& m) override {
+    starts.push_back(m);
+    roots.emplace_back(YAML::Mark::null_mark());
+    root_seen_ = false;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (!root_seen_ && !roots.empty()) roots.back() = m;
+    root_seen_ = true;
+  }
+  bool root_seen_ = false;
+};
+
+// The root marks of the first documents of `text` (at most two); ConfigError (`where` first) when
+// it is not valid YAML.
+std::vector<YAML::Mark> document_roots(std::string_view text, const std::string& where) {
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  DocumentStarts documents;
+  try {
+    for (int read = 0; read < 2 && parser.HandleNextDocument(documents); ++read) {
+    }
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(where + "not valid YAML: " + e.what());
+  }
+  const std::vector<YAML::Mark>& s = documents.starts;
+  if (s.size() >= 2 && s[1].pos <= s[0].pos)
+    throw ConfigError(where + "not valid YAML: line " + std::to_string(s[0].line + 1) +
+                      ": a document that does not end");
+  documents.roots.resize(std::min<std::size_t>(documents.roots.size(), 2));
+  return documents.roots;
+}
+
 // The line (1-based) where the second YAML document of `text` starts: its "---" marker, or where
-// its content starts when it has none.
-int second_document_line(std::string_view text, const YAML::Node& first,
-                         const YAML::Node& second) {
-  const int after = first.Mark().line;
-  const int until = second.Mark().is_null() ? INT_MAX : second.Mark().line;
+// its content starts when it has none. `first` and `second` are the documents' root marks.
+int second_document_line(std::string_view text, const YAML::Mark& first,
+                         const YAML::Mark& second) {
+  const int after = first.line;
+  const int until = second.is_null() ? INT_MAX : second.line;
   int marker = -1;
   int line = 0;
   for (std::size_t begin = 0; begin < text.size() && line <= until; ++line) {
@@ -348,17 +410,17 @@ std::string key_name(const YAML::Node& key, const std::string& where) {
 RunConfig parse(std::string_view yaml_text, const std::string& source,
                 const std::vector<std::string>& overrides, bool refuse_empty) {
   const std::string where = source.empty() ? "" : source + ": ";
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(where + "not valid YAML: " + e.what());
-  }
+  const std::vector<YAML::Mark> documents = document_roots(yaml_text, where);
   if (documents.size() > 1)
     throw ConfigError(where + "line " +
                       std::to_string(second_document_line(yaml_text, documents[0], documents[1])) +
                       ": a second YAML document; a config is one document");
-  const YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(where + "not valid YAML: " + e.what());
+  }
   const bool every_key = yaml_text.substr(0, std::strlen(kEveryKeyLine)) == kEveryKeyLine;
   std::set<std::string> given;  // "section.key" of every key read
   RunConfig config;

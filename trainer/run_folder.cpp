@@ -191,16 +191,24 @@ RunState state_from_log(const fs::path& log) {
   } catch (const util::FileError&) {
     return s;
   }
+  // Only what such a line holds in full: a session number of digits closed by ')', a run id of
+  // exactly 32 hexadecimal digits (a line cut short by a kill gives nothing, never a value that
+  // load_state would refuse at the next start).
   const std::string session = "(session ", run_id = "; run id ";
+  constexpr std::size_t kIdDigits = 32;
   for (auto at = text.find(session); at != std::string::npos; at = text.find(session, at + 1)) {
-    s.sessions = std::max<std::uint64_t>(
-        s.sessions, std::strtoull(text.c_str() + at + session.size(), nullptr, 10));
-    const auto end = text.find('\n', at);
+    const std::size_t from = at + session.size();
+    const std::size_t digits_end = text.find_first_not_of("0123456789", from);
+    if (digits_end == std::string::npos || text[digits_end] != ')' || digits_end == from ||
+        digits_end - from > 15)
+      continue;
+    s.sessions = std::max<std::uint64_t>(s.sessions, std::stoull(text.substr(from, digits_end - from)));
+    const auto end = std::min(text.find('\n', at), text.size());
     const auto id = text.find(run_id, at);
     if (id == std::string::npos || id > end) continue;
-    const std::size_t from = id + run_id.size();
-    const std::size_t to = text.find_first_not_of("0123456789abcdef", from);
-    s.run_id = text.substr(from, (to == std::string::npos ? text.size() : to) - from);
+    const std::size_t id_from = id + run_id.size();
+    const std::size_t id_to = std::min(text.find_first_not_of("0123456789abcdef", id_from), text.size());
+    if (id_to - id_from == kIdDigits) s.run_id = text.substr(id_from, kIdDigits);
   }
   return s;
 }
