@@ -236,6 +236,7 @@ GateMatches promoted_with_anchor() {
   m.gate.elo.elo_high = 60.0;
   m.gate.llr = 1.5;
   m.gate.games_cap = 40;
+  m.gate.pairs = {1, 2, 3, 4, 10};
   m.gate.sprt = arena::SprtConfig{};
   m.gate.verdict = arena::SprtVerdict::kAcceptH1;
   m.promoted = true;
@@ -268,6 +269,7 @@ TEST(Gate, RowFromTheMatches) {
   EXPECT_DOUBLE_EQ(row.elo_low, -10.0);
   EXPECT_DOUBLE_EQ(row.elo_high, 60.0);
   EXPECT_DOUBLE_EQ(row.llr, 1.5);
+  EXPECT_EQ(row.pairs, "1/2/3/4/10") << "the counts the interval was computed from";
   EXPECT_EQ(row.verdict, arena::describe_verdict(m.gate));
   EXPECT_NE(row.verdict.find("H1 accepted"), std::string::npos) << row.verdict;
   EXPECT_TRUE(row.promoted);
@@ -307,6 +309,7 @@ TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {
   none.promoted = true;
   row = gate_row(in, none, 40, 120.0, 65.0);
   EXPECT_EQ(row.verdict, "no gate (arena.max_games 0)");
+  EXPECT_EQ(row.pairs, "") << "no match, no pairs";
   EXPECT_TRUE(row.promoted);
   // A promotion nothing measured leaves the chain unknown, never a measured-looking +0 (it was
   // shown as a flat line at 0 on the page and "best gen 18 +0.0 Elo" in the status line).

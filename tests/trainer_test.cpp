@@ -458,6 +458,38 @@ TEST(RunFolderState, ALogCutShortRebuildsAStateTheNextStartAccepts) {
   std::filesystem::remove_all(dir);
 }
 
+// A gate's pair counts are kept in arena.csv, so that its interval can be computed again from the
+// file; a damaged field is not trusted (left unknown), the row still read.
+TEST(RunFolderTables, AGatesPairCountsAreKept) {
+  const std::filesystem::path dir = ::testing::TempDir() + "run_folder_pairs";
+  std::filesystem::remove_all(dir);
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    GateRow g;
+    g.generation = 1, g.step = 10, g.games = 8, g.wins = 5, g.draws = 1, g.losses = 2;
+    g.promoted = true, g.elo = 40, g.elo_low = -50, g.elo_high = 130, g.llr = 0.2;
+    g.verdict = "cap", g.rating = 40, g.pairs = "0/1/1/1/1";
+    folder.append_gate(g, 100, 10);
+    g.generation = 2, g.step = 20, g.pairs = "";
+    folder.append_gate(g, 200, 20);
+  }
+  std::string text = util::read_regular_file((dir / "arena.csv").string());
+  const auto at = text.find(",0/1/1/1/1");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::vector<GateRow> gates = read_gates(dir / "arena.csv", nullptr, true);
+  ASSERT_EQ(gates.size(), 2u);
+  EXPECT_EQ(gates[0].pairs, "0/1/1/1/1");
+  EXPECT_EQ(gates[1].pairs, "");
+  text.replace(at, 10, ",0/1/x/1/1");
+  std::ofstream(dir / "arena.csv", std::ios::trunc) << text;
+  gates = read_gates(dir / "arena.csv", nullptr, true);
+  ASSERT_EQ(gates.size(), 2u);
+  EXPECT_EQ(gates[0].pairs, "") << "a damaged field is not known";
+  EXPECT_EQ(gates[0].games, 8);
+  std::filesystem::remove_all(dir);
+}
+
 struct Loaded {
   std::int64_t positions = 0, games = 0;
   std::vector<std::string> lines;

@@ -24,7 +24,7 @@ const util::CsvTable::Row kArenaHeader = {
     "draws",      "losses",   "elo",                 "elo_low",      "elo_high",
     "llr",        "verdict",  "promoted",            "seconds",      "rating",
     "anchor",     "anchor_games", "anchor_score",    "anchor_elo",   "anchor_elo_low",
-    "anchor_elo_high"};
+    "anchor_elo_high", "pairs"};
 
 const util::CsvTable::Row kMetricsHeader = {
     "kind",       "seconds",       "step",     "generation", "positions",
@@ -98,6 +98,9 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
   const double rating = number(t.at(r, "rating"));
   const double chained = chained_rating(previous_rating, g.promoted, g.elo);
   g.rating = std::isfinite(rating) && std::isfinite(chained) ? rating : chained;
+  // Five counts "a/b/c/d/e"; anything else is not known (the row is still usable without it).
+  static const std::regex kPairs("([0-9]{1,10}/){4}[0-9]{1,10}");
+  g.pairs = std::regex_match(t.at(r, "pairs"), kPairs) ? t.at(r, "pairs") : "";
   g.anchor = t.at(r, "anchor");
   if (!g.anchor.empty()) {
     g.anchor_games = static_cast<int>(count(t, r, "anchor_games", index));
@@ -133,7 +136,8 @@ util::CsvTable::Row gate_arena_row(const GateRow& g) {
           field(g.seconds, 1), field(g.rating, 1), g.anchor,
           anchored ? field(std::int64_t{g.anchor_games}) : "",
           anchored ? field(g.anchor_score, 4) : "", anchored ? field(g.anchor_elo, 1) : "",
-          anchored ? field(g.anchor_elo_low, 1) : "", anchored ? field(g.anchor_elo_high, 1) : ""};
+          anchored ? field(g.anchor_elo_low, 1) : "", anchored ? field(g.anchor_elo_high, 1) : "",
+          g.pairs};
 }
 
 // What metrics.csv's gate rows keep of the gates, in generation order (the newest row of a

@@ -105,6 +105,10 @@ struct GateRow {
   bool promoted = false;
   double seconds = 0;     // session time when the gate ended
   double rating = 0;      // chained rating of the best network after this gate (chained_rating)
+  // The gate's pairs by A's points in each, "n0/n0.5/n1/n1.5/n2" (the counts its interval is
+  // computed from, docs/BASELINES.md "Matches"); empty when not known (no match, a rebuilt row, a
+  // row from before the column).
+  std::string pairs;
   std::string anchor;     // the anchor's spec; empty: no anchor match
   int anchor_games = 0;
   double anchor_score = 0, anchor_elo = 0, anchor_elo_low = 0, anchor_elo_high = 0;
