@@ -536,6 +536,12 @@ std::string describe_verdict(const MatchStatus& status) {
   return "no decision after " + std::to_string(status.games_counted) + " games (the cap)";
 }
 
+std::string format_pairs(const MatchStatus& s) {
+  return std::to_string(s.pairs[0]) + "/" + std::to_string(s.pairs[1]) + "/" +
+         std::to_string(s.pairs[2]) + "/" + std::to_string(s.pairs[3]) + "/" +
+         std::to_string(s.pairs[4]);
+}
+
 std::string format_seconds(double seconds) {
   char buffer[32];
   if (seconds < 1e-3) std::snprintf(buffer, sizeof buffer, "%.1f us", seconds * 1e6);
@@ -626,8 +632,8 @@ std::string format_match_report(const MatchStatus& s) {
   if (s.forfeit_lines.size() > kShownForfeits)
     out << "forfeit: ... and " << s.forfeit_lines.size() - kShownForfeits << " more\n";
   out << "Elo (A - B): " << format_elo(s.elo.elo) << "  95% [" << format_elo(s.elo.elo_low) << ", "
-      << format_elo(s.elo.elo_high) << "]  pairs 0/0.5/1/1.5/2 points: " << s.pairs[0] << '/'
-      << s.pairs[1] << '/' << s.pairs[2] << '/' << s.pairs[3] << '/' << s.pairs[4] << '\n';
+      << format_elo(s.elo.elo_high) << "]  pairs 0/0.5/1/1.5/2 points: " << format_pairs(s)
+      << '\n';
   if (s.games_counted > 0 && (s.wins == s.games_counted || s.losses == s.games_counted))
     out << "(a perfect score has no finite Elo: the estimate and interval count one virtual game, "
            "half a win and half a loss; docs/BASELINES.md, \"Matches\")\n";

@@ -167,6 +167,8 @@ std::string format_match_report(const MatchStatus& status);
 std::string format_progress(const MatchStatus& status);
 // "H1 accepted (elo >= 20)" etc.
 std::string describe_verdict(const MatchStatus& status);
+// The pair counts by A's points, "n0/n0.5/n1/n1.5/n2" (what the interval is computed from).
+std::string format_pairs(const MatchStatus& status);
 // "850.0 us", "52.1 ms", "1.25 s".
 std::string format_seconds(double seconds);
 // One table of a gauntlet: the matches of one player (A in each) against a list of opponents (B),

@@ -246,6 +246,7 @@ GateMatches promoted_with_anchor() {
   m.anchor->elo.elo = 34.9;
   m.anchor->elo.elo_low = -50.0;
   m.anchor->elo.elo_high = 120.0;
+  m.anchor->pairs = {0, 1, 2, 1, 1};
   return m;
 }
 
@@ -281,6 +282,7 @@ TEST(Gate, RowFromTheMatches) {
   EXPECT_DOUBLE_EQ(row.anchor_elo, 34.9);
   EXPECT_DOUBLE_EQ(row.anchor_elo_low, -50.0);
   EXPECT_DOUBLE_EQ(row.anchor_elo_high, 120.0);
+  EXPECT_EQ(row.anchor_pairs, "0/1/2/1/1");
   EXPECT_EQ(gate_summary(row), "gen 3 +25.0 [-10.0, +60.0] over 40 games: promoted; vs "
                                "alphabeta:depth=2 55.0% (+34.9 Elo)");
 }

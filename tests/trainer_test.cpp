@@ -470,8 +470,9 @@ TEST(RunFolderTables, AGatesPairCountsAreKept) {
     g.generation = 1, g.step = 10, g.games = 8, g.wins = 5, g.draws = 1, g.losses = 2;
     g.promoted = true, g.elo = 40, g.elo_low = -50, g.elo_high = 130, g.llr = 0.2;
     g.verdict = "cap", g.rating = 40, g.pairs = "0/1/1/1/1";
+    g.anchor = "random", g.anchor_games = 4, g.anchor_score = 1, g.anchor_pairs = "0/0/0/0/2";
     folder.append_gate(g, 100, 10);
-    g.generation = 2, g.step = 20, g.pairs = "";
+    g.generation = 2, g.step = 20, g.pairs = "", g.anchor = "";
     folder.append_gate(g, 200, 20);
   }
   std::string text = util::read_regular_file((dir / "arena.csv").string());
@@ -480,7 +481,9 @@ TEST(RunFolderTables, AGatesPairCountsAreKept) {
   std::vector<GateRow> gates = read_gates(dir / "arena.csv", nullptr, true);
   ASSERT_EQ(gates.size(), 2u);
   EXPECT_EQ(gates[0].pairs, "0/1/1/1/1");
+  EXPECT_EQ(gates[0].anchor_pairs, "0/0/0/0/2");
   EXPECT_EQ(gates[1].pairs, "");
+  EXPECT_EQ(gates[1].anchor_pairs, "");
   text.replace(at, 10, ",0/1/x/1/1");
   std::ofstream(dir / "arena.csv", std::ios::trunc) << text;
   gates = read_gates(dir / "arena.csv", nullptr, true);

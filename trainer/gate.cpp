@@ -165,11 +165,7 @@ GateRow gate_row(const GateInputs& in, const GateMatches& m, std::int64_t step, 
   row.elo_low = m.gate.elo.elo_low;
   row.elo_high = m.gate.elo.elo_high;
   row.llr = m.gate.llr;
-  if (m.gate.games_cap > 0) {
-    const auto& p = m.gate.pairs;
-    row.pairs = std::to_string(p[0]) + "/" + std::to_string(p[1]) + "/" + std::to_string(p[2]) +
-                "/" + std::to_string(p[3]) + "/" + std::to_string(p[4]);
-  }
+  if (m.gate.games_cap > 0) row.pairs = arena::format_pairs(m.gate);
   // No gate match (arena.max_games 0): nothing was measured, so no estimate and no interval
   // (empty fields), never 0 [0, 0].
   if (m.gate.games_cap == 0) row.elo = row.elo_low = row.elo_high = row.llr = std::nan("");
@@ -184,6 +180,7 @@ GateRow gate_row(const GateInputs& in, const GateMatches& m, std::int64_t step, 
     row.anchor_elo = m.anchor->elo.elo;
     row.anchor_elo_low = m.anchor->elo.elo_low;
     row.anchor_elo_high = m.anchor->elo.elo_high;
+    row.anchor_pairs = arena::format_pairs(*m.anchor);
   }
   return row;
 }

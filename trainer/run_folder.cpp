@@ -24,7 +24,7 @@ const util::CsvTable::Row kArenaHeader = {
     "draws",      "losses",   "elo",                 "elo_low",      "elo_high",
     "llr",        "verdict",  "promoted",            "seconds",      "rating",
     "anchor",     "anchor_games", "anchor_score",    "anchor_elo",   "anchor_elo_low",
-    "anchor_elo_high", "pairs"};
+    "anchor_elo_high", "pairs", "anchor_pairs"};
 
 const util::CsvTable::Row kMetricsHeader = {
     "kind",       "seconds",       "step",     "generation", "positions",
@@ -100,7 +100,10 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
   g.rating = std::isfinite(rating) && std::isfinite(chained) ? rating : chained;
   // Five counts "a/b/c/d/e"; anything else is not known (the row is still usable without it).
   static const std::regex kPairs("([0-9]{1,10}/){4}[0-9]{1,10}");
-  g.pairs = std::regex_match(t.at(r, "pairs"), kPairs) ? t.at(r, "pairs") : "";
+  const auto pairs = [&](const char* column) {
+    return std::regex_match(t.at(r, column), kPairs) ? t.at(r, column) : std::string();
+  };
+  g.pairs = pairs("pairs");
   g.anchor = t.at(r, "anchor");
   if (!g.anchor.empty()) {
     g.anchor_games = static_cast<int>(count(t, r, "anchor_games", index));
@@ -108,6 +111,7 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
     g.anchor_elo = number(t.at(r, "anchor_elo"));
     g.anchor_elo_low = number(t.at(r, "anchor_elo_low"));
     g.anchor_elo_high = number(t.at(r, "anchor_elo_high"));
+    g.anchor_pairs = pairs("anchor_pairs");
   }
   return g;
 }
@@ -137,7 +141,7 @@ util::CsvTable::Row gate_arena_row(const GateRow& g) {
           anchored ? field(std::int64_t{g.anchor_games}) : "",
           anchored ? field(g.anchor_score, 4) : "", anchored ? field(g.anchor_elo, 1) : "",
           anchored ? field(g.anchor_elo_low, 1) : "", anchored ? field(g.anchor_elo_high, 1) : "",
-          g.pairs};
+          g.pairs, anchored ? g.anchor_pairs : ""};
 }
 
 // What metrics.csv's gate rows keep of the gates, in generation order (the newest row of a

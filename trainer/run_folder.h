@@ -109,6 +109,7 @@ struct GateRow {
   // computed from, docs/BASELINES.md "Matches"); empty when not known (no match, a rebuilt row, a
   // row from before the column).
   std::string pairs;
+  std::string anchor_pairs;  // the same of the anchor match
   std::string anchor;     // the anchor's spec; empty: no anchor match
   int anchor_games = 0;
   double anchor_score = 0, anchor_elo = 0, anchor_elo_low = 0, anchor_elo_high = 0;
