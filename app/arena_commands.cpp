@@ -89,9 +89,10 @@ void check_results_players(const std::string& a, const std::string& b) {
   }
 }
 
-// Nor one the file could not take: of another game than its own, or a file that is no results
-// file (a match's line would be refused after it).
+// Nor one the file could not take: a path that cannot be appended to (a directory, /dev/full), a
+// file of another game than its own, or one that is no results file.
 void check_results_file(const std::string& path, const Game& game) {
+  util::append_to_file(path, "");
   try {
     arena::check_results_game(path, game.name());
   } catch (const arena::ResultsFileError& e) {
@@ -129,7 +130,6 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   // is refused before the match.
   if (!o.results.empty()) {
     check_results_players(a->spec(), b->spec());
-    util::append_to_file(o.results, "");
     check_results_file(o.results, game);
   }
   arena::MatchHooks hooks;
@@ -171,12 +171,9 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
     throw CLI::RuntimeError(128 + signo);
   }
   if (!o.results.empty()) {
-    arena::append_result(o.results, {status.a, status.b, status.wins, status.draws, status.losses},
-                         game.name());
-    std::cout << "appended to " << o.results << ": "
-              << arena::format_result_line(
-                     {status.a, status.b, status.wins, status.draws, status.losses})
-              << '\n';
+    const arena::MatchLine line{status.a, status.b, status.wins, status.draws, status.losses};
+    arena::append_result(o.results, line, game.name());
+    std::cout << "appended to " << o.results << ": " << arena::format_result_line(line) << '\n';
   }
 }
 
@@ -209,7 +206,6 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   if (!o.results.empty()) {
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
-    util::append_to_file(o.results, "");
     check_results_file(o.results, game);
   }
   arena::MatchConfig config;

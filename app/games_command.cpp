@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "mcts/search.h"
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
 #include "trainer/config.h"
@@ -34,8 +35,9 @@ const char* result_text(const selfplay::GameRecord& r) {
 std::optional<bool> gumbel_root(const std::string& run) {
   if (run.empty()) return std::nullopt;
   try {
-    return config::load_config((std::filesystem::path(run) / "config.yaml").string())
-               .selfplay.root == "gumbel";
+    const config::RunConfig c =
+        config::load_config((std::filesystem::path(run) / "config.yaml").string());
+    return mcts::root_policy_from_string(c.selfplay.root) == mcts::RootPolicy::kGumbel;
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -69,8 +71,8 @@ void print_replay(const selfplay::GameRecord& r, std::optional<bool> gumbel) {
               << std::noshowpos;
     if (gumbel == false) std::cout << " visits " << total;
     if (top != nullptr && total > 0)
-      std::cout << " top " << states[i]->action_to_string(top->action) << " " << std::setprecision(1)
-                << 100.0 * static_cast<double>(top->visits) / static_cast<double>(total) << "%";
+      std::cout << " top " << states[i]->action_to_string(top->action) << " "
+                << std::setprecision(1) << 100.0 * static_cast<double>(top->visits) / static_cast<double>(total) << "%";
     std::cout << (m.policy_target ? " full " : " fast ") << states[i + 1]->to_string() << "\n";
   }
 }
@@ -125,8 +127,8 @@ void register_games_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "games",
       "List the self-play games of a run (one line each: index, chunk, game, length, result, "
-      "the training step of the network that played), or replay one, printing every position. Damaged records are reported and "
-      "skipped.");
+      "the training step of the network that played), or replay one, printing every position. "
+      "Damaged records are reported and skipped.");
   auto* run = cmd->add_option("--run", o->run, "run folder (runs/<name>)");
   auto* file = cmd->add_option("--file", o->file,
                                "one game file instead of a run (an error when it is not one)");

@@ -154,24 +154,19 @@ std::string format_result_line(const MatchLine& line) {
 
 namespace {
 
-// The game line of the results file at `path` ("" when it has none), and whether it exists and
-// holds anything; ResultsFileError when it cannot be read as a results file.
+// The game line of the results file at `path` ("" when it has none), and whether it holds a game
+// line or a match; ResultsFileError when it cannot be read as a results file.
 std::pair<std::string, bool> results_file_game(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return {"", false};
-  std::string text;
-  try {
-    text = util::read_regular_file(path, kMaxResultsFileBytes);
-  } catch (const util::FileError& e) {
-    throw ResultsFileError("results file: " + std::string(e.what()));
-  }
-  std::istringstream in(text);
   std::string game;
-  read_results(in, path, &game);  // a damaged file is said before a match, not after it
-  return {game, !trim(text).empty()};
+  // Read whole: a damaged file is said before a match, not after it.
+  const bool has_matches = !read_results_file(path, &game).empty();
+  return {game, has_matches || !game.empty()};
 }
 
-// Whether the file at `path` holds anything; ResultsFileError when it is of another game.
+// Whether the file at `path` holds a game line or a match; ResultsFileError when it is of another
+// game.
 bool check_game(const std::string& path, const std::string& game) {
   const auto [held, holds_anything] = results_file_game(path);
   if (!held.empty() && held != game)

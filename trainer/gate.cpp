@@ -165,10 +165,12 @@ GateRow gate_row(const GateInputs& in, const GateMatches& m, std::int64_t step, 
   row.elo_low = m.gate.elo.elo_low;
   row.elo_high = m.gate.elo.elo_high;
   row.llr = m.gate.llr;
-  if (m.gate.games_cap > 0) row.pairs = arena::format_pairs(m.gate);
-  // No gate match (arena.max_games 0): nothing was measured, so no estimate and no interval
+  // No gate match (arena.max_games 0): nothing was measured, so no estimate, interval or pairs
   // (empty fields), never 0 [0, 0].
-  if (m.gate.games_cap == 0) row.elo = row.elo_low = row.elo_high = row.llr = std::nan("");
+  if (m.gate.games_cap == 0)
+    row.elo = row.elo_low = row.elo_high = row.llr = std::nan("");
+  else
+    row.pairs = arena::format_pairs(m.gate);
   row.verdict = gate_verdict(m.gate, m.promoted);
   row.promoted = m.promoted;
   row.seconds = seconds;

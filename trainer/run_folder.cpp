@@ -210,12 +210,14 @@ RunState state_from_log(const fs::path& log) {
     if (digits_end == std::string::npos || text[digits_end] != ')' || digits_end == from ||
         digits_end - from > 15)
       continue;
-    s.sessions = std::max<std::uint64_t>(s.sessions, std::stoull(text.substr(from, digits_end - from)));
+    s.sessions =
+        std::max<std::uint64_t>(s.sessions, std::stoull(text.substr(from, digits_end - from)));
     const auto end = std::min(text.find('\n', at), text.size());
     const auto id = text.find(run_id, at);
     if (id == std::string::npos || id > end) continue;
     const std::size_t id_from = id + run_id.size();
-    const std::size_t id_to = std::min(text.find_first_not_of("0123456789abcdef", id_from), text.size());
+    const std::size_t id_to =
+        std::min(text.find_first_not_of("0123456789abcdef", id_from), text.size());
     if (id_to - id_from == kIdDigits) s.run_id = text.substr(id_from, kIdDigits);
   }
   return s;

@@ -5,9 +5,9 @@
 // the file is rewritten atomically without them. Nothing is lost: the dropped lines are first
 // appended to a file beside the table (set_aside_path(), `metrics.csv.damaged`). A missing or
 // empty file gets the header. A path that is not a regular file (a directory), or a file whose
-// first line is not the expected header (another layout), is refused with FileError naming it. Columns are only ever added at the end,
-// so a file with an older header (a prefix of this one) is read with empty new fields and
-// rewritten. Every append is checked; a durable table also fsyncs each row before append()
+// first line is not the expected header (another layout), is refused with FileError naming it.
+// Columns are only ever added at the end, so a file with an older header (a prefix of this one)
+// is read with empty new fields and rewritten. Every append is checked; a durable table also fsyncs each row before append()
 // returns, so a row that was appended survives a crash. A table is read whole, up to
 // kMaxTableBytes (a larger one is refused by name), and appended to in place, never through a
 // symbolic link.

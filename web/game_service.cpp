@@ -514,7 +514,8 @@ json GameService::match(const json& request, const StopCheck& stop) {
   const bool counted = status.games_counted > 0;
   const auto end = [&](double v) { return counted && std::isfinite(v) ? json(v) : json(nullptr); };
   const bool interval = counted && std::isfinite(status.elo.elo_low) &&
-                        std::isfinite(status.elo.elo_high) && status.elo.elo_low < status.elo.elo_high;
+                        std::isfinite(status.elo.elo_high) &&
+                        status.elo.elo_low < status.elo.elo_high;
   return {{"game", game.name()},
           {"a", a->spec()},
           {"b", b->spec()},

@@ -10,6 +10,7 @@
 
 #include "games/game.h"
 #include "games/quote.h"
+#include "mcts/search.h"
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
 #include "trainer/config.h"
@@ -100,12 +101,12 @@ json gate_json(const trainer::GateRow& g) {
   return out;
 }
 
-// Means over consecutive groups of points so that a curve of many thousand steps stays small.
 // Consecutive points averaged into one, so that a curve has at most kMaxCurvePoints.
 std::size_t curve_group(std::size_t points) {
   return points <= kMaxCurvePoints ? 1 : (points + kMaxCurvePoints - 1) / kMaxCurvePoints;
 }
 
+// Means over consecutive groups of points so that a curve of many thousand steps stays small.
 json downsample(const std::vector<std::array<double, 3>>& points) {
   json out = json::array();
   const std::size_t group = curve_group(points.size());
@@ -163,7 +164,7 @@ RunReader::ConfigInfo RunReader::config_locked() {
       const config::RunConfig c = config::load_config(path.string());
       info.game = registered_name(c.run.game);
       info.steps_per_generation = c.training.steps_per_generation;
-      info.gumbel = c.selfplay.root == "gumbel";
+      info.gumbel = mcts::root_policy_from_string(c.selfplay.root) == mcts::RootPolicy::kGumbel;
       info.fields = {{"game", c.run.game},
                      {"net", std::to_string(c.net.blocks) + "x" + std::to_string(c.net.filters)},
                      {"selfplay_simulations", c.selfplay.simulations},
