@@ -107,6 +107,7 @@ void register_bench_command(CLI::App& app) {
   register_bench_search(*bench);
   register_bench_web(*bench);
   register_bench_train(*bench);
+  register_bench_selfplay(*bench);
 }
 
 }  // namespace oppidum::app

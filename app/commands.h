@@ -18,6 +18,7 @@ void register_bench_store(CLI::App& bench);    // bench store (app/bench_store_c
 void register_bench_search(CLI::App& bench);   // bench search (app/bench_search_command.cpp)
 void register_bench_web(CLI::App& bench);      // bench web (app/bench_web_command.cpp)
 void register_bench_train(CLI::App& bench);    // bench train (app/bench_train_command.cpp)
+void register_bench_selfplay(CLI::App& bench); // bench selfplay (app/bench_selfplay_command.cpp)
 void register_games_command(CLI::App& app);   // games: list and replay records
 void register_export_command(CLI::App& app);  // export: a checkpoint as ONNX (model/onnx_export.h)
 void register_train_command(CLI::App& app);   // train (trainer/run.h)

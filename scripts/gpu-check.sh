@@ -17,6 +17,9 @@
 #   model    bench model: positions/s by batch 64..4096 of the 4x32 and 10x128 networks of both
 #            games, fp32, fp16, bf16 and bf16 channels-last, with the share of the chip's peak
 #   server   bench model: the inference server with 1, 2 and 4 workers on one GPU, 8 and 32 callers
+#   selfplay bench selfplay: configs/mg.yaml and configs/dvonn.yaml with 2, 4 and 8 self-play
+#            threads, without the trainer: against a free network (what the CPU side can ask of
+#            any GPU) and the config's network on the GPU (the share of the forward-pass bound)
 #   trainer  bench train: the trainer alone at configs/mg.yaml and configs/dvonn.yaml, fp32 and bf16
 #   train    oppidum train with configs/mg.yaml and configs/dvonn.yaml for --train-seconds each
 #            (default 90; training starts at 20,000 positions, a generation every 300 steps, no
@@ -31,7 +34,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 out="gpu-check-results"
-phases="env,build,test,model,server,trainer,train"
+phases="env,build,test,model,server,selfplay,trainer,train"
 train_seconds=90
 peak=""
 dry_run=0
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
     --train-set) train_sets+=(--set "$2"); shift 2 ;;
     --peak-tflops) peak="$2"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -182,6 +185,20 @@ if has_phase server; then
   fi
   step "bench model, server workers, dvonn" "$out/bench.log" 300 \
     "$bin" bench model --game dvonn --device "$device" "${args[@]}"
+fi
+
+if has_phase selfplay; then
+  note "" "## Self-play without the trainer (bench selfplay)"
+  for game in mg dvonn; do
+    if [ "$dry_run" = 1 ]; then
+      args=(--threads 1 --seconds 0.5 --warmup 0.2 --set inference.device=cpu --set net.blocks=1
+            --set net.filters=8 --set selfplay.concurrent_games=16 --set inference.max_batch=16)
+    else
+      args=(--threads 2,4,8 --seconds 3 --warmup 1)
+    fi
+    step "bench selfplay, configs/$game.yaml" "$out/bench.log" 200 \
+      "$bin" bench selfplay --config "configs/$game.yaml" "${args[@]}"
+  done
 fi
 
 if has_phase trainer; then

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -213,6 +214,44 @@ TEST(Cli, BenchTrainTimesTheStepsAndTheBatchDraw) {
   EXPECT_NE(r.out.find(" steps/s drawing it during the step before, as train does ("),
             std::string::npos)
       << r.out;
+}
+
+// `bench selfplay` runs the config's self-play for each thread count against a free network and
+// the config's network; each row's evaluations per position lie between one and the simulations
+// of a full search plus the root's, and the net rows say their share of the forward-pass bound.
+TEST(Cli, BenchSelfplayMeasuresEachNetworkAndThreadCount) {
+  const CommandResult r = run(
+      "bench selfplay --set run.game=dvonn --set net.blocks=1 --set net.filters=8 "
+      "--set selfplay.concurrent_games=8 --set selfplay.simulations=8 "
+      "--set selfplay.fast_simulations=4 --set inference.max_batch=8 --threads 1,2 "
+      "--seconds 0.3 --warmup 0.1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("oppidum bench selfplay: dvonn, 8 games in flight per thread, 8 "
+                       "simulations (fast 4"),
+            std::string::npos)
+      << r.out;
+  int rows = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line);
+    std::string network;
+    int threads = 0;
+    double positions = 0, evals = 0, per_thread = 0, per_position = 0, batch = 0;
+    if (!(in >> network >> threads >> positions >> evals >> per_thread >> per_position >> batch))
+      continue;
+    ASSERT_TRUE(network == "free" || network == "net") << line;
+    EXPECT_EQ(threads, 1 + rows % 2) << line;
+    EXPECT_EQ(network, rows < 2 ? "free" : "net") << line;
+    EXPECT_GT(positions, 0) << line;
+    EXPECT_GE(per_position, 1.0) << line;
+    EXPECT_LE(per_position, 9.0) << line;
+    EXPECT_GT(batch, 0) << line;
+    EXPECT_LE(batch, 8.0) << line;
+    EXPECT_EQ(network == "net", line.find("% of it") != std::string::npos) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 4) << r.out;
+  EXPECT_NE(run("bench selfplay --networks gpu").status, 0);
 }
 
 TEST(Cli, HelpDescribesCommands) {

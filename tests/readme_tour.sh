@@ -129,6 +129,8 @@ for command in "${commands[@]}"; do
     *'$B serve'*) run="serve_until_url $line --port 0" ;;
     *'bench model'*) run="$line --sizes 1x8 --batches 1 --seconds 0.01 --rounds 1" ;;
     *'bench search'*) run="$line --tree-games 1 --moves 4 --games 4" ;;
+    *'bench selfplay'*) run=$(printf '%s' "$line" | sed -E 's/--seconds [0-9.]+/--seconds 0.2/')
+      run="$run --warmup 0.1 --set net.blocks=1 --set net.filters=8" ;;
     *'bench rules'*) run="$line --max-depth 2 --games 10" ;;
     *'bench web'*) run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 200/') ;;
     *'bench store'*) run="$line --seconds 0.5 --pushers 1" ;;
