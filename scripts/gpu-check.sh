@@ -7,13 +7,16 @@
 #                        [--peak-tflops T] [--dry-run]
 #
 # Phases, in order (--phases takes a comma-separated subset; default all):
-#   env      the machine: GPU, driver, CPU cores, PyTorch, compilers
-#   build    configure and build `oppidum` and `gpu_test` in build-gpu/ against
+#   env      the machine: GPU, driver, CPU cores, PyTorch, compilers, and what in PyTorch's
+#            LibTorch the build works around (its fmt headers, its protobuf stand-in)
+#   build    configure and build `oppidum`, `gpu_test` and the LibTorch tests (`trainer_test`,
+#            `model_test`) in build-gpu/ against
 #            $(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)'); where Debian's
 #            C++ packages are missing and .gpu-deps/debs/ exists, installs them first
 #            (scripts/gpu-deps.sh)
 #   test     the gpu tests (those of ctest -L gpu; each fails, not skips, when no GPU is seen:
-#            GPU_CHECK_REQUIRE_GPU), with the differences they measure
+#            GPU_CHECK_REQUIRE_GPU), with the differences they measure; then trainer_test and
+#            model_test (on the cpu) against this LibTorch
 #   model    bench model: positions/s by batch 64..4096 of the 4x32 and 10x128 networks of both
 #            games, fp32, fp16, bf16 and bf16 channels-last, with the share of the chip's peak
 #   server   bench model: the inference server with 1, 2 and 4 workers on one GPU, 8 and 32 callers
@@ -47,7 +50,7 @@ while [ $# -gt 0 ]; do
     --train-set) train_sets+=(--set "$2"); shift 2 ;;
     --peak-tflops) peak="$2"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -107,6 +110,16 @@ if has_phase env; then
     echo "ninja $(ninja --version 2>&1)"
     (command -v nvcc >/dev/null && nvcc --version | tail -n 1) ||
       ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null || echo "nvcc: not on PATH"
+    # What trainer/CMakeLists.txt and model/CMakeLists.txt work around in a pip wheel's LibTorch.
+    t="$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))' 2>/dev/null)"
+    if [ -n "$t" ]; then
+      echo "torch at $t"
+      [ -d "$t/include/fmt" ] && echo "its include/ holds fmt headers (kept out of spdlog's users)"
+      grep -q 'add_library(dummy' "$t/share/cmake/Caffe2/Caffe2Config.cmake" 2>/dev/null &&
+        echo "its Caffe2Config.cmake stands in an empty protobuf (Debian's is linked by path)"
+      echo "google::protobuf symbols libtorch_cpu.so exports: $(nm -D --defined-only \
+        "$t/lib/libtorch_cpu.so" 2>/dev/null | grep -c _ZN6google8protobuf)"
+    fi
   } >>"$report" 2>&1
   note '```'
 fi
@@ -141,8 +154,8 @@ if has_phase build; then
   step "configure" "$out/build.log" 300 \
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     "${prefix_args[@]}"
-  step "build oppidum and gpu_test ($jobs jobs)" "$out/build.log" 900 \
-    cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test
+  step "build oppidum, gpu_test, trainer_test and model_test ($jobs jobs)" "$out/build.log" 900 \
+    cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test trainer_test model_test
 fi
 
 if [ ! -x "$bin" ]; then
@@ -157,6 +170,11 @@ if has_phase test; then
   [ "$dry_run" = 1 ] || export GPU_CHECK_REQUIRE_GPU=1
   step "the gpu tests (build-gpu/bin/gpu_test, the tests of ctest -L gpu)$(
     [ "$dry_run" = 1 ] && echo ', dry run: they skip')" "$out/tests.log" 600 "$build/bin/gpu_test"
+  # The trainer's and the model's own tests (on the cpu) against this LibTorch, whose version may
+  # differ from the one the default test run uses (Debian's).
+  for t in trainer_test model_test; do
+    [ -x "$build/bin/$t" ] && step "$t against this LibTorch" "$out/tests.log" 300 "$build/bin/$t"
+  done
 fi
 
 if has_phase model; then

@@ -28,6 +28,21 @@ constexpr std::uint32_t kOptimizerFormatVersion = 1;
 // The first line of a message (LibTorch's errors carry a backtrace after it).
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// LibTorch keys an optimiser's per-parameter state by the parameter's TensorImpl: by its address
+// as text (c10::guts::to_string, which streams the pointer) up to 2.1, by the address itself (void*)
+// from 2.2 on. The key type is read off the map, so this compiles against both.
+template <class StateMap>
+typename StateMap::key_type optimizer_state_key(const torch::Tensor& p) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;
+    key << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return key.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
+
 bool all_finite(const torch::Tensor& t) {
   return !t.defined() || torch::isfinite(t).all().item<bool>();
 }
@@ -156,6 +171,28 @@ struct Trainer::Impl {
     } else {
       throw std::invalid_argument("optimizer must be sgd or adamw, not " + settings.optimizer);
     }
+    // LibTorch 2.10+ merges each group's options into the defaults, keeping only the fields that
+    // differ from the options type's constructor defaults: SGD's weight_decay 0 would be replaced
+    // by the decay. Set the second group's decay after construction (same result on 1.13).
+    if (!plain.empty()) {
+      torch::optim::OptimizerOptions& o = optimizer->param_groups().back().options();
+      if (settings.optimizer == "adamw")
+        static_cast<torch::optim::AdamWOptions&>(o).weight_decay(0.0);
+      else
+        static_cast<torch::optim::SGDOptions&>(o).weight_decay(0.0);
+    }
+  }
+
+  // Zeroes the gradients rather than dropping them (LibTorch 2.x's zero_grad() default; 1.13 has
+  // no choice), so that on every LibTorch a parameter without a gradient in a step is still
+  // decayed and carried by its momentum.
+  void zero_gradients() {
+    for (auto& group : optimizer->param_groups())
+      for (auto& p : group.params())
+        if (p.mutable_grad().defined()) {
+          p.mutable_grad().detach_();
+          p.mutable_grad().zero_();
+        }
   }
 
   void set_learning_rate(double lr) {
@@ -203,7 +240,8 @@ struct Trainer::Impl {
       for (const auto& p : group.params()) {
         ++params;
         // LibTorch keys a parameter's state by the address of its tensor, as text.
-        const auto it = optimizer->state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+        using StateMap = std::decay_t<decltype(optimizer->state())>;
+        const auto it = optimizer->state().find(optimizer_state_key<StateMap>(p));
         if (it == optimizer->state().end()) continue;  // no step has touched it yet
         const auto fits = [&](const torch::Tensor& t, bool required) {
           return t.defined() ? t.sizes() == p.sizes() : !required;
@@ -307,7 +345,7 @@ StepStats Trainer::step(const TrainingBatch& batch) {
   m.net->train();
   const double lr = learning_rate_at(m.steps);
   m.set_learning_rate(lr);
-  m.optimizer->zero_grad();
+  m.zero_gradients();
   const Impl::Losses losses = m.losses(batch);
   const StepStats stats = losses.stats(lr);
   if (!std::isfinite(stats.loss))
@@ -384,7 +422,9 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
     impl_->optimizer->load(archive);
     const std::string mismatch = impl_->mismatched_optimizer_state();
     if (!mismatch.empty())
-      throw std::runtime_error(optim + " is for another network shape: " + mismatch);
+      throw std::runtime_error(optim + " does not fit this network (one of another shape, or a "
+                               "file of LibTorch 1.x, whose state LibTorch 2.x misreads): " +
+                               mismatch);
     const std::string bad = impl_->non_finite_optimizer_state();
     if (!bad.empty()) throw std::runtime_error(optim + ": " + bad + " holds NaN or infinity");
   } catch (const std::exception& e) {
