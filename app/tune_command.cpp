@@ -20,7 +20,6 @@
 #include "app/commands.h"
 #include "app/option_checks.h"
 #include "arena/tune.h"
-#include "games/registry.h"
 #include "selfplay/game_record.h"
 #include "util/file_io.h"
 
@@ -153,7 +152,8 @@ void run_tune(const TuneCommandOptions& o) {
   const arena::TuneResult fit = arena::tune_weights(r.samples, arena::classic_weights(game),
                                                     options);
   const std::vector<double> before = arena::classic_weights(game);
-  std::cout << "K " << format("%.6g", fit.k) << ", " << fit.iterations << " Newton steps\n"
+  std::cout << "the compiled-in weights: " << arena::classic_weights_source(game) << "\n"
+            << "K " << format("%.6g", fit.k) << ", " << fit.iterations << " Newton steps\n"
             << "log loss, training (" << fit.train_samples << " positions): "
             << format("%.5f", fit.train_loss_before) << " -> "
             << format("%.5f", fit.train_loss_after) << "\n"

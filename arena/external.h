@@ -120,8 +120,6 @@ class ExternalPlayer final : public Player {
   // Keeps the opening of the game for the Opening line (openings=1; else nothing).
   void game_started(int game_id, const std::vector<Action>& opening) override;
 
-  const ExternalConfig& config() const { return config_; }
-
  private:
   class Session;
 

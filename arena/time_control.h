@@ -91,7 +91,6 @@ double move_budget(const TimeControl& control, const GameState& state, double cl
 class GameClocks {
  public:
   explicit GameClocks(TimeControl control) : control_(control) {}
-  const TimeControl& control() const { return control_; }
 
   // The deadline of the move that starts at `start` in game `game_id` (a new game starts with a
   // full clock).

@@ -164,8 +164,11 @@ std::vector<double> classic_weights(const Game& game) {
   });
 }
 
-double tune_loss(const TuneSamples& samples, const std::vector<double>& weights, double k) {
-  return split_loss(samples, weights, k, Split::kAll, 0);
+std::string classic_weights_source(const Game& game) {
+  return with_position_type(game, [](auto tag) {
+    using P = typename decltype(tag)::Position;
+    return classic_model(P::initial()).source;
+  });
 }
 
 TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial,

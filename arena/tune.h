@@ -48,9 +48,8 @@ bool add_game_samples(const Game& game, const std::string& start, const std::vec
 // The feature names and the compiled-in weights of `game`'s classical evaluation.
 std::vector<std::string> classic_feature_names(const Game& game);
 std::vector<double> classic_weights(const Game& game);
-
-// Mean log loss of sigmoid(k * w . x) against y over all samples.
-double tune_loss(const TuneSamples& samples, const std::vector<double>& weights, double k);
+// Where they come from (the summary line of the `oppidum tune` run that wrote them, or "hand-set").
+std::string classic_weights_source(const Game& game);
 
 struct TuneOptions {
   int holdout_every = 10;      // game g is held out when g % holdout_every == 0 (0: none)

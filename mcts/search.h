@@ -159,7 +159,6 @@ class SearchTree {
   SearchTree(const GameState& root, const SearchConfig& config);
 
   const GameState& root_state() const { return *root_state_; }
-  const SearchConfig& config() const { return config_; }
 
   // Begins a search that runs `simulations` (>= 1) new simulations; `root_noise` false leaves the
   // root priors clean even when the config has noise (the fast searches of playout-cap

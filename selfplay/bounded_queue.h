@@ -50,11 +50,6 @@ class BoundedQueue {
     closed_ = false;
   }
 
-  std::size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return items_.size();
-  }
-
  private:
   const std::size_t capacity_;
   mutable std::mutex mutex_;

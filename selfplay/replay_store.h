@@ -63,7 +63,6 @@ class FolderReplayStore final : public GameSink {
   std::vector<std::string> chunks() const;
   // Reads one chunk; damaged content is reported in ReadResult::problems, never thrown.
   ReadResult read_chunk(const std::string& path) const;
-  const std::string& folder() const { return folder_; }
   // One line per odd entry skipped by the last chunks() call.
   std::vector<std::string> problems() const;
 

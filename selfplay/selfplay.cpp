@@ -189,7 +189,6 @@ void SelfPlay::writer() {
     games_ += static_cast<std::int64_t>(chunk.size());
     positions_ += positions;
     policy_targets_ += targets;
-    ++chunks_;
     chunk.clear();
   };
   const auto report = [this](const std::string& line) { record_error(line); };
@@ -225,7 +224,6 @@ SelfPlayStats SelfPlay::stats() const {
   s.positions = positions_.load();
   s.moves = moves_.load();
   s.policy_targets = policy_targets_.load();
-  s.chunks = chunks_.load();
   s.target_visits = target_visits_.load();
   s.reused_target_visits = reused_target_visits_.load();
   s.resign = resign_.stats();

@@ -60,7 +60,6 @@ struct SelfPlayStats {
   // searches by tree reuse (whether or not the targets count them).
   std::int64_t target_visits = 0;
   std::int64_t reused_target_visits = 0;
-  std::int64_t chunks = 0;
   ResignControl::Stats resign;     // resignations and their checks (selfplay/resignation.h)
 };
 
@@ -97,7 +96,7 @@ class SelfPlay {
   std::atomic<bool> stop_{false};
   std::uint64_t starts_ = 0;  // start() calls; 1 during the first
   std::vector<std::thread> threads_;
-  std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, chunks_{0}, moves_{0};
+  std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, moves_{0};
   std::atomic<std::int64_t> target_visits_{0}, reused_target_visits_{0};
   ResignControl resign_;
   mutable std::mutex error_mutex_;

@@ -1,4 +1,4 @@
-// The evaluators of mcts/: uniform, random rollouts, and the cache decorator.
+// The evaluators of mcts/: uniform and random rollouts.
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -11,7 +11,6 @@
 
 #include "games/dvonn/game.h"
 #include "games/mg/game.h"
-#include "mcts/cached_evaluator.h"
 #include "mcts/evaluator.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/search.h"
@@ -20,7 +19,6 @@
 namespace oppidum::mcts {
 namespace {
 
-using test_util::HashEvaluator;
 
 // `count` distinct positions (by hash) along seeded random games.
 std::vector<std::unique_ptr<GameState>> positions(const Game& game, int count, std::uint64_t seed) {
@@ -116,112 +114,6 @@ TEST(EvaluatorTest, RolloutIsReproducibleAndThreadSafe) {
   for (const Batch& batch : batches)
     for (const EvalResult& r : batch.results) EXPECT_LE(std::abs(r.value), 1.0f);
   EXPECT_THROW(RolloutEvaluator(1, 0), std::invalid_argument);
-}
-
-TEST(EvaluatorTest, CacheReturnsTheInnerResultsAndSendsOnlyMisses) {
-  const auto states = positions(mg::mg_game(), 30, 4);
-  HashEvaluator inner;
-  CachedEvaluator cache(inner, 1024);
-  Batch direct = make_batch(states);
-  HashEvaluator reference;
-  evaluate(reference, direct);
-
-  Batch first = make_batch(states);
-  evaluate(cache, first);
-  EXPECT_EQ(cache.hits(), 0u);
-  EXPECT_EQ(cache.misses(), 30u);
-  ASSERT_EQ(inner.batches(), std::vector<int>{30});
-
-  // Half known, half new: one inner batch of the 10 new ones.
-  std::vector<std::unique_ptr<GameState>> mixed;
-  for (int i = 0; i < 20; ++i) mixed.push_back(states[static_cast<std::size_t>(i)]->clone());
-  for (auto& s : positions(mg::mg_game(), 10, 99)) mixed.push_back(std::move(s));
-  Batch second = make_batch(mixed);
-  evaluate(cache, second);
-  EXPECT_GE(cache.hits(), 20u);
-  EXPECT_EQ(inner.batches().size(), 2u);
-  EXPECT_LE(inner.batches().back(), 10);
-  EXPECT_GT(cache.hit_rate(), 0.0);
-
-  Batch again = make_batch(states);
-  evaluate(cache, again);
-  for (std::size_t i = 0; i < states.size(); ++i) {
-    EXPECT_EQ(again.results[i].value, direct.results[i].value);
-    EXPECT_EQ(again.results[i].priors, direct.results[i].priors);
-    EXPECT_EQ(first.results[i].priors, direct.results[i].priors);
-  }
-  EXPECT_EQ(inner.batches().size(), 2u);  // all hits: the inner evaluator was not called
-}
-
-TEST(EvaluatorTest, CacheEvaluatesARepeatedPositionOncePerBatch) {
-  std::vector<std::unique_ptr<GameState>> same;
-  for (int i = 0; i < 8; ++i) same.push_back(dvonn::dvonn_game().initial_state());
-  HashEvaluator inner;
-  CachedEvaluator cache(inner, 64);
-  Batch b = make_batch(same);
-  evaluate(cache, b);
-  EXPECT_EQ(inner.batches(), std::vector<int>{1});
-  EXPECT_EQ(cache.misses(), 1u);
-  EXPECT_EQ(cache.hits(), 7u);
-  for (const EvalResult& r : b.results) EXPECT_EQ(r.priors, b.results[0].priors);
-}
-
-TEST(EvaluatorTest, CacheIsBoundedAndClears) {
-  const auto states = positions(mg::mg_game(), 600, 5);
-  HashEvaluator inner;
-  CachedEvaluator cache(inner, 100);
-  EXPECT_GE(cache.capacity(), 100u);
-  EXPECT_LT(cache.capacity(), 200u);
-  Batch all = make_batch(states);
-  evaluate(cache, all);
-  const int before = inner.positions();
-  Batch again = make_batch(states);
-  evaluate(cache, again);
-  // At most `capacity` of the 600 can still be there.
-  EXPECT_GE(inner.positions() - before, 600 - static_cast<int>(cache.capacity()));
-  cache.clear();
-  EXPECT_EQ(cache.hits(), 0u);
-  EXPECT_EQ(cache.misses(), 0u);
-  EXPECT_THROW(CachedEvaluator(inner, 0), std::invalid_argument);
-}
-
-TEST(EvaluatorTest, CacheIsThreadSafe) {
-  const auto states = positions(dvonn::dvonn_game(), 200, 6);
-  HashEvaluator inner, reference;
-  CachedEvaluator cache(inner, 128);
-  Batch expected = make_batch(states);
-  evaluate(reference, expected);
-  std::vector<Batch> batches;
-  for (int t = 0; t < 4; ++t) batches.push_back(make_batch(states));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      for (int round = 0; round < 5; ++round) evaluate(cache, batches[static_cast<std::size_t>(t)]);
-    });
-  for (auto& th : threads) th.join();
-  for (const Batch& b : batches)
-    for (std::size_t i = 0; i < states.size(); ++i)
-      EXPECT_EQ(b.results[i].priors, expected.results[i].priors);
-  EXPECT_EQ(cache.hits() + cache.misses(), 4u * 5u * 200u);
-}
-
-TEST(EvaluatorTest, SearchThroughTheCacheMatchesSearchWithout) {
-  const auto state = mg::mg_game().initial_state();
-  SearchConfig config;
-  config.dirichlet_weight = 0.0f;
-  config.temperature = 0.0f;
-  HashEvaluator plain, inner;
-  CachedEvaluator cache(inner, 4096);
-  SearchTree a(*state, config), b(*state, config);
-  const SearchResult ra = a.run(plain, 300);
-  const SearchResult rb = b.run(cache, 300);
-  EXPECT_EQ(ra.visits, rb.visits);
-  EXPECT_EQ(ra.action, rb.action);
-  // A second tree over the same position is served from the cache.
-  SearchTree c(*state, config);
-  const SearchResult rc = c.run(cache, 300);
-  EXPECT_EQ(rc.visits, ra.visits);
-  EXPECT_GT(cache.hit_rate(), 0.4);
 }
 
 }  // namespace

@@ -261,6 +261,11 @@ TEST(TuneCommand, ReadsSelfplayChunksAndRecordFilesAndSaysWhatItSkipped) {
                        "(skipped: 1 repeated, 1 stopped before their end, 4 others)"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("the compiled-in weights: " + classic_weights_source(game_by_name("mg")) +
+                       "\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(classic_weights_source(game_by_name("mg")).empty());
   EXPECT_NE(r.out.find("chunk-2.bin"), std::string::npos) << "the damaged file is named\n" << r.out;
   EXPECT_NE(r.out.find("game with seed 6: tune: the recorded result"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("arena.txt:3: "), std::string::npos) << "the bad line is named\n" << r.out;

@@ -55,8 +55,6 @@ class Intake {
   void restart_stream(const std::string& why);
 
   std::int64_t games() const { return games_; }              // games of the run so far
-  std::int64_t from_stream() const { return from_stream_; }  // of which read from the stream
-  std::int64_t dropped() const { return dropped_; }
   std::size_t chunks() const { return chunks_read_; }
   std::int64_t stream_lag() const { return lag_; }           // entries not read yet (estimate)
   std::int64_t stream_evicted() const { return evicted_; }   // known when last caught up

@@ -16,7 +16,6 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "arena/players.h"
 #include "mcts/seed.h"
 #include "model/checkpoint.h"
 #include "model/inference_server.h"

@@ -24,7 +24,6 @@
 #include <string>
 #include <vector>
 
-#include "trainer/config.h"
 
 namespace oppidum::trainer {
 

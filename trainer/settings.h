@@ -7,10 +7,8 @@
 
 #include "model/backend.h"
 #include "model/inference_server.h"
-#include "model/net_config.h"
 #include "selfplay/selfplay.h"
 #include "trainer/config.h"
-#include "trainer/replay_window.h"
 #include "trainer/trainer.h"
 
 namespace oppidum::trainer {

@@ -66,7 +66,6 @@ class RegularFileReader {
   RegularFileReader(const RegularFileReader&) = delete;
   RegularFileReader& operator=(const RegularFileReader&) = delete;
 
-  const std::string& path() const { return path_; }
   std::uint64_t size() const { return size_; }  // when it was opened
   // Reads up to `size` bytes into `out`, fewer only at the end of the file; 0 at its end. Throws
   // FileError on a read error, or when the file has grown past the limit.

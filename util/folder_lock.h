@@ -30,8 +30,6 @@ class FolderLock {
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;
 
-  const std::string& path() const { return path_; }
-
  private:
   std::string path_;
   int fd_ = -1;

@@ -15,7 +15,6 @@
 #include "selfplay/replay_store.h"
 #include "trainer/config.h"
 #include "trainer/run_folder.h"
-#include "util/csv_table.h"
 #include "util/file_io.h"
 #include "web/board_json.h"
 
@@ -251,8 +250,6 @@ void RunReader::refresh_index_locked() {
     }
     chunks_.push_back(std::move(chunk));
   }
-  for (std::size_t slot = 0; slot < chunks_.size(); ++slot)
-    for (GameEntry& e : chunks_[slot].games) e.chunk_slot = static_cast<std::uint32_t>(slot);
 }
 
 std::int64_t RunReader::indexed_games() {

@@ -48,7 +48,6 @@ class RunReader {
   RunReader(std::string name, std::filesystem::path dir);
 
   const std::string& name() const { return name_; }
-  const std::filesystem::path& dir() const { return dir_; }
   // The registered name of the run's game, or "" while config.yaml is missing or unreadable or
   // names no registered game.
   std::string game();
@@ -84,7 +83,6 @@ class RunReader {
  private:
   struct GameEntry {
     std::int64_t network_step = -1;
-    std::uint32_t chunk_slot = 0;  // into chunks_
     std::uint16_t index = 0;       // in its chunk
     std::uint16_t plies = 0;
     std::int8_t result = 0;

@@ -642,7 +642,6 @@ void WebServer::stop() {
 }
 
 const std::string& WebServer::token() const { return impl_->options.token; }
-int WebServer::port() const { return impl_->port; }
 
 std::string WebServer::url() const {
   const std::string& host = impl_->options.host;

@@ -98,7 +98,6 @@ class WebServer {
   void stop();
 
   const std::string& token() const;
-  int port() const;
   // The URL to open, with the token when there is one.
   std::string url() const;
   // What a user should know before opening the page: each --arena-games file that yields no game.

@@ -202,7 +202,8 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   summary.games = sink.pushed();
   summary.positions = s.positions;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  log("stopped: " + std::to_string(summary.games) + " games pushed in " +
+  log("stopped: " + std::to_string(summary.games) + " games (" +
+      std::to_string(summary.positions) + " positions) pushed in " +
       std::to_string(static_cast<long long>(summary.seconds)) + " s, " +
       std::to_string(summary.network_swaps) + " network switch(es)");
   return summary;

@@ -62,7 +62,6 @@ inline constexpr int kNumSpaces = 49;
 inline constexpr int kNumDirections = 6;
 inline constexpr int kPlacementPlies = 49;  // phase 2 starts at this ply
 inline constexpr int kDvonnPieces = 3;
-inline constexpr int kPiecesPerSide = 23;
 inline constexpr int kMoveActionBase = kNumSpaces;
 inline constexpr Action kPassAction = kNumSpaces + kNumDirections * kNumSpaces;  // 343
 inline constexpr int kNumActions = kPassAction + 1;                               // 344
@@ -181,7 +180,6 @@ class Position {
   int height(int cell) const { return height_[cell]; }
   // Stacks of `player` that have at least one legal move (ignoring whose turn it is; phase 2).
   Bitboard mobile(int player) const;
-  bool can_move(int player) const { return !in_placement() && mobile(player) != 0; }
 
  private:
   // Landing cell of the stack on `cell` moving in direction d, or -1 if off the board or empty.

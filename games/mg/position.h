@@ -98,7 +98,6 @@ class Position {
 
   Bitboard towers(int player) const { return towers_[player]; }
   Bitboard walls(int player) const { return walls_[player]; }
-  Bitboard occupied() const { return towers_[0] | towers_[1] | walls_[0] | walls_[1]; }
   int stones(int player) const;
   // True when the side to move has lost because the opponent reached its home row.
   bool broken_through() const;
