@@ -3,8 +3,8 @@
 # runs the `gpu` tests, then the GPU benchmarks, and writes one results file, DIR/gpu-check.md,
 # with every command, its exit status, its time and its output (logs beside it).
 #
-#   scripts/gpu-check.sh [--out DIR] [--phases LIST] [--train-seconds N] [--train-set KEY=VALUE]...
-#                        [--peak-tflops T] [--dry-run]
+#   scripts/gpu-check.sh [--out DIR] [--phases LIST] [--budget S] [--train-seconds N]
+#                        [--train-set KEY=VALUE]... [--peak-tflops T] [--dry-run]
 #
 # Phases, in order (--phases takes a comma-separated subset; default all):
 #   env      the machine: GPU, driver, CPU cores, PyTorch, compilers, and what in PyTorch's
@@ -30,6 +30,9 @@
 #            both runs as --set (e.g. selfplay.concurrent_games=64, so that games finish and the
 #            trainer starts within a short run); the log ends with the session's self-play against
 #            its bound and the trainer's pace
+# --budget S: the whole check ends within S seconds (for a machine lent for a fixed time): each
+# step's time limit is cut to what is left, a step is skipped (and said so) when under 20 s are left,
+# and the train phase shortens its runs (down to 30 s each) to fit what is left.
 # --dry-run checks the script itself on a machine without a GPU: LibTorch from CMake's default
 # search (Debian's), the device cpu, tiny sizes and durations.
 set -uo pipefail
@@ -39,6 +42,7 @@ cd "$root"
 out="gpu-check-results"
 phases="env,build,test,model,server,selfplay,trainer,train"
 train_seconds=90
+budget=0
 peak=""
 dry_run=0
 train_sets=()
@@ -47,10 +51,11 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --phases) phases="$2"; shift 2 ;;
     --train-seconds) train_seconds="$2"; shift 2 ;;
+    --budget) budget="$2"; shift 2 ;;
     --train-set) train_sets+=(--set "$2"); shift 2 ;;
     --peak-tflops) peak="$2"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,6 +68,17 @@ jobs="$(nproc)"
 device=cuda
 [ "$dry_run" = 1 ] && device=cpu
 failures=0
+skipped=0
+if ! [[ "$budget" =~ ^[0-9]+$ && "$train_seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "gpu-check: --budget and --train-seconds take whole seconds" >&2
+  exit 2
+fi
+started=$(date +%s)
+
+# Seconds left of --budget (a large number without one).
+left() {
+  if [ "$budget" = 0 ]; then echo 1000000; else echo $((budget - ($(date +%s) - started))); fi
+}
 
 has_phase() { [[ ",$phases," == *",$1,"* ]]; }
 now() { date +%s.%N; }
@@ -73,7 +89,15 @@ note() { printf '%s\n' "$@" >>"$report"; }
 step() {
   local title="$1" log="$2" limit="$3"
   shift 3
-  local start end status
+  local start end status remaining
+  remaining=$(left)
+  if [ "$remaining" -lt 20 ]; then
+    note "" "### $title" "" "skipped: ${remaining} s of the --budget left"
+    echo "gpu-check: $title: skipped (budget)" >&2
+    skipped=$((skipped + 1))
+    return 1
+  fi
+  [ "$limit" -gt $((remaining - 10)) ] && limit=$((remaining - 10))
   note "" "### $title" "" '```' "\$ $*"
   echo "gpu-check: $title" >&2
   start="$(now)"
@@ -235,10 +259,22 @@ if has_phase trainer; then
 fi
 
 if has_phase train; then
-  note "" "## oppidum train on the GPU-box configs, ${train_seconds} s each"
+  note "" "## oppidum train on the GPU-box configs, ${train_seconds} s each (at most)"
   runs="$(mktemp -d)"
-  minutes="$(awk "BEGIN {printf \"%.3f\", $train_seconds / 60}")"
+  games_left=2
   for game in mg dvonn; do
+    # Each run takes its seconds plus about 45 s to start and stop; with a --budget the runs left
+    # share what is left.
+    seconds=$train_seconds
+    share=$(( $(left) / games_left - 45 ))
+    [ "$share" -lt "$seconds" ] && seconds=$share
+    games_left=$((games_left - 1))
+    if [ "$seconds" -lt 30 ]; then
+      note "" "### train configs/$game.yaml" "" "skipped: under 30 s of the --budget for it"
+      skipped=$((skipped + 1))
+      continue
+    fi
+    minutes="$(awk "BEGIN {printf \"%.3f\", $seconds / 60}")"
     sets=(--set run.stop_after_minutes="$minutes" --set training.min_positions=20000
           --set training.window_min=20000 --set training.steps_per_generation=300
           --set arena.max_games=0 --set arena.anchor_games=0)
@@ -253,7 +289,7 @@ if has_phase train; then
         --format=csv,noheader -l 1 >"$out/nvidia-smi-$game.csv" 2>&1 &
       sampler=$!
     fi
-    step "train configs/$game.yaml" "$out/train-$game.log" $((train_seconds + 240)) \
+    step "train configs/$game.yaml for $seconds s" "$out/train-$game.log" $((seconds + 240)) \
       "$bin" train --config "configs/$game.yaml" --run "$runs/$game" --no-status "${sets[@]}"
     [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
     if [ -s "$out/nvidia-smi-$game.csv" ]; then
@@ -277,6 +313,6 @@ if has_phase train; then
   rm -rf "$runs"
 fi
 
-note "" "## Summary" "" "$failures step(s) failed."
-echo "gpu-check: $report ($failures step(s) failed)" >&2
+note "" "## Summary" "" "$failures step(s) failed, $skipped skipped for the --budget; $(( $(date +%s) - started )) s."
+echo "gpu-check: $report ($failures step(s) failed, $skipped skipped)" >&2
 [ "$failures" = 0 ]
