@@ -20,9 +20,10 @@
 #   model    bench model: positions/s by batch 64..4096 of the 4x32 and 10x128 networks of both
 #            games, fp32, fp16, bf16 and bf16 channels-last, with the share of the chip's peak
 #   server   bench model: the inference server with 1, 2 and 4 workers on one GPU, 8 and 32 callers
-#   selfplay bench selfplay: configs/mg.yaml and configs/dvonn.yaml with 2, 4 and 8 self-play
+#   selfplay bench selfplay: configs/mg.yaml and configs/dvonn.yaml with 4 and 8 self-play
 #            threads, without the trainer: against a free network (what the CPU side can ask of
-#            any GPU) and the config's network on the GPU (the share of the forward-pass bound)
+#            any GPU) and the config's network on the GPU, fp32 and bf16 (the share of the
+#            forward-pass bound)
 #   trainer  bench train: the trainer alone at configs/mg.yaml and configs/dvonn.yaml, fp32 and bf16
 #   train    oppidum train with configs/mg.yaml and configs/dvonn.yaml for --train-seconds each
 #            (default 90; training starts at 20,000 positions, a generation every 300 steps, no
@@ -55,7 +56,7 @@ while [ $# -gt 0 ]; do
     --train-set) train_sets+=(--set "$2"); shift 2 ;;
     --peak-tflops) peak="$2"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -236,10 +237,14 @@ if has_phase selfplay; then
       args=(--threads 1 --seconds 0.5 --warmup 0.2 --set inference.device=cpu --set net.blocks=1
             --set net.filters=8 --set selfplay.concurrent_games=16 --set inference.max_batch=16)
     else
-      args=(--threads 2,4,8 --seconds 3 --warmup 1)
+      args=(--threads 4,8 --seconds 3 --warmup 1)
     fi
     step "bench selfplay, configs/$game.yaml" "$out/bench.log" 200 \
       "$bin" bench selfplay --config "configs/$game.yaml" "${args[@]}"
+    [ "$dry_run" = 1 ] ||
+      step "bench selfplay, configs/$game.yaml, the network in bf16" "$out/bench.log" 200 \
+        "$bin" bench selfplay --config "configs/$game.yaml" "${args[@]}" --networks net \
+        --set inference.precision=bf16
   done
 fi
 
