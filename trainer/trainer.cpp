@@ -239,7 +239,7 @@ struct Trainer::Impl {
     for (const auto& group : optimizer->param_groups()) {
       for (const auto& p : group.params()) {
         ++params;
-        // LibTorch keys a parameter's state by the address of its tensor, as text.
+        // LibTorch keys a parameter's state by its TensorImpl (optimizer_state_key).
         using StateMap = std::decay_t<decltype(optimizer->state())>;
         const auto it = optimizer->state().find(optimizer_state_key<StateMap>(p));
         if (it == optimizer->state().end()) continue;  // no step has touched it yet
