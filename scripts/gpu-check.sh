@@ -9,14 +9,14 @@
 # Phases, in order (--phases takes a comma-separated subset; default all):
 #   env      the machine: GPU, driver, CPU cores, PyTorch, compilers, and what in PyTorch's
 #            LibTorch the build works around (its fmt headers, its protobuf stand-in)
-#   build    configure and build `oppidum`, `gpu_test` and the LibTorch tests (`trainer_test`,
-#            `model_test`) in build-gpu/ against
+#   build    configure and build `oppidum`, `gpu_test` and the LibTorch and export tests
+#            (`trainer_test`, `model_test`, `onnx_export_test`) in build-gpu/ against
 #            $(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)'); where Debian's
 #            C++ packages are missing and .gpu-deps/debs/ exists, installs them first
 #            (scripts/gpu-deps.sh)
 #   test     the gpu tests (those of ctest -L gpu; each fails, not skips, when no GPU is seen:
-#            GPU_CHECK_REQUIRE_GPU), with the differences they measure; then trainer_test and
-#            model_test (on the cpu) against this LibTorch
+#            GPU_CHECK_REQUIRE_GPU), with the differences they measure; then trainer_test,
+#            model_test and onnx_export_test (on the cpu) against this LibTorch
 #   model    bench model: positions/s by batch 64..4096 of the 4x32 and 10x128 networks of both
 #            games, fp32, fp16, bf16 and bf16 channels-last, with the share of the chip's peak
 #   server   bench model: the inference server with 1, 2 and 4 workers on one GPU, 8 and 32 callers
@@ -179,8 +179,9 @@ if has_phase build; then
   step "configure" "$out/build.log" 300 \
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     "${prefix_args[@]}"
-  step "build oppidum, gpu_test, trainer_test and model_test ($jobs jobs)" "$out/build.log" 900 \
-    cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test trainer_test model_test
+  step "build oppidum, gpu_test, trainer_test, model_test and onnx_export_test ($jobs jobs)" \
+    "$out/build.log" 900 cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test \
+    trainer_test model_test onnx_export_test
 fi
 
 if [ ! -x "$bin" ]; then
@@ -196,8 +197,10 @@ if has_phase test; then
   step "the gpu tests (build-gpu/bin/gpu_test, the tests of ctest -L gpu)$(
     [ "$dry_run" = 1 ] && echo ', dry run: they skip')" "$out/tests.log" 600 "$build/bin/gpu_test"
   # The trainer's and the model's own tests (on the cpu) against this LibTorch, whose version may
-  # differ from the one the default test run uses (Debian's).
-  for t in trainer_test model_test; do
+  # differ from the one the default test run uses (Debian's), and the ONNX export (`oppidum
+  # export` linked with this LibTorch and Debian's protobuf; its comparison with onnxruntime-node
+  # skips where there is no node).
+  for t in trainer_test model_test onnx_export_test; do
     [ -x "$build/bin/$t" ] && step "$t against this LibTorch" "$out/tests.log" 300 "$build/bin/$t"
   done
 fi
