@@ -27,6 +27,7 @@
 #include "games/game.h"
 #include "model/backend.h"
 #include "model/checkpoint.h"
+#include "model/cpu_tuning.h"
 #include "model/inference_server.h"
 #include "selfplay/selfplay.h"
 #include "trainer/config.h"
@@ -95,6 +96,7 @@ void measure(const Game& game, const config::RunConfig& config, const std::strin
   const auto server = make_server(game, config, network);
   selfplay::SelfPlaySettings settings = trainer::selfplay_settings(config, 1);
   settings.threads = threads;
+  settings.games_per_chunk = 1;  // each finished game reaches the sink (and its count) at once
   CountingSink sink;
   selfplay::SelfPlay play(*server, sink, settings, [] { return std::int64_t{0}; });
   play.start();
@@ -134,15 +136,16 @@ void run_bench_selfplay(const BenchSelfplayOptions& o) {
                                        ? config::parse_config("", "", o.overrides)
                                        : config::load_config(o.config_path, o.overrides);
   const Game& game = game_by_name(config.run.game);
+  const std::string tuned = model::tune_cpu_runtime();  // as train does
   const auto& sp = config.selfplay;
   const auto& inf = config.inference;
   std::printf("oppidum bench selfplay: %s, %d games in flight per thread, %d simulations (fast %d, "
               "full searches %g), root %s; inference %s on %s (%s), %d worker(s), batches of up to "
-              "%d; net %s; %u cores; %g s per setting after %g s of warm-up\n",
+              "%d; net %s; %u cores (%s); %g s per setting after %g s of warm-up\n",
               game.name().c_str(), sp.concurrent_games, sp.simulations, sp.fast_simulations,
               sp.full_search_fraction, sp.root.c_str(), inf.backend.c_str(), inf.device.c_str(),
               inf.precision.c_str(), inf.workers, inf.max_batch, config.net.to_string().c_str(),
-              std::thread::hardware_concurrency(), o.seconds, o.warmup);
+              std::thread::hardware_concurrency(), tuned.c_str(), o.seconds, o.warmup);
   std::printf("%-4s %7s %13s %10s %12s %10s %10s %8s %6s\n", "net", "threads", "positions/s",
               "evals/s", "evals/s/thr", "evals/pos", "mean batch", "fwd busy", "games");
   const std::vector<int> threads = o.threads.empty() ? std::vector<int>{sp.threads} : o.threads;

@@ -33,7 +33,9 @@
 #            its bound and the trainer's pace
 # --budget S: the whole check ends within S seconds (for a machine lent for a fixed time): each
 # step's time limit is cut to what is left, a step is skipped (and said so) when under 20 s are left,
-# and the train phase shortens its runs (down to 30 s each) to fit what is left.
+# and each train run takes at most its share of what is left (what is left over the runs still to
+# come, less 45 s to start and stop), skipped under 30 s (so the mg run needs some 150 s).
+# A report already in DIR is kept: each run appends its own.
 # --dry-run checks the script itself on a machine without a GPU: LibTorch from CMake's default
 # search (Debian's), the device cpu, tiny sizes and durations.
 set -uo pipefail
@@ -70,7 +72,7 @@ device=cuda
 [ "$dry_run" = 1 ] && device=cpu
 failures=0
 skipped=0
-if ! [[ "$budget" =~ ^[0-9]+$ && "$train_seconds" =~ ^[1-9][0-9]*$ ]]; then
+if ! [[ "$budget" =~ ^(0|[1-9][0-9]*)$ && "$train_seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "gpu-check: --budget and --train-seconds take whole seconds" >&2
   exit 2
 fi
@@ -115,12 +117,13 @@ step() {
 }
 
 {
+  [ -s "$report" ] && printf '\n---\n\n'
   echo "# oppidum GPU check"
   echo
   echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(
     git diff --quiet 2>/dev/null || echo ' with uncommitted changes'), phases $phases$(
     [ "$dry_run" = 1 ] && echo ', DRY RUN on the cpu')"
-} >"$report"
+} >>"$report"
 
 if has_phase env; then
   note "" "## The machine" "" '```'
@@ -179,9 +182,11 @@ if has_phase build; then
   step "configure" "$out/build.log" 300 \
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     "${prefix_args[@]}"
-  step "build oppidum, gpu_test, trainer_test, model_test and onnx_export_test ($jobs jobs)" \
-    "$out/build.log" 900 cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test \
-    trainer_test model_test onnx_export_test
+  step "build oppidum and gpu_test ($jobs jobs)" "$out/build.log" 900 \
+    cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test
+  # Apart, so that a test of these that does not compile stops none of the benchmarks.
+  step "build trainer_test, model_test and onnx_export_test" "$out/build.log" 600 \
+    cmake --build "$build" --parallel "$jobs" --target trainer_test model_test onnx_export_test
 fi
 
 if [ ! -x "$bin" ]; then
@@ -240,7 +245,8 @@ if has_phase selfplay; then
       args=(--threads 1 --seconds 0.5 --warmup 0.2 --set inference.device=cpu --set net.blocks=1
             --set net.filters=8 --set selfplay.concurrent_games=16 --set inference.max_batch=16)
     else
-      args=(--threads 4,8 --seconds 3 --warmup 1)
+      # A thread's 256 games move about once a second: windows of several moves a thread.
+      args=(--threads 4,8 --seconds 6 --warmup 3)
     fi
     step "bench selfplay, configs/$game.yaml" "$out/bench.log" 200 \
       "$bin" bench selfplay --config "configs/$game.yaml" "${args[@]}"
@@ -277,7 +283,7 @@ if has_phase train; then
     share=$(( $(left) / games_left - 45 ))
     [ "$share" -lt "$seconds" ] && seconds=$share
     games_left=$((games_left - 1))
-    if [ "$seconds" -lt 30 ]; then
+    if [ "$seconds" -lt 30 ] && [ "$seconds" -lt "$train_seconds" ]; then
       note "" "### train configs/$game.yaml" "" "skipped: under 30 s of the --budget for it"
       skipped=$((skipped + 1))
       continue

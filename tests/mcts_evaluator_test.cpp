@@ -1,7 +1,6 @@
 // The evaluators of mcts/: uniform and random rollouts.
 #include <cmath>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -18,7 +17,6 @@
 
 namespace oppidum::mcts {
 namespace {
-
 
 // `count` distinct positions (by hash) along seeded random games.
 std::vector<std::unique_ptr<GameState>> positions(const Game& game, int count, std::uint64_t seed) {

@@ -423,7 +423,8 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
     const std::string mismatch = impl_->mismatched_optimizer_state();
     if (!mismatch.empty())
       throw std::runtime_error(optim + " does not fit this network (one of another shape, or a "
-                               "file of LibTorch 1.x, whose state LibTorch 2.x misreads): " +
+                               "file of LibTorch 2.1 or older, whose state 2.2 and later "
+                               "misread): " +
                                mismatch);
     const std::string bad = impl_->non_finite_optimizer_state();
     if (!bad.empty()) throw std::runtime_error(optim + ": " + bad + " holds NaN or infinity");
