@@ -173,9 +173,7 @@ double loop_rate(trainer::Trainer& t, const trainer::ReplayWindow& window, int n
 }
 
 void run_bench_train(const BenchTrainOptions& o) {
-  config::RunConfig config = o.config_path.empty()
-                                 ? config::parse_config("", "", o.overrides)
-                                 : config::load_config(o.config_path, o.overrides);
+  config::RunConfig config = config::load_config_or_defaults(o.config_path, o.overrides);
   const Game& game = game_by_name(config.run.game);
   const model::NetConfig net = config.net;
   const int n = o.batch_size > 0 ? o.batch_size : config.training.batch_size;

@@ -517,6 +517,11 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
   return parse(text, path, overrides, /*refuse_empty=*/true);
 }
 
+RunConfig load_config_or_defaults(const std::string& path,
+                                  const std::vector<std::string>& overrides) {
+  return path.empty() ? parse_config("", "", overrides) : load_config(path, overrides);
+}
+
 std::string to_yaml(const RunConfig& config) {
   std::string out = std::string(kEveryKeyLine) + "\n";
   for_each_section(config, [&](const char* name, const auto& section) {

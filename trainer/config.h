@@ -196,6 +196,10 @@ inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 // an error ("<path>: the file is empty (no sections)"), as is anything but a regular file of at
 // most kMaxConfigBytes ("<path>: a directory, not a config file"; a device, a FIFO).
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// load_config, or with an empty path the built-in defaults with `overrides` (the benchmarks'
+// --config, which may be left out).
+RunConfig load_config_or_defaults(const std::string& path,
+                                  const std::vector<std::string>& overrides);
 // inference.cuda_devices as GPU indices: "" -> {}, "0,1" -> {0, 1}; throws ConfigError naming
 // the key for anything but comma-separated whole numbers 0..63.
 std::vector<int> parse_cuda_devices(std::string_view text);
