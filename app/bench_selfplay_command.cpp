@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -31,6 +32,7 @@
 #include "model/inference_server.h"
 #include "selfplay/selfplay.h"
 #include "trainer/config.h"
+#include "trainer/progress.h"
 #include "trainer/settings.h"
 #include "util/progress.h"
 
@@ -101,40 +103,40 @@ void measure(const Game& game, const config::RunConfig& config, const std::strin
   selfplay::SelfPlay play(*server, sink, settings, [] { return std::int64_t{0}; });
   play.start();
   sleep_seconds(o.warmup);
-  const std::int64_t moves_before = play.stats().moves;
+  const auto mark = [&] {
+    return trainer::PipelineMark{Clock::now(), server->stats(), play.stats()};
+  };
+  const trainer::PipelineMark from = mark();
   const std::int64_t games_before = sink.games();
-  server->reset_stats();
-  const auto start = Clock::now();
   sleep_seconds(o.seconds);
-  const std::int64_t moves = play.stats().moves - moves_before;
-  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  const model::InferenceStats stats = server->stats();
+  const trainer::PipelineMark to = mark();
   const std::int64_t games = sink.games() - games_before;
   play.stop();
   server->stop();
   progress.clear();
   if (!play.error().empty())
     throw std::runtime_error("bench selfplay: self-play stopped: " + play.error());
-  const double positions_per_second = static_cast<double>(moves) / elapsed;
-  const double evals_per_position =
-      moves > 0 ? static_cast<double>(stats.positions) / static_cast<double>(moves) : 0.0;
-  std::printf("%-4s %7d %13.1f %10.0f %12.0f %10.1f %10.1f %7.0f%% %6lld", network.c_str(),
-              threads, positions_per_second, stats.evals_per_second,
-              stats.evals_per_second / threads, evals_per_position, stats.mean_batch,
-              100.0 * stats.forward_share, static_cast<long long>(games));
-  if (network == "net" && evals_per_position > 0) {
-    const double bound = stats.workers * stats.forward_rate / evals_per_position;
-    std::printf("   forward alone %.0f positions/s, bound %.1f positions/s: %.0f%% of it",
-                stats.forward_rate, bound, 100.0 * positions_per_second / bound);
+  // train's own numbers of a `selfplay` row, over the window.
+  const std::optional<trainer::SelfplayRow> row = trainer::pipeline_row(from, to, {}, false);
+  if (!row) {
+    std::printf("%-4s %7d   no move played or no batch run in %g s: give more --seconds\n",
+                network.c_str(), threads, o.seconds);
+    return;
   }
+  const double evals_per_second = row->positions_per_second * row->evals_per_position;
+  std::printf("%-4s %7d %13.1f %10.0f %12.0f %10.1f %10.1f %7.0f%% %6lld", network.c_str(),
+              threads, row->positions_per_second, evals_per_second, evals_per_second / threads,
+              row->evals_per_position, row->mean_batch, 100.0 * row->forward_busy,
+              static_cast<long long>(games));
+  if (network == "net")
+    std::printf("   forward alone %.0f positions/s, bound %.1f positions/s: %.0f%% of it",
+                row->forward_rate, row->bound, 100.0 * row->positions_per_second / row->bound);
   std::printf("\n");
   std::fflush(stdout);
 }
 
 void run_bench_selfplay(const BenchSelfplayOptions& o) {
-  const config::RunConfig config = o.config_path.empty()
-                                       ? config::parse_config("", "", o.overrides)
-                                       : config::load_config(o.config_path, o.overrides);
+  const config::RunConfig config = config::load_config_or_defaults(o.config_path, o.overrides);
   const Game& game = game_by_name(config.run.game);
   const std::string tuned = model::tune_cpu_runtime();  // as train does
   const auto& sp = config.selfplay;
