@@ -48,10 +48,10 @@ struct BenchTrainOptions {
 // The most memory the batches may take: they are all made before the first step.
 constexpr double kMaxBatchMiB = 4096;
 
-// `count` batches of `n` seeded positions each (--batches of --batch-size).
+// `count` batches of `n` seeded positions each (--batches of --batch-size), refused when they
+// would take more than kMaxBatchMiB.
 std::vector<trainer::TrainingBatch> make_batches(const Game& game, int count, int n,
                                                  std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
   const int plane_size = game.input_shape().size();
   const int actions = game.num_actions();
   // Each position holds its planes, policy and legal mask, and four numbers, as floats.
@@ -63,40 +63,7 @@ std::vector<trainer::TrainingBatch> make_batches(const Game& game, int count, in
                                 " MiB of batches; at most " +
                                 std::to_string(static_cast<long long>(kMaxBatchMiB)) +
                                 " MiB: give fewer or smaller batches");
-  std::vector<trainer::TrainingBatch> batches(static_cast<std::size_t>(count));
-  for (trainer::TrainingBatch& b : batches) {
-    b.n = n;
-    b.planes.assign(static_cast<std::size_t>(n) * plane_size, 0.0f);
-    b.policy.assign(static_cast<std::size_t>(n) * actions, 0.0f);
-    b.legal_mask.assign(static_cast<std::size_t>(n) * actions, 0.0f);
-    b.policy_weight.assign(static_cast<std::size_t>(n), 1.0f);
-    b.value.assign(static_cast<std::size_t>(n), 0.0f);
-    b.score.assign(static_cast<std::size_t>(n), 0.0f);
-    b.score_weight.assign(static_cast<std::size_t>(n), 0.0f);
-    for (int i = 0; i < n;) {
-      auto state = game.initial_state();
-      ActionList legal;
-      const int plies = static_cast<int>(rng() % 60);
-      for (int p = 0; p < plies; ++p) {
-        state->legal_actions(legal);
-        if (legal.empty()) break;
-        state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
-      }
-      state->legal_actions(legal);
-      if (legal.empty()) continue;
-      const std::size_t row = static_cast<std::size_t>(i) * actions;
-      state->encode(b.planes.data() + static_cast<std::size_t>(i) * plane_size);
-      const int favourite = static_cast<int>(rng() % static_cast<unsigned>(legal.size()));
-      for (int k = 0; k < legal.size(); ++k) {
-        b.legal_mask[row + static_cast<std::size_t>(legal[k])] = 1.0f;
-        b.policy[row + static_cast<std::size_t>(legal[k])] =
-            0.5f / static_cast<float>(legal.size()) + (k == favourite ? 0.5f : 0.0f);
-      }
-      b.value[static_cast<std::size_t>(i)] = rng() % 2 == 0 ? 1.0f : -1.0f;
-      ++i;
-    }
-  }
-  return batches;
+  return trainer::learnable_batches(game, count, n, seed);
 }
 
 // A game of uniformly random moves as a self-play record: every move a full search whose visits

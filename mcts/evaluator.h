@@ -33,7 +33,7 @@ class Evaluator {
   virtual ~Evaluator() = default;
   // Evaluates n positions as one batch; thread-safe; blocks until all results are written.
   virtual void evaluate(const EvalRequest* requests, int n, EvalResult* results) = 0;
-  // One line for logs and reports, e.g. "uniform" or "cache(65536) over rollout(k=4)".
+  // One line for logs and reports, e.g. "uniform" or "rollout(k=4)".
   virtual std::string describe() const = 0;
 };
 

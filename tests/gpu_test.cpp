@@ -233,35 +233,9 @@ TEST(GpuServer, TwoAndFourWorkersOnOneGpuMatchOne) {
           << "workers " << (w == 1 ? 2 : 4) << ", position " << i;
 }
 
-// Batches with a learnable signal: each position's policy target peaks on one legal move and its
-// value target is +-1, from seeded random games.
+// Batches with a learnable signal (trainer::learnable_batches), seeded.
 std::vector<trainer::TrainingBatch> batches(const Game& game, int count, int n) {
-  std::mt19937_64 rng(13);
-  const auto positions = model::test_util::random_positions(game, count * n, 17);
-  const int size = game.input_shape().size(), actions = game.num_actions();
-  std::vector<trainer::TrainingBatch> out(static_cast<std::size_t>(count));
-  for (int b = 0; b < count; ++b) {
-    trainer::TrainingBatch& t = out[static_cast<std::size_t>(b)];
-    t.n = n;
-    t.planes.resize(static_cast<std::size_t>(n) * size);
-    t.policy.assign(static_cast<std::size_t>(n) * actions, 0.0f);
-    t.legal_mask.assign(static_cast<std::size_t>(n) * actions, 0.0f);
-    t.policy_weight.assign(static_cast<std::size_t>(n), 1.0f);
-    t.value.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      const auto& p = positions[static_cast<std::size_t>(b * n + i)];
-      p.state->encode(t.planes.data() + static_cast<std::size_t>(i) * size);
-      const int favourite = static_cast<int>(rng() % static_cast<unsigned>(p.legal.size()));
-      for (int k = 0; k < p.legal.size(); ++k) {
-        const std::size_t at = static_cast<std::size_t>(i) * actions +
-                               static_cast<std::size_t>(p.legal[k]);
-        t.legal_mask[at] = 1.0f;
-        t.policy[at] = 0.5f / static_cast<float>(p.legal.size()) + (k == favourite ? 0.5f : 0.0f);
-      }
-      t.value[static_cast<std::size_t>(i)] = rng() % 2 == 0 ? 1.0f : -1.0f;
-    }
-  }
-  return out;
+  return trainer::learnable_batches(game, count, n, 13);
 }
 
 trainer::TrainerSettings settings(const std::string& device, bool bf16 = false) {

@@ -1,10 +1,58 @@
 #include "trainer/replay_window.h"
 
 #include <algorithm>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
 namespace oppidum::trainer {
+
+void TrainingBatch::clear(int rows, int plane_size, int actions) {
+  const auto r = static_cast<std::size_t>(rows);
+  n = rows;
+  planes.assign(r * static_cast<std::size_t>(plane_size), 0.0f);
+  policy.assign(r * static_cast<std::size_t>(actions), 0.0f);
+  legal_mask.assign(r * static_cast<std::size_t>(actions), 0.0f);
+  policy_weight.assign(r, 0.0f);
+  value.assign(r, 0.0f);
+  score.assign(r, 0.0f);
+  score_weight.assign(r, 0.0f);
+}
+
+std::vector<TrainingBatch> learnable_batches(const Game& game, int count, int n,
+                                             std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int plane_size = game.input_shape().size();
+  const int actions = game.num_actions();
+  std::vector<TrainingBatch> batches(static_cast<std::size_t>(count));
+  ActionList legal;
+  for (TrainingBatch& b : batches) {
+    b.clear(n, plane_size, actions);
+    for (int i = 0; i < n;) {
+      auto state = game.initial_state();
+      const int plies = static_cast<int>(rng() % 60);
+      for (int p = 0; p < plies; ++p) {
+        state->legal_actions(legal);
+        if (legal.empty()) break;
+        state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
+      }
+      state->legal_actions(legal);
+      if (legal.empty()) continue;
+      const std::size_t row = static_cast<std::size_t>(i) * static_cast<std::size_t>(actions);
+      state->encode(b.planes.data() + static_cast<std::size_t>(i) * plane_size);
+      const int favourite = static_cast<int>(rng() % static_cast<unsigned>(legal.size()));
+      for (int k = 0; k < legal.size(); ++k) {
+        b.legal_mask[row + static_cast<std::size_t>(legal[k])] = 1.0f;
+        b.policy[row + static_cast<std::size_t>(legal[k])] =
+            0.5f / static_cast<float>(legal.size()) + (k == favourite ? 0.5f : 0.0f);
+      }
+      b.policy_weight[static_cast<std::size_t>(i)] = 1.0f;
+      b.value[static_cast<std::size_t>(i)] = rng() % 2 == 0 ? 1.0f : -1.0f;
+      ++i;
+    }
+  }
+  return batches;
+}
 
 ReplayWindow::ReplayWindow(const Game& game, WindowSettings settings)
     : game_(game), settings_(settings) {}
@@ -62,14 +110,7 @@ void ReplayWindow::sample(int n, mcts::Rng& rng, TrainingBatch& batch) const {
   if (samples_.empty()) throw std::logic_error("ReplayWindow::sample on an empty window");
   const int plane_size = game_.input_shape().size();
   const int actions = game_.num_actions();
-  batch.n = n;
-  batch.planes.assign(static_cast<std::size_t>(n) * plane_size, 0.0f);
-  batch.policy.assign(static_cast<std::size_t>(n) * actions, 0.0f);
-  batch.legal_mask.assign(static_cast<std::size_t>(n) * actions, 0.0f);
-  batch.policy_weight.assign(static_cast<std::size_t>(n), 0.0f);
-  batch.value.assign(static_cast<std::size_t>(n), 0.0f);
-  batch.score.assign(static_cast<std::size_t>(n), 0.0f);
-  batch.score_weight.assign(static_cast<std::size_t>(n), 0.0f);
+  batch.clear(n, plane_size, actions);
   ActionList legal;
   for (int i = 0; i < n; ++i) {
     const Sample& s =

@@ -54,7 +54,16 @@ struct TrainingBatch {
   std::vector<float> value;          // n: the value target for the side to move
   std::vector<float> score;          // n: the score-margin target (0 where there is none)
   std::vector<float> score_weight;   // n: 1 when the position has a score target
+
+  // Makes it n rows of zeros for a game of `plane_size` input floats and `actions` actions.
+  void clear(int rows, int plane_size, int actions);
 };
+
+// `count` batches of `n` positions from seeded random games, each with a policy target peaked on
+// one legal move and a value target of +-1 (no score targets): data a network can learn, for the
+// trainer's benchmark and tests. The same seed gives the same batches.
+std::vector<TrainingBatch> learnable_batches(const Game& game, int count, int n,
+                                             std::uint64_t seed);
 
 class ReplayWindow {
  public:
