@@ -190,6 +190,23 @@ void expect_consistent(const fs::path& dir) {
   }
 }
 
+// A copy of the run folder `from` (a finished run: no lock held).
+fs::path copy_run(const fs::path& from, const std::string& name) {
+  const fs::path dir = fresh_dir(name);
+  fs::copy(from, dir, fs::copy_options::recursive);
+  return dir;
+}
+
+// Every file of a run folder, by name, with its bytes: what a refused resume must leave as it was.
+std::string snapshot_of(const fs::path& dir) {
+  std::string all;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().filename() != "log.txt" &&
+        entry.path().filename() != "lock")
+      all += entry.path().string() + "\n" + read_file(entry.path()) + "\n";
+  return all;
+}
+
 // Item 1: `games` and `report` never delete, rename or create anything in a run; a chunk being
 // written (its .tmp file) survives them, also while `train` writes chunks.
 TEST(FaultRun, ReadersNeverTouchALiveRun) {
@@ -831,6 +848,138 @@ TEST(FaultRun, DamagedNewestChunksMakeTrainingWaitForNewGames) {
   EXPECT_NE(log.find("replay: the window holds 0 positions"), std::string::npos) << log;
   EXPECT_NE(log.find("skipping damaged data"), std::string::npos) << log;
   EXPECT_EQ(oppidum::model::load_checkpoint((dir / "trainer.ckpt").string()).step, 30);
+}
+
+
+// Networks that are not the run's (another shape, another run's trainer, a copy of another
+// generation) were adopted: a best.ckpt of another shape played self-play, a foreign trainer.ckpt
+// ahead of the run skipped generations, a stale candidate awaiting its gate was promoted at the
+// wrong step and the run could not continue. Each is now refused, naming it, and --recover
+// rebuilds from the run's own networks.
+TEST(FaultRun, NetworksThatAreNotTheRunsAreNeverAdopted) {
+  const fs::path base = promoted_run("foreign_base");  // every candidate promoted: best is gen 2
+  const fs::path other = fresh_dir("foreign_other");    // the same network, another seed, further
+  ASSERT_EQ(train(other, "--set arena.max_games=0 --set run.max_generations=4 --set run.seed=9")
+                .status, 0);
+  const fs::path narrow = fresh_dir("foreign_narrow");  // another shape
+  ASSERT_EQ(train(narrow, "--set arena.max_games=0 --set net.filters=4").status, 0);
+  const std::string keep = "--set arena.max_games=0 --set run.max_generations=2";
+
+  {  // best.ckpt of another shape.
+    const fs::path dir = copy_run(base, "foreign_best");
+    fs::copy_file(narrow / "checkpoints/best.ckpt", dir / "checkpoints/best.ckpt",
+                  fs::copy_options::overwrite_existing);
+    const std::string before = snapshot_of(dir);
+    CommandResult r = train(dir, keep);
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find((dir / "checkpoints/best.ckpt").string() + " does not fit: network 1x4"),
+              std::string::npos) << r.out;
+    EXPECT_EQ(snapshot_of(dir), before) << "a refused resume changed the run";
+    r = train(dir, keep + " --recover");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(read_file(dir / "checkpoints/best.ckpt"), read_file(dir / "checkpoints/gen-0002.ckpt"));
+    expect_consistent(dir);
+  }
+  {  // The newest candidate of another shape, trainer.ckpt lost: --recover skips it.
+    const fs::path dir = copy_run(base, "foreign_candidate");
+    fs::copy_file(narrow / "checkpoints/gen-0002.ckpt", dir / "checkpoints/gen-0002.ckpt",
+                  fs::copy_options::overwrite_existing);
+    fs::remove(dir / "trainer.ckpt");
+    const CommandResult r = train(dir, keep + " --recover");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("rewrote " + (dir / "checkpoints/gen-0002.ckpt").string() +
+                         " from best.ckpt"), std::string::npos) << r.out;
+    expect_consistent(dir);
+  }
+  {  // Another run's trainer, two generations ahead.
+    const fs::path dir = copy_run(base, "foreign_trainer");
+    for (const char* f : {"trainer.ckpt", "trainer.optim"})
+      fs::copy_file(other / f, dir / f, fs::copy_options::overwrite_existing);
+    const std::string before = snapshot_of(dir);
+    CommandResult r = train(dir, "--set arena.max_games=0 --set run.max_generations=5");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("trainer.ckpt holds step 40 (generation 4), but the run's newest "
+                         "generation is 2"), std::string::npos) << r.out;
+    EXPECT_EQ(snapshot_of(dir), before) << "a refused resume changed the run";
+    r = train(dir, keep + " --recover");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(oppidum::model::load_checkpoint((dir / "trainer.ckpt").string()).step, 20);
+    expect_consistent(dir);
+  }
+  {  // A kill before generation 2's gate, its candidate a stale copy of generation 1.
+    const fs::path dir = copy_run(base, "foreign_stale");
+    std::string arena = read_file(dir / "arena.csv");
+    arena.erase(arena.find("\n2,") + 1);
+    oppidum::util::write_file_atomically((dir / "arena.csv").string(), arena);
+    std::string metrics = read_file(dir / "metrics.csv");
+    const std::size_t gate = metrics.find("\ngate,");
+    const std::size_t gate2 = metrics.find("\ngate,", gate + 1);
+    ASSERT_NE(gate2, std::string::npos) << metrics;
+    metrics.erase(gate2 + 1, metrics.find('\n', gate2 + 1) - gate2);
+    oppidum::util::write_file_atomically((dir / "metrics.csv").string(), metrics);
+    for (const char* f : {"best.ckpt", "gen-0002.ckpt"})
+      fs::copy_file(dir / "checkpoints/gen-0001.ckpt", dir / "checkpoints" / f,
+                    fs::copy_options::overwrite_existing);
+    const CommandResult r = train(dir, keep);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("rewrote " + (dir / "checkpoints/gen-0002.ckpt").string() +
+                         " from the trainer's state"), std::string::npos) << r.out;
+    EXPECT_NE(read_file(dir / "arena.csv").find("\n2,20,1,"), std::string::npos)
+        << read_file(dir / "arena.csv");
+    EXPECT_EQ(oppidum::model::load_checkpoint((dir / "checkpoints/best.ckpt").string()).step, 20);
+    expect_consistent(dir);
+    EXPECT_EQ(train(dir, keep).status, 0) << "the run continues";
+  }
+  {  // A candidate newer than the trainer counts however many digits its number has.
+    const fs::path dir = copy_run(base, "foreign_gen10000");
+    auto newer = oppidum::model::load_checkpoint((dir / "checkpoints/gen-0002.ckpt").string());
+    newer.step = 10000 * 10;
+    oppidum::model::save_checkpoint(newer, (dir / "checkpoints/gen-10000.ckpt").string());
+    const CommandResult r = train(dir, keep);
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("older than the run: " + (dir / "checkpoints/gen-10000.ckpt").string() +
+                         " is intact"), std::string::npos) << r.out;
+  }
+  {  // --recover reads every candidate: a damaged older one is named, not called intact.
+    const fs::path dir = copy_run(base, "foreign_damaged_old");
+    const std::string gen1 = read_file(dir / "checkpoints/gen-0001.ckpt");
+    std::ofstream(dir / "checkpoints/gen-0001.ckpt", std::ios::binary) << gen1.substr(0, 500);
+    const CommandResult r = train(dir, keep + " --recover");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out.find("every file of the run is intact"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find((dir / "checkpoints/gen-0001.ckpt").string() + ": truncated or damaged"),
+              std::string::npos) << r.out;
+    EXPECT_EQ(read_file(dir / "checkpoints/gen-0001.ckpt"), gen1.substr(0, 500)) << "kept as it is";
+  }
+  {  // A directory where trainer.optim is written: refused at the start, not after a generation.
+    const fs::path dir = copy_run(base, "foreign_optim_dir");
+    fs::remove(dir / "trainer.optim");
+    fs::create_directory(dir / "trainer.optim");
+    const CommandResult r = train(dir, "--set arena.max_games=0 --set run.max_generations=3");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("cannot write " + (dir / "trainer.optim").string() + ": it is a directory"),
+              std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "checkpoints/gen-0003.ckpt")) << r.out;
+  }
+}
+
+// A new run never writes over what a folder already holds: a best.ckpt kept there, or the tables
+// of a run whose config.yaml was lost, are refused before anything is created.
+TEST(FaultRun, ANewRunNeverOverwritesAFoldersNetworkOrTables) {
+  const fs::path base = promoted_run("new_over_base");
+  for (const char* kept : {"checkpoints/best.ckpt", "metrics.csv"}) {
+    SCOPED_TRACE(kept);
+    const fs::path dir = fresh_dir("new_over");
+    fs::create_directories((dir / kept).parent_path());
+    fs::copy_file(base / kept, dir / kept);
+    const std::string before = snapshot_of(dir);
+    const CommandResult r = train(dir);
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("config.yaml is missing, but " + dir.string() + " holds a run"),
+              std::string::npos) << r.out;
+    EXPECT_EQ(snapshot_of(dir), before) << "a refused run changed the folder";
+    EXPECT_FALSE(fs::exists(dir / "config.yaml"));
+  }
 }
 
 }  // namespace

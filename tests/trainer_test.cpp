@@ -334,18 +334,15 @@ TEST(Trainer, ADamagedOptimiserFileStartsFreshInOneLine) {
   EXPECT_EQ(garbage.warning.find('\n'), std::string::npos) << garbage.warning;
 }
 
-// Optimiser state holding NaN (written by a broken or foreign program, with a valid checksum) is
-// not loaded: it would turn every later step into NaN.
-TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
-  SmallSetup s;
-  const std::string prefix = ::testing::TempDir() + "trainer_nan_optim";
-  Trainer a(s.game, small_net(), settings(), 1);
-  s.train(a, 3);
-  a.save_state(prefix);
-  // The same optimiser state with NaN momentum, framed as the trainer frames it.
+// Rewrites the optimiser state at `prefix` (written by a 3-step trainer on small_net()) as a broken
+// or foreign program could, with a valid frame: `edit` changes each momentum buffer, and the step is
+// `step`.
+void rewrite_momentum(const SmallSetup& s, const std::string& prefix,
+                      const std::function<torch::Tensor(const torch::Tensor&)>& edit,
+                      const torch::Tensor& step) {
   const char magic[8] = {'O', 'P', 'P', 'O', 'P', 'T', 'I', 'M'};
-  const std::string payload =
-      util::unframe(util::read_regular_file(prefix + ".optim"), magic, 1, "optim");
+  const std::string payload(
+      util::unframe(util::read_regular_file(prefix + ".optim"), magic, 1, "optim"));
   model::TorchNet net = model::make_torch_net(s.game, small_net());
   torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
   {
@@ -354,19 +351,40 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
     archive.load_from(in);
     sgd.load(archive);
   }
-  int poisoned = 0;
+  int edited = 0;
   for (auto& [key, state] : sgd.state()) {
     auto& sgd_state = static_cast<torch::optim::SGDParamState&>(*state);
-    sgd_state.momentum_buffer().fill_(std::numeric_limits<float>::quiet_NaN());
-    ++poisoned;
+    sgd_state.momentum_buffer(edit(sgd_state.momentum_buffer()));
+    ++edited;
   }
-  ASSERT_GT(poisoned, 0);
+  ASSERT_GT(edited, 0);
   std::ostringstream out;
   torch::serialize::OutputArchive archive;
   sgd.save(archive);
-  archive.write("oppidum_step", torch::tensor(std::int64_t{3}));
+  archive.write("oppidum_step", step);
   archive.save_to(out);
   util::write_file_atomically(prefix + ".optim", util::frame(magic, 1, out.str()));
+}
+
+// A tensor aliasing `t`'s storage from `offset` elements on, unchecked: what a file may state.
+torch::Tensor at_offset(const torch::Tensor& t, std::int64_t offset) {
+  torch::Tensor alias = t.clone();
+  alias.unsafeGetTensorImpl()->set_storage_offset(offset);
+  return alias;
+}
+
+// Optimiser state holding NaN (written by a broken or foreign program, with a valid checksum) is
+// not loaded: it would turn every later step into NaN.
+TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
+  SmallSetup s;
+  const std::string prefix = ::testing::TempDir() + "trainer_nan_optim";
+  Trainer a(s.game, small_net(), settings(), 1);
+  s.train(a, 3);
+  a.save_state(prefix);
+  rewrite_momentum(
+      s, prefix,
+      [](const torch::Tensor& t) { return t.clone().fill_(std::nanf("")); },
+      torch::tensor(std::int64_t{3}));
 
   Trainer b(s.game, small_net(), settings(), 9);
   const Trainer::LoadResult loaded = b.load_state(prefix);
@@ -374,6 +392,59 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   s.train(b, 3);
   s.window.sample(16, s.rng, s.batch);
   EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
+}
+
+// A file states each tensor's dtype, offset and strides within its storage: state whose elements
+// lie outside their storage, of another dtype, or not dense (a broken or hostile file with a valid
+// checksum) is refused before anything reads it, costing only the momentum: never a read out of
+// bounds, a crash or a failed step.
+TEST(Trainer, OptimiserStateOutsideItsStorageOrOfAnotherTypeIsRefusedUnread) {
+  const std::vector<std::pair<std::string, std::function<torch::Tensor(const torch::Tensor&)>>>
+      edits = {
+          {"past its storage", [](const torch::Tensor& t) { return at_offset(t, 1'000'000); }},
+          {"half past its storage",
+           [](const torch::Tensor& t) { return at_offset(t, std::max<std::int64_t>(1, t.numel() / 2)); }},
+          {"double", [](const torch::Tensor& t) { return t.to(torch::kDouble); }},
+          {"long", [](const torch::Tensor& t) { return t.to(torch::kLong); }},
+          {"stride 0", [](const torch::Tensor& t) { return torch::zeros({1}).expand(t.sizes()); }},
+          {"transposed", [](const torch::Tensor& t) {
+             return t.dim() >= 2 ? t.transpose(0, 1).contiguous().transpose(0, 1)
+                                 : torch::zeros({1}).expand(t.sizes());
+           }},
+      };
+  for (const auto& [name, edit] : edits) {
+    SCOPED_TRACE(name);
+    SmallSetup s;
+    const std::string prefix = ::testing::TempDir() + "trainer_unsound_optim";
+    Trainer a(s.game, small_net(), settings(), 1);
+    s.train(a, 3);
+    a.save_state(prefix);
+    rewrite_momentum(s, prefix, edit, torch::tensor(std::int64_t{3}));
+
+    Trainer b(s.game, small_net(), settings(), 9);
+    const Trainer::LoadResult loaded = b.load_state(prefix);
+    ASSERT_TRUE(loaded.found);
+    EXPECT_NE(loaded.warning.find("starting with fresh optimiser state: " + prefix + ".optim"),
+              std::string::npos)
+        << loaded.warning;
+    s.window.sample(16, s.rng, s.batch);
+    EXPECT_NO_THROW(b.step(s.batch)) << "the fresh optimiser steps";
+    EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
+  }
+  // The step itself is read before anything else: one outside its storage is refused unread too.
+  SmallSetup s;
+  const std::string prefix = ::testing::TempDir() + "trainer_unsound_step";
+  Trainer a(s.game, small_net(), settings(), 1);
+  s.train(a, 3);
+  a.save_state(prefix);
+  for (const torch::Tensor& step : {at_offset(torch::tensor(std::int64_t{3}), 1'000'000),
+                                    torch::tensor(3.0), torch::tensor({std::int64_t{3}, 3L})}) {
+    rewrite_momentum(s, prefix, [](const torch::Tensor& t) { return t; }, step);
+    Trainer b(s.game, small_net(), settings(), 9);
+    const Trainer::LoadResult loaded = b.load_state(prefix);
+    EXPECT_NE(loaded.warning.find("its step is not one whole number"), std::string::npos)
+        << loaded.warning;
+  }
 }
 
 // Optimiser state from a network of another shape at the same step (here 8 filters instead of 16:

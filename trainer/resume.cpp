@@ -1,9 +1,11 @@
 #include "trainer/resume.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "model/checkpoint.h"
 
@@ -11,43 +13,45 @@ namespace oppidum::trainer {
 namespace fs = std::filesystem;
 namespace {
 
-bool intact(const std::string& path, const Game& game) {
-  try {
-    model::load_checkpoint(path, game);
-    return true;
-  } catch (const model::CheckpointError&) {
-    return false;
-  }
-}
-
 std::string recover_hint(const std::string& what) {
   return what + "; restore it, or run the same command with --recover to rebuild the run from "
                 "its newest intact checkpoints (docs/FORMATS.md, \"Run folder\")";
 }
 
-int newest_candidate(const RunPaths& paths) {
-  int newest = -1;
+// The generation numbers of the files named like candidates (gen-NNNN.ckpt, four digits or more
+// as RunPaths::candidate writes them), newest first, whatever their content.
+std::vector<int> candidate_generations(const RunPaths& paths) {
+  std::vector<int> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(paths.checkpoints(), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() == 13 && name.rfind("gen-", 0) == 0 && name.compare(8, 5, ".ckpt") == 0 &&
-        name.substr(4, 4).find_first_not_of("0123456789") == std::string::npos)
-      newest = std::max(newest, std::stoi(name.substr(4, 4)));
+    const fs::path& path = entry.path();
+    const std::string stem = path.stem().string();
+    if (path.extension() != ".ckpt" || stem == "best" || !RunPaths::is_checkpoint_name(stem))
+      continue;
+    const int gen = std::stoi(stem.substr(4));  // at most 8 digits
+    if (paths.candidate(gen).filename() == path.filename()) found.push_back(gen);
   }
-  return newest;
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
+int newest_candidate(const RunPaths& paths) {
+  const std::vector<int> found = candidate_generations(paths);
+  return found.empty() ? -1 : found.front();
 }
 
 class Resumer {
  public:
   Resumer(RunFolder& folder, Trainer& trainer, const Game& game, int spg, bool recover,
           const ResumeLog& log)
-      : folder_(folder), paths_(folder.paths()), trainer_(trainer), game_(game), spg_(spg),
-        recover_(recover), log_(log) {}
+      : folder_(folder), paths_(folder.paths()), trainer_(trainer), game_(game),
+        net_(trainer.net_config()), spg_(spg), recover_(recover), log_(log) {}
 
   Resumed run() {
     check_gate_steps();
     load_trainer();
     check_trainer_is_newest();
+    check_trainer_is_the_runs();
     for (const auto& line : folder_.drop_rows_after(trainer_.steps(), spg_))
       log_.warn("repaired " + line);
     Resumed r;
@@ -55,7 +59,7 @@ class Resumer {
     const int trained = static_cast<int>(trainer_.steps() / spg_);
     const int gated = folder_.last_gated();
     if (trainer_.steps() % spg_ == 0 && trained > gated) {
-      if (!intact(paths_.candidate(trained).string(), game_)) {
+      if (!candidate_intact(trained)) {
         model::save_checkpoint(trainer_.checkpoint(candidate_metadata(paths_, trained)),
                                paths_.candidate(trained).string());
         log_.info("rewrote " + paths_.candidate(trained).string() + " from the trainer's state");
@@ -63,10 +67,72 @@ class Resumer {
       r.pending_gate = trained;
       log_.info("generation " + std::to_string(trained) + " was not gated yet: its gate comes first");
     }
+    if (recover_) check_candidates();
     return r;
   }
 
  private:
+  // A checkpoint of this run's game and architecture, undamaged.
+  model::Checkpoint load(const std::string& path) const {
+    return model::load_checkpoint(path, game_, &net_);
+  }
+
+  // Generation `gen`'s checkpoint is intact: this run's game and architecture, undamaged, and at
+  // that generation's step (a copy of another generation is not it).
+  bool candidate_intact(int gen, std::string* why = nullptr) const {
+    const std::string path = paths_.candidate(gen).string();
+    try {
+      const model::Checkpoint c = load(path);
+      if (c.step == static_cast<std::int64_t>(gen) * spg_) return true;
+      if (why)
+        *why = path + " holds step " + std::to_string(c.step) + ", not generation " +
+               std::to_string(gen) + "'s step " + std::to_string(std::int64_t{gen} * spg_);
+    } catch (const model::CheckpointError& e) {
+      if (why) *why = e.what();
+    }
+    return false;
+  }
+
+  // --recover only (it reads every candidate): a damaged generation older than the trainer's is
+  // noticed here, not only by the reader that needs it. One that best.ckpt holds is rewritten from
+  // it; any other is named and kept as it is (no copy of its network is left).
+  void check_candidates() {
+    const int trained = static_cast<int>(trainer_.steps() / spg_);
+    std::optional<model::Checkpoint> best;
+    try {
+      best = load(paths_.best().string());
+    } catch (const model::CheckpointError&) {
+    }
+    for (const int gen : candidate_generations(paths_)) {
+      std::string why;
+      if (gen > trained || candidate_intact(gen, &why)) continue;
+      if (best && best->step == std::int64_t{gen} * spg_) {
+        model::save_checkpoint(*best, paths_.candidate(gen).string());
+        log_.warn("recovered: " + why + "; rewrote it from best.ckpt, a copy of the same network");
+      } else {
+        log_.warn(why + "; no copy of that network is left to rebuild it from: the file is kept "
+                  "as it is");
+      }
+    }
+  }
+
+  // The trainer saves its state before its generation's candidate, and trains a generation only
+  // after the gate of the one before (trainer/run_folder.h): a run's trainer.ckpt is at most one
+  // generation past its newest gate or candidate. One further ahead is another run's file, or its
+  // step was edited: adopting it would skip generations and gate a foreign network.
+  void check_trainer_is_the_runs() {
+    const int trained = static_cast<int>(trainer_.steps() / spg_);
+    const int known = std::max({0, folder_.last_gated(), newest_candidate(paths_)});
+    if (trained <= known + 1) return;
+    const std::string what = paths_.trainer_weights().string() + " holds step " +
+                             std::to_string(trainer_.steps()) + " (generation " +
+                             std::to_string(trained) + "), but the run's newest generation is " +
+                             std::to_string(known) + " (" + paths_.arena().string() +
+                             " and checkpoints/gen-*.ckpt): it is not this run's trainer";
+    if (!recover_) throw RunFolderError(recover_hint(what));
+    recover_trainer(what);
+  }
+
   // Every gate row holds its generation's step. One that does not says that the config's
   // steps_per_generation is not the one the run was trained with (a damaged or edited
   // config.yaml): every generation number read from a step would be wrong.
@@ -92,8 +158,8 @@ class Resumer {
       const int gated = folder_.last_gated();
       if (gated > trained)
         return paths_.arena().string() + " has gated generation " + std::to_string(gated);
-      for (int gen = newest_candidate(paths_); gen > trained; --gen)
-        if (intact(paths_.candidate(gen).string(), game_))
+      for (const int gen : candidate_generations(paths_))
+        if (gen > trained && candidate_intact(gen))
           return paths_.candidate(gen).string() + " is intact";
       return "";
     };
@@ -137,7 +203,7 @@ class Resumer {
     }
     const std::string initial =
         fs::exists(paths_.candidate(0)) ? paths_.candidate(0).string() : paths_.best().string();
-    trainer_.load_weights(model::load_checkpoint(initial, game_));
+    trainer_.load_weights(load(initial));
   }
 
   // --recover: the trainer from the newest intact network, with fresh optimiser state: the newest
@@ -146,13 +212,13 @@ class Resumer {
   void recover_trainer(const std::string& why) {
     std::optional<model::Checkpoint> best;
     try {
-      best = model::load_checkpoint(paths_.best().string(), game_);
+      best = load(paths_.best().string());
     } catch (const model::CheckpointError&) {
     }
-    for (int gen = newest_candidate(paths_); gen >= 0; --gen) {
+    for (const int gen : candidate_generations(paths_)) {
+      if (!candidate_intact(gen)) continue;
       const std::string path = paths_.candidate(gen).string();
-      if (!intact(path, game_)) continue;
-      const model::Checkpoint c = model::load_checkpoint(path, game_);
+      const model::Checkpoint c = load(path);
       if (best && best->step > c.step) break;
       restart_trainer(c, path, why);
       return;
@@ -161,7 +227,7 @@ class Resumer {
       throw RunFolderError(why + ", and no intact checkpoints/gen-*.ckpt or best.ckpt is left to "
                                  "recover from");
     const int gen = static_cast<int>(best->step / spg_);
-    if (best->step % spg_ == 0 && !intact(paths_.candidate(gen).string(), game_)) {
+    if (best->step % spg_ == 0 && !candidate_intact(gen)) {
       model::save_checkpoint(*best, paths_.candidate(gen).string());
       log_.warn("recovered: rewrote " + paths_.candidate(gen).string() +
                 " from best.ckpt, a copy of the same network");
@@ -223,7 +289,7 @@ class Resumer {
     const std::string source = paths_.candidate(best_gen).string();
     std::string problem;
     try {
-      const model::Checkpoint best = model::load_checkpoint(paths_.best().string(), game_);
+      const model::Checkpoint best = load(paths_.best().string());
       if (best.step == best_step) return best_step;
       if (best.step > best_step) return keep_newer_best(best, best_gen, best_step);
       problem = "it holds step " + std::to_string(best.step) + ", not generation " +
@@ -236,7 +302,7 @@ class Resumer {
     }
     // A run from before gen-0000 existed, whose best is still its initial network: keep it.
     if (!fs::exists(source) && !promoted) return 0;
-    const model::Checkpoint copy = model::load_checkpoint(source, game_);
+    const model::Checkpoint copy = load(source);
     model::save_checkpoint(copy, paths_.best().string());
     log_.warn(paths_.best().string() + ": " + problem + "; copied " + source + " to it");
     return copy.step;
@@ -246,6 +312,7 @@ class Resumer {
   const RunPaths& paths_;
   Trainer& trainer_;
   const Game& game_;
+  const model::NetConfig& net_;
   int spg_;
   bool recover_;
   const ResumeLog& log_;
@@ -269,7 +336,9 @@ std::string differing_keys(const config::RunConfig& a, const config::RunConfig& 
 
 // A folder that holds training progress but no config.yaml lost its config: never start over.
 void check_not_orphaned(const RunPaths& paths) {
-  const auto found = progress_files(paths);
+  auto found = progress_files(paths);
+  // Made when a run's first session starts, after its config.yaml.
+  if (fs::exists(paths.metrics())) found.push_back(paths.metrics().filename().string());
   if (found.empty()) return;
   std::string list;
   for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;

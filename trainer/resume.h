@@ -8,7 +8,11 @@
 //   best.ckpt when it is newer (then its generation's damaged file is rewritten from it).
 // - S must be the newest state of the run: a gate or an intact gen-N.ckpt of a later generation
 //   means trainer.ckpt is older than the run (a stale copy), an error, or with `recover` the
-//   trainer restarts as for a damaged one; arena.csv is never trimmed. Each gate row must hold its
+//   trainer restarts as for a damaged one; arena.csv is never trimmed. S more than one generation
+//   past the newest gate or candidate is another run's trainer (or an edited step): the same.
+// - A network is intact when it loads, is of the run's game and architecture, and (gen-N.ckpt)
+//   holds generation N's step. With `recover` every candidate is read, and a damaged one is
+//   rewritten from best.ckpt when that holds its network, else named in the log. Each gate row must hold its
 //   generation's step (else the config's steps_per_generation is not the run's: an error).
 // - metrics.csv is trimmed to S (RunFolder::drop_rows_after).
 // - best.ckpt must be the last generation promoted in arena.csv (gen-0000 before any): one that

@@ -352,7 +352,13 @@ class Session {
       log_->info("generation {}: gate stopped; it is played again when the run continues", gen);
       return;
     }
-    const model::Checkpoint candidate = model::load_checkpoint(in.candidate_path, *game_);
+    const model::Checkpoint candidate =
+        model::load_checkpoint(in.candidate_path, *game_, &config_.net);
+    if (candidate.step != std::int64_t{gen} * config_.training.steps_per_generation)
+      throw RunFolderError(in.candidate_path + " holds step " + std::to_string(candidate.step) +
+                           ", not generation " + std::to_string(gen) +
+                           "'s: it was replaced during its gate; the next resume rewrites it from "
+                           "the trainer");
     const GateRow row = gate_row(in, m, candidate.step, elapsed(), folder_->rating());
     folder_->append_gate(row, window_->total_positions(), intake_->games());
     pending_gate_ = 0;

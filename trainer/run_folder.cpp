@@ -382,9 +382,30 @@ bool RunPaths::is_checkpoint_name(const std::string& stem) {
 
 std::vector<std::string> progress_files(const RunPaths& paths) {
   std::vector<std::string> found;
-  for (const fs::path& p : {paths.trainer_weights(), paths.candidate(1), paths.arena()})
+  for (const fs::path& p : {paths.trainer_weights(), paths.arena()})
     if (fs::exists(p)) found.push_back(p.filename().string());
   std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(paths.checkpoints(), ec)) {
+    const std::string stem = entry.path().stem().string();
+    if (entry.path().extension() == ".ckpt" && stem != "best" && stem != "gen-0000" &&
+        RunPaths::is_checkpoint_name(stem)) {
+      found.push_back("checkpoints/" + entry.path().filename().string());
+      break;
+    }
+  }
+  // A creation cut short leaves best.ckpt beside gen-0000, both the initial network; any other
+  // best.ckpt is a network someone kept.
+  if (fs::exists(paths.best(), ec)) {
+    bool initial = false;
+    try {
+      const std::uint64_t size = fs::file_size(paths.best());
+      initial = size == fs::file_size(paths.candidate(0)) &&
+                util::read_regular_file(paths.best().string(), size) ==
+                    util::read_regular_file(paths.candidate(0).string(), size);
+    } catch (const std::exception&) {  // fs::filesystem_error or util::FileError: not a copy
+    }
+    if (!initial) found.push_back("checkpoints/best.ckpt");
+  }
   if (fs::is_directory(paths.games(), ec))
     for (const auto& entry : fs::directory_iterator(paths.games(), ec))
       if (entry.path().extension() == ".bin") {

@@ -47,6 +47,22 @@ bool all_finite(const torch::Tensor& t) {
   return !t.defined() || torch::isfinite(t).all().item<bool>();
 }
 
+// A tensor read from a file is a view of a storage with the dtype, size, offset and strides that
+// the file states; one whose elements lie outside its storage would be read out of bounds by the
+// first operation on it. True when `t` is a dense, contiguous tensor of `like`'s dtype, shape and
+// device whose elements all lie inside its storage: checked before anything reads its data.
+bool sound_like(const torch::Tensor& t, const torch::Tensor& like) {
+  if (!t.defined() || t.layout() != torch::kStrided || !t.has_storage() ||
+      t.scalar_type() != like.scalar_type() || t.device() != like.device() ||
+      t.sizes() != like.sizes() || !t.is_contiguous())
+    return false;
+  const auto bytes = static_cast<std::int64_t>(t.storage().nbytes());
+  const std::int64_t offset = t.storage_offset();
+  const std::int64_t count = t.numel();
+  return offset >= 0 && offset <= bytes && count <= bytes &&
+         (offset + count) * static_cast<std::int64_t>(t.element_size()) <= bytes;
+}
+
 // "cpu", "cuda" (GPU 0) or "cuda:N", checked against the GPUs LibTorch sees.
 torch::Device parse_training_device(const std::string& name) {
   if (name == "cpu") return torch::Device(torch::kCPU);
@@ -231,9 +247,10 @@ struct Trainer::Impl {
     return "";
   }
 
-  // Empty when every optimiser state tensor has its parameter's shape, else which does not. A
-  // state from a network of another shape (other filters, say) loads without complaint, keyed by
-  // position, and would fail only inside the next step.
+  // Empty when every optimiser state tensor has its parameter's shape, dtype and device and lies
+  // inside its storage (sound_like), else which does not. A state from a network of another shape
+  // (other filters, say) loads without complaint, keyed by position, and would fail only inside the
+  // next step; one whose storage does not hold it would be read out of bounds.
   std::string mismatched_optimizer_state() const {
     std::size_t params = 0;
     for (const auto& group : optimizer->param_groups()) {
@@ -244,21 +261,22 @@ struct Trainer::Impl {
         const auto it = optimizer->state().find(optimizer_state_key<StateMap>(p));
         if (it == optimizer->state().end()) continue;  // no step has touched it yet
         const auto fits = [&](const torch::Tensor& t, bool required) {
-          return t.defined() ? t.sizes() == p.sizes() : !required;
+          return t.defined() ? sound_like(t, p) : !required;
         };
         const auto shape = [&](const torch::Tensor& t) {
-          return t.defined() ? c10::str(t.sizes()) : std::string("none");
+          return t.defined() ? c10::str(t.sizes(), " ", t.scalar_type(), t.is_contiguous() ? "" :
+                                        " (not contiguous)") : std::string("none");
         };
         const std::string where = "parameter " + std::to_string(params - 1) + " (shape " +
                                   c10::str(p.sizes()) + ")";
         if (const auto* s = dynamic_cast<const torch::optim::SGDParamState*>(it->second.get())) {
           if (!fits(s->momentum_buffer(), true))
-            return "the momentum buffer of " + where + " has shape " + shape(s->momentum_buffer());
+            return "the momentum buffer of " + where + " is " + shape(s->momentum_buffer());
         } else if (const auto* a =
                        dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get())) {
           if (!fits(a->exp_avg(), true) || !fits(a->exp_avg_sq(), true) ||
               !fits(a->max_exp_avg_sq(), false))
-            return "an AdamW moment of " + where + " has shape " + shape(a->exp_avg());
+            return "an AdamW moment of " + where + " is " + shape(a->exp_avg());
         } else {
           return "the state of " + where + " is not " + settings.optimizer + " state";
         }
@@ -372,6 +390,8 @@ StepStats Trainer::evaluate(const TrainingBatch& batch) {
 
 std::int64_t Trainer::steps() const { return impl_->steps; }
 
+const model::NetConfig& Trainer::net_config() const { return impl_->net->config(); }
+
 model::Checkpoint Trainer::checkpoint(const std::string& metadata) const {
   const OnStream guard(impl_->stream);
   impl_->check_weights_finite("at step " + std::to_string(impl_->steps));
@@ -406,30 +426,40 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
   impl_->make_optimizer();
   result.found = true;
   const std::string optim = prefix + ".optim";
+  // Both files are written again at every generation: a directory or a device in their place is
+  // refused now, not after a generation of work.
+  util::check_replaceable(weights);
+  util::check_replaceable(optim);
   try {
     // At most two moments per weight (AdamW) beside the archive's own structure.
-    const std::string payload =
-        util::unframe(util::read_regular_file(optim, 3 * model::kMaxCheckpointBytes),
-                      kOptimizerMagic, kOptimizerFormatVersion, optim);
-    std::istringstream in(payload);
+    const std::string bytes = util::read_regular_file(optim, 3 * model::kMaxCheckpointBytes);
+    const std::string_view payload =
+        util::unframe(bytes, kOptimizerMagic, kOptimizerFormatVersion, optim);
     torch::serialize::InputArchive archive;
-    archive.load_from(in, impl_->device);  // written on any device, loaded onto this one
+    // Written on any device, loaded onto this one.
+    archive.load_from(payload.data(), payload.size(), impl_->device);
     torch::Tensor step;
     archive.read("oppidum_step", step);
+    if (!step.defined() ||
+        !sound_like(step, torch::zeros({}, torch::dtype(torch::kLong).device(step.device()))))
+      throw std::runtime_error("its step is not one whole number");
     if (step.item<std::int64_t>() != ckpt.step)
-      throw std::runtime_error(optim + " is from step " + std::to_string(step.item<std::int64_t>()) +
+      throw std::runtime_error("it is from step " + std::to_string(step.item<std::int64_t>()) +
                                ", the weights from step " + std::to_string(ckpt.step));
     impl_->optimizer->load(archive);
     const std::string mismatch = impl_->mismatched_optimizer_state();
     if (!mismatch.empty())
-      throw std::runtime_error(optim + " does not fit this network (one of another shape, or a "
-                               "file of LibTorch 2.1 or older, whose state 2.2 and later "
+      throw std::runtime_error("it does not fit this network (one of another shape, a damaged "
+                               "file, or one of LibTorch 2.1 or older, whose state 2.2 and later "
                                "misread): " +
                                mismatch);
     const std::string bad = impl_->non_finite_optimizer_state();
-    if (!bad.empty()) throw std::runtime_error(optim + ": " + bad + " holds NaN or infinity");
+    if (!bad.empty()) throw std::runtime_error(bad + " holds NaN or infinity");
   } catch (const std::exception& e) {
-    result.warning = "starting with fresh optimiser state: " + first_line(e.what());
+    // Our messages and LibTorch's; the file's own (util::FileError) already name it.
+    const std::string what = first_line(e.what());
+    result.warning = "starting with fresh optimiser state: " +
+                     (what.find(optim) == std::string::npos ? optim + ": " : std::string()) + what;
     impl_->make_optimizer();
   }
   return result;

@@ -80,6 +80,7 @@ class Trainer {
   // Mean losses on a batch without changing anything (eval mode).
   StepStats evaluate(const TrainingBatch& batch);
   std::int64_t steps() const;
+  const model::NetConfig& net_config() const;  // the network's architecture
   double learning_rate_at(std::int64_t step) const;
   // Throws NonFiniteError when a weight is not finite.
   model::Checkpoint checkpoint(const std::string& metadata) const;

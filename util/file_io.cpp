@@ -64,13 +64,17 @@ std::string describe_file_type(unsigned mode) {
   return "not a regular file";
 }
 
-void write_file_atomically(const std::string& path, const void* data, std::size_t size) {
-  // A link at `path` is replaced by the rename (its target is left alone); anything else that is
-  // not a regular file (a directory, /dev/full, a FIFO) is refused before anything is written.
+void check_replaceable(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
     throw FileError("cannot write " + path + ": it is " + describe_file_type(st.st_mode) +
                     ", not a regular file; refusing to replace it");
+}
+
+void write_file_atomically(const std::string& path, const void* data, std::size_t size) {
+  // A link at `path` is replaced by the rename (its target is left alone); anything else that is
+  // not a regular file (a directory, /dev/full, a FIFO) is refused before anything is written.
+  check_replaceable(path);
   const std::string tmp = path + ".tmp";
   // O_NOFOLLOW: never write through a link planted at the temporary name; O_NONBLOCK: a FIFO there
   // fails the open instead of blocking it.
@@ -213,8 +217,8 @@ std::string frame(const char (&magic)[8], std::uint32_t version, std::string_vie
   return out;
 }
 
-std::string unframe(std::string_view bytes, const char (&magic)[8], std::uint32_t version,
-                    const std::string& source) {
+std::string_view unframe(std::string_view bytes, const char (&magic)[8], std::uint32_t version,
+                         const std::string& source) {
   constexpr std::size_t kHeader = 8 + 4 + 8;
   if (bytes.size() < 8 || bytes.compare(0, 8, std::string_view(magic, 8)) != 0)
     throw FileError(source + ": not a file of this kind (it does not start with " +
@@ -233,7 +237,7 @@ std::string unframe(std::string_view bytes, const char (&magic)[8], std::uint32_
   const auto stored = static_cast<std::uint32_t>(get_le(bytes, bytes.size() - 4, 4));
   if (crc32(bytes.data(), bytes.size() - 4) != stored)
     throw FileError(source + ": damaged: the CRC-32 of the content does not match the stored one");
-  return std::string(bytes.substr(kHeader, static_cast<std::size_t>(length)));
+  return bytes.substr(kHeader, static_cast<std::size_t>(length));
 }
 
 }  // namespace oppidum::util

@@ -41,6 +41,11 @@ inline void write_file_atomically(const std::string& path, std::string_view byte
   write_file_atomically(path, bytes.data(), bytes.size());
 }
 
+// Throws the FileError write_file_atomically would when `path` is something it never replaces (a
+// directory, a device, a FIFO, a socket); a missing file, a regular file or a link pass. For a
+// writer that should refuse at its start rather than after its work.
+void check_replaceable(const std::string& path);
+
 // Appends `bytes` to the file at `path` (created if missing; a link to a regular file is
 // followed), for logs kept by the user such as arena results. Anything but a regular file (a
 // directory, a device, a FIFO) is refused with FileError naming it, without blocking.
@@ -87,7 +92,8 @@ std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc = 0);
 std::string frame(const char (&magic)[8], std::uint32_t version, std::string_view payload);
 // The payload of framed bytes; throws FileError naming `source` when they are not a framed file
 // with this magic, have another version, or are truncated or damaged.
-std::string unframe(std::string_view bytes, const char (&magic)[8], std::uint32_t version,
-                    const std::string& source);
+// The view points into `bytes`.
+std::string_view unframe(std::string_view bytes, const char (&magic)[8], std::uint32_t version,
+                         const std::string& source);
 
 }  // namespace oppidum::util
