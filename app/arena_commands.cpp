@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/stop_signal.h"
 #include "app/game_dispatch.h"
 #include "app/option_checks.h"
 #include "arena/game_record.h"
@@ -64,8 +65,9 @@ extern "C" void on_arena_signal(int signo) {
   g_arena_stop.store(true);
   arena::kill_all_external_engines();
   if (again) std::_Exit(128 + signo);
-  write_stderr(signo == SIGINT ? "\n[arena] SIGINT: stopping the match (again: exit at once)\n"
-                               : "\n[arena] SIGTERM: stopping the match (again: exit at once)\n");
+  write_stderr(signo == SIGINT    ? "\n[arena] SIGINT: stopping the match (again: exit at once)\n"
+               : signo == SIGHUP ? "\n[arena] SIGHUP: stopping the match (again: exit at once)\n"
+                                 : "\n[arena] SIGTERM: stopping the match (again: exit at once)\n");
 }
 
 void install_arena_signal_handlers() {
@@ -74,9 +76,11 @@ void install_arena_signal_handlers() {
   sigemptyset(&action.sa_mask);
   sigaddset(&action.sa_mask, SIGINT);
   sigaddset(&action.sa_mask, SIGTERM);
+  sigaddset(&action.sa_mask, SIGHUP);
   action.sa_flags = SA_RESTART;  // the other threads' writes and waits go on; poll() still wakes
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);  // a closed terminal
 }
 
 // A match whose results line the file would refuse (a player against itself) is not played.
@@ -153,7 +157,7 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
       const std::array<std::string, 2> specs = g.a_first
                                                    ? std::array<std::string, 2>{a->spec(), b->spec()}
                                                    : std::array<std::string, 2>{b->spec(), a->spec()};
-      record->write(arena::format_game_line(game, specs, g.moves, g.result));
+      record->write(arena::format_game_line(game, specs, g.moves, g.result, g.forfeit));
     };
   }
   std::cerr << "[arena] " << a->spec() << " vs " << b->spec() << " on " << game.name() << ", up to "
@@ -223,7 +227,7 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
       hooks.on_game = [&](const arena::GameRecord& g) {
         std::array<std::string, 2> specs = {player->spec(), opponent->spec()};
         if (!g.a_first) std::swap(specs[0], specs[1]);
-        record->write(arena::format_game_line(game, specs, g.moves, g.result));
+        record->write(arena::format_game_line(game, specs, g.moves, g.result, g.forfeit));
       };
     }
     std::cerr << "[gauntlet] " << player->spec() << " vs " << opponent->spec() << ", up to "
@@ -428,6 +432,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   auto* seed_opt = play_cmd->add_option("--seed", p->seed, "seed of the program's random choices")
                        ->check(unsigned_whole_number());
   play_cmd->callback([p, seed_opt, net_factory] {
+    install_exit_signals();
     p->seed_given = seed_opt->count() > 0;
     run_play(*p, net_factory);
   });

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "app/commands.h"
 #include "app/game_dispatch.h"
 #include "app/option_checks.h"
+#include "app/stop_signal.h"
 #include "arena/engine.h"
 #include "arena/player.h"
 #include "games/game.h"
@@ -88,6 +90,10 @@ void register_engine_command(CLI::App& app, arena::NetEvaluatorFactory net_facto
                   "the rule of docs/FORMATS.md (\"Time controls\"), with a reserve for the I/O")
       ->check(number_in(arena::kMinClockSeconds, arena::kMaxClockSeconds));
   cmd->callback([o, seed_opt, net_factory] {
+    install_exit_signals();
+    // A referee that stops reading is an error on the write (arena::run_engine says so), not a
+    // silent death by SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     o->seed_given = seed_opt->count() > 0;
     run_engine_command(*o, net_factory);
   });

@@ -3,6 +3,8 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "arena/external.h"
+
 namespace oppidum::app {
 namespace {
 
@@ -12,12 +14,21 @@ extern "C" void on_stop_signal(int) {
   if (g_stop.exchange(true)) std::_Exit(130);
 }
 
+extern "C" void on_exit_signal(int signo) {
+  arena::kill_all_external_engines();  // async-signal-safe (arena/external.h)
+  std::_Exit(128 + signo);
+}
+
 }  // namespace
 
 const std::atomic<bool>& install_stop_signals() {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   return g_stop;
+}
+
+void install_exit_signals() {
+  for (const int signo : {SIGINT, SIGTERM, SIGHUP}) std::signal(signo, on_exit_signal);
 }
 
 }  // namespace oppidum::app

@@ -1,5 +1,6 @@
 // Ctrl-C and SIGTERM for the long-running subcommands (train, selfplay): the first signal sets a
-// flag the command polls and stops cleanly on; a second one exits at once with status 130.
+// flag the command polls and stops cleanly on; a second one exits at once with status 130. And the
+// signals of the commands that host external programs without a stop of their own.
 #pragma once
 
 #include <atomic>
@@ -8,5 +9,10 @@ namespace oppidum::app {
 
 // Installs the handlers (once) and returns the flag they set.
 const std::atomic<bool>& install_stop_signals();
+
+// For the commands that may run external programs and have no stop of their own (`play`,
+// `engine`): SIGINT, SIGTERM and SIGHUP kill every external program with everything it started
+// (arena::kill_all_external_engines), then exit with status 128 + the signal.
+void install_exit_signals();
 
 }  // namespace oppidum::app

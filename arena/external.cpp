@@ -290,12 +290,16 @@ class ChildProcess {
 
   ~ChildProcess() { finish(std::chrono::milliseconds(0)); }
 
-  // Waits until the program has read everything written to it (its input pipe is empty), it
-  // wrote something or closed its output, or `deadline`; looks every millisecond.
-  void wait_until_read(Clock::time_point deadline) {
+  // Waits until the program has started reading (fewer than the `written` bytes written to it are
+  // left in its input pipe), it wrote something or closed its output, or `deadline`; looks every
+  // millisecond. Its start-up ends there: a program that reads part of its input and then thinks
+  // is thinking on its clock.
+  void wait_until_reading(std::size_t written, Clock::time_point deadline) {
     while (to_child_ >= 0 && from_child_ >= 0 && Clock::now() < deadline) {
       int unread = 0;
-      if (ioctl(to_child_, FIONREAD, &unread) != 0 || unread == 0) return;
+      if (ioctl(to_child_, FIONREAD, &unread) != 0 || unread < 0 ||
+          static_cast<std::size_t>(unread) < written)
+        return;
       pollfd fd{from_child_, POLLIN, 0};
       const int ready = poll(&fd, 1, 1);
       if (ready > 0) return;
@@ -628,15 +632,19 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
   const std::string after = messages.empty() ? "its own move" : join(messages);
 
   // A program that stopped reading may still have answered: the answer decides. The move's time
-  // runs from here; on a clock, the first move's from the moment the program has read its first
-  // lines (its start-up is not charged).
+  // runs from here; on a clock, the first move's from the moment the program starts reading its
+  // first lines (its start-up is not charged).
   const bool first_move = !session->known;
   const auto sent = Clock::now();
-  for (const auto& message : messages)
+  std::size_t written = 0;
+  for (const auto& message : messages) {
     if (!session->process.write_line(message)) break;
+    written += message.size() + 1;
+  }
   std::string line;
   auto deadline = sent + std::chrono::milliseconds(config_.timeout_ms);
-  if (first_move && config_.clock_seconds > 0) session->process.wait_until_read(deadline);
+  if (first_move && config_.clock_seconds > 0)
+    session->process.wait_until_reading(written, deadline);
   const auto move_start = first_move && config_.clock_seconds > 0 ? Clock::now() : sent;
   bool clock_binds = false;
   if (config_.clock_seconds > 0) {

@@ -13,8 +13,8 @@
 //
 // Clock (clock=S): the referee charges the program, per game, the time from its line(s) to the
 // program to the program's answer, for every move; for its first move, from the moment the
-// program has read its first lines (its input pipe is empty: FIONREAD), so its start-up is not
-// charged; a program whose moves of a game take more than S + kTimeGrace (arena/time_control.h)
+// program starts reading its first lines (fewer bytes left in its input pipe than were written:
+// FIONREAD), so its start-up is not charged but all its thinking is; a program whose moves of a game take more than S + kTimeGrace (arena/time_control.h)
 // loses on time (`time: ...`) as soon as that time is out. timeout_ms still bounds every move.
 //
 // Openings (openings=1): before its first move of a game that does not start from the initial
@@ -62,7 +62,9 @@
 // other children are untouched. Every live keeper is also in a small process-wide registry, so
 // that kill_all_external_engines() (a signal handler's call) can end them all at once. A referee
 // killed with SIGKILL cannot end anything; then each keeper, once its program has ended (programs
-// end at the end of their input), kills its process group, and what left the group stays.
+// end at the end of their input), kills its process group, and what left the group stays. So does
+// what a program moves to a session of its own and orphans by killing its keeper (the same user
+// may): a referee's care, not a sandbox (docs/FORMATS.md).
 //
 // Games from a position other than the initial one cannot be set up over the plain protocol, so
 // needs_initial_position() is true without openings=1 (a match then plays without random

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "games/quote.h"
 #include "util/file_io.h"
 
 namespace oppidum::arena {
@@ -13,7 +14,8 @@ const char* result_notation(double result_first) {
 }
 
 std::string format_game_line(const Game& game, const std::array<std::string, 2>& specs,
-                             const std::vector<Action>& moves, double result_first) {
+                             const std::vector<Action>& moves, double result_first,
+                             const std::string& forfeit) {
   std::string line =
       game.name() + ' ' + specs[0] + ' ' + specs[1] + ' ' + result_notation(result_first);
   auto state = game.initial_state();
@@ -21,6 +23,7 @@ std::string format_game_line(const Game& game, const std::array<std::string, 2>&
     line += ' ' + state->action_to_string(action);
     state->apply(action);
   }
+  if (!forfeit.empty()) line += std::string(" ") + kForfeitMarker + quote_input(forfeit, 300);
   return line;
 }
 

@@ -1,13 +1,15 @@
 // Finished arena games as plain text, one game per line (the `--record FILE` format of
 // `oppidum arena` and `oppidum play`, described in docs/BASELINES.md):
 //
-//   <game> <first player's spec> <second player's spec> <result> <move> <move> ...
+//   <game> <first player's spec> <second player's spec> <result> <move> <move> ... [# forfeit: WHY]
 //
 // The game is its registered name (games/registry.h; files written before the name was recorded
 // start with the first spec, and readers then take the first game in which the moves are legal).
 // The first player is the game's side 0 (Murus Gallicus Light, DVONN White, tic-tac-toe X). The result is `1-0` (the first player
 // won), `0-1` or `1/2-1/2` (a draw, including a game stopped at the ply limit). The moves are in
-// docs/RULES.md notation from the game's initial position, the random opening plies included.
+// docs/RULES.md notation from the game's initial position, the random opening plies included. A
+// game lost by a forfeit (an external program's garbage, illegal or late move, or its exit: the
+// moves stop before it) ends with `# forfeit: ` and the reason, one printable line.
 #pragma once
 
 #include <array>
@@ -23,8 +25,13 @@ const char* result_notation(double result_first);
 
 // Replays `moves` from the initial position of `game` to write them in notation; throws
 // std::logic_error for an illegal move.
+// `forfeit`: the reason of a forfeit, empty for a game that ended by the rules or the ply limit.
 std::string format_game_line(const Game& game, const std::array<std::string, 2>& specs,
-                             const std::vector<Action>& moves, double result_first);
+                             const std::vector<Action>& moves, double result_first,
+                             const std::string& forfeit = "");
+
+// The marker that starts a record line's forfeit.
+inline constexpr const char* kForfeitMarker = "# forfeit: ";
 
 // Appends lines to a record file, creating it; throws std::runtime_error naming the file when it
 // cannot (the path is not a regular file, the disk is full).

@@ -296,6 +296,9 @@ class ChunkDriver final : public mcts::GameDriver {
     record.result = finished.result;
     record.adjudicated = finished.adjudicated;
     if (progress.forfeit_side >= 0) {
+      // The forfeited move was asked for and its time counted (direct_seconds_): it counts as a
+      // move of the time per move too, so that the mean never exceeds the longest.
+      ++moves_[static_cast<std::size_t>(progress.forfeit_side)];
       const bool first_forfeits = (progress.forfeit_side == 0) == record.a_first;
       record.result = first_forfeits ? -1.0 : 1.0;
       record.adjudicated = false;

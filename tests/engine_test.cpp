@@ -274,6 +274,39 @@ int play_against_engine(const Game& game, int engine_side, std::uint64_t seed) {
   return passes;
 }
 
+// A referee that stops reading gets an error on standard error and status 1, not a silent death
+// by SIGPIPE.
+TEST(EngineTest, BinaryReportsAReaderThatLeft) {
+  const std::string err = temp_file("stderr.txt");
+  const CommandResult r = test_util::run_shell(
+      "{ sleep 1; printf 'Start\\n'; } | { " + std::string(OPPIDUM_BINARY) +
+      " engine --game mg --player random --seed 1 2>" + err + "; echo \"status $?\" >>" + err +
+      "; } | true");
+  const std::string said = read_file(err);
+  EXPECT_NE(said.find("engine: cannot write the move to the output"), std::string::npos) << said;
+  EXPECT_NE(said.find("status 1"), std::string::npos) << said;
+}
+
+// SIGTERM (or Ctrl-C, or a closed terminal) ends `engine` and `play` with every external program
+// they run, and everything it started: nothing is left to init.
+TEST(EngineTest, ASignalEndsTheExternalProgramsToo) {
+  for (const std::string command :
+       {"engine --game mg --player 'external:cmd=\"sleep 613.25\",timeout_ms=60000'",
+        "play --game mg --color second --opponent 'external:cmd=\"sleep 613.25\","
+        "timeout_ms=60000'"}) {
+    SCOPED_TRACE(command);
+    const std::string pid = temp_file("pid.txt");
+    const CommandResult r = test_util::run_shell(
+        "{ printf 'Start\\n'; sleep 20; } | " + std::string(OPPIDUM_BINARY) + " " + command +
+        " >/dev/null 2>&1 & echo $! >" + pid + "; sleep 1; pgrep -f '^sleep 613[.]25' >/dev/null && "
+        "echo started; kill -TERM $(cat " + pid + "); sleep 1; pgrep -f '^sleep 613[.]25' && "
+        "echo left; pkill -f '^sleep 20$'; true");
+    EXPECT_NE(r.out.find("started"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("left"), std::string::npos) << r.out;
+    test_util::run_shell("pkill -f '^sleep 613[.]25'");
+  }
+}
+
 TEST(EngineTest, FullGamesThroughAnExternalPlayer) {
   for (int side = 0; side < 2; ++side) EXPECT_EQ(play_against_engine(mg(), side, 3), 0);
   // DVONN from both sides, until a game had a pass (most seeds give one within two games).
@@ -424,8 +457,10 @@ TEST(ExternalMatchTest, ArenaPlaysTwoEnginesAgainstEachOther) {
 
 TEST(ExternalMatchTest, ArenaReportsAForfeit) {
   const std::string garbage = script("garbage", "read line\necho '?!'\nread line\n");
+  const std::string record = ::testing::TempDir() + "engine_test_forfeit_record.txt";
+  std::remove(record.c_str());
   const CommandResult r = run("arena --game dvonn --a random --b 'external:cmd=\"" + garbage +
-                                  "\",name=cheater' --games 2",
+                                  "\",name=cheater' --games 2 --record " + record,
                               "");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("result (A's view): +2 =0 -0"), std::string::npos) << r.out;
@@ -433,6 +468,17 @@ TEST(ExternalMatchTest, ArenaReportsAForfeit) {
   EXPECT_NE(r.out.find("forfeit: game 0: B forfeits: garbage: sent '?!' instead of a move after "),
             std::string::npos)
       << r.out;
+  // The forfeited moves count in the time per move (their time does): B was asked twice.
+  const std::size_t b_time = r.out.find(", B ", r.out.find("time per move: A "));
+  ASSERT_NE(b_time, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(2 moves)", b_time), r.out.find("(", b_time)) << r.out;
+  // The record says why each game ended where it did.
+  std::ifstream in(record);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines)
+    EXPECT_NE(line.find(" # forfeit: garbage: sent '?!' instead of a move after "),
+              std::string::npos) << line;
+  EXPECT_EQ(lines, 2);
 }
 
 TEST(ExternalMatchTest, ControlBytesAreQuotedAndTheReasonIsWhole) {

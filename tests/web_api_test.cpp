@@ -59,6 +59,8 @@ class WebApiTest : public ::testing::Test {
           arena << ' ' << state->action_to_string(m.action);
           state->apply(m.action);
         }
+        // The second as if its last move had been a forfeit's (the reason ends the line).
+        if (g == 1) arena << " # forfeit: timeout: no move within 10 ms after a7-a5 (ply 9)";
         arena << '\n';
       }
       arena << "random random 1-0 a1-a1\n";
@@ -666,6 +668,10 @@ TEST_F(WebApiTest, ListsAndReplaysArenaRecordFiles) {
   EXPECT_EQ(g["game"], "mg");
   expect_boards_and_cells(g);
   EXPECT_TRUE(game_by_name("mg").parse_state(g["positions"].back().get<std::string>())->is_terminal());
+  EXPECT_EQ(g["forfeit"], "");
+  const json forfeited = get("/api/arena/arena-games.txt/games/1", 200);
+  EXPECT_EQ(forfeited["forfeit"], "timeout: no move within 10 ms after a7-a5 (ply 9)");
+  EXPECT_EQ(forfeited["positions"].size(), run_->records[1].moves.size() + 1);
   expect_error(get("/api/arena/arena-games.txt/games/2", 404), "has no game 2");
   expect_error(get("/api/arena/other.txt/games", 404), "no arena record file");
   expect_error(get("/api/arena/arena-games.txt/games?result=win", 400), "result must be");

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "arena/game_record.h"
 #include "games/game.h"
 #include "games/quote.h"
 #include "util/file_io.h"
@@ -66,7 +67,16 @@ void ArenaReader::refresh_locked() {
       ++skipped_;
       continue;
     }
-    for (std::string move; fields >> move;) g.moves.push_back(move);
+    for (std::string move; fields >> move;) {
+      if (move == "#") {  // the rest of the line: `# forfeit: WHY` (arena/game_record.h)
+        std::string rest;
+        std::getline(fields, rest);
+        const std::string marker = std::string(arena::kForfeitMarker).substr(2);
+        if (rest.rfind(" " + marker, 0) == 0) g.forfeit = rest.substr(marker.size() + 1);
+        break;
+      }
+      g.moves.push_back(move);
+    }
     // The line's game: the one it names, else the first in which its moves are legal; a file
     // holds one game.
     for (const oppidum::Game* game : all_games()) {
@@ -179,7 +189,8 @@ json ArenaReader::game_record(int index) {
   }
   return {{"file", name_},       {"index", index},      {"game", g.game->name()},
           {"first", g.first},    {"second", g.second},  {"result", g.result},
-          {"moves", moves},      {"positions", positions}, {"boards", boards}};
+          {"forfeit", g.forfeit}, {"moves", moves},     {"positions", positions},
+          {"boards", boards}};
 }
 
 }  // namespace oppidum::web

@@ -46,6 +46,7 @@ class ArenaReader {
   struct Record {
     std::string first, second, result;
     std::vector<std::string> moves;
+    std::string forfeit;  // why the game was lost by a forfeit; empty: it was not
     const oppidum::Game* game = nullptr;  // the game the moves are legal in
   };
   void refresh_locked();

@@ -528,7 +528,8 @@ async function gameViewer(g, header, fileName) {
       moveInfo.textContent = "the start position";
     }
     resultBox.textContent = ply === n ? `Result: ${g.result}` +
-      (game.has_score && g.scores ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") : "";
+      (game.has_score && g.scores ? ` (scores ${g.scores[0]}–${g.scores[1]})` : "") +
+      (g.forfeit ? ` by forfeit: ${g.forfeit}` : "") : "";
     evaluate();
   };
   document.onkeydown = (e) => {
