@@ -7,7 +7,9 @@
 
 #include "app/commands.h"
 #include "games/game.h"
+#include "model/backend.h"
 #include "model/checkpoint.h"
+#include "model/inference_server.h"
 #include "model/onnx_export.h"
 #include "trainer/output_file.h"
 #include "util/progress.h"
@@ -30,7 +32,16 @@ void run_export(const ExportOptions& o) {
   util::ProgressLine progress;
   progress.update("[export] reading " + o.checkpoint);
   const model::Checkpoint c = model::load_checkpoint(o.checkpoint);
-  model::check_compatible(c, game_by_name(c.game), o.checkpoint);
+  const Game* game = nullptr;
+  try {
+    game = &game_by_name(c.game);
+  } catch (const GameError& e) {
+    throw model::CheckpointError("checkpoint " + o.checkpoint + ": " + e.what());
+  }
+  model::check_compatible(c, *game, o.checkpoint);
+  // A network that computes nothing is not exported.
+  model::check_finite_outputs(*game, *model::make_backend(c, model::BackendOptions{}),
+                              o.checkpoint);
   progress.update("[export] building, checking and writing the ONNX model", true);
   model::export_onnx(c, o.checkpoint, o.out);
   progress.done();

@@ -9,6 +9,8 @@
 #include <new>
 #include <random>
 
+#include "games/quote.h"
+#include "model/folded_net.h"
 #include "util/file_io.h"
 
 namespace oppidum::model {
@@ -194,7 +196,8 @@ void check_tensors(const Checkpoint& checkpoint, const std::string& source) {
       bool known = false;
       for (const TensorSpec& spec : specs) known = known || spec.name == t.name;
       if (!known)
-        fail("unexpected tensor " + t.name + " for network " + checkpoint.config.to_string());
+        fail("unexpected tensor \"" + quote_input(t.name) + "\" for network " +
+           checkpoint.config.to_string());
     }
     fail("duplicate tensor names");
   }
@@ -304,21 +307,32 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
   for (NamedTensor& t : c.tensors) {
     t.name = body.str("tensor name");
     const std::uint32_t rank = body.u32("tensor rank");
-    if (rank > kMaxRank) body.fail("tensor " + t.name + " has rank " + std::to_string(rank));
+    if (rank > kMaxRank)
+      body.fail("tensor \"" + quote_input(t.name) + "\" has rank " + std::to_string(rank));
     std::size_t n = 1;
     for (std::uint32_t k = 0; k < rank; ++k) {
       const std::int64_t d = body.i64("tensor dimension");
       if (d < 0 || d > (std::int64_t{1} << 31))
-        body.fail("tensor " + t.name + " has dimension " + std::to_string(d));
+        body.fail("tensor \"" + quote_input(t.name) + "\" has dimension " + std::to_string(d));
       t.shape.push_back(d);
       n *= static_cast<std::size_t>(d);
-      if (n > size) body.fail("tensor " + t.name + " is larger than the file");
+      if (n > size) body.fail("tensor \"" + quote_input(t.name) + "\" is larger than the file");
     }
     body.floats(t.data, n, "tensor data");
   }
   if (body.pos() != length)
     body.fail(std::to_string(length - body.pos()) + " unexpected bytes after the last tensor");
   check_tensors(c, source);
+  // A network whose batch norm folds into NaN or infinity (a negative variance, a scale beyond
+  // float's range) computes nothing: refused here, naming the file, not by whoever uses it.
+  try {
+    (void)fold_batch_norm(c);
+  } catch (const CheckpointError& e) {
+    const std::string what = e.what();
+    const std::string prefix = "checkpoint: ";
+    throw CheckpointError("checkpoint " + source + ": " +
+                          (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+  }
   return c;
 }
 
@@ -363,7 +377,8 @@ Checkpoint load_checkpoint(const std::string& path) {
 void check_compatible(const Checkpoint& c, const Game& game, const std::string& path,
                       const NetConfig* expected) {
   if (c.game != game.name())
-    throw CheckpointError("checkpoint " + path + " was trained for " + c.game + ", not " +
+    throw CheckpointError("checkpoint " + path + " was trained for \"" + quote_input(c.game) +
+                          "\", not " +
                           game.name());
   std::string bad;
   const auto mismatch = [&bad](const std::string& what) {

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -559,12 +560,81 @@ void DirectEvaluator::evaluate(const mcts::EvalRequest* requests, int n,
 
 std::string DirectEvaluator::describe() const { return "direct over " + backend_->describe(); }
 
+namespace {
+
+constexpr const char* kNonFiniteOutputs =
+    ": the network's outputs are not finite (its weights overflow float) for ";
+
+// The positions a network is tried on before it is used: the initial one and those after 4, 8, ...
+// 28 plies of one seeded random game (fewer where it ends sooner), with their legal actions.
+struct ProbePositions {
+  std::vector<std::unique_ptr<GameState>> states;
+  std::vector<ActionList> legal;
+  std::vector<mcts::EvalRequest> requests;
+};
+
+ProbePositions probe_positions(const Game& game) {
+  ProbePositions p;
+  auto state = game.initial_state();
+  std::mt19937_64 rng(20261206);
+  ActionList legal;
+  for (int ply = 0; ply <= 28 && !state->is_terminal(); ++ply) {
+    state->legal_actions(legal);
+    if (legal.empty()) break;
+    if (ply % 4 == 0) {
+      p.states.push_back(state->clone());
+      p.legal.push_back(legal);
+    }
+    state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
+  }
+  for (std::size_t i = 0; i < p.states.size(); ++i)
+    p.requests.push_back({p.states[i].get(), &p.legal[i]});
+  return p;
+}
+
+std::string probe_failure(const std::string& source, int position) {
+  return "checkpoint " + source + kNonFiniteOutputs +
+         (position == 0 ? std::string("the initial position")
+                        : "the position after " + std::to_string(4 * position) +
+                              " random plies") +
+         ": it computes nothing";
+}
+
+}  // namespace
+
+void check_finite_outputs(const Game& game, Backend& backend, const std::string& source) {
+  const ProbePositions probe = probe_positions(game);
+  const int n = static_cast<int>(probe.states.size());
+  const std::size_t plane_size = static_cast<std::size_t>(game.input_shape().size());
+  const std::size_t actions = static_cast<std::size_t>(game.num_actions());
+  std::vector<float> planes(static_cast<std::size_t>(n) * plane_size);
+  for (int i = 0; i < n; ++i)
+    probe.states[static_cast<std::size_t>(i)]->encode(planes.data() + i * plane_size);
+  std::vector<float> logits(static_cast<std::size_t>(n) * actions), values(static_cast<std::size_t>(n));
+  backend.forward(planes.data(), n, logits.data(), values.data());
+  mcts::EvalResult result;
+  for (int i = 0; i < n; ++i)
+    if (!fill_eval_result(logits.data() + i * actions, values[static_cast<std::size_t>(i)],
+                          probe.legal[static_cast<std::size_t>(i)], result))
+      throw CheckpointError(probe_failure(source, i));
+}
+
 std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
                                                     const std::string& checkpoint_path,
                                                     const BackendOptions& backend,
                                                     const InferenceServerOptions& server) {
   const Checkpoint checkpoint = load_checkpoint(checkpoint_path, game);
-  return std::make_unique<InferenceServer>(game, checkpoint, backend, server);
+  auto evaluator = std::make_unique<InferenceServer>(game, checkpoint, backend, server);
+  // Through the server's own backends, one position at a time (each counted as non-finite or not).
+  const ProbePositions probe = probe_positions(game);
+  mcts::EvalResult result;
+  for (std::size_t i = 0; i < probe.requests.size(); ++i) {
+    evaluator->evaluate(&probe.requests[i], 1, &result);
+    if (evaluator->stats().non_finite > 0)
+      throw CheckpointError(probe_failure(checkpoint_path, static_cast<int>(i)));
+  }
+  evaluator->reset_stats();
+  return evaluator;
 }
 
 NetEvaluatorMaker net_evaluator_factory(const BackendOptions& backend,

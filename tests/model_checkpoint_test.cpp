@@ -166,6 +166,44 @@ TEST(Checkpoint, SavingOverwritesAtomically) {
   EXPECT_EQ(load_checkpoint(path).step, 2);
 }
 
+// A batch norm that cannot fold into finite numbers (a variance below 0, written by a program that
+// did not check, with a right CRC) is refused when the file is read, naming it, not later by
+// whoever builds a backend from it; a game name from the file is quoted with its bytes escaped.
+TEST(Checkpoint, WhatCannotFoldIsRefusedByNameAndForeignNamesAreQuoted) {
+  TempDir dir("ckpt_fold");
+  const Game& mg = game_by_name("mg");
+  const std::string path = dir.file("negvar.ckpt");
+  Checkpoint c = random_checkpoint(mg, small_config(), 5);
+  for (NamedTensor& t : c.tensors)
+    if (t.name == "stem.bn.running_var") t.data[0] = -1.0f;
+  const std::vector<char> bytes = serialize_checkpoint(c);
+  util::write_file_atomically(path, bytes.data(), bytes.size());
+  try {
+    load_checkpoint(path);
+    FAIL() << "no exception";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint " + path + ": stem.bn cannot be folded into "
+                                         "stem.conv: running_var[0] is -1"),
+              std::string::npos)
+        << e.what();
+  }
+  Checkpoint foreign = random_checkpoint(mg, small_config(), 5);
+  foreign.game = "mg\x1b[31m\nsecond line";
+  const std::string escaped = dir.file("escape.ckpt");
+  const std::vector<char> foreign_bytes = serialize_checkpoint(foreign);
+  util::write_file_atomically(escaped, foreign_bytes.data(), foreign_bytes.size());
+  try {
+    load_checkpoint(escaped, mg);
+    FAIL() << "no exception";
+  } catch (const CheckpointError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("was trained for \"mg\\x1b[31m\\nsecond line\", not mg"),
+              std::string::npos) << what;
+    EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
 // No checkpoint with a NaN or an infinite value is ever written or loaded, even one whose CRC is
 // right (written by a program that did not check).
 TEST(Checkpoint, NonFiniteWeightsAreNeverWrittenOrLoaded) {
@@ -338,7 +376,7 @@ TEST(Checkpoint, WrongGameIsRefused) {
   const std::string path = dir.file("x.ckpt");
   save_checkpoint(random_checkpoint(game_by_name("dvonn"), small_config(), 1), path);
   const std::string what = load_error(path, game_by_name("mg"));
-  EXPECT_NE(what.find("checkpoint " + path + " was trained for dvonn, not mg"), std::string::npos)
+  EXPECT_NE(what.find("checkpoint " + path + " was trained for \"dvonn\", not mg"), std::string::npos)
       << what;
 }
 

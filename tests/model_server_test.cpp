@@ -225,8 +225,43 @@ TEST(MakeNetEvaluator, LoadsACheckpointForTheGame) {
     make_net_evaluator(game_by_name("mg"), path, {});
     FAIL() << "no exception";
   } catch (const CheckpointError& e) {
-    EXPECT_NE(std::string(e.what()).find("trained for dvonn, not mg"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("trained for \"dvonn\", not mg"), std::string::npos);
   }
+}
+
+// Finite weights whose products overflow float compute nothing: such a network used to play (and
+// be served and exported) with uniform priors and value 0 everywhere, silently. It is refused by
+// name before it plays, on either backend and through a direct backend too.
+TEST(MakeNetEvaluator, ANetworkWhoseOutputsOverflowIsRefused) {
+  test_util::TempDir dir("oppidum_overflow");
+  const Game& mg = game_by_name("mg");
+  Checkpoint c = random_checkpoint(mg, test_util::tiny_config(), 62);
+  for (NamedTensor& t : c.tensors)
+    if (t.name == "policy.fc.weight" || t.name == "value.fc1.weight")
+      for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = i % 2 ? 3e38f : -3e38f;
+  const std::string path = dir.file("huge.ckpt");
+  save_checkpoint(c, path);
+  for (const BackendKind kind : {BackendKind::kEigen, BackendKind::kTorch}) {
+    BackendOptions options;
+    options.kind = kind;
+    try {
+      make_net_evaluator(mg, path, options);
+      ADD_FAILURE() << "no exception";
+    } catch (const CheckpointError& e) {
+      EXPECT_NE(std::string(e.what()).find("checkpoint " + path + ": the network's outputs are "
+                                           "not finite"),
+                std::string::npos)
+          << e.what();
+    }
+    auto backend = make_backend(c, options);
+    EXPECT_THROW(check_finite_outputs(mg, *backend, path), CheckpointError);
+  }
+  // The same network with sane weights passes, and its server's counters start at 0.
+  const Checkpoint sane = random_checkpoint(mg, test_util::tiny_config(), 62);
+  save_checkpoint(sane, path);
+  const auto server = make_net_evaluator(mg, path, {});
+  EXPECT_EQ(server->stats().positions, 0u);
+  EXPECT_EQ(server->stats().non_finite, 0u);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "web/game_service.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -261,13 +263,20 @@ GameService::GameService(CheckpointResolver resolve_checkpoint, Limits limits)
 
 std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const std::string& name) {
   const fs::path path = resolve_(name);
-  std::error_code ec;
-  const auto mtime =
-      static_cast<std::int64_t>(fs::last_write_time(path, ec).time_since_epoch().count());
+  // The file's identity: a checkpoint replaced by another file (a rename, as train writes them)
+  // has another inode, also when its time and size were made equal.
+  struct stat st {};
+  const std::array<std::int64_t, 4> version =
+      ::stat(path.c_str(), &st) == 0
+          ? std::array<std::int64_t, 4>{static_cast<std::int64_t>(st.st_ino),
+                                        static_cast<std::int64_t>(st.st_size),
+                                        static_cast<std::int64_t>(st.st_mtim.tv_sec),
+                                        static_cast<std::int64_t>(st.st_mtim.tv_nsec)}
+          : std::array<std::int64_t, 4>{-1, -1, -1, -1};
   std::lock_guard<std::mutex> lock(nets_mutex_);
   for (auto it = nets_.begin(); it != nets_.end(); ++it) {
     if (it->path != path || it->game != game.name()) continue;
-    if (it->mtime == mtime) {
+    if (it->version == version) {
       nets_.splice(nets_.begin(), nets_, it);
       return nets_.front().evaluator;
     }
@@ -277,8 +286,9 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
   std::shared_ptr<mcts::Evaluator> evaluator;
   try {
     const model::Checkpoint checkpoint = model::load_checkpoint(path.string(), game);
-    evaluator = std::make_shared<model::DirectEvaluator>(
-        game, model::make_backend(checkpoint, model::BackendOptions{}));
+    auto backend = model::make_backend(checkpoint, model::BackendOptions{});
+    model::check_finite_outputs(game, *backend, path.string());
+    evaluator = std::make_shared<model::DirectEvaluator>(game, std::move(backend));
   } catch (const std::exception& e) {
     // Said by the name asked for: the server's own paths are nobody's business.
     std::string why = e.what();
@@ -287,7 +297,7 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
     throw BadRequest("checkpoint " + quote_input(name) + ": " + why);
   }
   constexpr std::size_t kMaxNets = 6;
-  nets_.push_front({path, game.name(), mtime, evaluator});
+  nets_.push_front({path, game.name(), version, evaluator});
   if (nets_.size() > kMaxNets) nets_.pop_back();
   return evaluator;
 }

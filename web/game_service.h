@@ -19,6 +19,7 @@
 // all of it; at the limit it answers with the games counted so far.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -79,7 +80,7 @@ class GameService {
   struct CachedNet {
     std::filesystem::path path;
     std::string game;
-    std::int64_t mtime = 0;
+    std::array<std::int64_t, 4> version{};  // the file's inode, size and modification time
     std::shared_ptr<mcts::Evaluator> evaluator;
   };
   std::shared_ptr<mcts::Evaluator> network(const Game& game, const std::string& name);
