@@ -437,7 +437,7 @@ void register_bench_model(CLI::App& bench) {
   cmd->add_option("--peak-tflops", o->peak_tflops,
                   "the device's peak TFLOP/s at the precision measured (e.g. 989 for an H100 or "
                   "H200's dense bf16/fp16): prints each raw backend's achieved share")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(number_in(0.0, 1e6));
   cmd->add_option("--callers", o->callers, "caller thread counts for the server")
       ->delimiter(',')
       ->check(CLI::Range(1, 256))

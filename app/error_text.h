@@ -1,6 +1,8 @@
 // The text of an error that reached main: what() for the program's own errors, which name the file
 // and say what is wrong; the two library errors whose what() does neither said in words.
 //   std::bad_alloc                  "out of memory (... needed more than this machine gives it)"
+//   LibTorch's errors               their message without the C++ backtrace after it; an
+//                                   allocation that failed as std::bad_alloc's
 //   std::filesystem::filesystem_error "PATH: cannot create directories: Not a directory" instead
 //                                   of "filesystem error: cannot create directories: Not a
 //                                   directory [PATH]"
@@ -29,7 +31,17 @@ inline std::string error_text(const std::exception& e, const std::string& comman
     if (!fs_error->path2().empty()) text += " -> " + fs_error->path2().string();
     return (text.empty() ? "" : text + ": ") + operation + ": " + reason;
   }
-  return e.what();
+  std::string text = e.what();
+  // LibTorch's errors carry a C++ backtrace after their message: not for users.
+  const auto trace = text.find("\nException raised from ");
+  if (trace != std::string::npos) text.resize(trace);
+  // LibTorch's allocators say it their own way (c10::Error, no std::bad_alloc).
+  for (const char* oom : {"DefaultCPUAllocator: can't allocate memory", "CUDA out of memory"})
+    if (text.find(oom) != std::string::npos && text.rfind("out of memory: ", 0) != 0)
+      return "out of memory: " + command +
+             " needed more memory than this machine (or its limit) gives it (" +
+             text.substr(0, text.find('\n')) + ")";
+  return text;
 }
 
 }  // namespace oppidum::app

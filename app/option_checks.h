@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,12 +18,14 @@
 namespace oppidum::app {
 namespace option_checks_detail {
 
-// The number in `text`, or NaN when it is not one in full.
+// The number in `text`, written in decimal in full (no '+', spaces or hexadecimal, which strtod
+// takes), or NaN when it is not one.
 inline double parse_number(const std::string& text) {
-  if (text.empty()) return std::nan("");
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  return end != nullptr && *end == '\0' ? v : std::nan("");
+  double v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v,
+                                 std::chars_format::general);
+  return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size() ? v
+                                                                                    : std::nan("");
 }
 
 inline std::string short_number(double v) {

@@ -23,7 +23,8 @@ void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptio
   cmd.add_option("--threads", o->threads,
                  "self-play threads (default: the run's selfplay.threads, at least 1)")
       ->check(CLI::Range(1, 256));
-  cmd.add_option("--node", o->node, "this node's name in records and metrics (default host-pid)");
+  cmd.add_option("--node", o->node, "this node's name in records and metrics (default host-pid)")
+      ->check(non_empty("leave --node out for the default name"));
   cmd.add_option("--minutes", o->stop_after_minutes,
                  "stop this many minutes after the start, time spent waiting for the store or the "
                  "trainer included (default: never)")

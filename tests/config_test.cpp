@@ -183,6 +183,53 @@ TEST_F(ConfigFile, EmptyFilesAndDirectoriesAreErrorsNotDefaultRuns) {
 
 // Bad input is quoted in at most about 100 bytes: a 1 MB value, key or --set gives a short
 // message that still says what is wrong.
+// Numbers are read the same way in a file and in --set: decimal only, without '+', spaces or
+// hexadecimal (strtod took "0x1p-3" and " 0.01" from --set); one too large or too small for its
+// type says so with the range, not "expected a number".
+TEST(Config, NumbersAreDecimalAndOutOfRangeSaysSo) {
+  for (const std::string bad : {"+8", " 8", "8 ", "0x10", "1e2", "8.0", "", "8k"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_NE(error_of("", {"training.batch_size=" + bad}).find("expected a whole number"),
+              std::string::npos);
+  }
+  for (const std::string bad : {"0x1p-3", " 0.01", "+0.01", "0.01 ", "nan", "1,5"}) {
+    SCOPED_TRACE(bad);
+    const std::string message = error_of("", {"training.learning_rate=" + bad});
+    EXPECT_TRUE(message.find("expected a number") != std::string::npos ||
+                message.find("out of range") != std::string::npos) << message;
+  }
+  EXPECT_NE(error_of("", {"training.batch_size=2147483648"}).find("is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of("", {"training.learning_rate=1e-400"}).find("is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of("training:\n  learning_rate: 0x1p-3\n", {}).find("expected a number"),
+            std::string::npos);
+  // yaml-cpp says "bad file" past its nesting guard, and misreads a NUL byte.
+  EXPECT_NE(error_of("run: " + std::string(3000, '[') + std::string(3000, ']') + "\n")
+                .find("test.yaml: not valid YAML: line 1: nested more than"),
+            std::string::npos) << error_of("run: " + std::string(3000, '[') + std::string(3000, ']'));
+  EXPECT_NE(error_of(std::string("run:\n  game: m\0g\n", 15)).find("test.yaml: line 2: a NUL byte"),
+            std::string::npos) << error_of(std::string("run:\n  game: m\0g\n", 15));
+}
+
+// Values each in range but meaningless: refused at the start, naming the keys, not played or
+// ignored later (an odd anchor match was silently played as one more game, resign_below -1 never
+// resigned, 64 x 256 forward threads crashed inside OpenMP, the last of two --set won).
+TEST(Config, ValuesThatCouldNeverMeanWhatTheySayAreRefused) {
+  EXPECT_NE(error_of("", {"arena.anchor_games=3"}).find("arena.anchor_games must be even"),
+            std::string::npos);
+  EXPECT_NE(error_of("", {"selfplay.resign_below=-1"}).find("selfplay.resign_below must be above -1"),
+            std::string::npos);
+  EXPECT_EQ(error_of("", {"selfplay.resign_below=-0.99"}), "");
+  EXPECT_NE(error_of("", {"inference.workers=64", "inference.threads=16"})
+                .find("inference.workers x inference.threads is 64 x 16; at most 256"),
+            std::string::npos);
+  EXPECT_EQ(error_of("", {"inference.workers=16", "inference.threads=16"}), "");
+  EXPECT_NE(error_of("", {"training.batch_size=8", "training.batch_size=16"})
+                .find("--set training.batch_size is given twice"),
+            std::string::npos);
+}
+
 TEST(Config, HugeBadInputIsQuotedShort) {
   const std::string huge(1 << 20, '9');
   struct Case {
@@ -192,7 +239,7 @@ TEST(Config, HugeBadInputIsQuotedShort) {
   };
   const std::vector<Case> cases = {
       {"run:\n  game: x" + huge + "\n", {}, "test.yaml: run.game: \"x999"},
-      {"net:\n  blocks: " + huge + "\n", {}, "test.yaml: net.blocks: expected a whole number"},
+      {"net:\n  blocks: " + huge + "\n", {}, "test.yaml: net.blocks: 9999"},
       {"training:\n  learning_rate: x" + huge + "\n", {},
        "training.learning_rate: expected a number"},
       {"net:\n  global_pooling: " + huge + "\n", {}, "net.global_pooling: expected true or false"},
@@ -200,7 +247,7 @@ TEST(Config, HugeBadInputIsQuotedShort) {
       {"net:\n  ? k" + huge + "\n  : 1\n", {}, "unknown key; the keys of net are blocks"},
       {"? s" + huge + "\n: {k: 1}\n", {}, "unknown section"},
       {"net: {k" + std::string(1000, '9') + ": 1}\n", {}, "unknown key"},
-      {"", {"net.blocks=" + huge}, "--set net.blocks: expected a whole number"},
+      {"", {"net.blocks=" + huge}, "--set net.blocks: 9999"},
       {"", {"net.blocks" + huge}, "expected section.key=value"},
       {"", {"n" + huge + ".blocks=1"}, "unknown section"},
   };

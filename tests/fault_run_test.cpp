@@ -752,6 +752,12 @@ TEST(FaultRun, ABadAnchorCreatesNothing) {
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("arena.anchor"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir)) << "a refused run left a folder";
+  // A person as the anchor used to stop the run at its first promotion, for good.
+  const CommandResult human = train(dir, "--set arena.anchor=human");
+  EXPECT_NE(human.status, 0) << human.out;
+  EXPECT_NE(human.out.find("arena.anchor: human reads moves from a person"), std::string::npos)
+      << human.out;
+  EXPECT_FALSE(fs::exists(dir)) << "a refused run left a folder";
 }
 
 // Item 10: a refused config creates nothing.

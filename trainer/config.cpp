@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -50,30 +51,19 @@ std::string value_text(const T& v) {
   else return std::to_string(v);
 }
 
-// Parses `text` as T, all of it; throws ConfigError naming `key`.
+// Parses all of `text` as a T written in decimal (an optional '-' where T is signed, digits, and for
+// floating point a fraction and exponent; no '+', spaces or hexadecimal), the same in a file and in
+// --set; false when it is not such a number. `out_of_range`: it is one, but T cannot hold it.
 template <class T>
-T parse_value(const std::string& text, const std::string& key) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  T value{};
-  if constexpr (std::is_floating_point_v<T>) {
-    value = std::strtod(begin, &end);
-  } else if constexpr (std::is_unsigned_v<T>) {
-    // strtoull would skip spaces and take " -1" for 2^64 - 1: digits only.
-    if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
-      end = const_cast<char*>(begin);
-    else value = std::strtoull(begin, &end, 10);
-  } else {
-    const long long v = std::strtoll(begin, &end, 10);
-    if (v < INT32_MIN || v > INT32_MAX) errno = ERANGE;
-    value = static_cast<T>(v);
-  }
-  if (text.empty() || end != begin + text.size() || errno == ERANGE)
-    throw ConfigError(key + ": expected " +
-                      (std::is_floating_point_v<T> ? "a number" : "a whole number") + ", got \"" +
-                      quote_input(text) + "\"");
-  return value;
+bool parse_number(const std::string& text, T& value, bool& out_of_range) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  std::from_chars_result r{};
+  if constexpr (std::is_floating_point_v<T>) r = std::from_chars(begin, end, value,
+                                                                 std::chars_format::general);
+  else r = std::from_chars(begin, end, value, 10);
+  out_of_range = r.ec == std::errc::result_out_of_range && r.ptr == end;
+  return r.ec == std::errc() && r.ptr == end && !text.empty();
 }
 
 template <class S, class T, class Lo, class Hi>
@@ -103,7 +93,16 @@ Field<S> make_field(const char* name, const char* doc, bool resumable, T S::*mem
   } else {
     const T low = static_cast<T>(lo), high = static_cast<T>(hi);
     f.read = [member, low, high](S& s, const std::string& value, const std::string& key) {
-      const T v = parse_value<T>(value, key);
+      T v{};
+      bool out_of_range = false;
+      if (!parse_number(value, v, out_of_range)) {
+        if (out_of_range)
+          throw ConfigError(key + ": " + quote_input(value, 40) + " is out of range " +
+                            value_text(low) + ".." + value_text(high));
+        throw ConfigError(key + ": expected " +
+                          (std::is_floating_point_v<T> ? "a number" : "a whole number") +
+                          " (decimal), got \"" + quote_input(value) + "\"");
+      }
       if (!(v >= low && v <= high))
         throw ConfigError(key + ": " + value_text(v) + " is out of range " + value_text(low) +
                           ".." + value_text(high));
@@ -215,6 +214,16 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
                               "copied into the run folder); put it in OPPIDUM_REDIS_PASSWORD");
   if (c.arena.max_games % 2 != 0)
     throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
+  if (c.arena.anchor_games % 2 != 0)
+    throw ConfigError(where + "arena.anchor_games must be even (games are played in pairs)");
+  if (c.selfplay.resign_below <= -1.0)
+    throw ConfigError(where + "selfplay.resign_below must be above -1 (a root value is never "
+                              "below -1, so it would never resign; 0: never resign)");
+  if (c.inference.workers * c.inference.threads > kMaxForwardThreads)
+    throw ConfigError(where + "inference.workers x inference.threads is " +
+                      std::to_string(c.inference.workers) + " x " +
+                      std::to_string(c.inference.threads) + "; at most " +
+                      std::to_string(kMaxForwardThreads) + " forward threads in all");
   if (c.inference.backend == "eigen" && c.inference.device == "cuda")
     throw ConfigError(where + "inference.device cuda needs inference.backend torch (the eigen "
                               "backend runs on the cpu only)");
@@ -359,6 +368,14 @@ class DocumentStarts final : public YAML::EventHandler {
   bool root_seen_ = false;
 };
 
+// yaml-cpp's message, except where it says too little: nesting past its depth guard is "bad file".
+std::string yaml_error(const YAML::Exception& e) {
+  if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e))
+    return "line " + std::to_string(e.mark.line + 1) + ": nested more than " +
+           std::to_string(deep->depth() - 1) + " levels deep";
+  return e.what();
+}
+
 // The root marks of the first documents of `text` (at most two); ConfigError (`where` first) when
 // it is not valid YAML.
 std::vector<YAML::Mark> document_roots(std::string_view text, const std::string& where) {
@@ -369,7 +386,7 @@ std::vector<YAML::Mark> document_roots(std::string_view text, const std::string&
     for (int read = 0; read < 2 && parser.HandleNextDocument(documents); ++read) {
     }
   } catch (const YAML::Exception& e) {
-    throw ConfigError(where + "not valid YAML: " + e.what());
+    throw ConfigError(where + "not valid YAML: " + yaml_error(e));
   }
   const std::vector<YAML::Mark>& s = documents.starts;
   if (s.size() >= 2 && s[1].pos <= s[0].pos)
@@ -410,6 +427,10 @@ std::string key_name(const YAML::Node& key, const std::string& where) {
 RunConfig parse(std::string_view yaml_text, const std::string& source,
                 const std::vector<std::string>& overrides, bool refuse_empty) {
   const std::string where = source.empty() ? "" : source + ": ";
+  if (const auto nul = yaml_text.find('\0'); nul != std::string_view::npos)
+    throw ConfigError(where + "line " +
+                      std::to_string(1 + std::count(yaml_text.begin(), yaml_text.begin() + nul, '\n')) +
+                      ": a NUL byte; a config is text");
   const std::vector<YAML::Mark> documents = document_roots(yaml_text, where);
   if (documents.size() > 1)
     throw ConfigError(where + "line " +
@@ -419,7 +440,7 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
   try {
     root = YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
-    throw ConfigError(where + "not valid YAML: " + e.what());
+    throw ConfigError(where + "not valid YAML: " + yaml_error(e));
   }
   const bool every_key = yaml_text.substr(0, std::strlen(kEveryKeyLine)) == kEveryKeyLine;
   std::set<std::string> given;  // "section.key" of every key read
@@ -474,6 +495,7 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
                             " is missing; this config holds every key (its first line says so), "
                             "so it was cut short or edited: restore it");
     });
+  std::set<std::string> set_keys;
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     const auto dot = o.find('.');
@@ -481,6 +503,10 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
       throw ConfigError("--set " + quote_input(o) +
                         ": expected section.key=value, e.g. training.batch_size=128");
     const std::string section = o.substr(0, dot), key = o.substr(dot + 1, eq - dot - 1);
+    // As a key given twice in a file: which value was meant is not for the program to guess.
+    if (!set_keys.insert(o.substr(0, eq)).second)
+      throw ConfigError("--set " + quote_input(o.substr(0, eq)) +
+                        " is given twice; give each key once");
     if (!read_renamed_key(config, section, key, o.substr(eq + 1), "--set ") &&
         !set_key(config, section, key, o.substr(eq + 1), "--set "))
       throw ConfigError("--set " + quote_input(o) + ": unknown section \"" +

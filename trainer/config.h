@@ -151,6 +151,10 @@ namespace oppidum::config {
     "arithmetic of the forward pass: fp32, or fp16/bf16 weights and activations (backend torch "   \
     "on device cuda only; the older key half: true means fp16)")
 
+// The most forward threads of an inference server: inference.workers x inference.threads (each
+// key alone allows more; thousands of OpenMP threads only fail, on any machine).
+inline constexpr int kMaxForwardThreads = 256;
+
 #define OPPIDUM_DECLARE_FIELD(type, name, def, lo, hi, resumable, doc) type name = def;
 
 struct RunSection { OPPIDUM_RUN_FIELDS(OPPIDUM_DECLARE_FIELD) };

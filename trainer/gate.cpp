@@ -81,6 +81,11 @@ void check_anchor(const Game& game, const config::RunConfig& config) {
   } catch (const std::exception& e) {
     throw config::ConfigError("arena.anchor: " + std::string(e.what()));
   }
+  // A person cannot be the anchor of an unattended run: its first promotion would stop the run,
+  // its config frozen.
+  if (anchor->interactive())
+    throw config::ConfigError("arena.anchor: " + anchor->spec() +
+                              " reads moves from a person; the anchor must be a program");
   // run_match refuses random openings with such a player, so the first promotion would stop the
   // run, its config frozen.
   if (anchor->needs_initial_position() && config.arena.opening_plies > 0)

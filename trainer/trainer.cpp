@@ -63,6 +63,19 @@ bool sound_like(const torch::Tensor& t, const torch::Tensor& like) {
          (offset + count) * static_cast<std::int64_t>(t.element_size()) <= bytes;
 }
 
+// LibTorch's allocators report a failed allocation as a c10::Error with a backtrace: said in words
+// with the key to change (std::runtime_error); any other error is left to the caller.
+void throw_if_out_of_memory(const c10::Error& e, int positions, const model::NetConfig& net) {
+  const std::string what = first_line(e.what_without_backtrace());
+  if (what.find("can't allocate memory") == std::string::npos &&
+      what.find("out of memory") == std::string::npos)
+    return;
+  throw std::runtime_error("out of memory: the training step of " + std::to_string(positions) +
+                           " positions (training.batch_size) on network " + net.to_string() +
+                           " needs more memory than there is: give a smaller training.batch_size "
+                           "or network (" + what + ")");
+}
+
 // "cpu", "cuda" (GPU 0) or "cuda:N", checked against the GPUs LibTorch sees.
 torch::Device parse_training_device(const std::string& name) {
   if (name == "cpu") return torch::Device(torch::kCPU);
@@ -364,7 +377,13 @@ StepStats Trainer::step(const TrainingBatch& batch) {
   const double lr = learning_rate_at(m.steps);
   m.set_learning_rate(lr);
   m.zero_gradients();
-  const Impl::Losses losses = m.losses(batch);
+  Impl::Losses losses;
+  try {
+    losses = m.losses(batch);
+  } catch (const c10::Error& e) {
+    throw_if_out_of_memory(e, batch.n, m.net->config());
+    throw;
+  }
   const StepStats stats = losses.stats(lr);
   if (!std::isfinite(stats.loss))
     throw NonFiniteError("training diverged at step " + std::to_string(m.steps + 1) +
@@ -374,7 +393,12 @@ StepStats Trainer::step(const TrainingBatch& batch) {
                          std::to_string(stats.score_loss) +
                          "); no weight was changed and the run stops with the last good files in "
                          "place (lower training.learning_rate, then resume)");
-  losses.total.backward();
+  try {
+    losses.total.backward();
+  } catch (const c10::Error& e) {
+    throw_if_out_of_memory(e, batch.n, m.net->config());
+    throw;
+  }
   m.optimizer->step();
   ++m.steps;
   return stats;
