@@ -3,6 +3,7 @@
 // push then returns false and pop drains what is left before returning nothing.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -31,6 +32,19 @@ class BoundedQueue {
     std::unique_lock<std::mutex> lock(mutex_);
     not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
     if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+
+  // As pop(), but gives up at `deadline`: then nothing, with `timed_out` set (else cleared).
+  template <class Clock, class Duration>
+  std::optional<T> pop_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                             bool& timed_out) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    timed_out = !not_empty_.wait_until(lock, deadline, [&] { return closed_ || !items_.empty(); });
+    if (timed_out || items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
     not_full_.notify_one();

@@ -193,7 +193,22 @@ void SelfPlay::writer() {
   };
   const auto report = [this](const std::string& line) { record_error(line); };
   const bool written = util::report_exceptions(report, "writer stopped", [&] {
-    while (auto record = finished_.pop()) {
+    // A chunk is written when it holds games_per_chunk games, or when its first game has waited
+    // max_chunk_seconds.
+    const auto max_age = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(settings_.max_chunk_seconds));
+    std::chrono::steady_clock::time_point first_game;
+    for (;;) {
+      bool timed_out = false;
+      auto record = chunk.empty()
+                        ? finished_.pop()
+                        : finished_.pop_until(first_game + max_age, timed_out);
+      if (timed_out) {
+        flush();
+        continue;
+      }
+      if (!record) break;
+      if (chunk.empty()) first_game = std::chrono::steady_clock::now();
       chunk.push_back(std::move(*record));
       if (static_cast<int>(chunk.size()) >= settings_.games_per_chunk) flush();
     }

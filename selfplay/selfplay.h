@@ -45,6 +45,10 @@ struct SelfPlaySettings {
   ResignSettings resign;           // off unless resign.below < 0
   int max_plies = 300;
   int games_per_chunk = 32;
+  // The longest a finished game waits in memory for its chunk to fill: a chunk is written once its
+  // first game has waited this long, so the trainer sees games soon however large the chunks, and
+  // a kill loses at most that much.
+  double max_chunk_seconds = 60;
   std::uint64_t seed = 0;          // the run seed
   std::uint64_t session = 0;       // distinct per start of the run, so a resumed run plays new games
 };

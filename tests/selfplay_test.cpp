@@ -105,6 +105,26 @@ class SlowUniformEvaluator final : public mcts::Evaluator {
   mcts::UniformEvaluator uniform_;
 };
 
+// A chunk that fills slowly (games_per_chunk far above the games played) is written once its first
+// game has waited max_chunk_seconds: before, the trainer saw no game until the chunk was full
+// (hours with games_per_chunk 100000), and a kill lost them all.
+TEST_P(SelfPlayTest, AChunkIsWrittenWhenItsFirstGameHasWaitedLongEnough) {
+  mcts::UniformEvaluator uniform;
+  FolderReplayStore store(temp_folder("selfplay_age_" + GetParam()), FolderReplayStore::Mode::kOwner);
+  SelfPlaySettings settings = small_settings(GetParam());
+  settings.games_per_chunk = 100000;
+  settings.max_chunk_seconds = 0.3;
+  SelfPlay sp(uniform, store, settings, [] { return std::int64_t{1}; });
+  sp.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (store.chunks().size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GE(store.chunks().size(), 2u) << "chunks written while the run goes on";
+  EXPECT_GT(sp.stats().games, 0);
+  sp.stop();
+  EXPECT_EQ(sp.error(), "");
+}
+
 TEST_P(SelfPlayTest, MovesCountAsTheyArePlayedBeforeAnyGameEnds) {
   SlowUniformEvaluator slow;
   FolderReplayStore store(temp_folder("selfplay_moves_" + GetParam()),

@@ -81,7 +81,8 @@ namespace oppidum::config {
   F(double, resign_max_false, 0.05, 0, 1, false,                                                   \
     "resigning stops while more than this share of the last 100 checks were wrong")                \
   F(int, max_plies, 300, 1, 100000, false, "a game reaching this ply is adjudicated a draw")       \
-  F(int, games_per_chunk, 32, 1, 100000, false, "finished games per replay chunk file")
+  F(int, games_per_chunk, 32, 1, 100000, false,                                                    \
+    "finished games per replay chunk file (written sooner once its first game waited 60 s)")
 
 #define OPPIDUM_TRAINING_FIELDS(F)                                                                 \
   F(std::string, optimizer, "sgd", "sgd|adamw", 0, false, "sgd (with momentum) or adamw")          \
