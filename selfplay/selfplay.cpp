@@ -1,8 +1,13 @@
 #include "selfplay/selfplay.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "mcts/rng.h"
@@ -114,6 +119,26 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
   return r;
 }
 
+void check_search_memory(const SelfPlaySettings& settings) {
+  const double trees = static_cast<double>(settings.threads) * settings.concurrent_games;
+  const double nodes = std::min<double>(std::max(settings.simulations, settings.fast_simulations),
+                                        static_cast<double>(settings.search.max_tree_nodes));
+  const double bytes = trees * nodes * 32.0;
+  const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                         static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (machine > 0 && bytes > machine) {
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "self-play: %d threads x %d concurrent games x %d simulations need at least "
+                  "%.1f GiB for their search trees, and this machine has %.1f GiB: give fewer "
+                  "selfplay.threads, selfplay.concurrent_games or selfplay.simulations",
+                  settings.threads, settings.concurrent_games,
+                  std::max(settings.simulations, settings.fast_simulations), bytes / (1 << 30),
+                  machine / (1 << 30));
+    throw std::invalid_argument(text);
+  }
+}
+
 SelfPlay::SelfPlay(mcts::Evaluator& evaluator, GameSink& store, SelfPlaySettings settings,
                    std::function<std::int64_t()> network_step)
     : evaluator_(evaluator),
@@ -121,7 +146,9 @@ SelfPlay::SelfPlay(mcts::Evaluator& evaluator, GameSink& store, SelfPlaySettings
       settings_(std::move(settings)),
       network_step_(std::move(network_step)),
       finished_(static_cast<std::size_t>(settings_.games_per_chunk) * 4),
-      resign_(settings_.resign) {}
+      resign_(settings_.resign) {
+  check_search_memory(settings_);
+}
 
 SelfPlay::~SelfPlay() { stop(); }
 

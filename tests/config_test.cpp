@@ -228,6 +228,17 @@ TEST(Config, ValuesThatCouldNeverMeanWhatTheySayAreRefused) {
   EXPECT_NE(error_of("", {"training.batch_size=8", "training.batch_size=16"})
                 .find("--set training.batch_size is given twice"),
             std::string::npos);
+  // Nothing random left in self-play: every game of a thread the same.
+  const std::vector<std::string> same = {"selfplay.temperature=0", "selfplay.dirichlet_weight=0",
+                                         "selfplay.full_search_fraction=1"};
+  EXPECT_NE(error_of("", same).find("every self-play game would be the same game"),
+            std::string::npos);
+  std::vector<std::string> gumbel = same;
+  gumbel.push_back("selfplay.root=gumbel");  // Gumbel noise tells the games apart
+  EXPECT_EQ(error_of("", gumbel), "");
+  std::vector<std::string> mixed = same;
+  mixed.back() = "selfplay.full_search_fraction=0.5";  // so does the draw of full or fast searches
+  EXPECT_EQ(error_of("", mixed), "");
 }
 
 TEST(Config, HugeBadInputIsQuotedShort) {

@@ -359,6 +359,29 @@ TEST(FolderReplayStore, AnIndexRowCountsNoMoreGamesThanItsChunkHolds) {
 }
 
 // Self-play can be started again after a stop, and then plays and stores games as before.
+// Search trees no machine holds (the fewest nodes they make, one per simulation, already far past
+// its memory) are refused when self-play is made, naming the keys, not killed for memory later.
+TEST(SelfPlay, SearchTreesNoMachineHoldsAreRefused) {
+  SelfPlaySettings settings = small_settings("mg");
+  settings.threads = 256;
+  settings.concurrent_games = 4096;
+  settings.simulations = 1000000;
+  try {
+    check_search_memory(settings);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("256 threads x 4096 concurrent games x 1000000 "
+                                         "simulations need at least"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("selfplay.concurrent_games"), std::string::npos);
+  }
+  mcts::UniformEvaluator uniform;
+  FolderReplayStore store(temp_folder("selfplay_memory"), FolderReplayStore::Mode::kOwner);
+  EXPECT_THROW(SelfPlay(uniform, store, settings, [] { return std::int64_t{1}; }),
+               std::invalid_argument);
+  EXPECT_NO_THROW(check_search_memory(small_settings("mg")));
+}
+
 TEST(SelfPlay, StartsAgainAfterStop) {
   mcts::UniformEvaluator uniform;
   FolderReplayStore store(temp_folder("selfplay_restart"), FolderReplayStore::Mode::kOwner);

@@ -214,6 +214,18 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
                               "copied into the run folder); put it in OPPIDUM_REDIS_PASSWORD");
   if (c.arena.max_games % 2 != 0)
     throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
+  // Nothing left to tell one game from another: a thread's concurrent games would all be the same
+  // game, and the window would hold copies.
+  const SelfplaySection& sp = c.selfplay;
+  const bool no_temperature = (sp.temperature_plies == 0 || sp.temperature < 1e-3) &&
+                              sp.final_temperature < 1e-3;
+  const bool one_kind_of_search = sp.full_search_fraction == 0 || sp.full_search_fraction == 1 ||
+                                  sp.simulations == sp.fast_simulations;
+  if (sp.root == "puct" && no_temperature && sp.dirichlet_weight == 0 && one_kind_of_search)
+    throw ConfigError(where + "every self-play game would be the same game: selfplay.temperature "
+                              "(or temperature_plies) and final_temperature are 0, "
+                              "selfplay.dirichlet_weight is 0 and every search has the same "
+                              "size (full_search_fraction 0 or 1); give one of them a value");
   if (c.arena.anchor_games % 2 != 0)
     throw ConfigError(where + "arena.anchor_games must be even (games are played in pairs)");
   if (c.selfplay.resign_below <= -1.0)

@@ -116,6 +116,7 @@ class Session {
   // (its config is frozen once it does): the initial network, the inference server on it, and the
   // Redis store (reachable, the credentials accepted, its keys free).
   void check_new_run() {
+    if (config_.selfplay.threads > 0) selfplay::check_search_memory(selfplay_settings(config_, 0));
     initial_ = make_trainer()->checkpoint("initial network");
     server_ = std::make_unique<model::InferenceServer>(*game_, *initial_,
                                                        backend_options(config_.inference),
