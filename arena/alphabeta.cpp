@@ -83,6 +83,8 @@ class Searcher {
       result.score = alpha;
       result.depth = d;
       if (alpha > kProvenThreshold) break;  // the fastest forced win is found; deeper adds nothing
+      // One legal move on a timed search: nothing to decide, the time is kept for the others.
+      if (moves.size() == 1 && deadline_ != std::chrono::steady_clock::time_point::max()) break;
     }
     result.nodes = nodes_;
     return result;

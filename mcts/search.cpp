@@ -605,8 +605,17 @@ SearchResult SearchTree::run_until(Evaluator& evaluator,
   start_search(max_simulations);
   deadline_ = deadline;  // search_finished() reads it, once per simulation
   EvalResult evaluation;
+  // A root with one legal action has nothing to decide: once it is evaluated, the time is saved
+  // for the moves that have (a timed search only; a search of fixed simulations, self-play's,
+  // keeps its statistics as they were).
+  const auto forced = [&] {
+    const Node& root = node(kRoot);
+    return root.expanded() && root.num_children == 1;
+  };
   try {
-    while (const PendingLeaf* leaf = select_leaf()) {
+    while (!forced()) {
+      const PendingLeaf* leaf = select_leaf();
+      if (leaf == nullptr) break;
       const EvalRequest request = leaf->request();
       evaluator.evaluate(&request, 1, &evaluation);
       receive(evaluation);

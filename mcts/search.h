@@ -180,8 +180,9 @@ class SearchTree {
   SearchResult result();
   // start_search + select/evaluate/receive with batches of one + result().
   SearchResult run(Evaluator& evaluator, int simulations);
-  // run() to a deadline (steady clock): simulations until `deadline`, `max_simulations` or a
-  // proven root, with at least one evaluation (the root's on a fresh tree). The clock is read
+  // run() to a deadline (steady clock): simulations until `deadline`, `max_simulations`, a
+  // proven root or a root with one legal action, with at least one evaluation (the root's on a
+  // fresh tree). The clock is read
   // before every simulation (also those that end at a terminal or proven node without an
   // evaluation), so the search ends within one simulation of the deadline. A PUCT root only (a
   // Gumbel root plans its simulations in advance): std::logic_error otherwise.

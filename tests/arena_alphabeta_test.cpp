@@ -12,6 +12,7 @@
 #include "games/mg/evaluation.h"
 #include "games/dvonn/position.h"
 #include "games/game.h"
+#include "games/registry.h"
 #include "games/mg/position.h"
 #include "mcts/rng.h"
 
@@ -278,6 +279,25 @@ TEST(EvaluationTest, MgCountsThreatsAndMaterial) {
 TEST(EvaluationTest, DvonnIsAntisymmetricAtTheStart) {
   const auto start = dvonn::Position::initial();
   EXPECT_EQ(dvonn::evaluate(start), 0);
+}
+
+// A timed search with one legal move stops after its first iteration; one without a deadline
+// searches to its depth.
+TEST(AlphaBetaTest, ATimedSearchOfAForcedMoveStopsAtOnce) {
+  // DVONN's last placement (K5), with the movement phase after it.
+  const auto forced = game_by_name("dvonn").parse_state(
+      "R1*,B1,B1,W1,B1,W1,B1,W1,B1/R1*,W1,W1,B1,W1,B1,W1,B1,W1,W1/R1*,B1,B1,W1,B1,W1,B1,W1,B1,B1,"
+      "W1/W1,W1,B1,W1,B1,W1,B1,W1,W1,B1/B1,W1,B1,W1,B1,W1,B1,B1,. W 48");
+  AlphaBetaOptions options;
+  options.depth = 3;
+  options.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  const AlphaBetaResult timed = alphabeta_search(*forced, options);
+  EXPECT_EQ(timed.depth, 1);
+  EXPECT_EQ(forced->action_to_string(timed.action), "K5");
+  options.deadline = std::chrono::steady_clock::time_point::max();
+  const AlphaBetaResult deep = alphabeta_search(*forced, options);
+  EXPECT_EQ(deep.depth, 3);
+  EXPECT_EQ(deep.action, timed.action);
 }
 
 }  // namespace

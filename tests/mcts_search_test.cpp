@@ -2,6 +2,7 @@
 // tree reuse, root noise, determinism, and value orientation in a game where the side to move does
 // not always alternate.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -12,6 +13,7 @@
 
 #include "games/dvonn/game.h"
 #include "games/mg/game.h"
+#include "games/registry.h"
 #include "mcts/evaluator.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/search.h"
@@ -481,6 +483,30 @@ TEST(SearchTest, ProvesNimWhereTheMoverSometimesMovesAgain) {
   EXPECT_GT(wins, 0);
   EXPECT_GT(losses, 0);
   EXPECT_GT(repeats, 0);  // some winning lines need the extra move
+}
+
+// A timed search of a root with one legal action stops once the root is evaluated: the time is for
+// the moves that have something to decide (it used to spend its whole budget on DVONN's last
+// placement). A search of fixed simulations keeps its statistics.
+TEST(SearchTree, ATimedSearchOfAForcedMoveStopsAtOnce) {
+  // DVONN's last placement (K5), with the movement phase after it.
+  const Game& dvonn = game_by_name("dvonn");
+  const auto forced = dvonn.parse_state(
+      "R1*,B1,B1,W1,B1,W1,B1,W1,B1/R1*,W1,W1,B1,W1,B1,W1,B1,W1,W1/R1*,B1,B1,W1,B1,W1,B1,W1,B1,B1,"
+      "W1/W1,W1,B1,W1,B1,W1,B1,W1,W1,B1/B1,W1,B1,W1,B1,W1,B1,B1,. W 48");
+  ActionList legal;
+  forced->legal_actions(legal);
+  ASSERT_EQ(legal.size(), 1);
+  UniformEvaluator uniform;
+  SearchConfig config;
+  config.dirichlet_weight = 0.0f;
+  SearchTree timed(*forced, config);
+  const auto far = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  const SearchResult r = timed.run_until(uniform, far, 100000);
+  EXPECT_EQ(forced->action_to_string(r.action), "K5");
+  EXPECT_LE(r.simulations, 1);
+  SearchTree fixed(*forced, config);
+  EXPECT_EQ(fixed.run(uniform, 50).simulations, 50);
 }
 
 }  // namespace
