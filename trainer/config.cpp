@@ -507,7 +507,6 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
                             " is missing; this config holds every key (its first line says so), "
                             "so it was cut short or edited: restore it");
     });
-  std::set<std::string> set_keys;
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     const auto dot = o.find('.');
@@ -515,10 +514,6 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
       throw ConfigError("--set " + quote_input(o) +
                         ": expected section.key=value, e.g. training.batch_size=128");
     const std::string section = o.substr(0, dot), key = o.substr(dot + 1, eq - dot - 1);
-    // As a key given twice in a file: which value was meant is not for the program to guess.
-    if (!set_keys.insert(o.substr(0, eq)).second)
-      throw ConfigError("--set " + quote_input(o.substr(0, eq)) +
-                        " is given twice; give each key once");
     if (!read_renamed_key(config, section, key, o.substr(eq + 1), "--set ") &&
         !set_key(config, section, key, o.substr(eq + 1), "--set "))
       throw ConfigError("--set " + quote_input(o) + ": unknown section \"" +

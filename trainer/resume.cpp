@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/checkpoint.h"
+#include "util/file_io.h"
 
 namespace oppidum::trainer {
 namespace fs = std::filesystem;
@@ -335,10 +336,24 @@ std::string differing_keys(const config::RunConfig& a, const config::RunConfig& 
 }
 
 // A folder that holds training progress but no config.yaml lost its config: never start over.
+// A new run's folder holds nothing of a run but what a creation cut short leaves (gen-0000,
+// best.ckpt its copy, state.yaml, log.txt): progress, a metrics.csv (made after config.yaml), or any
+// other best.ckpt (a network someone kept there) means a run lost its config.
 void check_not_orphaned(const RunPaths& paths) {
   auto found = progress_files(paths);
-  // Made when a run's first session starts, after its config.yaml.
   if (fs::exists(paths.metrics())) found.push_back(paths.metrics().filename().string());
+  std::error_code ec;
+  if (fs::exists(paths.best(), ec)) {
+    bool initial = false;
+    try {
+      const std::uint64_t size = fs::file_size(paths.best());
+      initial = size == fs::file_size(paths.candidate(0)) &&
+                util::read_regular_file(paths.best().string(), size) ==
+                    util::read_regular_file(paths.candidate(0).string(), size);
+    } catch (const std::exception&) {  // fs::filesystem_error or util::FileError: not a copy
+    }
+    if (!initial) found.push_back("checkpoints/best.ckpt");
+  }
   if (found.empty()) return;
   std::string list;
   for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;

@@ -393,19 +393,6 @@ std::vector<std::string> progress_files(const RunPaths& paths) {
       break;
     }
   }
-  // A creation cut short leaves best.ckpt beside gen-0000, both the initial network; any other
-  // best.ckpt is a network someone kept.
-  if (fs::exists(paths.best(), ec)) {
-    bool initial = false;
-    try {
-      const std::uint64_t size = fs::file_size(paths.best());
-      initial = size == fs::file_size(paths.candidate(0)) &&
-                util::read_regular_file(paths.best().string(), size) ==
-                    util::read_regular_file(paths.candidate(0).string(), size);
-    } catch (const std::exception&) {  // fs::filesystem_error or util::FileError: not a copy
-    }
-    if (!initial) found.push_back("checkpoints/best.ckpt");
-  }
   if (fs::is_directory(paths.games(), ec))
     for (const auto& entry : fs::directory_iterator(paths.games(), ec))
       if (entry.path().extension() == ".bin") {

@@ -216,8 +216,7 @@ std::vector<GateRow> read_gates(const std::filesystem::path& path, int* skipped,
                                 bool check_header = false);
 
 // The names of a run's files that hold training progress (trainer state, candidates after
-// gen-0000, a best.ckpt that is not gen-0000's copy, gates, games); empty for a folder that holds
-// no run or only a run being created.
+// gen-0000, gates, games); empty for a folder that holds no run or only a run being created.
 std::vector<std::string> progress_files(const RunPaths& paths);
 
 class RunFolder {
