@@ -95,8 +95,14 @@ void run_engine(const Game& game, Player& player, std::istream& in, std::ostream
     // Our moves, as long as we are to move (twice in a row for DVONN's White after the last
     // placement); nothing when the game is over.
     while (!state->is_terminal() && state->current_player() == me) {
-      const Action mine = player.choose_move_in_game(
-          0, *state, mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
+      Action mine = -1;
+      try {
+        mine = player.choose_move_in_game(
+            0, *state,
+            mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
+      } catch (const Forfeit& e) {  // an external program's: say whose
+        throw EngineError("engine: " + player.spec() + " forfeits: " + e.what());
+      }
       out << state->action_to_string(mine) << '\n' << std::flush;
       if (!out) throw EngineError("engine: cannot write the move to the output");
       state->apply(mine);

@@ -35,8 +35,13 @@ PlayedGame play_game(const GameState& start, std::array<Player*, 2> players, std
   const int limit = max_plies > 0 ? max_plies : state->game().max_game_length();
   while (!state->is_terminal() && state->ply() < limit) {
     Player& player = *players[static_cast<std::size_t>(state->current_player())];
-    const Action action = player.choose_move_in_game(
-        0, *state, mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
+    Action action = -1;
+    try {
+      action = player.choose_move_in_game(
+          0, *state, mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
+    } catch (const Forfeit& e) {  // an external program's: say whose
+      throw Forfeit(player.spec() + " forfeits: " + e.what());
+    }
     if (!state->is_legal(action))
       throw std::logic_error(player.spec() + " chose the illegal action " + std::to_string(action) +
                              " in " + state->to_string());
