@@ -625,13 +625,23 @@ std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
                                                     const InferenceServerOptions& server) {
   const Checkpoint checkpoint = load_checkpoint(checkpoint_path, game);
   auto evaluator = std::make_unique<InferenceServer>(game, checkpoint, backend, server);
-  // Through the server's own backends, one position at a time (each counted as non-finite or not).
+  // Through the server's own backends, as one request (one batch, one wait).
   const ProbePositions probe = probe_positions(game);
-  mcts::EvalResult result;
-  for (std::size_t i = 0; i < probe.requests.size(); ++i) {
-    evaluator->evaluate(&probe.requests[i], 1, &result);
-    if (evaluator->stats().non_finite > 0)
-      throw CheckpointError(probe_failure(checkpoint_path, static_cast<int>(i)));
+  std::vector<mcts::EvalResult> results(probe.requests.size());
+  evaluator->evaluate(probe.requests.data(), static_cast<int>(probe.requests.size()),
+                      results.data());
+  if (evaluator->stats().non_finite > 0) {
+    // Which position: the first whose priors came back uniform with value 0 (fill_eval_result).
+    int first = 0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& p = results[i].priors;
+      const bool uniform = std::all_of(p.begin(), p.end(), [&](float x) { return x == p[0]; });
+      if (uniform && results[i].value == 0.0f) {
+        first = static_cast<int>(i);
+        break;
+      }
+    }
+    throw CheckpointError(probe_failure(checkpoint_path, first));
   }
   evaluator->reset_stats();
   return evaluator;
