@@ -59,6 +59,10 @@ void write_stderr(const char* text) {
   (void)ignored;
 }
 
+const char* signal_name(int signo) {
+  return signo == SIGINT ? "SIGINT" : signo == SIGHUP ? "SIGHUP" : "SIGTERM";
+}
+
 // The stop flag is set before the programs die, so that the match, seeing one end, asks no other.
 extern "C" void on_arena_signal(int signo) {
   const bool again = g_arena_signal.exchange(signo) != 0;
@@ -169,7 +173,7 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   if (signo != 0) {
     // The games the match counted before the signal are in the report (and the record file), but
     // a stopped match is not a result to rate.
-    std::cout << "stopped by a signal (" << (signo == SIGINT ? "SIGINT" : "SIGTERM") << ") after "
+    std::cout << "stopped by a signal (" << signal_name(signo) << ") after "
               << status.games_counted << " games"
               << (o.results.empty() ? "" : "; nothing appended to " + o.results) << std::endl;
     throw CLI::RuntimeError(128 + signo);
@@ -243,7 +247,7 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   std::cout << arena::format_gauntlet_table(done);
   const int signo = g_arena_signal.load();
   if (signo != 0) {
-    std::cout << "stopped by a signal (" << (signo == SIGINT ? "SIGINT" : "SIGTERM")
+    std::cout << "stopped by a signal (" << signal_name(signo)
               << "); the last match is marked (stopped) and was not appended to any results file"
               << std::endl;
     throw CLI::RuntimeError(128 + signo);

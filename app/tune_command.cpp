@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "arena/game_record.h"
 #include "app/option_checks.h"
 #include "arena/tune.h"
 #include "selfplay/game_record.h"
@@ -83,26 +85,23 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
   int number = 0;
   while (std::getline(lines, line)) {
     ++number;
-    std::istringstream words(line);
-    std::string name, first, second, result;
-    if (!(words >> name)) continue;
-    if (name != game.name()) {
+    const std::optional<arena::GameLine> g = arena::split_game_line(line);
+    if (!g && line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (g && g->game != &game) {
       ++r.skipped;
       continue;
     }
-    words >> first >> second >> result;
-    const int result_first = result == "1-0" ? 1 : result == "0-1" ? -1 : 0;
-    if (result != "1-0" && result != "0-1" && result != "1/2-1/2") {
+    if (!g) {
       std::cerr << "warning: " << path << ":" << number << ": no result (1-0, 0-1 or 1/2-1/2) "
                 << "in the fourth field; line skipped\n";
       ++r.skipped;
       continue;
     }
+    const int result_first = g->result == "1-0" ? 1 : g->result == "0-1" ? -1 : 0;
     std::vector<Action> moves;
     try {
       auto state = game.initial_state();
-      std::string move;
-      while (words >> move) {
+      for (const std::string& move : g->moves) {
         const Action a = state->parse_action(move);
         moves.push_back(a);
         state->apply(a);

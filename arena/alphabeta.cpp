@@ -39,6 +39,7 @@ class Searcher {
   explicit Searcher(const AlphaBetaOptions& options)
       : deadline_(options.deadline),
         last_iteration_start_(options.last_iteration_start),
+        forced_move_at_once_(options.forced_move_at_once),
         stop_(options.stop),
         has_limits_(options.deadline != std::chrono::steady_clock::time_point::max() ||
                     static_cast<bool>(options.stop)) {
@@ -84,7 +85,7 @@ class Searcher {
       result.depth = d;
       if (alpha > kProvenThreshold) break;  // the fastest forced win is found; deeper adds nothing
       // One legal move on a timed search: nothing to decide, the time is kept for the others.
-      if (moves.size() == 1 && deadline_ != std::chrono::steady_clock::time_point::max()) break;
+      if (moves.size() == 1 && forced_move_at_once_) break;
     }
     result.nodes = nodes_;
     return result;
@@ -194,6 +195,7 @@ class Searcher {
   std::int64_t nodes_ = 0;
   std::chrono::steady_clock::time_point deadline_;
   std::chrono::steady_clock::time_point last_iteration_start_;
+  bool forced_move_at_once_;
   std::function<bool()> stop_;
   bool has_limits_ = false;  // a deadline or a stop predicate was given
   bool stopped_ = false;
@@ -257,6 +259,7 @@ Action AlphaBetaPlayer::choose_move(const GameState& state, std::uint64_t seed) 
     const double budget = move_budget(time_, state, time_.clock_seconds, false);
     options.deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
                                                 std::chrono::duration<double>(budget));
+    options.forced_move_at_once = true;
   }
   return alphabeta_search(state, options).action;
 }
@@ -268,6 +271,7 @@ Action AlphaBetaPlayer::choose_move_in_game(int game_id, const GameState& state,
   AlphaBetaOptions options;
   options.depth = depth_;
   options.deadline = clocks_.deadline(game_id, state, start);
+  options.forced_move_at_once = true;
   // On a clock, time not spent now is kept for later moves: no iteration starts after half the
   // budget (the next one takes several times all before it).
   if (time_.clock_seconds > 0)

@@ -42,6 +42,9 @@ struct AlphaBetaOptions {
   // iteration would not end before the deadline).
   std::chrono::steady_clock::time_point last_iteration_start =
       std::chrono::steady_clock::time_point::max();
+  // A player's move on a time control: with one legal move, one iteration is enough (the time is
+  // kept for the others). Off for a search asked for its depth (the web page's analysis).
+  bool forced_move_at_once = false;
 };
 
 struct AlphaBetaResult {

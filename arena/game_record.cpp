@@ -1,5 +1,6 @@
 #include "arena/game_record.h"
 
+#include <sstream>
 #include <stdexcept>
 
 #include "games/quote.h"
@@ -25,6 +26,28 @@ std::string format_game_line(const Game& game, const std::array<std::string, 2>&
   }
   if (!forfeit.empty()) line += std::string(" ") + kForfeitMarker + quote_input(forfeit, 300);
   return line;
+}
+
+std::optional<GameLine> split_game_line(const std::string& line) {
+  std::istringstream fields(line);
+  GameLine g;
+  if (!(fields >> g.first)) return std::nullopt;
+  for (const Game* game : all_games())
+    if (g.first == game->name()) g.game = game;
+  if (g.game && !(fields >> g.first)) return std::nullopt;
+  if (!(fields >> g.second >> g.result)) return std::nullopt;
+  if (g.result != "1-0" && g.result != "0-1" && g.result != "1/2-1/2") return std::nullopt;
+  const std::string marker(kForfeitMarker);
+  for (std::string move; fields >> move;) {
+    if (move == "#") {  // the rest of the line: the forfeit's reason
+      std::string rest;
+      std::getline(fields, rest);
+      if (rest.rfind(marker.substr(1), 0) == 0) g.forfeit = rest.substr(marker.size() - 1);
+      break;
+    }
+    g.moves.push_back(move);
+  }
+  return g;
 }
 
 RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {

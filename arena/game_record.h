@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,18 @@ std::string format_game_line(const Game& game, const std::array<std::string, 2>&
 
 // The marker that starts a record line's forfeit.
 inline constexpr const char* kForfeitMarker = "# forfeit: ";
+
+// A record line's fields, as written (the moves in notation, not yet checked against the rules).
+struct GameLine {
+  const Game* game = nullptr;  // the game it names; null in lines from before the name was written
+  std::string first, second, result;
+  std::vector<std::string> moves;
+  std::string forfeit;  // empty: the game was not lost by a forfeit
+};
+
+// Splits a record line; nothing for a blank line or one without a result (`1-0`, `0-1`,
+// `1/2-1/2`) where it belongs. The one reader of the format (tune, the web page).
+std::optional<GameLine> split_game_line(const std::string& line);
 
 // Appends lines to a record file, creating it; throws std::runtime_error naming the file when it
 // cannot (the path is not a regular file, the disk is full).

@@ -149,13 +149,14 @@ BackendOptions worker_backend_options(const BackendOptions& base,
 bool fill_eval_result(const float* logits, float value, const ActionList& legal,
                       mcts::EvalResult& result);
 
-// Throws CheckpointError naming `source` when the backend's outputs for the game's initial position
-// are not finite: finite weights whose products overflow float compute nothing, and every
-// evaluation of such a network would silently be uniform (fill_eval_result).
+// Throws CheckpointError naming `source` when the backend's outputs are not finite for the game's
+// initial position or one of up to seven after 4, 8, ... 28 plies of a seeded random game: finite
+// weights whose products overflow float compute nothing, and every evaluation of such a network
+// would silently be uniform (fill_eval_result).
 void check_finite_outputs(const Game& game, Backend& backend, const std::string& source);
 
 // Loads `checkpoint_path`, checks it was made for `game`, builds the backend and starts a server;
-// a network whose outputs for the initial position are not finite is refused (CheckpointError).
+// a network whose outputs are not finite on those positions is refused (CheckpointError).
 std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
                                                     const std::string& checkpoint_path,
                                                     const BackendOptions& backend,

@@ -291,13 +291,22 @@ TEST(AlphaBetaTest, ATimedSearchOfAForcedMoveStopsAtOnce) {
   AlphaBetaOptions options;
   options.depth = 3;
   options.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  options.forced_move_at_once = true;  // as a player on a time control sets it
   const AlphaBetaResult timed = alphabeta_search(*forced, options);
   EXPECT_EQ(timed.depth, 1);
   EXPECT_EQ(forced->action_to_string(timed.action), "K5");
-  options.deadline = std::chrono::steady_clock::time_point::max();
+  // A search asked for its depth (the web page's analysis, with its own safety deadline) goes on.
+  options.forced_move_at_once = false;
   const AlphaBetaResult deep = alphabeta_search(*forced, options);
   EXPECT_EQ(deep.depth, 3);
   EXPECT_EQ(deep.action, timed.action);
+  // And a player on a time control plays it at once.
+  TimeControl minute;
+  minute.move_ms = 60000;
+  AlphaBetaPlayer player(12, minute, false);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(forced->action_to_string(player.choose_move(*forced, 1)), "K5");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 }  // namespace

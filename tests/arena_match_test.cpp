@@ -306,5 +306,39 @@ TEST(PlayGameTest, EnginesPlayToTheEnd) {
   EXPECT_EQ(g.result, 1.0);
 }
 
+// A record line and back: the one reader of the format (tune and the web page read through it)
+// takes what format_game_line writes, a forfeit's reason included, and lines from before the game's
+// name was written.
+TEST(RecordLine, WhatIsWrittenIsReadBack) {
+  const Game& game = mg();
+  auto state = game.initial_state();
+  ActionList legal;
+  std::vector<Action> moves;
+  for (int i = 0; i < 3; ++i) {
+    state->legal_actions(legal);
+    moves.push_back(legal[0]);
+    state->apply(legal[0]);
+  }
+  const std::string line = format_game_line(game, {"random", "external:x"}, moves, -1.0,
+                                            "garbage: sent 'a\nb' instead of a move (ply 3)");
+  const auto g = split_game_line(line);
+  ASSERT_TRUE(g.has_value()) << line;
+  EXPECT_EQ(g->game, &game);
+  EXPECT_EQ(g->first, "random");
+  EXPECT_EQ(g->second, "external:x");
+  EXPECT_EQ(g->result, "0-1");
+  EXPECT_EQ(g->moves.size(), 3u);
+  EXPECT_EQ(g->forfeit, "garbage: sent 'a\\nb' instead of a move (ply 3)");  // one line
+  const auto old = split_game_line("random alphabeta:depth=1 1/2-1/2 c1-c3");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->game, nullptr);
+  EXPECT_EQ(old->first, "random");
+  EXPECT_EQ(old->moves, std::vector<std::string>{"c1-c3"});
+  EXPECT_EQ(old->forfeit, "");
+  EXPECT_FALSE(split_game_line("").has_value());
+  EXPECT_FALSE(split_game_line("mg random random 2-0 c1-c3").has_value());
+  EXPECT_FALSE(split_game_line("mg random").has_value());
+}
+
 }  // namespace
 }  // namespace oppidum::arena

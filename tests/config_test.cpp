@@ -236,6 +236,22 @@ TEST(Config, ValuesThatCouldNeverMeanWhatTheySayAreRefused) {
   std::vector<std::string> mixed = same;
   mixed.back() = "selfplay.full_search_fraction=0.5";  // so does the draw of full or fast searches
   EXPECT_EQ(error_of("", mixed), "");
+  // Root noise comes with full searches only: none of them, no noise.
+  EXPECT_NE(error_of("", {"selfplay.temperature=0", "selfplay.full_search_fraction=0"})
+                .find("every self-play game would be the same game"),
+            std::string::npos);
+  // inference.threads are the Eigen backend's: with torch they do not exist.
+  EXPECT_EQ(error_of("", {"inference.backend=torch", "inference.workers=64",
+                          "inference.threads=16"}),
+            "");
+  // A run's own config.yaml (it holds every key) that breaks these rules, written before them,
+  // still loads: only configs that start a run are held to them.
+  const std::string saved = to_yaml(parse_config("", "x", {"arena.anchor_games=2"}));
+  std::string old = saved;
+  old.replace(old.find("anchor_games: 2"), 15, "anchor_games: 3");
+  EXPECT_EQ(error_of(old), "");
+  EXPECT_NE(error_of(old.substr(old.find('\n') + 1)).find("arena.anchor_games must be even"),
+            std::string::npos) << "without its first line it is a config that starts a run";
 }
 
 TEST(Config, HugeBadInputIsQuotedShort) {

@@ -214,28 +214,6 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
                               "copied into the run folder); put it in OPPIDUM_REDIS_PASSWORD");
   if (c.arena.max_games % 2 != 0)
     throw ConfigError(where + "arena.max_games must be even (games are played in pairs)");
-  // Nothing left to tell one game from another: a thread's concurrent games would all be the same
-  // game, and the window would hold copies.
-  const SelfplaySection& sp = c.selfplay;
-  const bool no_temperature = (sp.temperature_plies == 0 || sp.temperature < 1e-3) &&
-                              sp.final_temperature < 1e-3;
-  const bool one_kind_of_search = sp.full_search_fraction == 0 || sp.full_search_fraction == 1 ||
-                                  sp.simulations == sp.fast_simulations;
-  if (sp.root == "puct" && no_temperature && sp.dirichlet_weight == 0 && one_kind_of_search)
-    throw ConfigError(where + "every self-play game would be the same game: selfplay.temperature "
-                              "(or temperature_plies) and final_temperature are 0, "
-                              "selfplay.dirichlet_weight is 0 and every search has the same "
-                              "size (full_search_fraction 0 or 1); give one of them a value");
-  if (c.arena.anchor_games % 2 != 0)
-    throw ConfigError(where + "arena.anchor_games must be even (games are played in pairs)");
-  if (c.selfplay.resign_below <= -1.0)
-    throw ConfigError(where + "selfplay.resign_below must be above -1 (a root value is never "
-                              "below -1, so it would never resign; 0: never resign)");
-  if (c.inference.workers * c.inference.threads > kMaxForwardThreads)
-    throw ConfigError(where + "inference.workers x inference.threads is " +
-                      std::to_string(c.inference.workers) + " x " +
-                      std::to_string(c.inference.threads) + "; at most " +
-                      std::to_string(kMaxForwardThreads) + " forward threads in all");
   if (c.inference.backend == "eigen" && c.inference.device == "cuda")
     throw ConfigError(where + "inference.device cuda needs inference.backend torch (the eigen "
                               "backend runs on the cpu only)");
@@ -257,6 +235,30 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
   }
 }
 
+// Rules added after runs were started with configs that break them: checked for a config that
+// starts a run (not for a run's own config.yaml, which must keep loading).
+void check_new_config_rules(const RunConfig& c, const std::string& where) {
+  // Nothing left to tell one game from another: a thread's concurrent games would all be the same
+  // game, and the window would hold copies. Root noise comes with full searches only.
+  const SelfplaySection& sp = c.selfplay;
+  const bool no_temperature = (sp.temperature_plies == 0 || sp.temperature < 1e-3) &&
+                              sp.final_temperature < 1e-3;
+  const bool no_noise = sp.dirichlet_weight == 0 || sp.full_search_fraction == 0;
+  const bool one_kind_of_search = sp.full_search_fraction == 0 || sp.full_search_fraction == 1 ||
+                                  sp.simulations == sp.fast_simulations;
+  if (sp.root == "puct" && no_temperature && no_noise && one_kind_of_search)
+    throw ConfigError(where + "every self-play game would be the same game: selfplay.temperature "
+                              "(or temperature_plies) and final_temperature are 0, there is no "
+                              "root noise (selfplay.dirichlet_weight 0, or no full search) and "
+                              "every search has the same size; give one of them a value");
+  if (c.arena.anchor_games % 2 != 0)
+    throw ConfigError(where + "arena.anchor_games must be even (games are played in pairs)");
+  if (c.selfplay.resign_below <= -1.0)
+    throw ConfigError(where + "selfplay.resign_below must be above -1 (a root value is never "
+                              "below -1, so it would never resign; 0: never resign)");
+  check_forward_threads(c, where);
+}
+
 // Keys renamed since runs were first written: a frozen config.yaml from then still loads.
 // inference.half (a boolean) became inference.precision.
 bool read_renamed_key(RunConfig& config, const std::string& section, const std::string& key,
@@ -270,6 +272,15 @@ bool read_renamed_key(RunConfig& config, const std::string& section, const std::
 }
 
 }  // namespace
+
+void check_forward_threads(const RunConfig& c, const std::string& where) {
+  if (c.inference.backend == "eigen" &&
+      c.inference.workers * c.inference.threads > kMaxForwardThreads)
+    throw ConfigError(where + "inference.workers x inference.threads is " +
+                      std::to_string(c.inference.workers) + " x " +
+                      std::to_string(c.inference.threads) + "; at most " +
+                      std::to_string(kMaxForwardThreads) + " forward threads in all");
+}
 
 std::vector<int> parse_cuda_devices(std::string_view text) {
   std::vector<int> devices;
@@ -520,6 +531,7 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
                         quote_input(o.substr(0, dot)) + "\"");
   }
   check_cross_field_rules(config, where);
+  if (!every_key) check_new_config_rules(config, where);
   return config;
 }
 

@@ -152,8 +152,8 @@ namespace oppidum::config {
     "arithmetic of the forward pass: fp32, or fp16/bf16 weights and activations (backend torch "   \
     "on device cuda only; the older key half: true means fp16)")
 
-// The most forward threads of an inference server: inference.workers x inference.threads (each
-// key alone allows more; thousands of OpenMP threads only fail, on any machine).
+// The most forward threads of an Eigen inference server: inference.workers x inference.threads
+// (each key alone allows more; thousands of OpenMP threads only fail, on any machine).
 inline constexpr int kMaxForwardThreads = 256;
 
 #define OPPIDUM_DECLARE_FIELD(type, name, def, lo, hi, resumable, doc) type name = def;
@@ -208,6 +208,11 @@ RunConfig load_config_or_defaults(const std::string& path,
 // inference.cuda_devices as GPU indices: "" -> {}, "0,1" -> {0, 1}; throws ConfigError naming
 // the key for anything but comma-separated whole numbers 0..63.
 std::vector<int> parse_cuda_devices(std::string_view text);
+
+// ConfigError (`where` first) when an Eigen inference server would run more than
+// kMaxForwardThreads forward threads. Loading checks it for a config that starts a run; a run's
+// own config.yaml is checked with the session's --set (trainer/resume.h, resolve_config).
+void check_forward_threads(const RunConfig& config, const std::string& where = "");
 // The device training runs on, from training.device (or inference.device when that is empty):
 // "cpu" or "cuda:N"; plain cuda is the first GPU of inference.cuda_devices (0 when that is empty).
 std::string training_device(const RunConfig& config);

@@ -51,8 +51,8 @@ class Resumer {
   Resumed run() {
     check_gate_steps();
     load_trainer();
+    check_trainer_is_the_runs();  // first: the generation of a step past int is refused here
     check_trainer_is_newest();
-    check_trainer_is_the_runs();
     for (const auto& line : folder_.drop_rows_after(trainer_.steps(), spg_))
       log_.warn("repaired " + line);
     Resumed r;
@@ -122,9 +122,9 @@ class Resumer {
   // generation past its newest gate or candidate. One further ahead is another run's file, or its
   // step was edited: adopting it would skip generations and gate a foreign network.
   void check_trainer_is_the_runs() {
-    const int trained = static_cast<int>(trainer_.steps() / spg_);
+    const std::int64_t trained = trainer_.steps() / spg_;  // up to 2^53: not an int
     const int known = std::max({0, folder_.last_gated(), newest_candidate(paths_)});
-    if (trained <= known + 1) return;
+    if (trained <= std::int64_t{known} + 1) return;
     const std::string what = paths_.trainer_weights().string() + " holds step " +
                              std::to_string(trainer_.steps()) + " (generation " +
                              std::to_string(trained) + "), but the run's newest generation is " +
@@ -378,6 +378,8 @@ config::RunConfig resolve_config(const RunPaths& paths, const std::string& confi
   const config::RunConfig effective = config::load_config(paths.config().string(), overrides);
   const config::RunConfig asked =
       config_path.empty() ? effective : config::load_config(config_path, overrides);
+  config::check_forward_threads(asked, (config_path.empty() ? paths.config().string() : config_path) +
+                                           (overrides.empty() ? "" : " with --set") + ": ");
   const std::string differences = differing_keys(asked, saved);
   if (!differences.empty()) {
     std::string keys;

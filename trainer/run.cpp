@@ -174,6 +174,8 @@ class Session {
     if (!rebuilt.empty()) repaired("recovered: " + rebuilt);
     for (const auto& line : folder_->open_tables(options_.recover, config_.arena.anchor))
       repaired("repaired " + line);
+    // Self-play's trees must fit this machine (also a resumed run's: threads and games may change).
+    if (config_.selfplay.threads > 0) selfplay::check_search_memory(selfplay_settings(config_, 0));
     trainer_ = make_trainer();
     const Resumed resumed = resume_run(*folder_, *trainer_, *game_,
                                        config_.training.steps_per_generation, options_.recover,

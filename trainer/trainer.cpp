@@ -441,6 +441,11 @@ void Trainer::save_state(const std::string& prefix) const {
 Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
   LoadResult result;
   const std::string weights = prefix + ".ckpt";
+  const std::string optim = prefix + ".optim";
+  // Both files are written again at every generation: a directory or a device in their place is
+  // refused now, not after a generation of work.
+  util::check_replaceable(weights);
+  util::check_replaceable(optim);
   if (!std::filesystem::exists(weights)) return result;
   const OnStream guard(impl_->stream);
   const model::Checkpoint ckpt = model::load_checkpoint(weights, impl_->game,
@@ -449,11 +454,6 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
   impl_->steps = ckpt.step;
   impl_->make_optimizer();
   result.found = true;
-  const std::string optim = prefix + ".optim";
-  // Both files are written again at every generation: a directory or a device in their place is
-  // refused now, not after a generation of work.
-  util::check_replaceable(weights);
-  util::check_replaceable(optim);
   try {
     // At most two moments per weight (AdamW) beside the archive's own structure.
     const std::string bytes = util::read_regular_file(optim, 3 * model::kMaxCheckpointBytes);

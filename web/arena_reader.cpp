@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -48,35 +49,18 @@ void ArenaReader::refresh_locked() {
   game_.clear();
   std::string line;
   while (std::getline(in, line)) {
-    std::istringstream fields(line);
+    const std::optional<arena::GameLine> split = arena::split_game_line(line);
+    if (!split) {
+      skipped_ += line.find_first_not_of(" \t\r") != std::string::npos;
+      continue;
+    }
+    const oppidum::Game* named = split->game;
     Record g;
-    // The game's name first (arena/game_record.h), or, in files from before, the first spec.
-    const oppidum::Game* named = nullptr;
-    if (!(fields >> g.first)) continue;
-    for (const oppidum::Game* game : all_games())
-      if (g.first == game->name()) named = game;
-    if (named && !(fields >> g.first)) {
-      ++skipped_;
-      continue;
-    }
-    if (!(fields >> g.second >> g.result)) {
-      skipped_ += !line.empty();
-      continue;
-    }
-    if (g.result != "1-0" && g.result != "0-1" && g.result != "1/2-1/2") {
-      ++skipped_;
-      continue;
-    }
-    for (std::string move; fields >> move;) {
-      if (move == "#") {  // the rest of the line: `# forfeit: WHY` (arena/game_record.h)
-        std::string rest;
-        std::getline(fields, rest);
-        const std::string marker = std::string(arena::kForfeitMarker).substr(2);
-        if (rest.rfind(" " + marker, 0) == 0) g.forfeit = rest.substr(marker.size() + 1);
-        break;
-      }
-      g.moves.push_back(move);
-    }
+    g.first = split->first;
+    g.second = split->second;
+    g.result = split->result;
+    g.moves = split->moves;
+    g.forfeit = split->forfeit;
     // The line's game: the one it names, else the first in which its moves are legal; a file
     // holds one game.
     for (const oppidum::Game* game : all_games()) {
