@@ -988,4 +988,48 @@ TEST(FaultRun, ANewRunNeverOverwritesAFoldersNetworkOrTables) {
   }
 }
 
+
+// Found by a kill -9 torture of the stricter resume: a creation cut short twice, with another seed
+// the second time, left an untrained best.ckpt that was no copy of gen-0000, and every later try
+// was refused; a kill between a promotion's row and its best.ckpt, with the promoted candidate
+// damaged too, stopped --recover with a bare error although the trainer holds that network; an
+// interrupted write's .tmp file stayed for good.
+TEST(FaultRun, CutShortCreationsAndLostCopiesAreRecovered) {
+  const fs::path base = promoted_run("cut_base");  // every candidate promoted: best is gen 2
+  {
+    const fs::path dir = fresh_dir("cut_create");
+    fs::create_directories(dir / "checkpoints");
+    fs::copy_file(base / "checkpoints/gen-0000.ckpt", dir / "checkpoints/best.ckpt");
+    const CommandResult r = train(dir, "--set arena.max_games=0 --set run.seed=5");
+    EXPECT_EQ(r.status, 0) << r.out;
+  }
+  {
+    const fs::path dir = copy_run(base, "cut_best");
+    fs::copy_file(dir / "checkpoints/gen-0001.ckpt", dir / "checkpoints/best.ckpt",
+                  fs::copy_options::overwrite_existing);
+    const std::string gen2 = read_file(dir / "checkpoints/gen-0002.ckpt");
+    std::ofstream(dir / "checkpoints/gen-0002.ckpt", std::ios::binary) << gen2.substr(0, 1000);
+    const std::string keep = "--set arena.max_games=0 --set run.max_generations=2";
+    CommandResult r = train(dir, keep);
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("--recover"), std::string::npos) << r.out;
+    r = train(dir, keep + " --recover");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("rewrote it from the trainer's state"), std::string::npos) << r.out;
+    EXPECT_EQ(read_file(dir / "checkpoints/gen-0002.ckpt"), read_file(dir / "checkpoints/best.ckpt"));
+    EXPECT_EQ(oppidum::model::load_checkpoint((dir / "checkpoints/best.ckpt").string()).step, 20);
+    expect_consistent(dir);
+  }
+  {
+    const fs::path dir = copy_run(base, "cut_tmp");
+    for (const char* tmp : {"checkpoints/gen-0003.ckpt.tmp", "trainer.optim.tmp", "state.yaml.tmp"})
+      std::ofstream(dir / tmp) << "half a file";
+    std::ofstream(dir / "notes.tmp") << "the user's";
+    EXPECT_EQ(train(dir, "--set arena.max_games=0 --set run.max_generations=2").status, 0);
+    EXPECT_FALSE(fs::exists(dir / "checkpoints/gen-0003.ckpt.tmp"));
+    EXPECT_FALSE(fs::exists(dir / "trainer.optim.tmp"));
+    EXPECT_FALSE(fs::exists(dir / "state.yaml.tmp"));
+    EXPECT_TRUE(fs::exists(dir / "notes.tmp")) << "not a file of the run's";
+  }
+}
 }  // namespace

@@ -63,7 +63,7 @@ class Resumer {
       if (!candidate_intact(trained)) {
         model::save_checkpoint(trainer_.checkpoint(candidate_metadata(paths_, trained)),
                                paths_.candidate(trained).string());
-        log_.info("rewrote " + paths_.candidate(trained).string() + " from the trainer's state");
+        log_.warn("rewrote " + paths_.candidate(trained).string() + " from the trainer's state");
       }
       r.pending_gate = trained;
       log_.info("generation " + std::to_string(trained) + " was not gated yet: its gate comes first");
@@ -303,7 +303,22 @@ class Resumer {
     }
     // A run from before gen-0000 existed, whose best is still its initial network: keep it.
     if (!fs::exists(source) && !promoted) return 0;
-    const model::Checkpoint copy = load(source);
+    model::Checkpoint copy;
+    try {
+      copy = load(source);
+    } catch (const model::CheckpointError& e) {
+      // The promoted generation's own file is damaged too. The trainer holds that network when
+      // it stands at that generation's step (a kill between the gate's commit and the copy).
+      if (!recover_) throw RunFolderError(recover_hint(e.what()));
+      if (trainer_.steps() != best_step)
+        throw RunFolderError(std::string(e.what()) + ", and no other copy of generation " +
+                             std::to_string(best_gen) + "'s network is left (best.ckpt: " +
+                             problem + "); restore one of them");
+      copy = trainer_.checkpoint(candidate_metadata(paths_, best_gen));
+      model::save_checkpoint(copy, source);
+      log_.warn("recovered: " + std::string(e.what()) + "; rewrote it from the trainer's state, "
+                "the same network");
+    }
     model::save_checkpoint(copy, paths_.best().string());
     log_.warn(paths_.best().string() + ": " + problem + "; copied " + source + " to it");
     return copy.step;
@@ -336,21 +351,20 @@ std::string differing_keys(const config::RunConfig& a, const config::RunConfig& 
 }
 
 // A folder that holds training progress but no config.yaml lost its config: never start over.
-// A new run's folder holds nothing of a run but what a creation cut short leaves (gen-0000,
-// best.ckpt its copy, state.yaml, log.txt): progress, a metrics.csv (made after config.yaml), or any
-// other best.ckpt (a network someone kept there) means a run lost its config.
+// A new run's folder holds nothing of a run but what a creation cut short leaves (gen-0000, an
+// untrained best.ckpt, state.yaml, log.txt): progress, a metrics.csv (made after config.yaml), or a
+// trained best.ckpt (a network someone kept there) means a run lost its config.
 void check_not_orphaned(const RunPaths& paths) {
   auto found = progress_files(paths);
   if (fs::exists(paths.metrics())) found.push_back(paths.metrics().filename().string());
   std::error_code ec;
   if (fs::exists(paths.best(), ec)) {
+    // An untrained network (step 0) is a creation's, cut short (perhaps by an earlier try with
+    // another seed or network): nothing is lost by writing over it. Anything else someone kept.
     bool initial = false;
     try {
-      const std::uint64_t size = fs::file_size(paths.best());
-      initial = size == fs::file_size(paths.candidate(0)) &&
-                util::read_regular_file(paths.best().string(), size) ==
-                    util::read_regular_file(paths.candidate(0).string(), size);
-    } catch (const std::exception&) {  // fs::filesystem_error or util::FileError: not a copy
+      initial = model::load_checkpoint(paths.best().string()).step == 0;
+    } catch (const model::CheckpointError&) {
     }
     if (!initial) found.push_back("checkpoints/best.ckpt");
   }

@@ -405,6 +405,23 @@ std::vector<std::string> progress_files(const RunPaths& paths) {
 RunFolder::RunFolder(const fs::path& dir)
     : paths_{dir}, lock_(created(dir), "oppidum train") {
   fs::create_directories(paths_.checkpoints());
+  // The owner's interrupted whole-file writes (util::write_file_atomically) leave `<file>.tmp`
+  // beside their file; only the owner writes them, and it holds the lock now. The replay store
+  // removes its own (games/).
+  const std::set<std::string> run_files = {"config.yaml", "state.yaml", "trainer.ckpt",
+                                           "trainer.optim"};
+  std::error_code ec;
+  for (const fs::path& folder : {paths_.dir, paths_.checkpoints()})
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      const fs::path& p = entry.path();
+      if (p.extension() != ".tmp" || !entry.is_regular_file(ec)) continue;
+      const fs::path file = p.stem();  // the name it was to have
+      const bool ours = folder == paths_.dir
+                            ? run_files.count(file.string()) > 0
+                            : file.extension() == ".ckpt" &&
+                                  RunPaths::is_checkpoint_name(file.stem().string());
+      if (ours) fs::remove(p, ec);
+    }
 }
 
 bool RunFolder::exists() const { return fs::exists(paths_.config()); }
