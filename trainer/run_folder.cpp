@@ -491,13 +491,19 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
         "same command with --recover to rebuild it from what is intact (arena.csv from "
         "metrics.csv's gate rows and best.ckpt, metrics.csv from arena.csv)");
   metrics_ = std::make_unique<util::CsvTable>(paths_.metrics().string(), kMetricsHeader, false);
+  std::vector<GateRow> rebuilt;
+  if (lost && arena_missing && !metrics_missing) {
+    // Written whole, header and rows at once: a --recover stopped here leaves no table cut short.
+    rebuilt = gates_from_metrics(*metrics_, anchor);
+    std::string text = util::CsvTable::format(kArenaHeader) + "\n";
+    for (const GateRow& g : rebuilt) text += util::CsvTable::format(gate_arena_row(g)) + "\n";
+    util::write_file_atomically(paths_.arena().string(), text);
+  }
   arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
   if (lost && arena_missing && metrics_missing) {
     repairs.push_back(arena_->path() + ": was missing, and metrics.csv with it; started anew (a "
                       "newer best.ckpt is recorded as promoted)");
   } else if (lost && arena_missing) {
-    const std::vector<GateRow> rebuilt = gates_from_metrics(*metrics_, anchor);
-    for (const GateRow& g : rebuilt) arena_->append(gate_arena_row(g));
     repairs.push_back(arena_->path() + ": was missing; rebuilt " + std::to_string(rebuilt.size()) +
                       " gate row(s) from metrics.csv (which does not keep the wins, draws, "
                       "losses and intervals)");
