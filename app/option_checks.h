@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,17 +14,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "util/text.h"
+
 namespace oppidum::app {
 namespace option_checks_detail {
 
-// The number in `text`, written in decimal in full (no '+', spaces or hexadecimal, which strtod
-// takes), or NaN when it is not one.
+// The number in `text`, written in decimal in full (util::parse_decimal: no '+', spaces or
+// hexadecimal, which strtod takes), or NaN when it is not one.
 inline double parse_number(const std::string& text) {
   double v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v,
-                                 std::chars_format::general);
-  return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size() ? v
-                                                                                    : std::nan("");
+  bool out_of_range = false;
+  return util::parse_decimal(text, v, out_of_range) ? v : std::nan("");
 }
 
 inline std::string short_number(double v) {

@@ -21,6 +21,7 @@
 #include "games/game.h"
 #include "games/quote.h"
 #include "util/file_io.h"
+#include "util/text.h"
 
 namespace oppidum::config {
 namespace {
@@ -49,21 +50,6 @@ std::string value_text(const T& v) {
   else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
   else if constexpr (std::is_floating_point_v<T>) return number_text(v);
   else return std::to_string(v);
-}
-
-// Parses all of `text` as a T written in decimal (an optional '-' where T is signed, digits, and for
-// floating point a fraction and exponent; no '+', spaces or hexadecimal), the same in a file and in
-// --set; false when it is not such a number. `out_of_range`: it is one, but T cannot hold it.
-template <class T>
-bool parse_number(const std::string& text, T& value, bool& out_of_range) {
-  const char* begin = text.data();
-  const char* end = begin + text.size();
-  std::from_chars_result r{};
-  if constexpr (std::is_floating_point_v<T>) r = std::from_chars(begin, end, value,
-                                                                 std::chars_format::general);
-  else r = std::from_chars(begin, end, value, 10);
-  out_of_range = r.ec == std::errc::result_out_of_range && r.ptr == end;
-  return r.ec == std::errc() && r.ptr == end && !text.empty();
 }
 
 template <class S, class T, class Lo, class Hi>
@@ -95,7 +81,7 @@ Field<S> make_field(const char* name, const char* doc, bool resumable, T S::*mem
     f.read = [member, low, high](S& s, const std::string& value, const std::string& key) {
       T v{};
       bool out_of_range = false;
-      if (!parse_number(value, v, out_of_range)) {
+      if (!util::parse_decimal(value, v, out_of_range)) {
         if (out_of_range)
           throw ConfigError(key + ": " + quote_input(value, 40) + " is out of range " +
                             value_text(low) + ".." + value_text(high));

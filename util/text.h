@@ -1,13 +1,17 @@
 // Small text helpers: those shared by the line-based readers (the engine protocol, results files,
-// the terminal player, `perft --positions -`), and numbers written with fixed decimals.
+// the terminal player, `perft --positions -`), numbers written with fixed decimals, and numbers
+// read in decimal.
 #pragma once
 
+#include <charconv>
 #include <cstddef>
 #include <cstdio>
 #include <istream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <type_traits>
 
 namespace oppidum::util {
 
@@ -24,6 +28,23 @@ inline std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+// Reads all of `text` as a T written in decimal: an optional '-' where T is signed, digits, and for
+// floating point a fraction and an exponent; no '+', spaces or hexadecimal (which strtod and
+// strtoll take). False when it is not such a number; `out_of_range` is then set when it is one
+// that T cannot hold. The configs' values and the command line's numbers alike.
+template <class T>
+bool parse_decimal(std::string_view text, T& value, bool& out_of_range) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  std::from_chars_result r{};
+  if constexpr (std::is_floating_point_v<T>)
+    r = std::from_chars(begin, end, value, std::chars_format::general);
+  else
+    r = std::from_chars(begin, end, value, 10);
+  out_of_range = r.ec == std::errc::result_out_of_range && r.ptr == end;
+  return !text.empty() && r.ec == std::errc() && r.ptr == end;
 }
 
 // A line longer than read_line's limit.
