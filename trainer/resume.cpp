@@ -19,25 +19,8 @@ std::string recover_hint(const std::string& what) {
                 "its newest intact checkpoints (docs/FORMATS.md, \"Run folder\")";
 }
 
-// The generation numbers of the files named like candidates (gen-NNNN.ckpt, four digits or more
-// as RunPaths::candidate writes them), newest first, whatever their content.
-std::vector<int> candidate_generations(const RunPaths& paths) {
-  std::vector<int> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(paths.checkpoints(), ec)) {
-    const fs::path& path = entry.path();
-    const std::string stem = path.stem().string();
-    if (path.extension() != ".ckpt" || stem == "best" || !RunPaths::is_checkpoint_name(stem))
-      continue;
-    const int gen = std::stoi(stem.substr(4));  // at most 8 digits
-    if (paths.candidate(gen).filename() == path.filename()) found.push_back(gen);
-  }
-  std::sort(found.rbegin(), found.rend());
-  return found;
-}
-
 int newest_candidate(const RunPaths& paths) {
-  const std::vector<int> found = candidate_generations(paths);
+  const std::vector<int> found = paths.candidate_generations();
   return found.empty() ? -1 : found.front();
 }
 
@@ -78,20 +61,25 @@ class Resumer {
     return model::load_checkpoint(path, game_, &net_);
   }
 
-  // Generation `gen`'s checkpoint is intact: this run's game and architecture, undamaged, and at
-  // that generation's step (a copy of another generation is not it).
-  bool candidate_intact(int gen, std::string* why = nullptr) const {
+  // Generation `gen`'s checkpoint when it is intact: this run's game and architecture, undamaged,
+  // and at that generation's step (a copy of another generation is not it); else nothing, with
+  // what is wrong in `why`.
+  std::optional<model::Checkpoint> intact_candidate(int gen, std::string* why = nullptr) const {
     const std::string path = paths_.candidate(gen).string();
     try {
-      const model::Checkpoint c = load(path);
-      if (c.step == static_cast<std::int64_t>(gen) * spg_) return true;
+      model::Checkpoint c = load(path);
+      if (c.step == static_cast<std::int64_t>(gen) * spg_) return c;
       if (why)
         *why = path + " holds step " + std::to_string(c.step) + ", not generation " +
                std::to_string(gen) + "'s step " + std::to_string(std::int64_t{gen} * spg_);
     } catch (const model::CheckpointError& e) {
       if (why) *why = e.what();
     }
-    return false;
+    return std::nullopt;
+  }
+
+  bool candidate_intact(int gen, std::string* why = nullptr) const {
+    return intact_candidate(gen, why).has_value();
   }
 
   // --recover only (it reads every candidate): a damaged generation older than the trainer's is
@@ -104,7 +92,7 @@ class Resumer {
       best = load(paths_.best().string());
     } catch (const model::CheckpointError&) {
     }
-    for (const int gen : candidate_generations(paths_)) {
+    for (const int gen : paths_.candidate_generations()) {
       std::string why;
       if (gen > trained || candidate_intact(gen, &why)) continue;
       if (best && best->step == std::int64_t{gen} * spg_) {
@@ -159,7 +147,7 @@ class Resumer {
       const int gated = folder_.last_gated();
       if (gated > trained)
         return paths_.arena().string() + " has gated generation " + std::to_string(gated);
-      for (const int gen : candidate_generations(paths_))
+      for (const int gen : paths_.candidate_generations())
         if (gen > trained && candidate_intact(gen))
           return paths_.candidate(gen).string() + " is intact";
       return "";
@@ -216,12 +204,11 @@ class Resumer {
       best = load(paths_.best().string());
     } catch (const model::CheckpointError&) {
     }
-    for (const int gen : candidate_generations(paths_)) {
-      if (!candidate_intact(gen)) continue;
-      const std::string path = paths_.candidate(gen).string();
-      const model::Checkpoint c = load(path);
-      if (best && best->step > c.step) break;
-      restart_trainer(c, path, why);
+    for (const int gen : paths_.candidate_generations()) {
+      const std::optional<model::Checkpoint> c = intact_candidate(gen);
+      if (!c) continue;
+      if (best && best->step > c->step) break;
+      restart_trainer(*c, paths_.candidate(gen).string(), why);
       return;
     }
     if (!best)

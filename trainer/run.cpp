@@ -116,7 +116,6 @@ class Session {
   // (its config is frozen once it does): the initial network, the inference server on it, and the
   // Redis store (reachable, the credentials accepted, its keys free).
   void check_new_run() {
-    if (config_.selfplay.threads > 0) selfplay::check_search_memory(selfplay_settings(config_, 0));
     initial_ = make_trainer()->checkpoint("initial network");
     server_ = std::make_unique<model::InferenceServer>(*game_, *initial_,
                                                        backend_options(config_.inference),
@@ -138,6 +137,9 @@ class Session {
       url_ = store::node_url(config_.run.store, options_.store_password, options_.insecure);
     check_anchor(*game_, config_);
     check_openings(*game_, config_);
+    // Self-play's trees must fit this machine (a resumed run's too: threads and games may change),
+    // checked before anything is created or a session counted.
+    if (config_.selfplay.threads > 0) selfplay::check_search_memory(selfplay_settings(config_, 0));
   }
 
   std::unique_ptr<Trainer> make_trainer() const {
@@ -174,8 +176,6 @@ class Session {
     if (!rebuilt.empty()) repaired("recovered: " + rebuilt);
     for (const auto& line : folder_->open_tables(options_.recover, config_.arena.anchor))
       repaired("repaired " + line);
-    // Self-play's trees must fit this machine (also a resumed run's: threads and games may change).
-    if (config_.selfplay.threads > 0) selfplay::check_search_memory(selfplay_settings(config_, 0));
     trainer_ = make_trainer();
     const Resumed resumed = resume_run(*folder_, *trainer_, *game_,
                                        config_.training.steps_per_generation, options_.recover,

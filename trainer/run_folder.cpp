@@ -380,19 +380,28 @@ bool RunPaths::is_checkpoint_name(const std::string& stem) {
   return stem.find_first_not_of("0123456789", 4) == std::string::npos;
 }
 
+std::vector<int> RunPaths::candidate_generations() const {
+  std::vector<int> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints(), ec)) {
+    const fs::path& path = entry.path();
+    const std::string stem = path.stem().string();
+    if (path.extension() != ".ckpt" || stem == "best" || !is_checkpoint_name(stem)) continue;
+    const int gen = std::stoi(stem.substr(4));  // at most 8 digits
+    if (candidate(gen).filename() == path.filename()) found.push_back(gen);
+  }
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
 std::vector<std::string> progress_files(const RunPaths& paths) {
   std::vector<std::string> found;
   for (const fs::path& p : {paths.trainer_weights(), paths.arena()})
     if (fs::exists(p)) found.push_back(p.filename().string());
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(paths.checkpoints(), ec)) {
-    const std::string stem = entry.path().stem().string();
-    if (entry.path().extension() == ".ckpt" && stem != "best" && stem != "gen-0000" &&
-        RunPaths::is_checkpoint_name(stem)) {
-      found.push_back("checkpoints/" + entry.path().filename().string());
-      break;
-    }
-  }
+  const std::vector<int> candidates = paths.candidate_generations();  // newest first
+  if (!candidates.empty() && candidates.front() > 0)
+    found.push_back("checkpoints/" + paths.candidate(candidates.front()).filename().string());
   if (fs::is_directory(paths.games(), ec))
     for (const auto& entry : fs::directory_iterator(paths.games(), ec))
       if (entry.path().extension() == ".bin") {
@@ -408,16 +417,16 @@ RunFolder::RunFolder(const fs::path& dir)
   // The owner's interrupted whole-file writes (util::write_file_atomically) leave `<file>.tmp`
   // beside their file; only the owner writes them, and it holds the lock now. The replay store
   // removes its own (games/).
-  const std::set<std::string> run_files = {"config.yaml", "state.yaml", "trainer.ckpt",
-                                           "trainer.optim"};
+  const std::set<fs::path> run_files = {paths_.config(), paths_.state(), paths_.trainer_weights(),
+                                        paths_.trainer_prefix() + ".optim"};
   std::error_code ec;
   for (const fs::path& folder : {paths_.dir, paths_.checkpoints()})
     for (const auto& entry : fs::directory_iterator(folder, ec)) {
       const fs::path& p = entry.path();
       if (p.extension() != ".tmp" || !entry.is_regular_file(ec)) continue;
-      const fs::path file = p.stem();  // the name it was to have
+      const fs::path file = p.parent_path() / p.stem();  // the file it was to become
       const bool ours = folder == paths_.dir
-                            ? run_files.count(file.string()) > 0
+                            ? run_files.count(file) > 0
                             : file.extension() == ".ckpt" &&
                                   RunPaths::is_checkpoint_name(file.stem().string());
       if (ours) fs::remove(p, ec);

@@ -77,6 +77,9 @@ struct RunPaths {
   // A checkpoint's name in the folder ("best", "gen-0003") and back: the stem of its file in
   // checkpoints/, or nothing for a name that is neither.
   static bool is_checkpoint_name(const std::string& stem);
+  // The generations of the files in checkpoints/ named as candidate() names them (four digits or
+  // more), newest first, whatever their content.
+  std::vector<int> candidate_generations() const;
 };
 
 // What state.yaml keeps.
