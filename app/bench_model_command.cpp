@@ -34,6 +34,7 @@
 #include "app/game_dispatch.h"
 #include "app/option_checks.h"
 #include "games/game.h"
+#include "games/playout.h"
 #include "model/backend.h"
 #include "model/checkpoint.h"
 #include "model/cpu_tuning.h"
@@ -123,15 +124,8 @@ Positions random_positions(const Game& game, int count, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Positions p;
   while (static_cast<int>(p.states.size()) < count) {
-    auto state = game.initial_state();
     ActionList legal;
-    const int plies = static_cast<int>(rng() % 40);
-    for (int i = 0; i < plies; ++i) {
-      state->legal_actions(legal);
-      if (legal.empty()) break;
-      state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
-    }
-    state->legal_actions(legal);
+    auto state = random_position(game, rng, 40, legal);
     if (legal.empty()) continue;
     p.states.push_back(std::move(state));
     p.legal.push_back(legal);

@@ -578,7 +578,7 @@ ProbePositions probe_positions(const Game& game) {
   auto state = game.initial_state();
   std::mt19937_64 rng(20261206);
   ActionList legal;
-  for (int ply = 0; ply <= 28 && !state->is_terminal(); ++ply) {
+  for (int ply = 0; ply <= 28; ++ply) {
     state->legal_actions(legal);
     if (legal.empty()) break;
     if (ply % 4 == 0) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "games/game.h"
+#include "games/playout.h"
 #include "mcts/evaluator.h"
 #include "model/net_config.h"
 
@@ -29,18 +30,9 @@ inline std::vector<Position> random_positions(const Game& game, int count, std::
   std::mt19937_64 rng(seed);
   std::vector<Position> out;
   while (static_cast<int>(out.size()) < count) {
-    auto state = game.initial_state();
-    const int plies = static_cast<int>(rng() % 60);
-    ActionList legal;
-    for (int p = 0; p < plies; ++p) {
-      state->legal_actions(legal);
-      if (legal.empty()) break;
-      state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
-    }
     Position pos;
-    state->legal_actions(pos.legal);
+    pos.state = random_position(game, rng, 60, pos.legal);
     if (pos.legal.empty()) continue;
-    pos.state = std::move(state);
     out.push_back(std::move(pos));
   }
   return out;

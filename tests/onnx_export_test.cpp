@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "games/game.h"
+#include "games/playout.h"
 #include "model/checkpoint.h"
 #include "model/eigen_net.h"
 #include "tests/model_test_util.h"
@@ -176,13 +177,8 @@ std::vector<std::unique_ptr<GameState>> game_positions(const Game& game, int cou
   const int longest = game.name() == "dvonn" ? 110 : 80;
   ActionList legal;
   while (static_cast<int>(out.size()) < count) {
-    auto state = game.initial_state();
-    const int plies = static_cast<int>(rng() % static_cast<unsigned>(longest));
-    for (int p = 0; p < plies && !state->is_terminal(); ++p) {
-      state->legal_actions(legal);
-      state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
-    }
-    if (!state->is_terminal()) out.push_back(std::move(state));
+    auto state = random_position(game, rng, longest, legal);
+    if (!legal.empty()) out.push_back(std::move(state));  // not terminal (games/game.h)
   }
   return out;
 }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "games/playout.h"
+
 namespace oppidum::trainer {
 
 void TrainingBatch::clear(int rows, int plane_size, int actions) {
@@ -29,14 +31,7 @@ std::vector<TrainingBatch> learnable_batches(const Game& game, int count, int n,
   for (TrainingBatch& b : batches) {
     b.clear(n, plane_size, actions);
     for (int i = 0; i < n;) {
-      auto state = game.initial_state();
-      const int plies = static_cast<int>(rng() % 60);
-      for (int p = 0; p < plies; ++p) {
-        state->legal_actions(legal);
-        if (legal.empty()) break;
-        state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
-      }
-      state->legal_actions(legal);
+      const auto state = random_position(game, rng, 60, legal);
       if (legal.empty()) continue;
       const std::size_t row = static_cast<std::size_t>(i) * static_cast<std::size_t>(actions);
       state->encode(b.planes.data() + static_cast<std::size_t>(i) * plane_size);
