@@ -26,8 +26,8 @@ void register_train_command(CLI::App& app) {
                   "run config (configs/*.yaml); optional when the run folder exists");
   cmd->add_option("--run", o->run_dir, "run folder (default runs/<config name>)");
   cmd->add_option("--set", o->overrides,
-                  "override a config key, e.g. --set training.batch_size=128 (repeatable; of a key given "
-                  "twice the last counts, so scripts can layer settings)")
+                  "override a config key, e.g. --set training.batch_size=128 (repeatable; of a "
+                  "key given twice the last counts, so scripts can layer settings)")
       ->take_all();
   cmd->add_flag_callback("--no-status", [o] { o->status_line = false; },
                          "no live status line (log lines instead)");

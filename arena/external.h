@@ -14,8 +14,9 @@
 // Clock (clock=S): the referee charges the program, per game, the time from its line(s) to the
 // program to the program's answer, for every move; for its first move, from the moment the
 // program starts reading its first lines (fewer bytes left in its input pipe than were written:
-// FIONREAD), so its start-up is not charged but all its thinking is; a program whose moves of a game take more than S + kTimeGrace (arena/time_control.h)
-// loses on time (`time: ...`) as soon as that time is out. timeout_ms still bounds every move.
+// FIONREAD), so its start-up is not charged but all its thinking is; a program whose moves of a
+// game take more than S + kTimeGrace (arena/time_control.h) loses on time (`time: ...`) as soon
+// as that time is out. timeout_ms still bounds every move.
 //
 // Openings (openings=1): before its first move of a game that does not start from the initial
 // position, the program reads one line `Opening <move> <move> ...` (the opening's moves from the

@@ -38,7 +38,8 @@ PlayedGame play_game(const GameState& start, std::array<Player*, 2> players, std
     Action action = -1;
     try {
       action = player.choose_move_in_game(
-          0, *state, mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
+          0, *state,
+          mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
     } catch (const Forfeit& e) {  // an external program's: say whose
       throw Forfeit(player.spec() + " forfeits: " + e.what());
     }
