@@ -6,9 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "arena/match.h"
+#include "arena/play.h"
 #include "games/quote.h"
-#include "mcts/seed.h"
 #include "util/text.h"
 
 namespace oppidum::arena {
@@ -97,11 +96,9 @@ void run_engine(const Game& game, Player& player, std::istream& in, std::ostream
     while (!state->is_terminal() && state->current_player() == me) {
       Action mine = -1;
       try {
-        mine = player.choose_move_in_game(
-            0, *state,
-            mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
-      } catch (const Forfeit& e) {  // an external program's: say whose
-        throw EngineError("engine: " + player.spec() + " forfeits: " + e.what());
+        mine = choose_in_game(player, *state, seed);
+      } catch (const Forfeit& e) {  // whose it is, the message says
+        throw EngineError(std::string("engine: ") + e.what());
       }
       out << state->action_to_string(mine) << '\n' << std::flush;
       if (!out) throw EngineError("engine: cannot write the move to the output");

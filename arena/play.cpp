@@ -21,6 +21,15 @@ struct GameEnder {
 
 }  // namespace
 
+Action choose_in_game(Player& player, const GameState& state, std::uint64_t seed) {
+  try {
+    return player.choose_move_in_game(
+        0, state, mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state.ply())));
+  } catch (const Forfeit& e) {  // an external program's: say whose
+    throw Forfeit(player.spec() + " forfeits: " + e.what());
+  }
+}
+
 PlayedGame play_game(const GameState& start, std::array<Player*, 2> players, std::uint64_t seed,
                      int max_plies, const std::function<void(const GameState&, Action)>& on_move) {
   for (const Player* player : players)
@@ -35,14 +44,7 @@ PlayedGame play_game(const GameState& start, std::array<Player*, 2> players, std
   const int limit = max_plies > 0 ? max_plies : state->game().max_game_length();
   while (!state->is_terminal() && state->ply() < limit) {
     Player& player = *players[static_cast<std::size_t>(state->current_player())];
-    Action action = -1;
-    try {
-      action = player.choose_move_in_game(
-          0, *state,
-          mcts::derive_seed(seed, kMoveStream, static_cast<std::uint64_t>(state->ply())));
-    } catch (const Forfeit& e) {  // an external program's: say whose
-      throw Forfeit(player.spec() + " forfeits: " + e.what());
-    }
+    const Action action = choose_in_game(player, *state, seed);
     if (!state->is_legal(action))
       throw std::logic_error(player.spec() + " chose the illegal action " + std::to_string(action) +
                              " in " + state->to_string());
