@@ -183,7 +183,7 @@ class Resumer {
       return;
     }
     // No trainer state: right for a run that never finished its first generation.
-    if (fs::exists(paths_.candidate(1)) || !folder_.gates().empty()) {
+    if (newest_candidate(paths_) > 0 || !folder_.gates().empty()) {
       const std::string what = paths_.trainer_weights().string() +
                                " is missing, but the run has trained generations";
       if (!recover_) throw RunFolderError(recover_hint(what));

@@ -144,6 +144,17 @@ util::CsvTable::Row gate_arena_row(const GateRow& g) {
           g.pairs, anchored ? g.anchor_pairs : ""};
 }
 
+// Writes arena.csv whole and atomically: the header, the `kept` rows, then the rows of `added`. A
+// --recover stopped while rebuilding gates leaves the table as it was or complete, never cut short
+// (a table missing one gate would read as a gate to play again).
+void write_arena(const std::string& path, const std::vector<util::CsvTable::Row>& kept,
+                 const std::vector<GateRow>& added) {
+  std::string text = util::CsvTable::format(kArenaHeader) + "\n";
+  for (const auto& row : kept) text += util::CsvTable::format(row) + "\n";
+  for (const GateRow& g : added) text += util::CsvTable::format(gate_arena_row(g)) + "\n";
+  util::write_file_atomically(path, text);
+}
+
 // What metrics.csv's gate rows keep of the gates, in generation order (the newest row of a
 // generation counts), for --recover when arena.csv is lost; what they do not keep is unknown.
 std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std::string& anchor) {
@@ -502,11 +513,8 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
   metrics_ = std::make_unique<util::CsvTable>(paths_.metrics().string(), kMetricsHeader, false);
   std::vector<GateRow> rebuilt;
   if (lost && arena_missing && !metrics_missing) {
-    // Written whole, header and rows at once: a --recover stopped here leaves no table cut short.
     rebuilt = gates_from_metrics(*metrics_, anchor);
-    std::string text = util::CsvTable::format(kArenaHeader) + "\n";
-    for (const GateRow& g : rebuilt) text += util::CsvTable::format(gate_arena_row(g)) + "\n";
-    util::write_file_atomically(paths_.arena().string(), text);
+    write_arena(paths_.arena().string(), {}, rebuilt);
   }
   arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
   if (lost && arena_missing && metrics_missing) {
@@ -543,7 +551,8 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
       if (!recover)
         throw RunFolderError(what + "; restore arena.csv, or run the same command with --recover "
                                     "to rebuild those rows from metrics.csv");
-      for (const GateRow& g : beyond) arena_->append(gate_arena_row(g));
+      write_arena(arena_->path(), arena_->rows(), beyond);
+      arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
       repairs.push_back(what + "; rebuilt " + std::to_string(beyond.size()) +
                         " row(s) from metrics.csv (which does not keep the wins, draws, losses "
                         "and intervals)");
