@@ -91,12 +91,13 @@ class MatchState {
     }
   }
 
-  void add_time(int side, std::int64_t moves, double seconds, double max_move) {
+  // A search player's moves of a chunk (every game it searched in, counted or not) and their
+  // time: what the mean per move of its counted moves comes from.
+  void add_search_time(int side, std::int64_t moves, double seconds) {
     std::lock_guard<std::mutex> lock(mutex_);
-    SideTime& time = status_.time[static_cast<std::size_t>(side)];
-    time.moves += moves;
-    time.seconds += seconds;
-    time.max_move = std::max(time.max_move, max_move);
+    SideTime& searched = searched_[static_cast<std::size_t>(side)];
+    searched.moves += moves;
+    searched.seconds += seconds;
   }
 
   void fail(std::exception_ptr error) {
@@ -111,6 +112,10 @@ class MatchState {
     status_.finished = !stopped_;
     status_.stopped = stopped_;
     status_.seconds = seconds_since(start_);
+    for (std::size_t s = 0; s < 2; ++s)
+      if (searched_[s].moves > 0)
+        status_.time[s].seconds =
+            static_cast<double>(status_.time[s].moves) * searched_[s].per_move();
     return status_;
   }
 
@@ -132,6 +137,12 @@ class MatchState {
                                         (loser == 0 ? "A" : "B") + " forfeits: " + game->forfeit);
       }
       if (distinct_.insert(game->moves).second) ++status_.distinct_games;
+      for (std::size_t s = 0; s < 2; ++s) {
+        SideTime& time = status_.time[s];
+        time.moves += game->time[s].moves;
+        time.seconds += game->time[s].seconds;
+        time.max_move = std::max(time.max_move, game->time[s].max_move);
+      }
       if (hooks_.on_game) hooks_.on_game(*game);
     }
     status_.games_counted += 2;
@@ -151,6 +162,7 @@ class MatchState {
   MatchStatus status_;
   std::vector<std::optional<GameRecord>> finished_;  // by game index, until counted
   std::set<std::vector<Action>> distinct_;            // the counted games' moves
+  std::array<SideTime, 2> searched_;                  // search players': add_search_time
   int counted_pairs_ = 0;
   const MatchHooks& hooks_;
   Clock::time_point start_;
@@ -236,8 +248,10 @@ class ChunkDriver final : public mcts::GameDriver {
     Progress& progress = games_[static_cast<std::size_t>(index)];
     if (progress.forfeit_side >= 0) return search.action;
     const int side = (state.current_player() == 0) == a_first(g) ? 0 : 1;
+    const auto s = static_cast<std::size_t>(side);
     ++progress.moves;
-    if (!direct_[static_cast<std::size_t>(side)]) return search.action;
+    ++progress.time[s].moves;  // a forfeited move too: its time counts
+    if (!direct_[s]) return search.action;
     // A stopping match abandons this game: its direct player (an external program) is not asked.
     if (state_.stopping()) return search.action;
     const auto start = Clock::now();
@@ -245,7 +259,6 @@ class ChunkDriver final : public mcts::GameDriver {
         config_.seed, kMoveStream,
         (static_cast<std::uint64_t>(g) << 20) + static_cast<std::uint64_t>(state.ply()));
     Action action = search.action;
-    const auto s = static_cast<std::size_t>(side);
     try {
       action = players_[s]->choose_move_in_game(g, state, seed);
     } catch (const Forfeit& forfeit) {
@@ -255,8 +268,8 @@ class ChunkDriver final : public mcts::GameDriver {
     }
     const double seconds = seconds_since(start);
     direct_seconds_[s] += seconds;
-    direct_max_[s] = std::max(direct_max_[s], seconds);
-    progress.used[s] += seconds;
+    progress.time[s].seconds += seconds;
+    progress.time[s].max_move = std::max(progress.time[s].max_move, seconds);
     if (progress.forfeit_side < 0) {
       char reason[160];
       reason[0] = '\0';
@@ -264,10 +277,11 @@ class ChunkDriver final : public mcts::GameDriver {
       if (time.move_ms > 0 && seconds > time.move_limit_seconds())
         std::snprintf(reason, sizeof reason, "%sthe move took %.3f s of %d ms (+%.2f s grace)",
                       kTimeForfeit, seconds, time.move_ms, kTimeGrace);
-      else if (time.clock_seconds > 0 && progress.used[s] > time.game_limit_seconds())
+      else if (time.clock_seconds > 0 && progress.time[s].seconds > time.game_limit_seconds())
         std::snprintf(reason, sizeof reason,
                       "%sthe moves took %.3f s of a %s s clock (+%.2f s grace)", kTimeForfeit,
-                      progress.used[s], format_number(time.clock_seconds).c_str(), kTimeGrace);
+                      progress.time[s].seconds, format_number(time.clock_seconds).c_str(),
+                      kTimeGrace);
       if (reason[0] != '\0') {
         progress.forfeit_side = side;
         progress.forfeit_reason =
@@ -288,17 +302,13 @@ class ChunkDriver final : public mcts::GameDriver {
     record.opening_plies = static_cast<int>(record.moves.size());
     if (progress.forfeit_side >= 0)
       finished.moves.resize(static_cast<std::size_t>(progress.moves));  // the moves before it
-    for (const auto& move : finished.moves) {
-      record.moves.push_back(move.action);
-      const int side = (move.player == 0) == record.a_first ? 0 : 1;
-      ++moves_[static_cast<std::size_t>(side)];
-    }
+    for (const auto& move : finished.moves) record.moves.push_back(move.action);
     record.result = finished.result;
     record.adjudicated = finished.adjudicated;
+    // The forfeited move was asked for and its time counted: it counts as a move of the time per
+    // move too, so that the mean never exceeds the longest.
+    record.time = progress.time;
     if (progress.forfeit_side >= 0) {
-      // The forfeited move was asked for and its time counted (direct_seconds_): it counts as a
-      // move of the time per move too, so that the mean never exceeds the longest.
-      ++moves_[static_cast<std::size_t>(progress.forfeit_side)];
       const bool first_forfeits = (progress.forfeit_side == 0) == record.a_first;
       record.result = first_forfeits ? -1.0 : 1.0;
       record.adjudicated = false;
@@ -309,8 +319,12 @@ class ChunkDriver final : public mcts::GameDriver {
 
   bool direct(int side) const { return direct_[static_cast<std::size_t>(side)]; }
   double direct_seconds(int side) const { return direct_seconds_[static_cast<std::size_t>(side)]; }
-  double direct_max(int side) const { return direct_max_[static_cast<std::size_t>(side)]; }
-  std::int64_t moves(int side) const { return moves_[static_cast<std::size_t>(side)]; }
+  // The moves `side` was asked for in every game of the chunk, finished or abandoned.
+  std::int64_t moves(int side) const {
+    std::int64_t n = 0;
+    for (const Progress& p : games_) n += p.time[static_cast<std::size_t>(side)].moves;
+    return n;
+  }
 
  private:
   // One game of the chunk.
@@ -320,7 +334,7 @@ class ChunkDriver final : public mcts::GameDriver {
     int moves = 0;            // moves played (before a forfeit)
     int forfeit_side = -1;    // 0: A, 1: B
     std::string forfeit_reason;
-    std::array<double, 2> used{};  // seconds of A's and B's moves (direct players)
+    std::array<SideTime, 2> time;  // A's and B's moves; the seconds of direct players'
   };
 
   static bool a_first(int game_index) { return game_index % 2 == 0; }
@@ -341,8 +355,6 @@ class ChunkDriver final : public mcts::GameDriver {
   std::vector<Progress> games_;  // by index in the chunk
   std::array<TimeControl, 2> time_;
   std::array<double, 2> direct_seconds_{};
-  std::array<double, 2> direct_max_{};
-  std::array<std::int64_t, 2> moves_{};
 };
 
 void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchConfig& config,
@@ -390,15 +402,12 @@ void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchCon
     if (t) evaluator_time += t->seconds();
   for (int side = 0; side < 2; ++side) {
     const auto s = static_cast<std::size_t>(side);
-    double seconds = driver.direct_seconds(side);
-    if (!driver.direct(side)) {
-      const bool both_search = !driver.direct(1 - side);
-      const double share = !both_search ? 1.0
-                           : evaluator_time > 0 ? timed[s]->seconds() / evaluator_time
-                                                : 0.5;
-      seconds = std::max(0.0, search_time) * share;
-    }
-    state.add_time(side, driver.moves(side), seconds, driver.direct_max(side));
+    if (driver.direct(side)) continue;  // timed move by move, in the games' records
+    const bool both_search = !driver.direct(1 - side);
+    const double share = !both_search ? 1.0
+                         : evaluator_time > 0 ? timed[s]->seconds() / evaluator_time
+                                              : 0.5;
+    state.add_search_time(side, driver.moves(side), std::max(0.0, search_time) * share);
   }
 }
 

@@ -51,7 +51,9 @@
 // Time per move: a direct player's time is measured around choose_move (its mean and its
 // longest move are reported); a search player's is the rest of the runner's wall time (search
 // and evaluation), split between two search players in proportion to the time spent in their
-// evaluators (its longest move is not known).
+// evaluators (its longest move is not known). Both count the moves of the counted games only: a
+// direct player's their own measured seconds; a search player's, at the mean of every move it
+// searched (a runner's search time cannot be split by game), games abandoned at the end included.
 //
 // Losing on time: a direct player with a time control (Player::time_control; timed uct, net and
 // alphabeta) loses a game on time when one move took longer than its ms= + kTimeGrace, or its
@@ -98,6 +100,13 @@ struct MatchConfig {
 // such opening is found.
 std::vector<Action> make_opening(const Game& game, int plies, std::uint64_t seed, int pair);
 
+struct SideTime {
+  std::int64_t moves = 0;
+  double seconds = 0.0;
+  double max_move = 0.0;  // the longest move's seconds (direct players; 0: not measured)
+  double per_move() const { return moves > 0 ? seconds / static_cast<double>(moves) : 0.0; }
+};
+
 struct GameRecord {
   int index = 0;             // game index in the match: pair * 2 + (A moved first ? 0 : 1)
   bool a_first = true;       // A was the first player (Light / White)
@@ -106,14 +115,10 @@ struct GameRecord {
   double result = 0.0;       // for the first player: +1, 0, -1
   bool adjudicated = false;  // stopped at the ply limit (a draw)
   std::string forfeit;       // empty, or why the loser lost by forfeit (then `moves` ends there)
+  // A's and B's moves after the opening (a forfeited one included) and, of a direct player, their
+  // seconds and the longest; a search player's seconds are the match's to share (MatchStatus::time).
+  std::array<SideTime, 2> time;
   double score_a() const;    // A's points: 1, 1/2, 0
-};
-
-struct SideTime {
-  std::int64_t moves = 0;
-  double seconds = 0.0;
-  double max_move = 0.0;  // the longest move's seconds (direct players; 0: not measured)
-  double per_move() const { return moves > 0 ? seconds / static_cast<double>(moves) : 0.0; }
 };
 
 struct MatchStatus {
@@ -136,7 +141,7 @@ struct MatchStatus {
   SprtBounds bounds;
   double llr = 0.0;
   SprtVerdict verdict = SprtVerdict::kContinue;
-  std::array<SideTime, 2> time;    // A, B
+  std::array<SideTime, 2> time;    // A, B: the counted games' moves (see "Time per move")
   double seconds = 0.0;            // wall time so far
   int threads = 1;
   std::uint64_t seed = 0;

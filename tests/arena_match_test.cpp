@@ -149,6 +149,52 @@ class TrackingPlayer final : public Player {
   std::set<int> asked_, ended_;
 };
 
+// A random player whose first move of game 0 takes 300 ms: meanwhile the other thread plays on,
+// so games finish past the decision that the first pair's result lets the SPRT reach.
+class SlowStartPlayer final : public Player {
+ public:
+  std::string spec() const override { return "slow-start"; }
+  Action choose_move(const GameState& state, std::uint64_t seed) override {
+    return random_.choose_move(state, seed);
+  }
+  Action choose_move_in_game(int game_id, const GameState& state, std::uint64_t seed) override {
+    if (game_id == 0 && !slept_.exchange(true))
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return random_.choose_move(state, seed);
+  }
+
+ private:
+  RandomPlayer random_;
+  std::atomic<bool> slept_{false};
+};
+
+// The time per move counts the moves of the counted games only, not those of games another
+// thread played past the decision: a direct player's (timed move by move) and a search player's
+// (its share of the search time).
+TEST(MatchTest, TimePerMoveCountsTheCountedGamesOnly) {
+  SlowStartPlayer slow;
+  auto uct = make_player(mg(), "uct:sims=8");
+  MatchConfig config;
+  config.games = 2000;
+  config.threads = 2;
+  config.seed = 1;
+  config.sprt = SprtConfig{0, 20, 0.05, 0.05};
+  std::vector<GameRecord> games;
+  MatchHooks hooks;
+  hooks.on_game = [&](const GameRecord& record) { games.push_back(record); };
+  const MatchStatus status = run_match(mg(), slow, *uct, config, hooks);
+  ASSERT_NE(status.verdict, SprtVerdict::kContinue);
+  ASSERT_EQ(static_cast<int>(games.size()), status.games_counted);
+  std::array<std::int64_t, 2> moves{};  // Murus Gallicus: player 0 moves at even plies
+  for (const GameRecord& g : games)
+    for (std::size_t ply = static_cast<std::size_t>(g.opening_plies); ply < g.moves.size(); ++ply)
+      ++moves[(ply % 2 == 0) == g.a_first ? 0 : 1];
+  EXPECT_EQ(status.time[0].moves, moves[0]);
+  EXPECT_EQ(status.time[1].moves, moves[1]);
+  EXPECT_GE(status.time[0].max_move, 0.3);  // the slow move was a counted game's
+  EXPECT_GT(status.time[1].seconds, 0.0);
+}
+
 TEST(MatchTest, StopFlagEndsTheMatchWithTheCountedPrefix) {
   using Clock = std::chrono::steady_clock;
   auto uct = make_player(mg(), "uct:sims=16");
