@@ -380,6 +380,24 @@ TEST(DvonnPass, APlayerWithoutMovesMustPassAndOnlyThen) {
   EXPECT_EQ(p.result(0), -1.0);
 }
 
+// In a set-up position a group may be cut off already; the removal step after every ply of
+// phase 2, a pass included, takes it off (a cut-off stack never moves back into play).
+TEST(DvonnPass, APassRemovesGroupsCutOffInASetUpPosition) {
+  // White's A1 (height 5) cannot move; Black's G3 (height 2) is cut off, and so is A1.
+  Position p = make({{"A1", "W5"}, {"E3", "R1*"}, {"G3", "B2"}}, 'W', 51);
+  EXPECT_EQ(legal_moves(p), std::set<std::string>{"PASS"});
+  p = play(p, {"PASS"});
+  EXPECT_EQ(p.to_string(), position_text({{"E3", "R1*"}}, 'B', 52));
+  EXPECT_TRUE(p.is_terminal()) << "G3E3 would bring a cut-off stack back";
+  EXPECT_EQ(p.result(0), 0.0);
+
+  // Black's B2 on A3 could jump onto C3 only if it stayed: after the pass it is gone.
+  Position q = make({{"A3", "B2"}, {"C3", "B1"}, {"D3", "R1*"}}, 'W', 49);
+  EXPECT_EQ(legal_moves(q), std::set<std::string>{"PASS"});
+  q = play(q, {"PASS"});
+  EXPECT_EQ(q.to_string(), position_text({{"C3", "B1"}, {"D3", "R1*"}}, 'B', 50));
+}
+
 TEST(DvonnPass, WhiteMayHaveToPassOnTheFirstTurnOfPhaseTwo) {
   // All 24 edge spaces hold Black's 23 pieces and one DVONN piece; White fills the middle.
   const Bitboard edge = edge_spaces();

@@ -111,6 +111,25 @@ TEST_P(ConformanceTest, NotationRoundTrips) {
   });
 }
 
+// One whitespace rule for every game (docs/RULES.md): blanks (spaces, tabs, line ends) separate a
+// position's fields, any number of them, and blanks at the ends of a position or a move are
+// ignored; a field more or less is refused.
+TEST_P(ConformanceTest, BlanksSeparateFieldsTheSameWayInEveryGame) {
+  for_random_positions(20, [&](const GameState& s) {
+    const std::string text = s.to_string();
+    std::string spread = " \t";
+    for (const char ch : text) spread += ch == ' ' ? std::string(" \t  ") : std::string(1, ch);
+    spread += "\r\n";
+    ASSERT_EQ(game().parse_state(spread)->to_string(), text) << spread;
+    EXPECT_THROW(game().parse_state(text + " extra"), GameError) << text;
+    EXPECT_THROW(game().parse_state(text.substr(0, text.rfind(' '))), GameError) << text;
+    ActionList actions;
+    s.legal_actions(actions);
+    for (Action a : actions)
+      ASSERT_EQ(s.parse_action("\t " + s.action_to_string(a) + " \r\n"), a) << text;
+  });
+}
+
 TEST_P(ConformanceTest, HashFollowsThePosition) {
   std::set<std::string> texts;
   std::set<std::uint64_t> hashes;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "games/notation.h"
 #include "games/quote.h"
 #include "games/zobrist.h"
 #include "util/bits.h"
@@ -136,20 +137,6 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
     parts.push_back(text.substr(start, at - start));
     start = at + 1;
   }
-}
-
-bool is_space_char(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
-
-std::vector<std::string_view> split_fields(std::string_view text) {
-  std::vector<std::string_view> fields;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && is_space_char(text[i])) ++i;
-    const std::size_t start = i;
-    while (i < text.size() && !is_space_char(text[i])) ++i;
-    if (i > start) fields.push_back(text.substr(start, i - start));
-  }
-  return fields;
 }
 
 bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
@@ -288,20 +275,10 @@ void Position::apply(Action action) {
     } else {
       (side == 0 ? white_ : black_) |= bit(cell);
     }
-  } else if (action != kPassAction) {
-    const int d = (action - kMoveActionBase) / kNumSpaces;
-    const int from = kCellOfSpace[(action - kMoveActionBase) % kNumSpaces];
-    const int to = kLanding[from][d][distance_index(height_[from])];
-    const Bitboard from_bit = bit(from), to_bit = bit(to);
-    height_[to] = static_cast<std::uint8_t>(height_[to] + height_[from]);
-    height_[from] = 0;
-    white_ &= ~(from_bit | to_bit);
-    black_ &= ~(from_bit | to_bit);
-    red_ &= ~to_bit;
-    (side == 0 ? white_ : black_) |= to_bit;
-    if (dvonn_ & from_bit) dvonn_ = (dvonn_ & ~from_bit) | to_bit;
-
-    // Remove every group that no DVONN piece reaches: flood fill from the DVONN stacks.
+  } else {
+    if (action != kPassAction) move_stack(action, side);
+    // Remove every group that no DVONN piece reaches: flood fill from the DVONN stacks. After a
+    // move, and after a pass too: in a set-up position a group may be cut off already.
     const Bitboard occ = occupied();
     Bitboard reached = dvonn_;
     while (true) {
@@ -316,6 +293,20 @@ void Position::apply(Action action) {
   }
   ++ply_;
   assert(is_consistent());
+}
+
+void Position::move_stack(Action action, int side) {
+  const int d = (action - kMoveActionBase) / kNumSpaces;
+  const int from = kCellOfSpace[(action - kMoveActionBase) % kNumSpaces];
+  const int to = kLanding[from][d][distance_index(height_[from])];
+  const Bitboard from_bit = bit(from), to_bit = bit(to);
+  height_[to] = static_cast<std::uint8_t>(height_[to] + height_[from]);
+  height_[from] = 0;
+  white_ &= ~(from_bit | to_bit);
+  black_ &= ~(from_bit | to_bit);
+  red_ &= ~to_bit;
+  (side == 0 ? white_ : black_) |= to_bit;
+  if (dvonn_ & from_bit) dvonn_ = (dvonn_ & ~from_bit) | to_bit;
 }
 
 bool Position::is_terminal() const {
@@ -363,9 +354,9 @@ std::string Position::to_string() const {
 }
 
 Position Position::parse(std::string_view text) {
-  const auto fields = split_fields(text);
+  const auto fields = blank_fields(text);
   if (fields.size() != 3)
-    position_error("expected three fields separated by spaces (board, side to move W or B, ply), "
+    position_error("expected three fields separated by blanks (board, side to move W or B, ply), "
                    "got " + std::to_string(fields.size()) + " in " + quoted(text));
   const auto rows = split(fields[0], '/');
   if (rows.size() != kRows)
@@ -574,15 +565,8 @@ std::string Position::illegal_move_reason(int from, int to) const {
 
 Action Position::parse_action(std::string_view move) const {
   std::string text;
-  {
-    std::size_t begin = 0, end = move.size();
-    while (begin < end && is_space_char(move[begin])) ++begin;
-    while (end > begin && is_space_char(move[end - 1])) --end;
-    for (std::size_t i = begin; i < end; ++i) {
-      const char ch = move[i];
-      text += (ch >= 'a' && ch <= 'z') ? static_cast<char>(ch - 'a' + 'A') : ch;
-    }
-  }
+  for (const char ch : trim_blanks(move))
+    text += (ch >= 'a' && ch <= 'z') ? static_cast<char>(ch - 'a' + 'A') : ch;
   const bool is_pass = text == "PASS";
   if (!is_pass && text.size() != 2 && text.size() != 4)
     move_error(move, "expected a placement like D4, a move like A2A1, or PASS");

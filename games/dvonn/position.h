@@ -187,6 +187,8 @@ class Position {
   // Why the move from `from` to `to` is illegal here (phase 2, game not over); empty if legal.
   std::string illegal_move_reason(int from, int to) const;
   std::string token(int cell) const;
+  // Moves the stack of a (legal, non-pass) move action of `side` onto its landing space.
+  void move_stack(Action action, int side);
 
   std::array<std::uint8_t, kGridCells> height_{};  // 0 = empty
   Bitboard white_ = 0;  // stacks topped by a white piece

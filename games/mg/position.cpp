@@ -4,6 +4,7 @@
 #include <cassert>
 #include <sstream>
 
+#include "games/notation.h"
 #include "games/quote.h"
 #include "games/zobrist.h"
 #include "util/bits.h"
@@ -267,15 +268,11 @@ std::string Position::to_string() const {
 
 Position Position::parse(std::string_view text) {
   const std::string where = "Murus Gallicus position \"" + quote_input(text) + "\": ";
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r'))
-    text.remove_suffix(1);
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  const auto space = text.find(' ');
-  if (space == std::string_view::npos)
-    throw GameError(where + "expected the board, a space and the side to move (L or D)");
-  const std::string_view board = text.substr(0, space);
-  std::string_view side = text.substr(space + 1);
-  while (!side.empty() && side.front() == ' ') side.remove_prefix(1);
+  const std::vector<std::string_view> fields = blank_fields(text);
+  if (fields.size() != 2)
+    throw GameError(where + "expected the board and the side to move (L or D), separated by a "
+                            "blank; found " + std::to_string(fields.size()) + " field(s)");
+  const std::string_view board = fields[0], side = fields[1];
   Position p;
   if (side == "L") p.side_ = 0;
   else if (side == "D") p.side_ = 1;
@@ -374,8 +371,7 @@ std::string Position::illegal_reason(Kind kind, int from, int d, int target) con
 
 Action Position::parse_action(std::string_view move) const {
   const std::string where = "move \"" + quote_input(move) + "\": ";
-  while (!move.empty() && move.back() == ' ') move.remove_suffix(1);
-  while (!move.empty() && move.front() == ' ') move.remove_prefix(1);
+  move = trim_blanks(move);
   auto parse_square = [&](std::size_t at) {
     if (at + 2 > move.size()) throw GameError(where + "expected a square at character " + std::to_string(at + 1));
     const char c = static_cast<char>(move[at] | 0x20);  // accept upper case

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "games/notation.h"
 #include "games/quote.h"
 #include "games/zobrist.h"
 
@@ -114,16 +115,12 @@ std::string Position::to_string() const {
 
 Position Position::parse(std::string_view text) {
   const std::string where = "tic-tac-toe position \"" + quote_input(text) + "\": ";
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r'))
-    text.remove_suffix(1);
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  const auto space = text.find(' ');
-  if (space == std::string_view::npos)
-    throw GameError(where + "expected the board (like x.o/.x./...), a space and the side to move "
-                            "(x or o)");
-  const std::string_view board = text.substr(0, space);
-  std::string_view side_text = text.substr(space + 1);
-  while (!side_text.empty() && side_text.front() == ' ') side_text.remove_prefix(1);
+  const std::vector<std::string_view> fields = blank_fields(text);
+  if (fields.size() != 2)
+    throw GameError(where + "expected the board (like x.o/.x./...) and the side to move (x or o), "
+                            "separated by a blank; found " + std::to_string(fields.size()) +
+                    " field(s)");
+  const std::string_view board = fields[0], side_text = fields[1];
   int side = -1;
   if (side_text == "x" || side_text == "X") side = 0;
   else if (side_text == "o" || side_text == "O") side = 1;
@@ -192,8 +189,7 @@ std::string Position::action_to_string(Action action) const {
 
 Action Position::parse_action(std::string_view move) const {
   const std::string where = "tic-tac-toe move \"" + quote_input(move) + "\": ";
-  while (!move.empty() && move.back() == ' ') move.remove_suffix(1);
-  while (!move.empty() && move.front() == ' ') move.remove_prefix(1);
+  move = trim_blanks(move);
   if (move.size() != 2)
     throw GameError(where + "expected a cell, a file a-c and a rank 1-3, like b2");
   const char file = static_cast<char>(move[0] | 0x20);  // accept upper case
