@@ -195,16 +195,18 @@ std::vector<double> constrained_mle(const std::vector<double>& values,
 double sprt_llr(const OutcomeCounts& outcomes, double elo0, double elo1) {
   const double n = outcomes.total();
   if (n <= 0.0) return 0.0;
+  // As fishtest's results_to_pdf: an outcome never seen counts kRegularisation, and N is the
+  // regularised total.
   std::vector<double> frequencies = outcomes.counts;
   double regularised = 0.0;
-  for (double& f : frequencies) regularised += (f += kRegularisation);
+  for (double& f : frequencies) regularised += (f = f > 0.0 ? f : kRegularisation);
   for (double& f : frequencies) f /= regularised;
   const auto p0 = constrained_mle(outcomes.values, frequencies, score_from_elo(elo0));
   const auto p1 = constrained_mle(outcomes.values, frequencies, score_from_elo(elo1));
   double llr = 0.0;
   for (std::size_t i = 0; i < frequencies.size(); ++i)
     llr += frequencies[i] * std::log(p1[i] / p0[i]);
-  return n * llr;
+  return regularised * llr;
 }
 
 SprtVerdict sprt_verdict(double llr, const SprtBounds& bounds) {

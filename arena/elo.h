@@ -24,7 +24,8 @@
 // derivation of the GSPRT"; fishtest's stat_util.LLR_logistic). For each hypothesis elo_k the
 // outcome distribution is estimated by maximum likelihood under the constraint that its mean score
 // is s_k = score(elo_k); LLR = N * sum_i p_i * log(p1_i / p0_i), with p the observed frequencies.
-// Counts are regularised by +1e-3 per outcome so that unseen outcomes do not break the logarithms.
+// As fishtest regularises them, an outcome never seen counts 1e-3 (so that the logarithms stay
+// finite), and N is the regularised total.
 // H0: elo = elo0, H1: elo = elo1; stop with H1 when LLR >= log((1 - beta) / alpha), with H0 when
 // LLR <= log(beta / (1 - alpha)).
 #pragma once

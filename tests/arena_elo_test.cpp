@@ -142,8 +142,19 @@ TEST(EloTest, LlrWithoutDrawsIsTheBinomialRatio) {
   // With wins and losses only, the constrained MLE under mean s is just (1 - s, s), so
   // LLR = W log(s1 / s0) + L log((1 - s1) / (1 - s0)). elo0 = 0, elo1 = 20: s0 = 0.5,
   // s1 = 0.5287506; W = 60, L = 40: 60 * 0.0559088 + 40 * (-0.0592206) = 0.98570
-  // (the 1e-3 regularisation moves it by less than 1e-3).
-  EXPECT_NEAR(sprt_llr(trinomial(60, 0, 40), 0, 20), 0.98570, 2e-3);
+  // (the 1e-3 regularisation of the unseen draws moves it by less than 1e-4).
+  EXPECT_NEAR(sprt_llr(trinomial(60, 0, 40), 0, 20), 0.98570, 1e-4);
+}
+
+// fishtest's LLR_logistic to the last digits, computed with its regularisation (an outcome never
+// seen counts 1e-3; N is the regularised total): 39 pairs won twice against elo0 = 300,
+// elo1 = 500 give 4.2488066, at the upper bound of alpha 0.01, beta 0.3 (4.2484952), where
+// adding 1e-3 to every count and multiplying by the raw N gave 4.24837, just under it.
+TEST(EloTest, LlrIsFishtestsWithItsRegularisation) {
+  EXPECT_NEAR(sprt_llr(pentanomial({0, 0, 0, 0, 39}), 300, 500), 4.2488066, 1e-6);
+  EXPECT_GE(sprt_llr(pentanomial({0, 0, 0, 0, 39}), 300, 500),
+            sprt_bounds(SprtConfig{300, 500, 0.01, 0.3}).upper);
+  EXPECT_NEAR(sprt_llr(pentanomial({3, 5, 10, 6, 4}), 0, 20), 0.1150493, 1e-6);
 }
 
 TEST(EloTest, LlrWithDrawsMatchesTheNormalApproximation) {
