@@ -554,6 +554,25 @@ std::string format_pairs(const MatchStatus& s) {
          std::to_string(s.pairs[4]);
 }
 
+std::vector<std::string> elo_caveats(const MatchStatus& s) {
+  std::vector<std::string> caveats;
+  if (s.games_counted > 0 && (s.wins == s.games_counted || s.losses == s.games_counted))
+    caveats.push_back("a perfect score has no finite Elo: the estimate and interval count one "
+                      "virtual game, half a win and half a loss; docs/BASELINES.md, \"Matches\"");
+  if (s.distinct_games < s.games_counted)
+    caveats.push_back("only " + std::to_string(s.distinct_games) + " of the " +
+                      std::to_string(s.games_counted) +
+                      " games differ: the interval" + (s.sprt ? " and the SPRT count" : " counts") +
+                      " every pair as independent evidence, so repeated games make " +
+                      (s.sprt ? "them" : "it") +
+                      " too narrow; random openings or players that vary their moves give "
+                      "independent pairs");
+  if (s.sprt && s.verdict != SprtVerdict::kContinue && s.games_counted < s.games_cap)
+    caveats.push_back("stopped early by the SPRT: the interval is that of a fixed number of games, "
+                      "and the stop biases the estimate away from zero");
+  return caveats;
+}
+
 std::string format_seconds(double seconds) {
   char buffer[32];
   if (seconds < 1e-3) std::snprintf(buffer, sizeof buffer, "%.1f us", seconds * 1e6);
@@ -569,8 +588,8 @@ std::string format_gauntlet_table(const std::vector<MatchStatus>& matches) {
       << matches.front().seed << "; W/D/L, score and Elo from its view; time per move: mean "
       << "(longest)\n";
   std::vector<std::vector<std::string>> rows = {
-      {"opponent", "games", "+W =D -L", "score", "Elo [95%]", "time (player)", "time (opponent)",
-       "forfeits p/o (time)", "distinct"}};
+      {"opponent", "games", "+W =D -L", "score", "Elo [95%]", "pairs 0/.5/1/1.5/2",
+       "time (player)", "time (opponent)", "forfeits p/o (time)", "distinct"}};
   auto time_text = [](const SideTime& t) {
     return format_seconds(t.per_move()) +
            (t.max_move > 0 ? " (" + format_seconds(t.max_move) + ")" : std::string());
@@ -585,7 +604,7 @@ std::string format_gauntlet_table(const std::vector<MatchStatus>& matches) {
          score,
          format_elo(m.elo.elo) + " [" + format_elo(m.elo.elo_low) + ", " +
              format_elo(m.elo.elo_high) + "]",
-         time_text(m.time[0]), time_text(m.time[1]),
+         format_pairs(m), time_text(m.time[0]), time_text(m.time[1]),
          std::to_string(m.forfeits_by[0]) + "/" + std::to_string(m.forfeits_by[1]) + " (" +
              std::to_string(m.time_losses[0]) + "/" + std::to_string(m.time_losses[1]) + ")",
          std::to_string(m.distinct_games) + "/" + std::to_string(m.games_counted)});
@@ -599,9 +618,11 @@ std::string format_gauntlet_table(const std::vector<MatchStatus>& matches) {
       line += row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 2, ' ') : "");
     out << line << '\n';
   }
-  for (const MatchStatus& m : matches)
+  for (const MatchStatus& m : matches) {
     if (!m.openings_note.empty())
       out << "openings vs " << m.b << ": none, since " << m.openings_note << '\n';
+    for (const std::string& caveat : elo_caveats(m)) out << "vs " << m.b << ": " << caveat << '\n';
+  }
   return out.str();
 }
 
@@ -646,9 +667,7 @@ std::string format_match_report(const MatchStatus& s) {
   out << "Elo (A - B): " << format_elo(s.elo.elo) << "  95% [" << format_elo(s.elo.elo_low) << ", "
       << format_elo(s.elo.elo_high) << "]  pairs 0/0.5/1/1.5/2 points: " << format_pairs(s)
       << '\n';
-  if (s.games_counted > 0 && (s.wins == s.games_counted || s.losses == s.games_counted))
-    out << "(a perfect score has no finite Elo: the estimate and interval count one virtual game, "
-           "half a win and half a loss; docs/BASELINES.md, \"Matches\")\n";
+  for (const std::string& caveat : elo_caveats(s)) out << "(" << caveat << ")\n";
   if (s.sprt) {
     std::snprintf(buffer, sizeof buffer, "SPRT %s: %s  LLR %.2f (bounds %.2f, %.2f)\n",
                   s.sprt->describe().c_str(), describe_verdict(s).c_str(), s.llr, s.bounds.lower,

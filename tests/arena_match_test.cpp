@@ -116,6 +116,48 @@ TEST(MatchTest, SprtStopsWhenTheEvidenceDecides) {
   EXPECT_NE(format_match_report(p.status).find("H1 accepted"), std::string::npos);
 }
 
+// What an Elo does not show is said beside it, in arena's report and under the gauntlet's table.
+TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
+  MatchStatus s;
+  s.a = "a";
+  s.b = "b";
+  s.games_cap = 100;
+  s.games_counted = 10;
+  s.wins = 10;
+  s.distinct_games = 10;
+  std::vector<std::string> caveats = elo_caveats(s);
+  ASSERT_EQ(caveats.size(), 1u);
+  EXPECT_NE(caveats[0].find("a perfect score has no finite Elo"), std::string::npos);
+
+  s.wins = 6;
+  s.losses = 4;
+  s.distinct_games = 2;
+  caveats = elo_caveats(s);
+  ASSERT_EQ(caveats.size(), 1u);
+  EXPECT_NE(caveats[0].find("only 2 of the 10 games differ: the interval counts every pair as "
+                            "independent evidence"),
+            std::string::npos)
+      << caveats[0];
+
+  s.sprt = SprtConfig{};
+  s.verdict = SprtVerdict::kAcceptH1;
+  caveats = elo_caveats(s);
+  ASSERT_EQ(caveats.size(), 2u);
+  EXPECT_NE(caveats[0].find("the interval and the SPRT count"), std::string::npos) << caveats[0];
+  EXPECT_NE(caveats[1].find("stopped early by the SPRT"), std::string::npos) << caveats[1];
+  const std::string report = format_match_report(s);
+  for (const std::string& caveat : caveats)
+    EXPECT_NE(report.find("(" + caveat + ")"), std::string::npos) << report;
+  const std::string table = format_gauntlet_table({s});
+  for (const std::string& caveat : caveats)
+    EXPECT_NE(table.find("vs b: " + caveat), std::string::npos) << table;
+
+  // A decision at the cap is no early stop; all different games, no repeat.
+  s.games_cap = 10;
+  s.distinct_games = 10;
+  EXPECT_TRUE(elo_caveats(s).empty());
+}
+
 // A random player that notes the games it was asked about and the games that ended.
 class TrackingPlayer final : public Player {
  public:

@@ -1609,5 +1609,28 @@ TEST(ArenaReaderTest, RecordLinesNameTheirGame) {
   fs::remove_all(dir);
 }
 
+// A match's games come with both colour orders (and two matches of the same players may share a
+// file): the ratings count one line per pair of players, from its first player's view.
+TEST(ArenaReaderTest, ResultsAreOneLinePerPairOfPlayersWhoeverMovedFirst) {
+  const fs::path dir = test_util::process_temp_dir("web_arena_pairs");
+  fs::create_directories(dir);
+  std::ofstream(dir / "m.txt") << "ttt a b 1-0 a1 a2 b1 b2 c1\n"
+                                  "ttt b a 1-0 a1 a2 b1 b2 c1\n"
+                                  "ttt b a 0-1 a1 a2 b1 b2 c1\n"
+                                  "ttt a b 1/2-1/2 a1 b2 c3 b1 b3 a3 c1 c2 a2\n"
+                                  "ttt a c 0-1 a1 a2 b1 b2 c3 c2\n";
+  ArenaReader reader("m.txt", dir / "m.txt");
+  const std::vector<SourceResults> results = reader.results();
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_EQ(results[0].matches.size(), 2u);
+  const arena::MatchLine& ab = results[0].matches[0];
+  EXPECT_EQ(ab.a, "a");
+  EXPECT_EQ(ab.b, "b");
+  EXPECT_EQ(std::vector<int>({ab.wins, ab.draws, ab.losses}), std::vector<int>({2, 1, 1}));
+  const arena::MatchLine& ac = results[0].matches[1];
+  EXPECT_EQ(std::vector<int>({ac.wins, ac.draws, ac.losses}), std::vector<int>({0, 0, 1}));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace oppidum::web

@@ -129,7 +129,8 @@ std::vector<SourceResults> ArenaReader::results() {
   std::lock_guard<std::mutex> lock(mutex_);
   refresh_locked();
   std::vector<SourceResults> out;
-  std::map<std::pair<std::string, std::string>, std::size_t> line_of;  // (game, "A B") -> line
+  // One line per game and pair of players, whoever moved first: (game, players) -> line.
+  std::map<std::pair<std::string, std::pair<std::string, std::string>>, std::size_t> line_of;
   for (const Record& g : games_) {
     if (!g.game) continue;
     auto it = std::find_if(out.begin(), out.end(),
@@ -138,14 +139,19 @@ std::vector<SourceResults> ArenaReader::results() {
       out.push_back({g.game->name(), name_, {}, {}});
       it = out.end() - 1;
     }
-    const auto key = std::make_pair(g.game->name(), g.first + " " + g.second);
+    const auto key = std::make_pair(g.game->name(), g.first < g.second
+                                                        ? std::make_pair(g.first, g.second)
+                                                        : std::make_pair(g.second, g.first));
     auto line = line_of.find(key);
     if (line == line_of.end()) {
       line = line_of.emplace(key, it->matches.size()).first;
       it->matches.push_back({g.first, g.second, 0, 0, 0});
     }
     arena::MatchLine& m = it->matches[line->second];
-    (g.result == "1-0" ? m.wins : g.result == "0-1" ? m.losses : m.draws) += 1;
+    const bool first_is_a = m.a == g.first;  // the line counts from its first-seen player's view
+    if (g.result == "1-0") (first_is_a ? m.wins : m.losses) += 1;
+    else if (g.result == "0-1") (first_is_a ? m.losses : m.wins) += 1;
+    else m.draws += 1;
   }
   return out;
 }
