@@ -62,6 +62,57 @@ std::vector<double> cholesky_solve(const Matrix& l, std::vector<double> b) {
 
 double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// Without a prior the maximum-likelihood ratings are finite exactly when no group of players took
+// every point from the others it met (Zermelo's condition: the graph with an edge i -> j where i
+// took a point from j is strongly connected). Returns such a group, empty when there is none: the
+// component of the node that finishes last in a depth-first search, which is a source component
+// (Kosaraju's two passes, on the matrix).
+std::vector<int> unbeaten_group(const Matrix& points) {
+  const int n = static_cast<int>(points.size());
+  const auto edge = [&](int i, int j) { return i != j && points[i][j] > 0.0; };
+  std::vector<bool> seen(static_cast<std::size_t>(n), false);
+  std::vector<int> finished;
+  for (int root = 0; root < n; ++root) {
+    if (seen[static_cast<std::size_t>(root)]) continue;
+    std::vector<std::pair<int, int>> stack = {{root, 0}};  // (node, next neighbour to try)
+    seen[static_cast<std::size_t>(root)] = true;
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      while (next < n && (seen[static_cast<std::size_t>(next)] || !edge(node, next))) ++next;
+      if (next == n) {
+        finished.push_back(node);
+        stack.pop_back();
+        continue;
+      }
+      seen[static_cast<std::size_t>(next)] = true;
+      stack.push_back({next, 0});
+    }
+  }
+  if (finished.empty()) return {};
+  // Everyone who reaches the last finisher along edges is in its component.
+  std::vector<int> group = {finished.back()};
+  std::vector<bool> in(static_cast<std::size_t>(n), false);
+  in[static_cast<std::size_t>(finished.back())] = true;
+  for (std::size_t q = 0; q < group.size(); ++q)
+    for (int i = 0; i < n; ++i)
+      if (!in[static_cast<std::size_t>(i)] && edge(i, group[q]))
+        in[static_cast<std::size_t>(i)] = true, group.push_back(i);
+  if (static_cast<int>(group.size()) == n) return {};
+  std::sort(group.begin(), group.end());
+  return group;
+}
+
+// "a, b, c and 4 more".
+std::string name_list(const std::vector<std::string>& names, const std::vector<int>& who) {
+  constexpr std::size_t kShown = 4;
+  std::string text;
+  for (std::size_t k = 0; k < who.size() && k < kShown; ++k)
+    text += (k == 0 ? "" : k + 1 == who.size() ? " and " : ", ") +
+            names[static_cast<std::size_t>(who[k])];
+  if (who.size() > kShown) text += " and " + std::to_string(who.size() - kShown) + " more";
+  return text;
+}
+
 }  // namespace
 
 void check_result_players(const std::string& a, const std::string& b) {
@@ -240,6 +291,27 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     if (!reached[i])
       throw std::invalid_argument("ratings: " + names[i] + " has no chain of games to the anchor " +
                                   options.anchor + ", so it cannot be rated against it");
+  if (options.prior_draws == 0.0) {
+    const std::vector<int> group = unbeaten_group(points);
+    if (!group.empty()) {
+      std::vector<bool> in(static_cast<std::size_t>(n), false);
+      for (int i : group) in[static_cast<std::size_t>(i)] = true;
+      std::vector<int> met;
+      for (int j = 0; j < n; ++j)
+        if (!in[static_cast<std::size_t>(j)])
+          for (int i : group)
+            if (games[i][j] > 0) {
+              met.push_back(j);
+              break;
+            }
+      throw std::invalid_argument(
+          "ratings: " + name_list(names, group) +
+          (group.size() == 1 ? " won every game against " : " took every point in their games against ") +
+          name_list(names, met) + ", so without a prior " +
+          (group.size() == 1 ? "its rating runs" : "their ratings run") +
+          " off to infinity; use a prior of virtual draws (--prior-draws)");
+    }
+  }
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
       if (games[i][j] > 0) games[i][j] += options.prior_draws, points[i][j] += 0.5 * options.prior_draws;

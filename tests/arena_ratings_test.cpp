@@ -71,6 +71,32 @@ TEST(RatingsTest, PerfectScoresNeedThePrior) {
   EXPECT_NEAR(ratings.at("strong").elo, 1041.2, 0.1);
 }
 
+// Without a prior the ratings diverge when a group of players took every point from the others it
+// met, though none of them won every game: the error names the group, not one of its players.
+TEST(RatingsTest, WithoutAPriorTheGroupThatTookEveryPointIsNamed) {
+  RatingOptions raw;
+  raw.prior_draws = 0;
+  const auto error_of = [&](const std::vector<MatchLine>& lines) {
+    try {
+      fit_ratings(lines, raw);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of({{"A", "B", 3, 0, 2}, {"C", "random", 2, 0, 3}, {"A", "C", 5, 0, 0},
+                      {"B", "random", 5, 0, 0}}),
+            "ratings: A and B took every point in their games against C and random, so without a "
+            "prior their ratings run off to infinity; use a prior of virtual draws "
+            "(--prior-draws)");
+  EXPECT_EQ(error_of({{"A", "random", 5, 0, 0}}),
+            "ratings: A won every game against random, so without a prior its rating runs off to "
+            "infinity; use a prior of virtual draws (--prior-draws)");
+  // A draw gives the other side a point: a cycle of results fits.
+  EXPECT_EQ(error_of({{"A", "random", 5, 1, 0}, {"B", "A", 1, 0, 0}, {"random", "B", 1, 0, 0}}),
+            "no error");
+}
+
 TEST(RatingsTest, PerfectAndZeroVarianceRecordsAreFiniteAndAgreeWithTheMatchEstimate) {
   // The default prior (one virtual draw) is estimate_elo's (half a win and half a loss): two
   // players give the same estimate as the match, and every record a finite interval.
