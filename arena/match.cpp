@@ -145,6 +145,7 @@ class MatchState {
       }
       if (hooks_.on_game) hooks_.on_game(*game);
     }
+    if (distinct_pairs_.insert({first.moves, second.moves}).second) ++status_.distinct_pairs;
     status_.games_counted += 2;
     const int points = static_cast<int>(std::lround(2.0 * (first.score_a() + second.score_a())));
     ++status_.pairs[static_cast<std::size_t>(points)];
@@ -162,6 +163,7 @@ class MatchState {
   MatchStatus status_;
   std::vector<std::optional<GameRecord>> finished_;  // by game index, until counted
   std::set<std::vector<Action>> distinct_;            // the counted games' moves
+  std::set<std::pair<std::vector<Action>, std::vector<Action>>> distinct_pairs_;
   std::array<SideTime, 2> searched_;                  // search players': add_search_time
   int counted_pairs_ = 0;
   const MatchHooks& hooks_;
@@ -559,17 +561,19 @@ std::vector<std::string> elo_caveats(const MatchStatus& s) {
   if (s.games_counted > 0 && (s.wins == s.games_counted || s.losses == s.games_counted))
     caveats.push_back("a perfect score has no finite Elo: the estimate and interval count one "
                       "virtual game, half a win and half a loss; docs/BASELINES.md, \"Matches\"");
-  if (s.distinct_games < s.games_counted)
-    caveats.push_back("only " + std::to_string(s.distinct_games) + " of the " +
-                      std::to_string(s.games_counted) +
-                      " games differ: the interval" + (s.sprt ? " and the SPRT count" : " counts") +
-                      " every pair as independent evidence, so repeated games make " +
+  const int pairs = s.games_counted / 2;
+  if (s.distinct_pairs < pairs)
+    caveats.push_back("only " + std::to_string(s.distinct_pairs) + " of the " +
+                      std::to_string(pairs) + " pairs of games differ: the interval" +
+                      (s.sprt ? " and the SPRT count" : " counts") +
+                      " every pair as independent evidence, so repeated pairs make " +
                       (s.sprt ? "them" : "it") +
                       " too narrow; random openings or players that vary their moves give "
                       "independent pairs");
   if (s.sprt && s.verdict != SprtVerdict::kContinue && s.games_counted < s.games_cap)
     caveats.push_back("stopped early by the SPRT: the interval is that of a fixed number of games, "
-                      "and the stop biases the estimate away from zero");
+                      "and the stop biases the estimate the way it decided (up after H1, down "
+                      "after H0)");
   return caveats;
 }
 

@@ -131,6 +131,7 @@ struct MatchStatus {
   std::array<int, 2> forfeits_by{};  // of which A, B lost (time losses included)
   std::array<int, 2> time_losses{};  // counted games A, B lost on time
   int distinct_games = 0;          // distinct move sequences among the counted games
+  int distinct_pairs = 0;          // distinct pairs of them (a pair's two games as one)
   // Why the openings are the initial position although random ones were asked for; empty else.
   std::string openings_note;
   // One line per counted forfeit, in game order: "game 3: B forfeits: timeout: ...".

@@ -8,7 +8,7 @@
 //
 // A player who won (or lost) every game has no finite maximum-likelihood rating. `prior_draws` adds
 // that many virtual draws to every pair of players that met (default 1: it keeps a 200-0 result
-// finite at about +1000 Elo, and pulls lopsided results most, a 197-3 match by 27 Elo); 0 fits
+// finite at about +1000 Elo, and pulls lopsided results most, a 197-3 match by 26 Elo); 0 fits
 // the raw results and fails when a rating runs off to infinity.
 //
 // The results file holds one match per line, `A B wins draws losses` (wins, draws, losses from A's

@@ -125,17 +125,22 @@ TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
   s.games_counted = 10;
   s.wins = 10;
   s.distinct_games = 10;
+  s.distinct_pairs = 5;
   std::vector<std::string> caveats = elo_caveats(s);
   ASSERT_EQ(caveats.size(), 1u);
   EXPECT_NE(caveats[0].find("a perfect score has no finite Elo"), std::string::npos);
 
-  s.wins = 6;
-  s.losses = 4;
-  s.distinct_games = 2;
+  // A player against itself plays each opening's game twice: 5 of 10 games, all 5 pairs, differ.
+  s.wins = 5;
+  s.losses = 5;
+  s.distinct_games = 5;
+  EXPECT_TRUE(elo_caveats(s).empty());
+
+  s.distinct_pairs = 2;
   caveats = elo_caveats(s);
   ASSERT_EQ(caveats.size(), 1u);
-  EXPECT_NE(caveats[0].find("only 2 of the 10 games differ: the interval counts every pair as "
-                            "independent evidence"),
+  EXPECT_NE(caveats[0].find("only 2 of the 5 pairs of games differ: the interval counts every "
+                            "pair as independent evidence"),
             std::string::npos)
       << caveats[0];
 
@@ -148,13 +153,16 @@ TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
   const std::string report = format_match_report(s);
   for (const std::string& caveat : caveats)
     EXPECT_NE(report.find("(" + caveat + ")"), std::string::npos) << report;
+  s.pairs = {1, 0, 2, 0, 2};
   const std::string table = format_gauntlet_table({s});
   for (const std::string& caveat : caveats)
     EXPECT_NE(table.find("vs b: " + caveat), std::string::npos) << table;
+  EXPECT_NE(table.find("pairs 0/.5/1/1.5/2"), std::string::npos) << table;
+  EXPECT_NE(table.find("  1/0/2/0/2  "), std::string::npos) << table;
 
-  // A decision at the cap is no early stop; all different games, no repeat.
+  // A decision at the cap is no early stop; all different pairs, no repeat.
   s.games_cap = 10;
-  s.distinct_games = 10;
+  s.distinct_pairs = 5;
   EXPECT_TRUE(elo_caveats(s).empty());
 }
 

@@ -3,6 +3,7 @@
 // during a gate), on the tiny config. Each test checks what the run folder guarantees
 // (docs/FORMATS.md, "Run folder"). Label `fault`; run serially (they train).
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -548,6 +549,19 @@ TEST(FaultRun, GatesLostFromArenaCsvComeBackFromMetricsCsv) {
   EXPECT_NE(r.out.find("rebuilt 2 row(s) from metrics.csv"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("was not gated yet"), std::string::npos) << "a generation gated twice";
   CsvTable::Row header;
+  EXPECT_EQ(table(dir / "arena.csv", header).size(), 4u);
+  expect_consistent(dir);
+
+  // Rows cut at a line's end this time: --recover writes the whole table anew (a rename, never
+  // rows appended one by one, which a kill between them would leave one gate short).
+  oppidum::util::write_file_atomically((dir / "arena.csv").string(), arena.substr(0, cut));
+  struct stat before{}, after{};
+  ASSERT_EQ(stat((dir / "arena.csv").c_str(), &before), 0);
+  r = train(dir, "--set run.max_generations=4 --recover");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("rebuilt 2 row(s) from metrics.csv"), std::string::npos) << r.out;
+  ASSERT_EQ(stat((dir / "arena.csv").c_str(), &after), 0);
+  EXPECT_NE(after.st_ino, before.st_ino) << "rows appended in place";
   EXPECT_EQ(table(dir / "arena.csv", header).size(), 4u);
   expect_consistent(dir);
 }

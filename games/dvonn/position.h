@@ -12,8 +12,9 @@
 // - Phase 2, from ply 49, White first; every ply (a pass included) changes the side to move.
 //   A stack topped by one's colour moves (a lone DVONN piece never does) unless all six neighbours
 //   exist and are occupied. A stack of height h moves exactly h spaces along one of the six axes,
-//   passing over anything, and lands on an occupied space; it goes on top. After the move every
-//   6-connected group of stacks holding no DVONN piece is removed, whatever its colours.
+//   passing over anything, and lands on an occupied space; it goes on top. After the move (and
+//   after a pass: a set-up position may hold one) every 6-connected group of stacks holding no
+//   DVONN piece is removed, whatever its colours.
 //   A side with no move passes (then PASS is its only action); the game ends when neither side can
 //   move. Score = total height of the stacks a side tops; the higher score wins, equal is a draw.
 //
@@ -40,7 +41,8 @@
 //
 // Position notation (docs/RULES.md): rows 1..5 joined by '/', spaces of a row joined by ','; a space is
 // '.' or <W|B|R><height>[*] ('*': the stack holds a DVONN piece; a lone DVONN piece is written
-// `R1*`, `R1` is accepted), then ' ' side (W|B) ' ' ply.
+// `R1*`, `R1` is accepted), then side (W|B) and ply, the three fields separated by blanks
+// (games/notation.h).
 #pragma once
 
 #include <array>

@@ -950,7 +950,4 @@ function chooseSamples(positions, featureOf, n, rng) {
   return [...chosen];
 }
 
-const invokedDirectly = process.argv[1] && import.meta.url === `file://${fs.realpathSync(process.argv[1])}`;
-if (invokedDirectly) {
-  main().then((rc) => process.exit(rc), (e) => { console.error(e.stack || String(e)); process.exit(2); });
-}
+main().then((rc) => process.exit(rc), (e) => { console.error(e.stack || String(e)); process.exit(2); });
