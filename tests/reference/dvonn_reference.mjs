@@ -28,9 +28,9 @@
 // Exit status: 0 when nothing differs, 1 on any difference (a minimal reproducer is printed),
 // 2 on a usage error.
 //
-// Requires Node.js 18 or later and nothing else.
+// Requires Node.js 18 or later and nothing else (binary.mjs beside it runs the processes).
 
-import { spawn } from 'node:child_process';
+import { runBinary as run, runPool } from './binary.mjs';
 import process from 'node:process';
 import fs from 'node:fs';
 
@@ -720,31 +720,7 @@ let processCount = 0;
 function runBinary(args, input = '') {
   processCount++;
   if (VERBOSE) console.error(`$ oppidum ${args.map((a) => (/[\s*"]/.test(a) ? JSON.stringify(a) : a)).join(' ')}`);
-  return new Promise((resolve) => {
-    const child = spawn(BINARY, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', (e) => resolve({ rc: -1, stdout: '', stderr: String(e) }));
-    child.on('close', (rc) => resolve({ rc, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
-  });
-}
-
-// Runs tasks (functions returning promises) with at most `jobs` at once, keeping their order.
-async function runPool(tasks, jobs) {
-  const results = new Array(tasks.length);
-  let nextTask = 0;
-  const worker = async () => {
-    while (nextTask < tasks.length) {
-      const k = nextTask++;
-      results[k] = await tasks[k]();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
-  return results;
+  return run(BINARY, args, input);
 }
 
 function shellQuote(s) {

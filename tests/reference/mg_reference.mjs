@@ -25,9 +25,9 @@
 // one for all the perft counts, then A + M + 7 + 32 small ones, --jobs at a time.
 //
 // Exit status: 0 when the binary agrees everywhere, 1 on any difference, 2 on a usage or
-// harness error. Node.js 18 or later, no packages.
+// harness error. Node.js 18 or later, no packages (binary.mjs beside it runs the processes).
 
-import { spawn } from 'node:child_process';
+import { runBinary, runPool } from './binary.mjs';
 import process from 'node:process';
 import fs from 'node:fs';
 
@@ -457,36 +457,8 @@ export function blockedBoard(rng) {
 // Talking to the binary
 // ---------------------------------------------------------------------------------------------
 
-function run(binary, args, input) {
-  return new Promise((resolve) => {
-    const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', (e) => resolve({ rc: -1, stdout: '', stderr: String(e) }));
-    child.on('close', (rc) => resolve({ rc, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
-    child.stdin.on('error', () => {});
-    child.stdin.end(input ?? '');
-  });
-}
-
-/** Runs `tasks` (functions returning promises) with at most `jobs` at a time. */
-async function pool(tasks, jobs) {
-  const results = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await tasks[i]();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(jobs, tasks.length) }, worker));
-  return results;
-}
-
 const binMoves = async (bin, position) => {
-  const r = await run(bin, ['moves', '--game', 'mg', '--position', position]);
+  const r = await runBinary(bin, ['moves', '--game', 'mg', '--position', position]);
   return { ...r, list: r.stdout.split('\n').map((l) => l.trim()).filter(Boolean) };
 };
 
@@ -500,7 +472,7 @@ async function binPerft(bin, positions) {
   const refused = [];
   let rest = positions;
   while (rest.length > 0) {
-    const r = await run(bin, ['perft', '--game', 'mg', '--depth', '2', '--positions', '-'], rest.join('\n') + '\n');
+    const r = await runBinary(bin, ['perft', '--game', 'mg', '--depth', '2', '--positions', '-'], rest.join('\n') + '\n');
     for (const line of r.stdout.split('\n')) {
       const m = /^(.*) (\d+) (\d+)$/.exec(line);
       if (m) counts.set(m[1], [Number(m[2]), Number(m[3])]);
@@ -729,7 +701,7 @@ async function main() {
   for (const g of applied) bump(`games through apply: ${gameEnd(g.final)}`);
   const applyTasks = applied.map((g) => {
     const probe = probeMove(g.final);
-    return tasks.push(() => run(bin, ['apply', '--game', 'mg', '--position', g.start.toString(), '--moves', [...g.moves, probe].join(' ')])) - 1;
+    return tasks.push(() => runBinary(bin, ['apply', '--game', 'mg', '--position', g.start.toString(), '--moves', [...g.moves, probe].join(' ')])) - 1;
   });
 
   const sample = [...FIXED_POSITIONS, ...chooseSamples(positions, featureOf, opts.movesSamples, mulberry32(opts.seed ^ 0x5eed))];
@@ -737,14 +709,14 @@ async function main() {
 
   const badPositions = opts.notation ? [...BAD_POSITIONS, ...BLANK_SPELLINGS] : [];
   const badMoves = opts.notation ? BAD_MOVES : [];
-  const badPosTasks = badPositions.map(([, p]) => tasks.push(() => run(bin, ['moves', '--game', 'mg', '--position', p])) - 1);
-  const badMoveTasks = badMoves.map((m) => tasks.push(() => run(bin, ['apply', '--game', 'mg', '--moves', m])) - 1);
+  const badPosTasks = badPositions.map(([, p]) => tasks.push(() => runBinary(bin, ['moves', '--game', 'mg', '--position', p])) - 1);
+  const badMoveTasks = badMoves.map((m) => tasks.push(() => runBinary(bin, ['apply', '--game', 'mg', '--moves', m])) - 1);
   const lenientMoves = 'D1-D3  E7-E5 C1-e3 f7-D5 d2-d4 E6-E4 D3Xe4 ';
-  const lenientMoveTask = opts.notation ? tasks.push(() => run(bin, ['apply', '--game', 'mg', '--moves', lenientMoves])) - 1 : -1;
+  const lenientMoveTask = opts.notation ? tasks.push(() => runBinary(bin, ['apply', '--game', 'mg', '--moves', lenientMoves])) - 1 : -1;
 
   log(`asking ${bin}: ${positions.length} positions (${games.length} games, ${boards.length} random boards), ` +
       `${tasks.length} processes, ${opts.jobs} at a time`);
-  const results = await pool(tasks, opts.jobs);
+  const results = await runPool(tasks, opts.jobs);
 
   // 2a. perft(1), perft(2)
   const perftResult = results[perftTask];
