@@ -116,7 +116,8 @@ struct GameRecord {
   bool adjudicated = false;  // stopped at the ply limit (a draw)
   std::string forfeit;       // empty, or why the loser lost by forfeit (then `moves` ends there)
   // A's and B's moves after the opening (a forfeited one included) and, of a direct player, their
-  // seconds and the longest; a search player's seconds are the match's to share (MatchStatus::time).
+  // seconds and the longest; a search player's seconds are the match's to share
+  // (MatchStatus::time).
   std::array<SideTime, 2> time;
   double score_a() const;    // A's points: 1, 1/2, 0
 };

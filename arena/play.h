@@ -31,8 +31,8 @@ PlayedGame play_game(const GameState& start, std::array<Player*, 2> players, std
                      int max_plies = 0,
                      const std::function<void(const GameState&, Action)>& on_move = {});
 
-// The action `player` chooses at `state` as game 0, seeded by derive_seed(seed, kMoveStream, ply) as
-// every move of play_game is (so `engine` answers a position as `play` would). An external
+// The action `player` chooses at `state` as game 0, seeded by derive_seed(seed, kMoveStream, ply)
+// as every move of play_game is (so `engine` answers a position as `play` would). An external
 // program's Forfeit is thrown again with the player's spec in front ("SPEC forfeits: REASON").
 Action choose_in_game(Player& player, const GameState& state, std::uint64_t seed);
 

@@ -306,7 +306,8 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
             }
       throw std::invalid_argument(
           "ratings: " + name_list(names, group) +
-          (group.size() == 1 ? " won every game against " : " took every point in their games against ") +
+          (group.size() == 1 ? " won every game against "
+                             : " took every point in their games against ") +
           name_list(names, met) + ", so without a prior " +
           (group.size() == 1 ? "its rating runs" : "their ratings run") +
           " off to infinity; use a prior of virtual draws (--prior-draws)");

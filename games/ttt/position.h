@@ -11,11 +11,11 @@
 // `b2` (upper case accepted).
 //
 // Position notation: ranks 3, 2, 1 joined by '/', each three cells from `x`, `o` and `.`, then a
-// blank and the side to move (`x` or `o`; the blank rule of games/notation.h); the start is `.../.../... x`. Upper case X and O are
-// accepted on input. The side to move is implied by the marks (X moves first), and the notation
-// must agree with it; every accepted position is one that a game can reach: X has as many marks
-// as O or one more, at most one side has a line, and the side with a line made the last move.
-// The ply is the number of marks.
+// blank and the side to move (`x` or `o`; the blank rule of games/notation.h); the start is
+// `.../.../... x`. Upper case X and O are accepted on input. The side to move is implied by the
+// marks (X moves first), and the notation must agree with it; every accepted position is one that
+// a game can reach: X has as many marks as O or one more, at most one side has a line, and the
+// side with a line made the last move. The ply is the number of marks.
 //
 // Symmetries (the 8 of the square, on (row, col) = (rank - 1, file)): 0 identity; 1 quarter turn,
 // (r, c) -> (c, 2 - r), a1 -> c1; 2 half turn, (r, c) -> (2 - r, 2 - c); 3 three quarter turns,
