@@ -28,9 +28,9 @@
 // Exit status: 0 when nothing differs, 1 on any difference (a minimal reproducer is printed),
 // 2 on a usage error.
 //
-// Requires Node.js 18 or later and nothing else (binary.mjs beside it runs the processes).
+// Requires Node.js 18 or later and nothing else (harness.mjs beside it runs the processes).
 
-import { runBinary as run, runPool } from './binary.mjs';
+import { runBinary as run, runPool, seededRandom } from './harness.mjs';
 import process from 'node:process';
 import fs from 'node:fs';
 
@@ -384,27 +384,6 @@ function perft(pos, depth) {
   let total = 0;
   for (const a of actions) total += perft(applyAction(pos, a).position, depth - 1);
   return total;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Seeded randomness (mulberry32)
-// ---------------------------------------------------------------------------------------------
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n) => Math.floor(next() * n),
-    pick: (list) => list[Math.floor(next() * list.length)],
-    chance: (p) => next() < p,
-  };
 }
 
 function shuffle(rng, list) {
@@ -1025,11 +1004,11 @@ async function main() {
   VERBOSE = opts.verbose;
   if (!fs.existsSync(BINARY)) usage(`no binary at ${BINARY}`);
 
-  const rng = mulberry32(opts.seed);
+  const rng = seededRandom(opts.seed);
 
   // 1. Random games from the empty board.
   const games = [];
-  for (let g = 0; g < opts.games; g++) games.push(randomGame(mulberry32((opts.seed * 1000003 + g) >>> 0)));
+  for (let g = 0; g < opts.games; g++) games.push(randomGame(seededRandom((opts.seed * 1000003 + g) >>> 0)));
 
   // 2. Hand-made positions: the fixed ones and random layouts.
   const handMade = FIXED_POSITIONS.map(([, p]) => p);

@@ -25,9 +25,9 @@
 // one for all the perft counts, then A + M + 7 + 32 small ones, --jobs at a time.
 //
 // Exit status: 0 when the binary agrees everywhere, 1 on any difference, 2 on a usage or
-// harness error. Node.js 18 or later, no packages (binary.mjs beside it runs the processes).
+// harness error. Node.js 18 or later, no packages (harness.mjs beside it runs the processes).
 
-import { runBinary, runPool } from './binary.mjs';
+import { runBinary, runPool, seededRandom } from './harness.mjs';
 import process from 'node:process';
 import fs from 'node:fs';
 
@@ -239,23 +239,6 @@ export function perft(pos, depth) {
   return n;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Seeded PRNG (mulberry32): every run with the same --seed plays the same games.
-// ---------------------------------------------------------------------------------------------
-
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  next.int = (n) => Math.floor(next() * n);
-  next.pick = (arr) => arr[Math.floor(next() * arr.length)];
-  return next;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Self-test of the reference against the examples printed in docs/RULES.md.
@@ -656,7 +639,7 @@ async function main() {
   const diff = (kind, position, detail) => diffs.push({ kind, position, detail });
 
   // 1. Games and random positions, all from the reference.
-  const rng = mulberry32(opts.seed);
+  const rng = seededRandom(opts.seed);
   const games = [];
   for (let g = 0; g < opts.games; g++) {
     const style = STYLES[g % STYLES.length];
@@ -697,14 +680,14 @@ async function main() {
   const tasks = [];
   const perftTask = tasks.push(() => binPerft(bin, positions)) - 1;
 
-  const applied = chooseGames(games, opts.applyGames, mulberry32(opts.seed ^ 0xa991));
+  const applied = chooseGames(games, opts.applyGames, seededRandom(opts.seed ^ 0xa991));
   for (const g of applied) bump(`games through apply: ${gameEnd(g.final)}`);
   const applyTasks = applied.map((g) => {
     const probe = probeMove(g.final);
     return tasks.push(() => runBinary(bin, ['apply', '--game', 'mg', '--position', g.start.toString(), '--moves', [...g.moves, probe].join(' ')])) - 1;
   });
 
-  const sample = [...FIXED_POSITIONS, ...chooseSamples(positions, featureOf, opts.movesSamples, mulberry32(opts.seed ^ 0x5eed))];
+  const sample = [...FIXED_POSITIONS, ...chooseSamples(positions, featureOf, opts.movesSamples, seededRandom(opts.seed ^ 0x5eed))];
   const moveTasks = sample.map((p) => tasks.push(() => binMoves(bin, p)) - 1);
 
   const badPositions = opts.notation ? [...BAD_POSITIONS, ...BLANK_SPELLINGS] : [];

@@ -1,5 +1,6 @@
-// Running the oppidum binary from the reference harnesses (mg_reference.mjs, dvonn_reference.mjs):
-// one process at a time, or a pool of them. Node.js 18 or later, no packages.
+// What the reference harnesses (mg_reference.mjs, dvonn_reference.mjs) share: running the oppidum
+// binary, one process at a time or a pool of them, and a seeded random generator. Node.js 18 or
+// later, no packages.
 
 import { spawn } from 'node:child_process';
 
@@ -31,4 +32,25 @@ export async function runPool(tasks, jobs) {
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, tasks.length)) }, worker));
   return results;
+}
+
+/**
+ * A seeded generator (mulberry32): rng() and rng.next() are uniform in [0, 1); rng.int(n) is
+ * 0..n-1, rng.pick(list) one element, rng.chance(p) true with probability p. The same seed gives
+ * the same draws on every machine.
+ */
+export function seededRandom(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  next.next = next;
+  next.int = (n) => Math.floor(next() * n);
+  next.pick = (list) => list[Math.floor(next() * list.length)];
+  next.chance = (p) => next() < p;
+  return next;
 }
