@@ -49,7 +49,7 @@ void run_perft(const PerftOptions& o) {
       } catch (const util::LineTooLong& e) {
         throw GameError("standard input line " + std::to_string(line_number) + ": " + e.what());
       }
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (util::trim_blanks(line).empty()) continue;
       if (!line.empty() && line.back() == '\r') line.pop_back();
       P pos;
       try {

@@ -23,6 +23,7 @@
 #include "app/option_checks.h"
 #include "arena/tune.h"
 #include "selfplay/game_record.h"
+#include "util/text.h"
 #include "util/file_io.h"
 
 namespace oppidum::app {
@@ -86,7 +87,7 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
   while (std::getline(lines, line)) {
     ++number;
     const std::optional<arena::GameLine> g = arena::split_game_line(line);
-    if (!g && line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!g && util::trim_blanks(line).empty()) continue;
     if (g && g->game != &game) {
       ++r.skipped;
       continue;

@@ -346,7 +346,7 @@ class ChildProcess {
         line = buffer_.substr(0, newline);
         buffer_.erase(0, newline + 1);
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // a blank line
+        if (util::trim_blanks(line).empty()) continue;  // a blank line
         return Read::kLine;
       }
       if (buffer_.size() > kMaxLineLength) return Read::kTooLong;

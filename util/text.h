@@ -1,6 +1,6 @@
-// Small text helpers: those shared by the line-based readers (the engine protocol, results files,
-// the terminal player, `perft --positions -`), numbers written with fixed decimals, and numbers
-// read in decimal.
+// Small text helpers: blanks (the games' notation and the line-based readers: the engine protocol,
+// results files, the terminal player, `perft --positions -`), numbers written with fixed
+// decimals, and numbers read in decimal.
 #pragma once
 
 #include <charconv>
@@ -12,15 +12,36 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 namespace oppidum::util {
 
-// `text` without leading and trailing spaces, tabs, carriage returns and newlines.
-inline std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
+// The blanks: spaces, tabs, carriage returns and newlines. Every game's notation (docs/RULES.md:
+// a position's fields are separated by blanks, and blanks around a position or a move are
+// ignored) and the line-based readers go by them.
+inline bool is_blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
+
+// `text` without the blanks at its ends.
+inline std::string_view trim_blanks(std::string_view text) {
+  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// The same, as a string of its own.
+inline std::string trim(std::string_view text) { return std::string(trim_blanks(text)); }
+
+// The blank-separated fields of `text`, none of them empty.
+inline std::vector<std::string_view> blank_fields(std::string_view text) {
+  std::vector<std::string_view> fields;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && is_blank(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && !is_blank(text[i])) ++i;
+    if (i > start) fields.push_back(text.substr(start, i - start));
+  }
+  return fields;
 }
 
 // `v` with `digits` decimals ("%.*f"): the run folder's numbers and the trainer's log lines.

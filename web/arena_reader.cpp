@@ -10,6 +10,7 @@
 #include "games/game.h"
 #include "games/quote.h"
 #include "util/file_io.h"
+#include "util/text.h"
 #include "web/board_json.h"
 #include "web/errors.h"
 
@@ -49,18 +50,14 @@ void ArenaReader::refresh_locked() {
   game_.clear();
   std::string line;
   while (std::getline(in, line)) {
-    const std::optional<arena::GameLine> split = arena::split_game_line(line);
+    std::optional<arena::GameLine> split = arena::split_game_line(line);
     if (!split) {
-      skipped_ += line.find_first_not_of(" \t\r") != std::string::npos;
+      skipped_ += !util::trim_blanks(line).empty();
       continue;
     }
-    const oppidum::Game* named = split->game;
-    Record g;
-    g.first = split->first;
-    g.second = split->second;
-    g.result = split->result;
-    g.moves = split->moves;
-    g.forfeit = split->forfeit;
+    arena::GameLine g = std::move(*split);
+    const oppidum::Game* named = g.game;
+    g.game = nullptr;
     // The line's game: the one it names, else the first in which its moves are legal; a file
     // holds one game.
     for (const oppidum::Game* game : all_games()) {
@@ -107,7 +104,7 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
   std::int64_t total = 0;
   const std::int64_t first = static_cast<std::int64_t>(page) * per_page;
   for (std::size_t i = games_.size(); i-- > 0;) {
-    const Record& g = games_[i];
+    const arena::GameLine& g = games_[i];
     if (!wanted.empty() && g.result != wanted) continue;
     if (!player.empty() && g.first.find(player) == std::string::npos &&
         g.second.find(player) == std::string::npos)
@@ -131,7 +128,7 @@ std::vector<SourceResults> ArenaReader::results() {
   std::vector<SourceResults> out;
   // One line per game and pair of players, whoever moved first: (game, players) -> line.
   std::map<std::pair<std::string, std::pair<std::string, std::string>>, std::size_t> line_of;
-  for (const Record& g : games_) {
+  for (const arena::GameLine& g : games_) {
     if (!g.game) continue;
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const SourceResults& s) { return s.game == g.game->name(); });
@@ -162,7 +159,7 @@ json ArenaReader::game_record(int index) {
   if (index < 0 || static_cast<std::size_t>(index) >= games_.size())
     throw NotFound(name_ + " has no game " + std::to_string(index) + " (" +
                    std::to_string(games_.size()) + " games)");
-  const Record& g = games_[static_cast<std::size_t>(index)];
+  const arena::GameLine& g = games_[static_cast<std::size_t>(index)];
   // Replayed again (the file was checked when read): positions and views are not kept in memory.
   auto state = g.game->initial_state();
   json moves = json::array();

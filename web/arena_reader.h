@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arena/game_record.h"
 #include "games/game.h"
 #include "web/ladder.h"
 
@@ -43,12 +44,6 @@ class ArenaReader {
   std::vector<SourceResults> results();
 
  private:
-  struct Record {
-    std::string first, second, result;
-    std::vector<std::string> moves;
-    std::string forfeit;  // why the game was lost by a forfeit; empty: it was not
-    const oppidum::Game* game = nullptr;  // the game the moves are legal in
-  };
   void refresh_locked();
 
   std::string name_;
@@ -57,7 +52,7 @@ class ArenaReader {
   std::uintmax_t size_ = 0;
   std::int64_t mtime_ = -1;
   std::string game_;
-  std::vector<Record> games_;
+  std::vector<arena::GameLine> games_;  // `game`: the game the moves are legal in
   int skipped_ = 0;
 };
 

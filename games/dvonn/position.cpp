@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "games/notation.h"
 #include "games/quote.h"
 #include "games/zobrist.h"
 #include "util/bits.h"
+#include "util/text.h"
 
 namespace oppidum::dvonn {
 namespace {
@@ -354,7 +354,7 @@ std::string Position::to_string() const {
 }
 
 Position Position::parse(std::string_view text) {
-  const auto fields = blank_fields(text);
+  const auto fields = util::blank_fields(text);
   if (fields.size() != 3)
     position_error("expected three fields separated by blanks (board, side to move W or B, ply), "
                    "got " + std::to_string(fields.size()) + " in " + quoted(text));
@@ -565,7 +565,7 @@ std::string Position::illegal_move_reason(int from, int to) const {
 
 Action Position::parse_action(std::string_view move) const {
   std::string text;
-  for (const char ch : trim_blanks(move))
+  for (const char ch : util::trim_blanks(move))
     text += (ch >= 'a' && ch <= 'z') ? static_cast<char>(ch - 'a' + 'A') : ch;
   const bool is_pass = text == "PASS";
   if (!is_pass && text.size() != 2 && text.size() != 4)

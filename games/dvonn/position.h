@@ -42,7 +42,7 @@
 // Position notation (docs/RULES.md): rows 1..5 joined by '/', spaces of a row joined by ','; a space is
 // '.' or <W|B|R><height>[*] ('*': the stack holds a DVONN piece; a lone DVONN piece is written
 // `R1*`, `R1` is accepted), then side (W|B) and ply, the three fields separated by blanks
-// (games/notation.h).
+// (util/text.h).
 #pragma once
 
 #include <array>

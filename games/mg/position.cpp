@@ -4,10 +4,10 @@
 #include <cassert>
 #include <sstream>
 
-#include "games/notation.h"
 #include "games/quote.h"
 #include "games/zobrist.h"
 #include "util/bits.h"
+#include "util/text.h"
 
 namespace oppidum::mg {
 namespace {
@@ -268,7 +268,7 @@ std::string Position::to_string() const {
 
 Position Position::parse(std::string_view text) {
   const std::string where = "Murus Gallicus position \"" + quote_input(text) + "\": ";
-  const std::vector<std::string_view> fields = blank_fields(text);
+  const std::vector<std::string_view> fields = util::blank_fields(text);
   if (fields.size() != 2)
     throw GameError(where + "expected the board and the side to move (L or D), separated by a "
                             "blank; found " + std::to_string(fields.size()) + " field(s)");
@@ -371,7 +371,7 @@ std::string Position::illegal_reason(Kind kind, int from, int d, int target) con
 
 Action Position::parse_action(std::string_view move) const {
   const std::string where = "move \"" + quote_input(move) + "\": ";
-  move = trim_blanks(move);
+  move = util::trim_blanks(move);
   auto parse_square = [&](std::size_t at) {
     if (at + 2 > move.size()) throw GameError(where + "expected a square at character " + std::to_string(at + 1));
     const char c = static_cast<char>(move[at] | 0x20);  // accept upper case

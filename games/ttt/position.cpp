@@ -5,9 +5,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "games/notation.h"
 #include "games/quote.h"
 #include "games/zobrist.h"
+#include "util/text.h"
 
 namespace oppidum::ttt {
 namespace {
@@ -115,7 +115,7 @@ std::string Position::to_string() const {
 
 Position Position::parse(std::string_view text) {
   const std::string where = "tic-tac-toe position \"" + quote_input(text) + "\": ";
-  const std::vector<std::string_view> fields = blank_fields(text);
+  const std::vector<std::string_view> fields = util::blank_fields(text);
   if (fields.size() != 2)
     throw GameError(where + "expected the board (like x.o/.x./...) and the side to move (x or o), "
                             "separated by a blank; found " + std::to_string(fields.size()) +
@@ -189,7 +189,7 @@ std::string Position::action_to_string(Action action) const {
 
 Action Position::parse_action(std::string_view move) const {
   const std::string where = "tic-tac-toe move \"" + quote_input(move) + "\": ";
-  move = trim_blanks(move);
+  move = util::trim_blanks(move);
   if (move.size() != 2)
     throw GameError(where + "expected a cell, a file a-c and a rank 1-3, like b2");
   const char file = static_cast<char>(move[0] | 0x20);  // accept upper case

@@ -11,7 +11,7 @@
 // `b2` (upper case accepted).
 //
 // Position notation: ranks 3, 2, 1 joined by '/', each three cells from `x`, `o` and `.`, then a
-// blank and the side to move (`x` or `o`; the blank rule of games/notation.h); the start is
+// blank and the side to move (`x` or `o`; the blank rule of util/text.h); the start is
 // `.../.../... x`. Upper case X and O are accepted on input. The side to move is implied by the
 // marks (X moves first), and the notation must agree with it; every accepted position is one that
 // a game can reach: X has as many marks as O or one more, at most one side has a line, and the
