@@ -269,7 +269,6 @@ class ChunkDriver final : public mcts::GameDriver {
       --progress.moves;
     }
     const double seconds = seconds_since(start);
-    direct_seconds_[s] += seconds;
     progress.time[s].seconds += seconds;
     progress.time[s].max_move = std::max(progress.time[s].max_move, seconds);
     if (progress.forfeit_side < 0) {
@@ -320,12 +319,15 @@ class ChunkDriver final : public mcts::GameDriver {
   }
 
   bool direct(int side) const { return direct_[static_cast<std::size_t>(side)]; }
-  double direct_seconds(int side) const { return direct_seconds_[static_cast<std::size_t>(side)]; }
-  // The moves `side` was asked for in every game of the chunk, finished or abandoned.
-  std::int64_t moves(int side) const {
-    std::int64_t n = 0;
-    for (const Progress& p : games_) n += p.time[static_cast<std::size_t>(side)].moves;
-    return n;
+  // `side`'s moves in every game of the chunk, finished or abandoned, and their seconds (a direct
+  // player's; a search player's are not measured move by move).
+  SideTime chunk_time(int side) const {
+    SideTime total;
+    for (const Progress& p : games_) {
+      total.moves += p.time[static_cast<std::size_t>(side)].moves;
+      total.seconds += p.time[static_cast<std::size_t>(side)].seconds;
+    }
+    return total;
   }
 
  private:
@@ -356,7 +358,6 @@ class ChunkDriver final : public mcts::GameDriver {
   std::array<bool, 2> direct_{};
   std::vector<Progress> games_;  // by index in the chunk
   std::array<TimeControl, 2> time_;
-  std::array<double, 2> direct_seconds_{};
 };
 
 void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchConfig& config,
@@ -398,7 +399,7 @@ void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchCon
 
   // Search time: the wall time not spent in direct players, split by evaluator time.
   double search_time = wall;
-  for (int side = 0; side < 2; ++side) search_time -= driver.direct_seconds(side);
+  for (int side = 0; side < 2; ++side) search_time -= driver.chunk_time(side).seconds;
   double evaluator_time = 0.0;
   for (const auto& t : timed)
     if (t) evaluator_time += t->seconds();
@@ -409,7 +410,7 @@ void play_chunk(const Game& game, std::array<Player*, 2> players, const MatchCon
     const double share = !both_search ? 1.0
                          : evaluator_time > 0 ? timed[s]->seconds() / evaluator_time
                                               : 0.5;
-    state.add_search_time(side, driver.moves(side), std::max(0.0, search_time) * share);
+    state.add_search_time(side, driver.chunk_time(side).moves, std::max(0.0, search_time) * share);
   }
 }
 

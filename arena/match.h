@@ -179,9 +179,9 @@ std::string format_pairs(const MatchStatus& status);
 // "850.0 us", "52.1 ms", "1.25 s".
 std::string format_seconds(double seconds);
 // What a reader of a match's Elo and interval must know beside them, a sentence each: a perfect
-// score (no finite Elo: the prior's virtual game decides it), games played more than once (the
-// interval and the SPRT count every pair as independent evidence, so they are too narrow), and a
-// stop by the SPRT before the cap (a fixed-sample interval, biased away from zero by the stop).
+// score (no finite Elo: the prior's virtual game decides it), pairs of games played more than once
+// (the interval and the SPRT count every pair as independent evidence, so they are too narrow),
+// and a stop by the SPRT before the cap (a fixed-sample interval, biased the way it decided).
 std::vector<std::string> elo_caveats(const MatchStatus& status);
 // One table of a gauntlet: the matches of one player (A in each) against a list of opponents (B),
 // a row per match: games, W/D/L and score from the player's view, Elo with its 95% interval and

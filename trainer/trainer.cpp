@@ -377,23 +377,18 @@ StepStats Trainer::step(const TrainingBatch& batch) {
   const double lr = learning_rate_at(m.steps);
   m.set_learning_rate(lr);
   m.zero_gradients();
-  Impl::Losses losses;
-  try {
-    losses = m.losses(batch);
-  } catch (const c10::Error& e) {
-    throw_if_out_of_memory(e, batch.n, m.net->config());
-    throw;
-  }
-  const StepStats stats = losses.stats(lr);
-  if (!std::isfinite(stats.loss))
-    throw NonFiniteError("training diverged at step " + std::to_string(m.steps + 1) +
-                         ": the loss is " + std::to_string(stats.loss) + " (policy " +
-                         std::to_string(stats.policy_loss) + ", value " +
-                         std::to_string(stats.value_loss) + ", score " +
-                         std::to_string(stats.score_loss) +
-                         "); no weight was changed and the run stops with the last good files in "
-                         "place (lower training.learning_rate, then resume)");
-  try {
+  StepStats stats;
+  try {  // the forward and the backward pass allocate: running out is said in words
+    Impl::Losses losses = m.losses(batch);
+    stats = losses.stats(lr);
+    if (!std::isfinite(stats.loss))
+      throw NonFiniteError("training diverged at step " + std::to_string(m.steps + 1) +
+                           ": the loss is " + std::to_string(stats.loss) + " (policy " +
+                           std::to_string(stats.policy_loss) + ", value " +
+                           std::to_string(stats.value_loss) + ", score " +
+                           std::to_string(stats.score_loss) +
+                           "); no weight was changed and the run stops with the last good files "
+                           "in place (lower training.learning_rate, then resume)");
     losses.total.backward();
   } catch (const c10::Error& e) {
     throw_if_out_of_memory(e, batch.n, m.net->config());
