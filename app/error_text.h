@@ -13,6 +13,8 @@
 #include <new>
 #include <string>
 
+#include "model/backend.h"
+
 namespace oppidum::app {
 
 inline std::string error_text(const std::exception& e, const std::string& command) {
@@ -35,12 +37,10 @@ inline std::string error_text(const std::exception& e, const std::string& comman
   // LibTorch's errors carry a C++ backtrace after their message: not for users.
   const auto trace = text.find("\nException raised from ");
   if (trace != std::string::npos) text.resize(trace);
-  // LibTorch's allocators say it their own way (c10::Error, no std::bad_alloc).
-  for (const char* oom : {"DefaultCPUAllocator: can't allocate memory", "CUDA out of memory"})
-    if (text.find(oom) != std::string::npos && text.rfind("out of memory: ", 0) != 0)
-      return "out of memory: " + command +
-             " needed more memory than this machine (or its limit) gives it (" +
-             text.substr(0, text.find('\n')) + ")";
+  if (model::is_torch_out_of_memory(text) && text.rfind("out of memory: ", 0) != 0)
+    return "out of memory: " + command +
+           " needed more memory than this machine (or its limit) gives it (" +
+           text.substr(0, text.find('\n')) + ")";
   return text;
 }
 

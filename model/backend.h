@@ -95,4 +95,12 @@ bool cuda_available();
 // The GPUs LibTorch sees (0 without LibTorch or without CUDA).
 int cuda_device_count();
 
+// True when an error's message is LibTorch's for a failed allocation: its allocators throw a
+// c10::Error (not std::bad_alloc) saying "DefaultCPUAllocator: can't allocate memory" on the CPU
+// and "CUDA out of memory" on a GPU.
+inline bool is_torch_out_of_memory(std::string_view message) {
+  return message.find("DefaultCPUAllocator: can't allocate memory") != std::string_view::npos ||
+         message.find("CUDA out of memory") != std::string_view::npos;
+}
+
 }  // namespace oppidum::model

@@ -650,6 +650,20 @@ TEST(ErrorText, LibraryErrorsAreSaidInWords) {
             "runs/x: cannot create directories: Not a directory");
   EXPECT_EQ(error_text(std::runtime_error("runs/x: its own words"), "oppidum train"),
             "runs/x: its own words");
+  // LibTorch's allocation failures (a c10::Error, not std::bad_alloc), backtrace dropped; a
+  // message of the program's own that already says it is left as it is.
+  EXPECT_EQ(error_text(std::runtime_error("CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                                          "Exception raised from malloc at x.cpp:1"),
+                       "oppidum train"),
+            "out of memory: oppidum train needed more memory than this machine (or its limit) "
+            "gives it (CUDA out of memory. Tried to allocate 2.00 GiB)");
+  EXPECT_NE(error_text(std::runtime_error("[enforce fail] DefaultCPUAllocator: can't allocate "
+                                          "memory: you tried to allocate 9 bytes"),
+                       "oppidum bench")
+                .rfind("out of memory: oppidum bench needed more memory", 0),
+            std::string::npos);
+  const std::string own = "out of memory: the training step of 8 positions (CUDA out of memory)";
+  EXPECT_EQ(error_text(std::runtime_error(own), "oppidum train"), own);
 }
 
 }  // namespace

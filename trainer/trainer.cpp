@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "model/backend.h"
 #include "model/torch_net.h"
 #include "util/file_io.h"
 
@@ -67,9 +68,7 @@ bool sound_like(const torch::Tensor& t, const torch::Tensor& like) {
 // with the key to change (std::runtime_error); any other error is left to the caller.
 void throw_if_out_of_memory(const c10::Error& e, int positions, const model::NetConfig& net) {
   const std::string what = first_line(e.what_without_backtrace());
-  if (what.find("can't allocate memory") == std::string::npos &&
-      what.find("out of memory") == std::string::npos)
-    return;
+  if (!model::is_torch_out_of_memory(what)) return;
   throw std::runtime_error("out of memory: the training step of " + std::to_string(positions) +
                            " positions (training.batch_size) on network " + net.to_string() +
                            " needs more memory than there is: give a smaller training.batch_size "
