@@ -574,6 +574,68 @@ TEST(RunFolderTables, AGatesPairCountsAreKept) {
   std::filesystem::remove_all(dir);
 }
 
+// Whole numbers in the tables are read in full or refused, naming the row: a generation of 2^32+1
+// was read as generation 1, and --recover cast a metrics.csv gate row's 1e308 to INT_MIN and
+// wrote an arena.csv that no later command could read or rebuild.
+TEST(RunFolderTables, NumbersOutOfRangeAreRefusedNotWrapped) {
+  const std::filesystem::path dir = ::testing::TempDir() + "run_folder_ranges";
+  std::filesystem::remove_all(dir);
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    GateRow g;
+    g.generation = 1, g.step = 10, g.games = 8, g.wins = 5, g.draws = 1, g.losses = 2;
+    g.promoted = true, g.elo = 40, g.verdict = "cap", g.rating = 40;
+    folder.append_gate(g, 100, 10);
+  }
+  const std::string arena = util::read_regular_file((dir / "arena.csv").string());
+  const std::string metrics = util::read_regular_file((dir / "metrics.csv").string());
+  const auto refused = [&](const std::string& what) {
+    try {
+      RunFolder folder(dir);
+      folder.open_tables(true, "");
+      ADD_FAILURE() << "accepted: " << what;
+      return std::string();
+    } catch (const RunFolderError& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::size_t row = arena.find('\n') + 1;
+  for (const std::string bad : {"4294967297", "99999999999999999999", "0", "-1", "1.5"}) {
+    std::ofstream(dir / "arena.csv", std::ios::trunc)
+        << arena.substr(0, row) + bad + arena.substr(arena.find(',', row));
+    const std::string error = refused(bad);
+    EXPECT_NE(error.find("arena.csv: row 2: generation is not a whole number from 1 to "
+                         "2147483647 (\"" + bad + "\")"),
+              std::string::npos)
+        << error;
+  }
+  // arena.csv lost: --recover rebuilds it from metrics.csv's gate rows, but not from a damaged one.
+  std::filesystem::remove(dir / "arena.csv");
+  std::filesystem::create_directories(dir / "games");
+  std::ofstream(dir / "games" / "chunk-00000000.bin") << "progress";
+  const std::size_t gate = metrics.find("\ngate,") + 1;
+  ASSERT_NE(gate, 0u) << metrics;
+  std::size_t generation = gate;  // the comma before the fourth field, generation
+  for (int field = 0; field < 3; ++field) generation = metrics.find(',', generation + 1);
+  for (const std::string bad : {"1e308", "inf", "4294967297"}) {
+    std::ofstream(dir / "metrics.csv", std::ios::trunc)
+        << metrics.substr(0, generation + 1) + bad +
+               metrics.substr(metrics.find(',', generation + 1));
+    const std::string error = refused(bad);
+    EXPECT_NE(error.find("metrics.csv: row "), std::string::npos) << error;
+    EXPECT_NE(error.find(": generation is not a whole number"), std::string::npos) << error;
+    EXPECT_FALSE(std::filesystem::exists(dir / "arena.csv")) << "nothing written for " << bad;
+  }
+  std::ofstream(dir / "metrics.csv", std::ios::trunc) << metrics;
+  RunFolder folder(dir);
+  folder.open_tables(true, "");
+  ASSERT_EQ(folder.gates().size(), 1u);
+  EXPECT_EQ(folder.gates()[0].generation, 1);
+  EXPECT_EQ(folder.gates()[0].step, 10);
+  std::filesystem::remove_all(dir);
+}
+
 struct Loaded {
   std::int64_t positions = 0, games = 0;
   std::vector<std::string> lines;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -54,22 +56,27 @@ struct TableView {
   }
 };
 
-// A whole number field of a row; throws RunFolderError naming the file and row.
+// A whole number field of a row, from `lo` to `hi`; throws RunFolderError naming the file, the
+// row and the column (a value out of range is refused, not wrapped or cut to an int).
 std::int64_t whole(const TableView& table, const util::CsvTable::Row& row,
-                   const std::string& column, std::size_t index) {
+                   const std::string& column, std::size_t index, std::int64_t lo = 0,
+                   std::int64_t hi = std::numeric_limits<int>::max()) {
   const std::string& text = table.at(row, column);
   char* end = nullptr;
+  errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end == nullptr || *end != '\0')
+  if (text.empty() || end == nullptr || *end != '\0' || errno == ERANGE || v < lo || v > hi)
     throw RunFolderError(table.path + ": row " + std::to_string(index + 2) + ": " + column +
-                         " is not a whole number (\"" + text.substr(0, 40) + "\")");
+                         " is not a whole number from " + std::to_string(lo) + " to " +
+                         std::to_string(hi) + " (\"" + text.substr(0, 40) + "\")");
   return v;
 }
 
 // The same for a count that a row rebuilt by --recover may not know: empty is -1.
-std::int64_t count(const TableView& table, const util::CsvTable::Row& row,
-                   const std::string& column, std::size_t index) {
-  return table.at(row, column).empty() ? -1 : whole(table, row, column, index);
+int count(const TableView& table, const util::CsvTable::Row& row, const std::string& column,
+          std::size_t index) {
+  return table.at(row, column).empty() ? -1
+                                       : static_cast<int>(whole(table, row, column, index));
 }
 
 // A number for a table: empty when it is not known (NaN).
@@ -79,19 +86,19 @@ std::string field(std::int64_t v) { return v < 0 ? "" : std::to_string(v); }
 GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::size_t index,
                       double previous_rating) {
   GateRow g;
-  g.generation = static_cast<int>(whole(t, r, "generation", index));
-  g.step = whole(t, r, "step", index);
+  g.generation = static_cast<int>(whole(t, r, "generation", index, 1));
+  g.step = whole(t, r, "step", index, 0, std::numeric_limits<std::int64_t>::max());
   g.opponent_generation = static_cast<int>(whole(t, r, "opponent_generation", index));
-  g.games = static_cast<int>(count(t, r, "games", index));
-  g.wins = static_cast<int>(count(t, r, "wins", index));
-  g.draws = static_cast<int>(count(t, r, "draws", index));
-  g.losses = static_cast<int>(count(t, r, "losses", index));
+  g.games = count(t, r, "games", index);
+  g.wins = count(t, r, "wins", index);
+  g.draws = count(t, r, "draws", index);
+  g.losses = count(t, r, "losses", index);
   g.elo = number(t.at(r, "elo"));
   g.elo_low = number(t.at(r, "elo_low"));
   g.elo_high = number(t.at(r, "elo_high"));
   g.llr = number(t.at(r, "llr"));
   g.verdict = t.at(r, "verdict");
-  g.promoted = whole(t, r, "promoted", index) != 0;
+  g.promoted = whole(t, r, "promoted", index, 0, 1) != 0;
   g.seconds = number(t.at(r, "seconds"));
   // The chain as written, where it is known: rows of runs from before the rating column have
   // none, and older versions wrote 0 for promotions without a measured Elo.
@@ -106,7 +113,7 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
   g.pairs = pairs("pairs");
   g.anchor = t.at(r, "anchor");
   if (!g.anchor.empty()) {
-    g.anchor_games = static_cast<int>(count(t, r, "anchor_games", index));
+    g.anchor_games = count(t, r, "anchor_games", index);
     g.anchor_score = number(t.at(r, "anchor_score"));
     g.anchor_elo = number(t.at(r, "anchor_elo"));
     g.anchor_elo_low = number(t.at(r, "anchor_elo_low"));
@@ -160,16 +167,15 @@ void write_arena(const std::string& path, const std::vector<util::CsvTable::Row>
 std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std::string& anchor) {
   std::map<int, GateRow> by_generation;
   const std::size_t kind = metrics.column("kind");
-  for (const auto& row : metrics.rows()) {
+  const TableView view{metrics.header(), metrics.path()};
+  for (std::size_t i = 0; i < metrics.rows().size(); ++i) {
+    const util::CsvTable::Row& row = metrics.rows()[i];
     if (row[kind] != "gate") continue;
     const auto at = [&](const char* column) { return row[metrics.column(column)]; };
-    const double generation = number(at("generation")), step = number(at("step")),
-                 games = number(at("gate_games"));
-    if (!(generation >= 1) || !(step >= 0)) continue;  // a row that says nothing usable
     GateRow g;
-    g.generation = static_cast<int>(generation);
-    g.step = static_cast<std::int64_t>(step);
-    g.games = games >= 0 ? static_cast<int>(games) : -1;
+    g.generation = static_cast<int>(whole(view, row, "generation", i, 1));
+    g.step = whole(view, row, "step", i, 0, std::numeric_limits<std::int64_t>::max());
+    g.games = count(view, row, "gate_games", i);
     g.wins = g.draws = g.losses = -1;
     g.elo = number(at("gate_elo"));
     g.elo_low = g.elo_high = g.llr = std::nan("");
