@@ -1,11 +1,17 @@
 #include "arena/ratings.h"
 
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -25,67 +31,44 @@ namespace {
 // Natural-log units per Elo point: p = 1 / (1 + exp(-(theta_i - theta_j))) with theta = elo * this.
 const double kThetaPerElo = std::log(10.0) / 400.0;
 
-using Matrix = std::vector<std::vector<double>>;
-
-// Cholesky factor L of a symmetric positive definite matrix (A = L L^T); false if not positive
-// definite.
-bool cholesky(const Matrix& a, Matrix& l) {
-  const std::size_t n = a.size();
-  l.assign(n, std::vector<double>(n, 0.0));
-  for (std::size_t j = 0; j < n; ++j) {
-    double d = a[j][j];
-    for (std::size_t k = 0; k < j; ++k) d -= l[j][k] * l[j][k];
-    if (!(d > 0.0)) return false;
-    l[j][j] = std::sqrt(d);
-    for (std::size_t i = j + 1; i < n; ++i) {
-      double s = a[i][j];
-      for (std::size_t k = 0; k < j; ++k) s -= l[i][k] * l[j][k];
-      l[i][j] = s / l[j][j];
-    }
-  }
-  return true;
-}
-
-// Solves L L^T x = b.
-std::vector<double> cholesky_solve(const Matrix& l, std::vector<double> b) {
-  const std::size_t n = l.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t k = 0; k < i; ++k) b[i] -= l[i][k] * b[k];
-    b[i] /= l[i][i];
-  }
-  for (std::size_t i = n; i-- > 0;) {
-    for (std::size_t k = i + 1; k < n; ++k) b[i] -= l[k][i] * b[k];
-    b[i] /= l[i][i];
-  }
-  return b;
-}
-
 double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// The games of two players against each other, with the prior's virtual draws once added.
+struct Pair {
+  int i = 0, j = 0;     // i < j
+  double games = 0.0;
+  double points = 0.0;  // i's points against j
+};
 
 // Without a prior the maximum-likelihood ratings are finite exactly when no group of players took
 // every point from the others it met (Zermelo's condition: the graph with an edge i -> j where i
 // took a point from j is strongly connected). Returns such a group, empty when there is none: the
 // component of the node that finishes last in a depth-first search, which is a source component
-// (Kosaraju's two passes, on the matrix).
-std::vector<int> unbeaten_group(const Matrix& points) {
-  const int n = static_cast<int>(points.size());
-  const auto edge = [&](int i, int j) { return i != j && points[i][j] > 0.0; };
+// (Kosaraju's two passes).
+std::vector<int> unbeaten_group(int n, const std::vector<Pair>& pairs) {
+  std::vector<std::vector<int>> beat(static_cast<std::size_t>(n)), beaten_by = beat;
+  for (const Pair& p : pairs) {
+    if (p.points > 0.0) beat[p.i].push_back(p.j), beaten_by[p.j].push_back(p.i);
+    if (p.points < p.games) beat[p.j].push_back(p.i), beaten_by[p.i].push_back(p.j);
+  }
   std::vector<bool> seen(static_cast<std::size_t>(n), false);
   std::vector<int> finished;
   for (int root = 0; root < n; ++root) {
     if (seen[static_cast<std::size_t>(root)]) continue;
-    std::vector<std::pair<int, int>> stack = {{root, 0}};  // (node, next neighbour to try)
+    std::vector<std::pair<int, std::size_t>> stack = {{root, 0}};  // (node, next edge to try)
     seen[static_cast<std::size_t>(root)] = true;
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
-      while (next < n && (seen[static_cast<std::size_t>(next)] || !edge(node, next))) ++next;
-      if (next == n) {
+      const std::vector<int>& out = beat[static_cast<std::size_t>(node)];
+      while (next < out.size() && seen[static_cast<std::size_t>(out[next])]) ++next;
+      if (next == out.size()) {
         finished.push_back(node);
         stack.pop_back();
         continue;
       }
-      seen[static_cast<std::size_t>(next)] = true;
-      stack.push_back({next, 0});
+      const int to = out[next];
+      seen[static_cast<std::size_t>(to)] = true;
+      stack.push_back({to, 0});
     }
   }
   if (finished.empty()) return {};
@@ -94,12 +77,87 @@ std::vector<int> unbeaten_group(const Matrix& points) {
   std::vector<bool> in(static_cast<std::size_t>(n), false);
   in[static_cast<std::size_t>(finished.back())] = true;
   for (std::size_t q = 0; q < group.size(); ++q)
-    for (int i = 0; i < n; ++i)
-      if (!in[static_cast<std::size_t>(i)] && edge(i, group[q]))
-        in[static_cast<std::size_t>(i)] = true, group.push_back(i);
+    for (int i : beaten_by[static_cast<std::size_t>(group[q])])
+      if (!in[static_cast<std::size_t>(i)]) in[static_cast<std::size_t>(i)] = true, group.push_back(i);
   if (static_cast<int>(group.size()) == n) return {};
   std::sort(group.begin(), group.end());
   return group;
+}
+
+using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+// What the factor L of the symmetric matrix whose upper triangle is `upper` will cost, from the
+// elimination tree walk of Eigen's own analysis (here so that it is known before anything is
+// allocated for it): its entries below the diagonal, the multiplications of the factorisation
+// (the sum of its columns' counts squared) and of inverse_diagonal (the sum of each column's
+// count times its row's). nullopt as soon as the entries pass `limit`.
+struct FactorCost {
+  std::int64_t entries = 0;
+  double factor_work = 0.0, inverse_work = 0.0;
+};
+std::optional<FactorCost> factor_cost(const SparseMatrix& upper, std::int64_t limit) {
+  const std::size_t m = static_cast<std::size_t>(upper.cols());
+  std::vector<std::int64_t> column(m, 0), in_row(m, 0);
+  std::vector<int> parent(m, -1), tag(m, -1);
+  FactorCost cost;
+  for (int k = 0; k < static_cast<int>(m); ++k) {
+    tag[static_cast<std::size_t>(k)] = k;
+    for (SparseMatrix::InnerIterator it(upper, k); it; ++it)
+      for (int i = static_cast<int>(it.row()); i < k && tag[static_cast<std::size_t>(i)] != k;
+           i = parent[static_cast<std::size_t>(i)]) {  // L(k, i) is an entry
+        if (parent[static_cast<std::size_t>(i)] == -1) parent[static_cast<std::size_t>(i)] = k;
+        ++column[static_cast<std::size_t>(i)], ++in_row[static_cast<std::size_t>(k)];
+        tag[static_cast<std::size_t>(i)] = k;
+        if (++cost.entries > limit) return std::nullopt;
+      }
+  }
+  for (std::size_t k = 0; k < m; ++k) {
+    const double c = static_cast<double>(column[k]);
+    cost.factor_work += c * (c + 1.0);
+    cost.inverse_work += c * static_cast<double>(in_row[k] + 1);
+  }
+  return cost;
+}
+
+// The diagonal of A^-1 from A = L D L^T (L unit lower triangular, its columns' row indices
+// increasing), by Takahashi's recurrence: Z = A^-1 on L's pattern, column by column from the last,
+//   Z(i, j) = -sum over k in S of L(k, j) Z(i, k)  (i in S),
+//   Z(j, j) = 1 / D(j) - sum over k in S of L(k, j) Z(k, j),
+// S being column j's rows. Every Z(i, k) it needs is on L's pattern (the fill closes S), found by
+// walking column min(i, k) once for each k in S: the cost is about the factorisation's, where one
+// solve per player would cost the number of players times L's size.
+std::vector<double> inverse_diagonal(const SparseMatrix& l, const Eigen::VectorXd& d) {
+  const int m = static_cast<int>(l.cols());
+  const int* start = l.outerIndexPtr();
+  const int* row = l.innerIndexPtr();
+  const double* value = l.valuePtr();
+  std::vector<double> z(static_cast<std::size_t>(l.nonZeros()), 0.0);  // Z on L's pattern
+  std::vector<double> diagonal(static_cast<std::size_t>(m), 0.0);
+  std::vector<int> where(static_cast<std::size_t>(m), -1);  // k in S: its entry of column j
+  std::vector<double> sum(static_cast<std::size_t>(m), 0.0);
+  for (int j = m - 1; j >= 0; --j) {
+    for (int p = start[j]; p < start[j + 1]; ++p) where[row[p]] = p, sum[row[p]] = 0.0;
+    // Each pair (k, r) of S with k <= r adds L(r, j) Z(r, k) to row k's sum and, off the
+    // diagonal, L(k, j) Z(r, k) to row r's.
+    for (int p = start[j]; p < start[j + 1]; ++p) {
+      const int k = row[p];
+      sum[k] += value[p] * diagonal[k];
+      for (int q = start[k]; q < start[k + 1]; ++q) {
+        const int r = row[q];
+        if (where[r] < 0) continue;
+        sum[k] += value[where[r]] * z[static_cast<std::size_t>(q)];
+        sum[r] += value[p] * z[static_cast<std::size_t>(q)];
+      }
+    }
+    double own = 1.0 / d[j];
+    for (int p = start[j]; p < start[j + 1]; ++p) {
+      z[static_cast<std::size_t>(p)] = -sum[row[p]];
+      own -= value[p] * z[static_cast<std::size_t>(p)];
+    }
+    diagonal[static_cast<std::size_t>(j)] = own;
+    for (int p = start[j]; p < start[j + 1]; ++p) where[row[p]] = -1;
+  }
+  return diagonal;
 }
 
 // "a, b, c and 4 more".
@@ -268,15 +326,23 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   const int n = static_cast<int>(names.size());
   const int anchor = anchor_it->second;
 
-  // games[i][j] and points[i][j] (points of i against j), raw and then with the prior.
-  Matrix games(n, std::vector<double>(n, 0.0)), points = games;
+  // The games of each pair of players that met, raw and then with the prior.
+  std::vector<Pair> pairs;
+  std::map<std::pair<int, int>, std::size_t> pair_of;
+  std::vector<std::vector<int>> met(static_cast<std::size_t>(n));
   std::vector<double> player_games(n, 0.0), player_points(n, 0.0);
   for (const auto& m : matches) {
     const int a = index[m.a], b = index[m.b];
     const double g = static_cast<double>(m.wins) + m.draws + m.losses;
     const double p = m.wins + 0.5 * m.draws;
-    games[a][b] += g, games[b][a] += g;
-    points[a][b] += p, points[b][a] += g - p;
+    const auto [it, added] = pair_of.emplace(std::minmax(a, b), pairs.size());
+    if (added) {
+      pairs.push_back({std::min(a, b), std::max(a, b), 0.0, 0.0});
+      met[a].push_back(b), met[b].push_back(a);
+    }
+    Pair& pair = pairs[it->second];
+    pair.games += g;
+    pair.points += a == pair.i ? p : g - p;
     player_games[a] += g, player_games[b] += g;
     player_points[a] += p, player_points[b] += g - p;
   }
@@ -285,92 +351,122 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   std::vector<int> queue = {anchor};
   reached[anchor] = true;
   for (std::size_t q = 0; q < queue.size(); ++q)
-    for (int j = 0; j < n; ++j)
-      if (!reached[j] && games[queue[q]][j] > 0) reached[j] = true, queue.push_back(j);
+    for (int j : met[queue[q]])
+      if (!reached[j]) reached[j] = true, queue.push_back(j);
   for (int i = 0; i < n; ++i)
     if (!reached[i])
       throw std::invalid_argument("ratings: " + names[i] + " has no chain of games to the anchor " +
                                   options.anchor + ", so it cannot be rated against it");
   if (options.prior_draws == 0.0) {
-    const std::vector<int> group = unbeaten_group(points);
+    const std::vector<int> group = unbeaten_group(n, pairs);
     if (!group.empty()) {
       std::vector<bool> in(static_cast<std::size_t>(n), false);
       for (int i : group) in[static_cast<std::size_t>(i)] = true;
-      std::vector<int> met;
-      for (int j = 0; j < n; ++j)
-        if (!in[static_cast<std::size_t>(j)])
-          for (int i : group)
-            if (games[i][j] > 0) {
-              met.push_back(j);
-              break;
-            }
+      std::set<int> beaten;
+      for (int i : group)
+        for (int j : met[i])
+          if (!in[static_cast<std::size_t>(j)]) beaten.insert(j);
       throw std::invalid_argument(
           "ratings: " + name_list(names, group) +
           (group.size() == 1 ? " won every game against "
                              : " took every point in their games against ") +
-          name_list(names, met) + ", so without a prior " +
-          (group.size() == 1 ? "its rating runs" : "their ratings run") +
+          name_list(names, std::vector<int>(beaten.begin(), beaten.end())) +
+          ", so without a prior " + (group.size() == 1 ? "its rating runs" : "their ratings run") +
           " off to infinity; use a prior of virtual draws (--prior-draws)");
     }
   }
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      if (games[i][j] > 0) games[i][j] += options.prior_draws, points[i][j] += 0.5 * options.prior_draws;
+  for (Pair& pair : pairs) pair.games += options.prior_draws, pair.points += 0.5 * options.prior_draws;
 
   // Unknowns: theta of every player but the anchor; slot[i] is i's position among them.
   std::vector<int> slot(n, -1), player_of;
   for (int i = 0; i < n; ++i)
     if (i != anchor) slot[i] = static_cast<int>(player_of.size()), player_of.push_back(i);
-  const std::size_t m = player_of.size();
+  const int m = static_cast<int>(player_of.size());
   std::vector<double> theta(n, 0.0);
 
   auto log_likelihood = [&](const std::vector<double>& t) {
     double ll = 0.0;
-    for (int i = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j) {
-        if (games[i][j] <= 0) continue;
-        const double p = logistic(t[i] - t[j]);
-        ll += points[i][j] * std::log(p) + (games[i][j] - points[i][j]) * std::log(1.0 - p);
-      }
+    for (const Pair& pair : pairs) {
+      const double p = logistic(t[pair.i] - t[pair.j]);
+      ll += pair.points * std::log(p) + (pair.games - pair.points) * std::log(1.0 - p);
+    }
     return ll;
   };
-  // The negative Hessian (reduced) and the gradient at t.
-  auto derivatives = [&](const std::vector<double>& t, Matrix& neg_hessian,
-                         std::vector<double>& gradient) {
-    neg_hessian.assign(m, std::vector<double>(m, 0.0));
-    gradient.assign(m, 0.0);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) {
-        if (i == j || games[i][j] <= 0) continue;
-        const double p = logistic(t[i] - t[j]);
-        const double w = games[i][j] * p * (1.0 - p);
-        if (slot[i] < 0) continue;
-        gradient[slot[i]] += points[i][j] - games[i][j] * p;
-        neg_hessian[slot[i]][slot[i]] += w;
-        if (slot[j] >= 0) neg_hessian[slot[i]][slot[j]] -= w;
-      }
+  // The negative Hessian's upper triangle (reduced: the anchor's row and column removed; a
+  // graph Laplacian weighted by games x p x (1 - p), with one nonzero off the diagonal per pair),
+  // and the gradient at t.
+  std::vector<Eigen::Triplet<double, int>> entries;
+  SparseMatrix neg_hessian(m, m);
+  Eigen::VectorXd gradient(m);
+  auto derivatives = [&](const std::vector<double>& t) {
+    entries.clear();
+    gradient.setZero();
+    for (const Pair& pair : pairs) {
+      const double p = logistic(t[pair.i] - t[pair.j]);
+      const double w = pair.games * p * (1.0 - p);
+      const int a = slot[pair.i], b = slot[pair.j];
+      const double g = pair.points - pair.games * p;  // d log L / d theta_i; -g for j
+      if (a >= 0) gradient[a] += g, entries.emplace_back(a, a, w);
+      if (b >= 0) gradient[b] -= g, entries.emplace_back(b, b, w);
+      if (a >= 0 && b >= 0) entries.emplace_back(std::min(a, b), std::max(a, b), -w);
+    }
+    neg_hessian.setFromTriplets(entries.begin(), entries.end());
   };
 
-  Matrix neg_hessian, factor;
-  std::vector<double> gradient;
+  // The players are ordered to keep the factor sparse (approximate minimum degree: a run's
+  // ladder, a chain of generations, factors in linear time), and the fill is counted before the
+  // factor is made: results whose fit would take more than a few seconds or a few hundred MB are
+  // refused, naming their size.
+  // order: AMD's permutation (a new index's old one); reorder its inverse, which takes the
+  // players' vectors and the matrix to the new order (Eigen's conventions, as in its own
+  // SimplicialCholesky).
+  Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> order, reorder;
+  SparseMatrix ordered(m, m);
+  Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> factor;
+  derivatives(theta);
+  if (m > 0) {
+    Eigen::AMDOrdering<int>()(neg_hessian.selfadjointView<Eigen::Upper>(), order);
+    reorder = order.inverse();
+    ordered.selfadjointView<Eigen::Upper>() =
+        neg_hessian.selfadjointView<Eigen::Upper>().twistedBy(reorder);
+    const std::optional<FactorCost> cost = factor_cost(ordered, kMaxRatingFactorSize);
+    const double work = cost ? std::max(cost->factor_work, cost->inverse_work) : 0.0;
+    if (!cost || work > kMaxRatingFactorWork)
+      throw std::invalid_argument(
+          "ratings: " + std::to_string(n) + " players in " + std::to_string(pairs.size()) +
+          " pairs that met are more than one fit takes (its factor would need " +
+          (cost ? "about " + std::to_string(std::llround(work / 1e6)) +
+                      " million multiplications a step, at most " +
+                      std::to_string(std::llround(kMaxRatingFactorWork / 1e6))
+                : "more than " + std::to_string(kMaxRatingFactorSize / 1'000'000) +
+                      " million entries") +
+          "); rate fewer players at once");
+  }
+  const auto factorise = [&] {
+    ordered.selfadjointView<Eigen::Upper>() =
+        neg_hessian.selfadjointView<Eigen::Upper>().twistedBy(reorder);
+    factor.compute(ordered);
+    return factor.info() == Eigen::Success && factor.vectorD().minCoeff() > 0.0;
+  };
+
   constexpr double kDivergence = 40.0;  // about 7000 Elo
   for (int iteration = 0; iteration < 500 && m > 0; ++iteration) {
     if (options.on_progress)
       options.on_progress("fitting " + std::to_string(n) + " players: iteration " +
                           std::to_string(iteration + 1));
-    derivatives(theta, neg_hessian, gradient);
-    if (!cholesky(neg_hessian, factor))
+    if (iteration > 0) derivatives(theta);
+    if (!factorise())
       throw std::invalid_argument("ratings: the results do not determine the ratings (a player "
                                   "won or lost every game; use a prior of virtual draws)");
-    const std::vector<double> step = cholesky_solve(factor, gradient);
+    const Eigen::VectorXd step = order * factor.solve(reorder * gradient);
     double scale = 1.0, largest = 0.0;
     const double before = log_likelihood(theta);
     std::vector<double> next = theta;
     for (int halving = 0; halving < 40; ++halving, scale *= 0.5) {
-      for (std::size_t k = 0; k < m; ++k) next[player_of[k]] = theta[player_of[k]] + scale * step[k];
+      for (int k = 0; k < m; ++k) next[player_of[k]] = theta[player_of[k]] + scale * step[k];
       if (log_likelihood(next) >= before - 1e-12) break;
     }
-    for (std::size_t k = 0; k < m; ++k) largest = std::max(largest, std::abs(scale * step[k]));
+    for (int k = 0; k < m; ++k) largest = std::max(largest, std::abs(scale * step[k]));
     theta = next;
     for (double t : theta)
       if (std::abs(t) > kDivergence)
@@ -378,18 +474,20 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
                                     "every game); use a prior of virtual draws (--prior-draws)");
     if (largest < 1e-10) break;
   }
-  std::vector<double> variance(m, 0.0);
+  std::vector<double> variance(static_cast<std::size_t>(m), 0.0);
   if (m > 0) {
-    derivatives(theta, neg_hessian, gradient);
-    if (!cholesky(neg_hessian, factor))
+    derivatives(theta);
+    if (!factorise())
       throw std::invalid_argument("ratings: the results do not determine the ratings");
-    for (std::size_t k = 0; k < m; ++k) {
-      std::vector<double> unit(m, 0.0);
-      unit[k] = 1.0;
-      variance[k] = cholesky_solve(factor, unit)[k];
-      // A rating that ran off towards infinity stops where the likelihood is flat to rounding;
-      // its variance gives it away.
-      if (!(variance[k] < 1e4))
+    const SparseMatrix l = factor.matrixL();
+    const std::vector<double> ordered_variance = inverse_diagonal(l, factor.vectorD());
+    for (int k = 0; k < m; ++k) {
+      variance[static_cast<std::size_t>(k)] =
+          ordered_variance[static_cast<std::size_t>(reorder.indices()[k])];
+      // Without a prior, a rating that ran off towards infinity stops where the likelihood is
+      // flat to rounding; its variance gives it away. (With one, every rating is finite, and a
+      // long chain of few games can be that uncertain.)
+      if (options.prior_draws == 0.0 && !(variance[static_cast<std::size_t>(k)] < 1e4))
         throw std::invalid_argument("ratings: " + names[player_of[k]] +
                                     "'s rating runs off to infinity (it won or lost every game); "
                                     "use a prior of virtual draws (--prior-draws)");

@@ -1,6 +1,8 @@
 // Ratings of many players from their pairwise match results: the Bradley-Terry model on the Elo
 // scale (P(i beats j) = 1 / (1 + 10^((r_j - r_i) / 400)), a draw counting as half a win and half a
-// loss), fitted by maximum likelihood with Newton's method, one player anchored at 0.
+// loss), fitted by maximum likelihood with Newton's method, one player anchored at 0. Each step
+// solves with the sparse Hessian (one entry per pair of players that met), so a ladder of
+// thousands of generations fits in about the time it takes to read.
 //
 // Intervals come from the observed Fisher information: the inverse of the negative Hessian of the
 // log-likelihood (the anchor's row and column removed) is the covariance of the other ratings, so
@@ -83,8 +85,16 @@ struct Rating {
   double score = 0.0;       // points (wins + draws / 2) per game, over all its games
 };
 
+// The largest fit: the factor of its Hessian (sparse, players in approximate-minimum-degree
+// order) holds at most this many entries and costs at most this many multiplications, a few
+// seconds and a few hundred MB at most (a chain of generations of any length fits; so do about
+// 1,100 players who all met each other).
+inline constexpr std::int64_t kMaxRatingFactorSize = 10'000'000;
+inline constexpr double kMaxRatingFactorWork = 5e8;
+
 // Fits ratings; sorted from the highest. Throws std::invalid_argument when the anchor played no
-// game, a player has no chain of games to the anchor, or (prior_draws = 0) a rating diverges.
+// game, a player has no chain of games to the anchor, (prior_draws = 0) a rating diverges, or the
+// fit would be larger than the limits above.
 std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches, const RatingOptions& options);
 
 // A plain-text table: rank, player, Elo, +-, games, score.

@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -59,6 +61,92 @@ TEST(RatingsTest, RecoversKnownRatingsFromExpectedResults) {
   EXPECT_EQ(ratings.back().player, "d");
   EXPECT_EQ(fitted.at("random").half_width, 0.0);
   EXPECT_GT(fitted.at("c").half_width, 0.0);
+}
+
+// The intervals are the diagonal of the inverse of the negative Hessian, here computed by the test
+// itself (Gauss-Jordan on the dense matrix) for a graph of many cycles: with every result even,
+// every rating is 0, each game has p = 1/2, and the Hessian is the graph's Laplacian weighted by
+// (games + prior) / 4, the anchor's row and column removed.
+TEST(RatingsTest, IntervalsAreTheInverseHessiansDiagonal) {
+  const int n = 40;
+  std::vector<MatchLine> lines;
+  std::map<std::pair<int, int>, double> games;  // a pair's games, in any number of lines
+  unsigned seed = 7;
+  const auto next = [&] { return (seed = seed * 1103515245u + 12345u) >> 16; };
+  const auto meet = [&](int a, int b, int each) {
+    lines.push_back({"p" + std::to_string(a), "p" + std::to_string(b), each, 2 * each, each});
+    games[std::minmax(a, b)] += 4.0 * each;
+  };
+  for (int i = 1; i < n; ++i) meet(static_cast<int>(next() % i), i, 1 + next() % 5);
+  for (int k = 0; k < 60; ++k) {
+    const int a = static_cast<int>(next() % n), b = static_cast<int>(next() % n);
+    if (a != b) meet(a, b, 1 + next() % 5);
+  }
+  std::vector<std::vector<double>> h(n - 1, std::vector<double>(n - 1, 0.0));
+  for (const auto& [pair, g] : games) {
+    const double w = (g + 1.0) / 4.0;  // one virtual draw per pair that met
+    for (const auto& [x, y] : {pair, std::make_pair(pair.second, pair.first)})
+      if (x > 0) {
+        h[x - 1][x - 1] += w;
+        if (y > 0) h[x - 1][y - 1] -= w;
+      }
+  }
+  // Gauss-Jordan: inverse of h.
+  const int m = n - 1;
+  std::vector<std::vector<double>> inv(m, std::vector<double>(m, 0.0));
+  for (int i = 0; i < m; ++i) inv[i][i] = 1.0;
+  for (int c = 0; c < m; ++c) {
+    const double pivot = h[c][c];
+    for (int j = 0; j < m; ++j) h[c][j] /= pivot, inv[c][j] /= pivot;
+    for (int r = 0; r < m; ++r) {
+      if (r == c) continue;
+      const double f = h[r][c];
+      for (int j = 0; j < m; ++j) h[r][j] -= f * h[c][j], inv[r][j] -= f * inv[c][j];
+    }
+  }
+  RatingOptions options;
+  options.anchor = "p0";
+  const auto fitted = by_player(fit_ratings(lines, options));
+  const double per_elo = std::log(10.0) / 400.0;
+  for (int i = 1; i < n; ++i) {
+    const Rating& r = fitted.at("p" + std::to_string(i));
+    EXPECT_NEAR(r.elo, 0.0, 1e-6);
+    EXPECT_NEAR(r.half_width, options.z * std::sqrt(inv[i - 1][i - 1]) / per_elo, 1e-6) << i;
+  }
+}
+
+// A run's ladder is a long chain of generations: thousands of players fit (the dense fit that
+// came before took minutes and gigabytes at 20,000), and along a chain the variances add up, one
+// 1 / w per link. Results too large to fit at once are refused, saying so.
+TEST(RatingsTest, LongLaddersFitAndOversizedResultsAreRefused) {
+  const int n = 5000;
+  std::vector<MatchLine> chain;
+  for (int i = 0; i < n; ++i)
+    chain.push_back({"g" + std::to_string(i), "g" + std::to_string(i + 1), 3, 0, 3});
+  RatingOptions options;
+  options.anchor = "g0";
+  const auto fitted = by_player(fit_ratings(chain, options));
+  ASSERT_EQ(fitted.size(), static_cast<std::size_t>(n + 1));
+  const double per_elo = std::log(10.0) / 400.0, w = (6.0 + 1.0) / 4.0;
+  for (int i : {1, 17, 2500, n}) {
+    const Rating& r = fitted.at("g" + std::to_string(i));
+    EXPECT_NEAR(r.elo, 0.0, 1e-6);
+    EXPECT_NEAR(r.half_width, options.z * std::sqrt(i / w) / per_elo, 1e-6 * r.half_width) << i;
+  }
+  std::vector<MatchLine> everyone;  // 1,300 players who all met: about 730 million a step
+  for (int i = 0; i < 1300; ++i)
+    for (int j = i + 1; j < 1300; ++j)
+      everyone.push_back({"p" + std::to_string(i), "p" + std::to_string(j), 1, 0, 1});
+  options.anchor = "p0";
+  try {
+    fit_ratings(everyone, options);
+    ADD_FAILURE() << "fitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ratings: 1300 players in 844350 pairs that met are more "
+                                         "than one fit takes"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RatingsTest, PerfectScoresNeedThePrior) {

@@ -510,6 +510,22 @@ TEST(WebRatingsTest, AnchorMatchesJoinTheRunToItsAnchor) {
   ASSERT_TRUE(alone.is_object());
   EXPECT_NEAR(rating(both, "alphabeta:depth=1")["elo"].get<double>(), alone["elo"].get<double>(),
               30.0);
+
+  // The server keeps the last ladders while their results are unchanged, and fits again as soon
+  // as any count, player or source differs.
+  RatingLadders kept;
+  EXPECT_EQ(kept(baselines), both);
+  EXPECT_EQ(kept(baselines), both);
+  std::vector<SourceResults> changed = baselines;
+  changed.back().matches.back().wins += 1;
+  EXPECT_EQ(kept(changed), rating_ladders(changed));
+  EXPECT_NE(kept(changed), both);
+  EXPECT_EQ(kept(baselines), both);
+  changed = baselines;
+  changed.back().source = "other";
+  EXPECT_EQ(kept(changed), rating_ladders(changed));
+  const std::vector<SourceResults> fewer(baselines.begin(), baselines.end() - 1);
+  EXPECT_EQ(kept(fewer), rating_ladders(fewer));
   fs::remove_all(root);
 }
 

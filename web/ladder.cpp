@@ -110,6 +110,27 @@ json rating_ladders(const std::vector<SourceResults>& sources) {
                      "each ladder's anchor"}};
 }
 
+json RatingLadders::operator()(std::vector<SourceResults> sources) {
+  const auto same_line = [](const arena::MatchLine& x, const arena::MatchLine& y) {
+    return x.a == y.a && x.b == y.b && x.wins == y.wins && x.draws == y.draws &&
+           x.losses == y.losses;
+  };
+  const auto same = [&](const SourceResults& x, const SourceResults& y) {
+    return x.game == y.game && x.source == y.source && x.baselines == y.baselines &&
+           std::equal(x.matches.begin(), x.matches.end(), y.matches.begin(), y.matches.end(),
+                      same_line);
+  };
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!fitted_ || !std::equal(sources.begin(), sources.end(), sources_.begin(), sources_.end(),
+                              same)) {
+    fitted_ = false;  // until the new fit is in
+    ladders_ = rating_ladders(sources);
+    sources_ = std::move(sources);
+    fitted_ = true;
+  }
+  return ladders_;
+}
+
 std::vector<SourceResults> baseline_results() {
   std::vector<SourceResults> out;
   const std::string suffix = "-results.txt";

@@ -13,6 +13,7 @@
 // run's matches move them by little.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,20 @@ struct SourceResults {
 // registry's order (results of a game not registered are left out); the anchor's low and high
 // are null (it is the fixed point, not an estimate).
 nlohmann::json rating_ladders(const std::vector<SourceResults>& sources);
+
+// rating_ladders of the last sources asked for, kept: the page asks again every few seconds, and
+// a fit of a long run's ladder takes a while (arena::kMaxRatingFactorWork). Safe to call from
+// several threads: one fits, the others wait for its answer.
+class RatingLadders {
+ public:
+  nlohmann::json operator()(std::vector<SourceResults> sources);
+
+ private:
+  std::mutex mutex_;
+  std::vector<SourceResults> sources_;
+  nlohmann::json ladders_;
+  bool fitted_ = false;
+};
 
 // The baselines' results compiled in (web/assets.h), one source per registered game that has a
 // file, named after it ("docs/baselines/mg-results.txt").

@@ -176,6 +176,7 @@ struct WebServer::Impl {
   ServerOptions options;
   std::vector<std::unique_ptr<RunReader>> runs;
   std::vector<std::unique_ptr<ArenaReader>> arena;
+  RatingLadders ratings;  // the last ladders fitted, kept while their results are unchanged
   std::unique_ptr<GameService> games;
   GuardedServer http;
   std::thread thread;
@@ -464,7 +465,7 @@ struct WebServer::Impl {
           } catch (const std::exception&) {
           }
         }
-        return rating_ladders(sources);
+        return ratings(std::move(sources));
       });
     });
     http.Get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
