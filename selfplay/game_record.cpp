@@ -227,8 +227,14 @@ ReadResult read_game_file(const std::string& path) {
     std::uint32_t length, crc;
     std::memcpy(&length, data.data() + at, 4);
     std::memcpy(&crc, data.data() + at + 4, 4);
-    if (length > kMaxRecordBytes || at + 8 + length > data.size()) {
+    // No record is empty: a zero length is the zero-filled tail a crash can leave, not a frame.
+    if (length == 0 || length > kMaxRecordBytes || at + 8 + length > data.size()) {
       result.problems.push_back(where + ": truncated or damaged length; the rest of the file is skipped");
+      break;
+    }
+    if (result.problems.size() >= kMaxProblemsPerFile) {
+      result.problems.push_back(where + ": " + std::to_string(result.problems.size()) +
+                                " damaged records before it; the rest of the file is skipped");
       break;
     }
     const std::string payload = data.substr(at + 8, length);

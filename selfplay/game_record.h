@@ -61,6 +61,10 @@ struct ReadResult {
   bool refused = false;
 };
 
+// The most damaged records of one file that read_game_file lists: past them the rest of the file
+// is skipped, said in one more problem (a file that damaged is not worth a message per record).
+inline constexpr std::size_t kMaxProblemsPerFile = 100;
+
 // The largest game file read (1 GiB; a chunk of 1,000 games is a few MiB).
 inline constexpr std::size_t kMaxGameFileBytes = std::size_t{1} << 30;
 // A game file starts with 16 bytes: the magic, the format version and the record count.
