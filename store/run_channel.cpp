@@ -7,19 +7,34 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <cctype>
+#include <limits>
 #include <stdexcept>
 
+#include "games/quote.h"
 #include "util/file_io.h"
 
 namespace oppidum::store {
 namespace {
 
-std::int64_t to_int(const std::string& text, const std::string& what) {
+// A whole number from `lo` to `hi` read from the server; `what` names the key and field. Anything
+// else (not a number, out of range: a counter that would overflow) is a RedisError saying so and
+// what to do, never wrapped.
+std::int64_t to_int(const std::string& text, const std::string& what, std::int64_t lo,
+                    std::int64_t hi) {
   char* end = nullptr;
+  errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') throw RedisError("redis: " + what + " is not a number");
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi ||
+      std::isspace(static_cast<unsigned char>(text[0])))
+    throw RedisError("redis: " + what + " is not a whole number from " + std::to_string(lo) +
+                     " to " + std::to_string(hi) + " (\"" + quote_input(text, 40) +
+                     "\"); delete it, and the run's trainer writes it again");
   return v;
 }
+
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 
 // The fields of a flat [field, value, field, value, ...] array reply.
 std::map<std::string, std::string> fields_of(const RedisReply& r) {
@@ -180,6 +195,8 @@ int compare_stream_ids(const std::string& a, const std::string& b) {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
+std::uint64_t stream_id_ms(const std::string& id) { return split_id(id).first; }
+
 RunChannel::RunChannel(RedisUrl url, util::LogLine log, const std::atomic<bool>* stop)
     : client_(std::move(url), log), log_(std::move(log)), stop_(stop) {
   if (!log_) log_ = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
@@ -212,7 +229,7 @@ std::optional<std::string> RunChannel::config(std::size_t max_bytes) {
 std::int64_t RunChannel::publish_network(const std::string& checkpoint, std::int64_t step,
                                          int generation, const std::string& game,
                                          int encoding_version) {
-  const std::int64_t version = network_version() + 1;
+  const std::int64_t version = network_version() + 1;  // network_version() < kMaxInt64
   client_.command({"HSET", url().key("network"), "checkpoint", checkpoint, "crc32",
                    std::to_string(util::crc32(checkpoint.data(), checkpoint.size())), "step",
                    std::to_string(step), "generation", std::to_string(generation), "game", game,
@@ -224,7 +241,7 @@ std::int64_t RunChannel::publish_network(const std::string& checkpoint, std::int
 
 std::int64_t RunChannel::network_version() {
   const RedisReply r = client_.command({"HGET", url().key("network"), "version"}, stop_);
-  return r.is_nil() ? 0 : to_int(r.str, "network version");
+  return r.is_nil() ? 0 : to_int(r.str, url().key("network") + " field version", 1, kMaxInt64 - 1);
 }
 
 std::optional<PublishedNetwork> RunChannel::network() {
@@ -237,12 +254,15 @@ std::optional<PublishedNetwork> RunChannel::network() {
       throw RedisError(url().key("network") + " has no field " + key + "; republish the network");
   PublishedNetwork n;
   n.checkpoint = std::move(f["checkpoint"]);
-  n.info.version = to_int(f["version"], "network version");
-  n.info.step = to_int(f["step"], "network step");
-  n.info.generation = static_cast<int>(to_int(f["generation"], "network generation"));
+  const auto field = [&](const char* name, std::int64_t lo, std::int64_t hi) {
+    return to_int(f[name], url().key("network") + " field " + name, lo, hi);
+  };
+  n.info.version = field("version", 1, kMaxInt64 - 1);
+  n.info.step = field("step", 0, kMaxInt64);
+  n.info.generation = static_cast<int>(field("generation", 0, kMaxInt));
   n.info.game = f["game"];
-  n.info.encoding_version = static_cast<int>(to_int(f["encoding_version"], "encoding version"));
-  n.info.crc32 = static_cast<std::uint32_t>(to_int(f["crc32"], "network crc32"));
+  n.info.encoding_version = static_cast<int>(field("encoding_version", 0, kMaxInt));
+  n.info.crc32 = static_cast<std::uint32_t>(field("crc32", 0, 0xffffffffLL));
   if (util::crc32(n.checkpoint.data(), n.checkpoint.size()) != n.info.crc32)
     throw RedisError(url().key("network") + ": the checkpoint does not match its CRC-32");
   return n;
@@ -269,8 +289,22 @@ void RunChannel::check_free() {
 }
 
 std::string RunChannel::owner() {
-  const RedisReply r = client_.command({"GET", url().key("owner")}, stop_);
-  return r.is_nil() ? "" : r.str;
+  // Read no more of it than a run id can hold: the value reaches messages, logs and every game.
+  const auto replies = client_.pipeline(
+      {{"STRLEN", url().key("owner")},
+       {"GETRANGE", url().key("owner"), "0", std::to_string(kMaxNodeNameBytes)}},
+      stop_);
+  std::string id = replies[1].str;
+  if (replies[0].integer > static_cast<long long>(kMaxNodeNameBytes))
+    id.resize(kMaxNodeNameBytes + 1);  // node_name_problem counts it as over the limit
+  if (const std::string why = node_name_problem(id); !why.empty())
+    throw RedisError(url().key("owner") + " holds no run id (" +
+                     (replies[0].integer > static_cast<long long>(kMaxNodeNameBytes)
+                          ? std::to_string(replies[0].integer) + " bytes"
+                          : why) +
+                     "); oppidum never writes that: delete the key (redis-cli DEL " +
+                     url().key("owner") + ") and the run's trainer writes it again");
+  return id;
 }
 
 Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
@@ -291,8 +325,8 @@ Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
                        "; oppidum never writes that: delete the key (redis-cli DEL " + at(1) +
                        ") and the trainer writes it again");
     if (at(0) == "run")
-      throw StoreTakenError(url().to_string() + " belongs to another run (run id " + at(1) +
-                            "), not to this one (run id " + run_id +
+      throw StoreTakenError(url().to_string() + " belongs to another run (run id " +
+                            quote_input(at(1), 60) + "), not to this one (run id " + run_id +
                             "): a run owns its key and trains only on its own games; " +
                             how_to_free(url()));
     if (at(0) == "trainer") {
@@ -301,7 +335,8 @@ Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
         continue;
       }
       const std::int64_t ms = std::atoll(at(2).c_str());
-      throw StoreTakenError("another trainer holds " + url().to_string() + " (" + at(1) +
+      throw StoreTakenError("another trainer holds " + url().to_string() + " (" +
+                            quote_input(at(1), 200) +
                             ", for " + std::to_string(ms < 0 ? 0 : (ms + 999) / 1000) +
                             " s more unless it renews it): a run has one trainer; stop that one "
                             "first (one killed on another machine lets go within " +
@@ -309,9 +344,10 @@ Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
     }
     Claim c;
     c.claimed = at(1) == "1";
-    c.sessions = to_int(at(2), "sessions counter");
+    c.sessions = to_int(at(2), url().key("sessions"), 0, kMaxInt64 - 1);
     c.config_published = at(3) == "1";
-    c.network_step = at(4).empty() ? -1 : to_int(at(4), "network step");
+    c.network_step =
+        at(4).empty() ? -1 : to_int(at(4), url().key("network") + " field step", 0, kMaxInt64);
     c.replaced = replaceable;
     return c;
   }
@@ -340,11 +376,33 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
   const RedisReply r = client_.command(
       {"XREAD", "COUNT", std::to_string(count), "STREAMS", url().key("games"), after}, stop_);
   std::vector<StreamEntry> out;
-  if (r.is_nil() || r.elements.empty()) return out;
-  // [[key, [[id, [field, value, ...]], ...]]]
-  for (const RedisReply& e : r.elements.front().elements.at(1).elements) {
+  if (r.is_nil() || (r.type == RedisReply::Type::kArray && r.elements.empty())) return out;
+  // [[key, [[id, [field, value, ...]], ...]]], the ids increasing from `after`: a reply of
+  // another shape stops the reader before any of it is kept or its cursor saved.
+  const auto malformed = [&](const std::string& what) {
+    return RedisError(url().to_string() + ": XREAD " + url().key("games") + ": " + what +
+                      " (a server that is not Redis, or a damaged connection?)");
+  };
+  using Type = RedisReply::Type;
+  if (r.type != Type::kArray || r.elements.size() != 1 || r.elements[0].type != Type::kArray ||
+      r.elements[0].elements.size() != 2 || r.elements[0].elements[1].type != Type::kArray)
+    throw malformed("a reply of the wrong shape");
+  std::string last = after;
+  for (const RedisReply& e : r.elements[0].elements[1].elements) {
+    if (e.type != Type::kArray || e.elements.size() != 2 || e.elements[0].type != Type::kString ||
+        e.elements[1].type != Type::kArray)
+      throw malformed("an entry of the wrong shape");
+    bool follows = false;
+    try {
+      follows = compare_stream_ids(e.elements[0].str, last) > 0;
+    } catch (const std::logic_error&) {  // not an id, or out of range
+    }
+    if (!follows)
+      throw malformed("entry id \"" + quote_input(e.elements[0].str, 40) +
+                      "\" does not follow " + last);
+    last = e.elements[0].str;
     StreamEntry entry;
-    entry.id = e.elements.at(0).str;
+    entry.id = e.elements[0].str;
     auto f = fields_of(e.elements.at(1));
     entry.node = f["node"];
     entry.run = f["run"];
@@ -365,7 +423,7 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
       if (std::to_string(util::crc32(record.data(), record.size())) != f["crc32"])
         throw std::runtime_error("the record does not match its CRC-32");
       entry.record = selfplay::decode_record(
-          record, static_cast<std::uint32_t>(to_int(f["format"], "record format")));
+          record, static_cast<std::uint32_t>(to_int(f["format"], "the entry's format", 0, 0xffffffffLL)));
       entry.record.node = entry.node;
       entry.record.origin = entry.id;
     } catch (const std::exception& ex) {
@@ -374,6 +432,15 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
     out.push_back(std::move(entry));
   }
   return out;
+}
+
+std::uint64_t RunChannel::server_time_ms() {
+  const RedisReply r = client_.command({"TIME"}, stop_);
+  if (r.elements.size() != 2)
+    throw RedisError(url().to_string() + ": TIME: a reply of the wrong shape");
+  return static_cast<std::uint64_t>(
+      to_int(r.elements[0].str, "the server's TIME", 0, kMaxInt64 / 1000 - 1) * 1000 +
+      to_int(r.elements[1].str, "the server's TIME", 0, 999999) / 1000);
 }
 
 StreamInfo RunChannel::stream_info() {

@@ -154,6 +154,8 @@ class RunChannel {
   // for that field.
   std::vector<StreamEntry> read_games(const std::string& after, int count);
   StreamInfo stream_info();
+  // The server's clock (TIME), in Unix milliseconds: the time part of the ids it gives entries.
+  std::uint64_t server_time_ms();
 
   // The heartbeats are telemetry: an error reply (the nodes key of a wrong type) is logged (each
   // distinct one once) and otherwise ignored, by both. Only RedisStopped is thrown. heartbeat
@@ -192,5 +194,7 @@ std::uint64_t node_seed(std::uint64_t run_seed, const std::string& node);
 // Compares stream ids ("<ms>-<seq>"): negative, zero or positive like strcmp. Throws
 // std::invalid_argument for a malformed id.
 int compare_stream_ids(const std::string& a, const std::string& b);
+// The milliseconds part of a stream id; throws std::invalid_argument for a malformed one.
+std::uint64_t stream_id_ms(const std::string& id);
 
 }  // namespace oppidum::store

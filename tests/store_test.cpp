@@ -429,6 +429,46 @@ TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
   EXPECT_NE(log_[1].find("EVAL oppidum:t:nodes: WRONGTYPE"), std::string::npos) << log_[1];
 }
 
+// Values the program writes, read back bounded and checked: a network version at the top of the
+// range once wrapped to negative versions, and workers stayed on an old network without a word;
+// an owner of megabytes with terminal escapes went whole into messages, logs and every game; a
+// stream reply of another shape saved its id as the cursor. Each is now an error naming the key.
+TEST_F(RunChannelTest, ValuesReadBackAreBoundedAndChecked) {
+  RunChannel c = channel();
+  const auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const RedisError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  server_.command({"HSET", "oppidum:t:network", "version", "9223372036854775807"});
+  const std::string version = message([&] { c.network_version(); });
+  EXPECT_NE(version.find("redis: oppidum:t:network field version is not a whole number from 1 to "
+                         "9223372036854775806 (\"9223372036854775807\"); delete it"),
+            std::string::npos)
+      << version;
+  for (const std::string bad : {"-100", "abc", " 5", "99999999999999999999"}) {
+    server_.command({"HSET", "oppidum:t:network", "version", bad});
+    EXPECT_NE(message([&] { c.network_version(); }).find("field version is not a whole number"),
+              std::string::npos)
+        << bad;
+  }
+  server_.command({"DEL", "oppidum:t:network"});
+  const std::string hostile = "\x1b]0;pwned\x07\n[fake log line]" + std::string(100000, 'x');
+  server_.command({"SET", "oppidum:t:owner", hostile});
+  const std::string owner = message([&] { c.owner(); });
+  EXPECT_NE(owner.find("oppidum:t:owner holds no run id (100026 bytes)"), std::string::npos)
+      << owner.substr(0, 300);
+  EXPECT_LT(owner.size(), 400u);
+  server_.command({"SET", "oppidum:t:owner", "abc\x1b[2J"});
+  EXPECT_NE(message([&] { c.owner(); }).find("holds no run id (it holds a control character)"),
+            std::string::npos);
+  server_.command({"SET", "oppidum:t:owner", "0123456789abcdef"});
+  EXPECT_EQ(c.owner(), "0123456789abcdef");
+}
+
 // The client waits out a server that is killed and restarted (AOF), logging the loss and the
 // reconnection once each; nothing written before the kill is lost.
 TEST_F(RunChannelTest, SurvivesTheServerGoingAwayAndComingBack) {

@@ -29,6 +29,9 @@
 #include "trainer/replay_window.h"
 #include "tests/window_test_util.h"
 #include "trainer/trainer.h"
+#include "store/redis_url.h"
+#include "store/run_channel.h"
+#include "tests/redis_server.h"
 #include "util/file_io.h"
 
 namespace oppidum::trainer {
@@ -633,6 +636,51 @@ TEST(RunFolderTables, NumbersOutOfRangeAreRefusedNotWrapped) {
   ASSERT_EQ(folder.gates().size(), 1u);
   EXPECT_EQ(folder.gates()[0].generation, 1);
   EXPECT_EQ(folder.gates()[0].step, 10);
+  std::filesystem::remove_all(dir);
+}
+
+// A stream entry of `run_id` under the entry id `id` ("*": the server's).
+void push_game(const test_util::RedisServer& redis, const std::string& id,
+               const std::string& run_id, const selfplay::GameRecord& record) {
+  const std::string bytes = selfplay::encode_record(record);
+  redis.command({"XADD", "oppidum:intake:games", id, "node", "w", "run", run_id, "network", "0",
+                 "format", std::to_string(selfplay::kRecordFormatVersion), "record", bytes,
+                 "crc32", std::to_string(util::crc32(bytes.data(), bytes.size()))});
+}
+
+// An entry id far ahead of the server's clock (XADD with an id of the writer's choosing) was kept,
+// and when the server then lost its data every new game read as kept already: none was trained on
+// again, silently. Now the new stream's entries after its end at the restart are new, and the
+// ones taken for kept are counted in the summary.
+TEST(IntakeStream, AnIdAheadOfTheClockDoesNotHideTheGamesAfterARestart) {
+  test_util::RedisServer redis;
+  const std::filesystem::path dir = ::testing::TempDir() + "intake_future_id";
+  std::filesystem::remove_all(dir);
+  RunFolder folder(dir);
+  RunState state;
+  state.run_id = "0123456789abcdef0123456789abcdef";
+  ReplayWindow window(game_by_name("mg"), window_of(1000, 1000, 0.5));
+  selfplay::FolderReplayStore games((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  std::vector<std::string> lines;
+  store::RunChannel channel(store::parse_redis_url(redis.url("intake"), nullptr),
+                            [](const std::string&) {});
+  Intake intake(folder, state, window, games, &channel,
+                [&](const std::string& line) { lines.push_back(line); });
+  const selfplay::GameRecord game = five_ply_record();
+  push_game(redis, "9999999999999-0", state.run_id, game);
+  intake.poll();
+  EXPECT_EQ(intake.games(), 1);
+  redis.command({"FLUSHALL"});
+  push_game(redis, "*", state.run_id, game);  // before the trainer sees the new stream
+  intake.poll();
+  for (int i = 0; i < 3; ++i) push_game(redis, "*", state.run_id, game);
+  intake.poll();
+  EXPECT_EQ(intake.games(), 4) << "the games after the restart were hidden";
+  EXPECT_NE(intake.summary().find("skipped 1 kept before"), std::string::npos) << intake.summary();
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  EXPECT_NE(all.find("more than a day ahead of the server's clock"), std::string::npos) << all;
   std::filesystem::remove_all(dir);
 }
 

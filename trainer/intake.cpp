@@ -103,7 +103,10 @@ void Intake::read_stream() {
         drop(where, e.problem);
         continue;
       }
-      if (store::compare_stream_ids(e.id, stored_until_) <= 0) continue;  // already in a chunk
+      if (store::compare_stream_ids(e.id, stored_until_) <= 0) {  // already in a chunk
+        ++already_kept_;
+        continue;
+      }
       // A record the chunk cannot hold (a field over its limit) would stop the trainer at every
       // start, the cursor never past it: it is dropped like a damaged entry.
       try {
@@ -137,6 +140,18 @@ void Intake::read_stream() {
                    " entries in all and ends at " + info.last_id + ", but this run has read " +
                    std::to_string(state_.stream_read) + " up to " + state_.stream_cursor +
                    ": it is a new stream (the server lost its data?)");
+    // Its entries up to the newest one kept are taken for the games kept already (a server
+    // restored from an older copy). An id kept that is far ahead of the server's clock was not
+    // the clock's (XADD with an id of the writer's choosing, or a server whose clock went back):
+    // every new game would read as kept, so only those the new stream holds now are taken so.
+    if (store::stream_id_ms(stored_until_) >
+            channel_->server_time_ms() + kIdAheadOfClockMs &&
+        store::compare_stream_ids(info.last_id, stored_until_) < 0) {
+      warn_("stream: the newest game kept has the id " + stored_until_ +
+            ", more than a day ahead of the server's clock; the new stream's entries up to " +
+            info.last_id + " are taken for games kept already, those after it are new");
+      stored_until_ = info.last_id;
+    }
     return;
   }
   // Caught up, every entry ever added was either read or evicted unread.
@@ -175,7 +190,11 @@ std::string Intake::summary() const {
          std::to_string(evicted_) + " evicted unread" + (lag_ == 0 ? "" : " (not caught up)") +
          "; this session kept " + std::to_string(from_stream_) + " games and dropped " +
          std::to_string(dropped_) +
-         (foreign_ > 0 ? ", skipped " + std::to_string(foreign_) + " of other runs" : "");
+         (foreign_ > 0 ? ", skipped " + std::to_string(foreign_) + " of other runs" : "") +
+         (already_kept_ > 0
+              ? ", skipped " + std::to_string(already_kept_) + " kept before (up to " +
+                    stored_until_ + ")"
+              : "");
 }
 
 }  // namespace oppidum::trainer

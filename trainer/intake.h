@@ -77,7 +77,11 @@ class Intake {
   std::size_t chunks_read_ = 0;
   std::set<std::string> problems_logged_, foreign_runs_logged_;
   std::string stored_until_ = "0-0";  // the newest stream entry kept in a chunk
-  std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, foreign_ = 0, lag_ = 0, evicted_ = 0;
+  std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, foreign_ = 0, lag_ = 0, evicted_ = 0,
+               already_kept_ = 0;
+  // How far ahead of the server's clock an id the server gave can be (its ids keep rising when
+  // its clock is set back; read_stream).
+  static constexpr std::uint64_t kIdAheadOfClockMs = 24ull * 3600 * 1000;
 };
 
 }  // namespace oppidum::trainer
