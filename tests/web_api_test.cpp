@@ -1576,6 +1576,24 @@ TEST(RunReaderTest, ConfigOfAnotherVersionIsReadLeniently) {
   fs::remove_all(dir);
 }
 
+// A config.yaml that is a link is not read: the config reader's errors quote what they read, and
+// a link to another file (/etc/shadow, when the server runs as root) showed its first line to
+// every client.
+TEST(RunReaderTest, AConfigThatIsALinkIsNotRead) {
+  const fs::path dir = test_util::process_temp_dir("web_config_link");
+  test_util::make_tiny_run(dir, "mg", 2);
+  std::ofstream(dir / "secret.txt") << "the secret: 42\n";
+  fs::remove(dir / "config.yaml");
+  fs::create_symlink(dir / "secret.txt", dir / "config.yaml");
+  RunReader reader("r", dir);
+  const json s = reader.summary();
+  EXPECT_EQ(s.dump().find("secret"), std::string::npos) << s.dump();
+  EXPECT_NE(s["config_error"].get<std::string>().find("config.yaml is a symbolic link, not read"),
+            std::string::npos)
+      << s.dump();
+  fs::remove_all(dir);
+}
+
 // The game of a config read leniently is looked up in the registry (games/registry.h): another
 // spelling of a registered game is that game, an unknown name is no game.
 TEST(RunReaderTest, ALenientlyReadGameIsARegisteredGameOrNone) {

@@ -156,8 +156,14 @@ RunReader::ConfigInfo RunReader::config_locked() {
   const std::int64_t mtime = mtime_of(path);
   if (mtime == config_mtime_ && mtime != -1) return config_;
   ConfigInfo info;
+  std::error_code ec;
   if (mtime == -1) {
     info.error = "no config.yaml yet (the run has not been created)";
+  } else if (fs::is_symlink(path, ec)) {
+    // `train` writes a regular file there. A link would be read as the run's config, and the
+    // config reader's errors quote what they read: any client could read the first line of
+    // whatever it points to.
+    info.error = "config.yaml is a symbolic link, not read: a run's config is a file of its own";
   } else {
     try {
       const config::RunConfig c = config::load_config(path.string());
