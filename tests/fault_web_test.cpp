@@ -138,6 +138,41 @@ TEST(FaultWebTest, SlowClientsDoNotStallOthers) {
   EXPECT_EQ(server.process().wait_for(0ms), std::nullopt) << server.log();
 }
 
+// One client that opens connection after connection, keeping each open without a word: every one
+// past its 8 is refused, and a refusal used to hold a thread for 100 ms, so a fast enough flood
+// took all the server's threads and everyone else got "the server is out of threads". A refusal
+// now holds its thread for no time: other clients are answered all through the flood.
+TEST(FaultWebTest, OneClientsFloodOfRefusedConnectionsTakesNoThreadFromOthers) {
+  Server server("flood", "");
+  ASSERT_GT(server.port(), 0) << server.log();
+  std::atomic<bool> flooding{true};
+  std::atomic<int> opened{0};
+  std::thread flood([&] {
+    std::vector<std::unique_ptr<RawConnection>> held;
+    while (flooding.load() && held.size() < 4000) {
+      held.push_back(std::make_unique<RawConnection>(server.port(), "127.0.0.2"));
+      if (held.size() % 1000 == 0) held.erase(held.begin(), held.begin() + 500);
+      ++opened;
+    }
+    while (flooding.load()) std::this_thread::sleep_for(10ms);
+  });
+  ASSERT_TRUE(wait_until([&] { return opened.load() > 50; }, 30s));
+  int answered = 0;
+  std::string refused;
+  for (int i = 0; i < 20; ++i) {
+    const std::string answer = server.get("/api/info");
+    if (status_of(answer) == 200) ++answered;
+    else refused = answer;
+  }
+  const int during = opened.load();
+  flooding.store(false);
+  flood.join();
+  EXPECT_EQ(answered, 20) << "answered while " << during << " connections flooded in: "
+                          << refused;
+  EXPECT_GT(during, 100) << "the flood was too slow to tell";
+  EXPECT_EQ(server.process().wait_for(0ms), std::nullopt) << server.log();
+}
+
 // A chunked body is limited like any other (before: 200 MiB were accepted, +450 MB of memory):
 // the server stops reading at 64 KiB and answers 413; its memory does not grow with the body.
 TEST(FaultWebTest, AChunkedBodyIsCutAt64KiB) {

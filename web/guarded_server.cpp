@@ -28,7 +28,6 @@ constexpr milliseconds kPollSlice{50};         // how often waits look at the st
 constexpr milliseconds kProbeInterval{10};     // Connection::client_gone's socket look
 constexpr milliseconds kStopGrace{200};        // an answer's write once the server stops
 constexpr milliseconds kLingerAfterAnswer{1000};
-constexpr milliseconds kLingerAfterRefusal{100};
 constexpr std::size_t kMaxLingerBytes = 1 << 20;
 
 thread_local Connection* t_connection = nullptr;  // the connection this thread is serving
@@ -107,14 +106,22 @@ void write_error(int fd, int status, const std::string& message) {
   (void)::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-// A connection refused at once: 503, then the close.
-void refuse(int fd, const std::string& why, bool linger, const std::atomic<bool>& stopping) {
+// A connection refused at once: 503, then the close, without waiting for anything. What the
+// client has already sent is read and dropped first (closing over unread bytes resets the
+// connection, which can destroy the answer); what it sends later is not waited for: a refused
+// connection holds its thread for no time, so one client's flood of refused connections cannot
+// take the threads that everyone else's connections need.
+void refuse(int fd, const std::string& why) {
   write_error(fd, 503, why + "; try again in a moment");
-  if (linger) {
-    linger_close(fd, kLingerAfterRefusal, stopping);
-  } else {
-    ::close(fd);
+  ::shutdown(fd, SHUT_WR);
+  std::array<char, 4096> sink;
+  for (std::size_t drained = 0; drained < kMaxLingerBytes;) {
+    const ssize_t n = ::recv(fd, sink.data(), sink.size(), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    drained += static_cast<std::size_t>(n);
   }
+  ::close(fd);
 }
 
 // The socket as httplib reads and writes it, within the limits of one request: every read
@@ -319,7 +326,7 @@ GuardedServer::GuardedServer(const ConnectionLimits& limits) : limits_(limits) {
       limits_.keep_alive_timeout.count() < 1 || limits_.write_timeout.count() < 1)
     throw std::invalid_argument("web connection limits: caps and timeouts must be 1 or more, "
                                 "the request size 1024 bytes or more");
-  // Refusals (which linger briefly) may use as many threads again as the connections admitted.
+  // Refusals (which wait for nothing) may use as many threads again as the connections admitted.
   const auto max_threads = static_cast<std::size_t>(2 * limits_.max_connections);
   new_task_queue = [max_threads] { return new ConnectionThreads(max_threads); };
   // An answer after which the connection closes says so, once, and promises no keep-alive.
@@ -364,15 +371,15 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   endpoint(sock, true, peer, port);
   std::string why;
   if (t_refuse) {
-    refuse(sock, "the server is out of threads", false, stopping_);
+    refuse(sock, "the server is out of threads");
     return false;
   }
   if (stopping_.load()) {
-    refuse(sock, "the server is stopping", false, stopping_);
+    refuse(sock, "the server is stopping");
     return false;
   }
   if (!admit(peer, why)) {
-    refuse(sock, why, true, stopping_);
+    refuse(sock, why);
     return false;
   }
   // On every way out (a throw included): no current connection, the socket closed, the place
