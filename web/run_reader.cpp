@@ -286,6 +286,16 @@ json RunReader::summary() {
   }
   out["stored"] = {{"chunks", chunks_.size()}, {"games", games}, {"positions", positions},
                    {"damaged", problems}};
+  // The files behind the summary: the page redraws only when this changes, and the tables are
+  // read again only then.
+  const RunPaths paths{dir_};
+  const std::string version =
+      std::to_string(mtime_of(paths.metrics())) + "-" + std::to_string(size_of(paths.metrics())) +
+      "-" + std::to_string(mtime_of(paths.arena())) + "-" + std::to_string(size_of(paths.arena())) +
+      "-" + std::to_string(games) + "-" + std::to_string(positions) + "-" +
+      std::to_string(problems) + "-" + std::to_string(chunks_.size()) + "-" +
+      std::to_string(config_mtime_);
+  if (version == summary_version_) return summary_;
 
   // metrics.csv, each number from the one kind of row that holds it: losses and the training
   // step from "train" rows, self-play speed from "selfplay" rows (the pipeline's own rate over
@@ -293,7 +303,6 @@ json RunReader::summary() {
   // games and positions are the store's (above): the rows only copy them at the moment they were
   // written, so a finished run's last row lags its games. With self-play nodes, their games per
   // second are the newest round of "node" rows'.
-  const RunPaths paths{dir_};
   const Table<trainer::MetricsRow> metrics(paths.metrics(), trainer::read_metrics);
   const auto value = [](double v) -> std::optional<double> {
     return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
@@ -376,11 +385,9 @@ json RunReader::summary() {
                              arena.error;
   if (!table_errors.empty()) out["table_error"] = table_errors;
 
-  // The files behind the summary: the page redraws only when this changes.
-  out["version"] = std::to_string(mtime_of(paths.metrics())) + "-" +
-                   std::to_string(size_of(paths.metrics())) + "-" +
-                   std::to_string(mtime_of(paths.arena())) + "-" + std::to_string(games) +
-                   "-" + std::to_string(config_mtime_);
+  out["version"] = version;
+  summary_version_ = version;
+  summary_ = out;
   return out;
 }
 

@@ -118,6 +118,11 @@ class RunReader {
   int folder_problems_ = 0;
   std::int64_t config_mtime_ = -1;
   ConfigInfo config_;
+  // The last summary and the state of the files it came from (its "version"): the page asks every
+  // 2 s, and reading a long run's metrics.csv takes a while, so it is read again only when a
+  // file changed.
+  std::string summary_version_;
+  nlohmann::json summary_;
 };
 
 }  // namespace oppidum::web
