@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "mcts/search.h"
+#include "games/quote.h"
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
 #include "trainer/config.h"
@@ -103,11 +104,17 @@ void run_games(const GamesOptions& o) {
     for (const selfplay::GameRecord& r : read.records) {
       if (o.replay < 0) {
         std::cout << std::setw(6) << index << "  " << std::filesystem::path(file).filename().string()
-                  << "  " << r.game << "  " << std::setw(4) << r.moves.size() << " plies  "
+                  << "  " << quote_input(r.game, 20) << "  " << std::setw(4) << r.moves.size()
+                  << " plies  "
                   << std::setw(16) << std::left << result_text(r) << std::right
                   << "  network step " << r.network_step << "\n";
       } else if (index == o.replay) {
-        print_replay(r, gumbel_root(o.run));
+        try {
+          print_replay(r, gumbel_root(o.run));
+        } catch (const selfplay::RecordError& e) {
+          throw std::runtime_error("games: game " + std::to_string(index) + " (" + file +
+                                   ") does not replay: " + e.what());
+        }
         return;
       }
       ++index;

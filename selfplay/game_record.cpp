@@ -5,13 +5,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "games/quote.h"
 #include "util/file_io.h"
 
 namespace oppidum::selfplay {
 namespace {
 
 constexpr char kMagic[8] = {'O', 'P', 'P', 'G', 'A', 'M', 'E', 'S'};
-constexpr std::uint32_t kMaxRecordBytes = 64u << 20;
 
 // Little-endian writer and bounds-checked reader of the record payload.
 class Writer {
@@ -94,7 +94,12 @@ std::string encode_record(const GameRecord& r) {
       w.put<std::uint32_t>(v.visits);
     }
   }
-  return w.take();
+  std::string bytes = w.take();
+  // A file's reader refuses a longer frame and skips the rest of the file after it.
+  if (bytes.size() > kMaxRecordBytes)
+    throw std::runtime_error("game record: " + std::to_string(bytes.size()) +
+                             " bytes, over the limit of " + std::to_string(kMaxRecordBytes));
+  return bytes;
 }
 
 GameRecord decode_record(const std::string& payload, std::uint32_t version) {
@@ -261,7 +266,7 @@ std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record) {
   try {
     game = &game_by_name(record.game);
   } catch (const std::exception&) {
-    fail("unknown game \"" + record.game.substr(0, 40) + "\"");
+    fail("unknown game \"" + quote_input(record.game, 40) + "\"");
   }
   std::vector<std::unique_ptr<GameState>> states;
   try {

@@ -65,12 +65,16 @@ struct ReadResult {
 // is skipped, said in one more problem (a file that damaged is not worth a message per record).
 inline constexpr std::size_t kMaxProblemsPerFile = 100;
 
+// The largest record a game file (or a stream entry) holds; a game is a few KiB.
+inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20;
+
 // The largest game file read (1 GiB; a chunk of 1,000 games is a few MiB).
 inline constexpr std::size_t kMaxGameFileBytes = std::size_t{1} << 30;
 // A game file starts with 16 bytes: the magic, the format version and the record count.
 inline constexpr std::size_t kGameFileHeaderBytes = 16;
 
-std::string encode_record(const GameRecord& record);  // in the current format version
+// In the current format version; throws std::runtime_error for a record over kMaxRecordBytes.
+std::string encode_record(const GameRecord& record);
 // Throws std::runtime_error when the payload is malformed or the version unknown.
 GameRecord decode_record(const std::string& payload, std::uint32_t version = kRecordFormatVersion);
 

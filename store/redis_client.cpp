@@ -1,11 +1,14 @@
 #include "store/redis_client.h"
 
 #include <hiredis.h>
+#include <poll.h>
 #include <strings.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -15,7 +18,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr timeval kConnectTimeout{5, 0};
-constexpr timeval kCommandTimeout{30, 0};
+constexpr std::chrono::seconds kCommandTimeout{RedisClient::kCommandSeconds};
 
 RedisReply convert(const redisReply* r) {
   RedisReply out;
@@ -86,6 +89,60 @@ std::string describe(const std::vector<std::string>& argv) {
   return out;
 }
 
+// Reads one reply within `deadline` and at most `max_bytes` from the socket, looking at `stop`
+// every slice of the wait (hiredis's own blocking read waits 30 s per byte and nothing bounds a
+// reply's size: a server that trickles its answer held a node, Ctrl-C included, for as long as it
+// liked, and one that announced a bulk of 2^62 bytes took memory until the node was killed).
+// False with `error` set when the connection fails, the time is up or the reply is too large.
+bool read_reply(redisContext* c, void** raw, Clock::time_point deadline, std::size_t max_bytes,
+                const std::atomic<bool>* stop, std::string& error) {
+  for (int done = 0; !done;)
+    if (redisBufferWrite(c, &done) != REDIS_OK) {
+      error = c->errstr[0] != '\0' ? c->errstr : "connection lost";
+      return false;
+    }
+  std::size_t read = 0;
+  for (;;) {
+    if (redisGetReplyFromReader(c, raw) != REDIS_OK) {
+      error = c->errstr[0] != '\0' ? c->errstr : "a malformed reply";
+      return false;
+    }
+    if (*raw != nullptr) return true;
+    for (;;) {
+      if (stop != nullptr && stop->load()) throw RedisStopped();
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        error = "no whole reply within " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                   kCommandTimeout)
+                                   .count()) +
+                " s";
+        return false;
+      }
+      pollfd p{c->fd, POLLIN, 0};
+      const auto slice = std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(50));
+      const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(
+                                           1, std::chrono::ceil<std::chrono::milliseconds>(slice)
+                                                  .count())));
+      if (ready > 0) break;
+      if (ready < 0 && errno != EINTR) {
+        error = std::string("poll: ") + std::strerror(errno);
+        return false;
+      }
+    }
+    // redisBufferRead takes at most REDIS_READER_MAX_BUF bytes a call.
+    read += REDIS_READER_MAX_BUF;
+    if (read > max_bytes + REDIS_READER_MAX_BUF) {
+      error = "a reply over " + std::to_string(max_bytes >> 20) + " MiB, more than any it expects";
+      return false;
+    }
+    if (redisBufferRead(c) != REDIS_OK) {
+      error = c->errstr[0] != '\0' ? c->errstr : "connection lost";
+      return false;
+    }
+  }
+}
+
 }  // namespace
 
 RedisClient::RedisClient(RedisUrl url, util::LogLine log) : url_(std::move(url)), log_(std::move(log)) {
@@ -109,17 +166,17 @@ void RedisClient::connect() {
     drop();
     throw RedisError("cannot connect to " + url_.to_string() + ": " + why);
   }
-  redisSetTimeout(context_, kCommandTimeout);
+  redisSetTimeout(context_, timeval{kCommandTimeout.count(), 0});
   if (url_.password.empty()) return;
   std::vector<std::string> auth = {"AUTH"};
   if (!url_.user.empty()) auth.push_back(url_.user);
   auth.push_back(url_.password);
   append(context_, auth);
   void* raw = nullptr;
-  if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
-    const std::string why = context_->errstr;
+  std::string lost;
+  if (!read_reply(context_, &raw, Clock::now() + kCommandTimeout, 1 << 20, nullptr, lost)) {
     drop();
-    throw RedisError("cannot connect to " + url_.to_string() + ": " + why);
+    throw RedisError("cannot connect to " + url_.to_string() + ": " + lost);
   }
   const auto* reply = static_cast<redisReply*>(raw);
   const bool refused = reply->type == REDIS_REPLY_ERROR;
@@ -135,7 +192,8 @@ void RedisClient::connect() {
 // One try of the whole batch; false with `error` set when the connection failed (retry), throws
 // RedisError for an error reply.
 bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
-                          std::vector<RedisReply>& replies, std::string& error) {
+                          std::vector<RedisReply>& replies, std::string& error,
+                          const std::atomic<bool>* stop, std::size_t max_reply_bytes) {
   if (context_ == nullptr) {
     try {
       connect();
@@ -150,17 +208,27 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   replies.clear();
   std::string first_error;
   std::size_t failed = 0;  // the command that gave first_error
+  const auto deadline = Clock::now() + kCommandTimeout;
   for (std::size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
-    if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
-      error = context_->errstr[0] != '\0' ? context_->errstr : "connection lost";
+    bool got = false;
+    try {
+      got = read_reply(context_, &raw, deadline, max_reply_bytes, stop, error);
+    } catch (const RedisStopped&) {
+      drop();  // a reply may still be on its way: this connection is out of step
+      throw;
+    }
+    if (!got) {
       drop();
       return false;
     }
     const auto* reply = static_cast<redisReply*>(raw);
     if (reply->type == REDIS_REPLY_ERROR) {
       const std::string message(reply->str, reply->len);
-      if (message.rfind("LOADING", 0) == 0) {  // a restarted server reading its AOF
+      // A restarted server reading its AOF, or one at its memory limit (maxmemory, nothing to
+      // evict: the command was not applied): waited out like a server away, never the end of a
+      // node, since the trainer's reading frees the stream's memory.
+      if (message.rfind("LOADING", 0) == 0 || message.rfind("OOM", 0) == 0) {
         freeReplyObject(raw);
         error = message;
         drop();
@@ -182,12 +250,13 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
 }
 
 std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std::string>>& commands,
-                                              const std::atomic<bool>* stop) {
+                                              const std::atomic<bool>* stop,
+                                              std::size_t max_reply_bytes) {
   std::vector<RedisReply> replies;
   auto backoff = std::chrono::milliseconds(100);
   while (true) {
     std::string error;
-    if (attempt(commands, replies, error)) {
+    if (attempt(commands, replies, error, stop, max_reply_bytes)) {
       if (lost_) {
         const double seconds = std::chrono::duration<double>(Clock::now() - lost_at_).count();
         seconds_disconnected_ += seconds;
@@ -212,14 +281,16 @@ std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std:
   }
 }
 
-RedisReply RedisClient::command(const std::vector<std::string>& argv, const std::atomic<bool>* stop) {
-  return pipeline({argv}, stop).front();
+RedisReply RedisClient::command(const std::vector<std::string>& argv, const std::atomic<bool>* stop,
+                                std::size_t max_reply_bytes) {
+  return pipeline({argv}, stop, max_reply_bytes).front();
 }
 
 RedisReply RedisClient::command_once(const std::vector<std::string>& argv) {
   std::vector<RedisReply> replies;
   std::string error;
-  if (!attempt({argv}, replies, error)) throw RedisError(url_.to_string() + ": " + error);
+  if (!attempt({argv}, replies, error, nullptr, kMaxReplyBytes))
+    throw RedisError(url_.to_string() + ": " + error);
   return replies.front();
 }
 

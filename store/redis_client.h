@@ -2,9 +2,9 @@
 // connection, with backoff (0.1 s doubling to 5 s), until it succeeds or the caller's stop flag is
 // set. Losing the server and getting it back are each logged once ("lost redis://...: ...;
 // retrying", "reconnected to redis://... after 10.2 s"). A server that is loading its data (after
-// a restart) counts as not there yet. An error reply (a wrong password, a wrong type, out of
-// memory) is a RedisError at once, never retried; its message names the command and the keys it
-// acts on ("HGETALL oppidum:r:nodes: WRONGTYPE ...").
+// a restart) or at its memory limit (an OOM reply) counts as not there yet. Another error reply
+// (a wrong password, a wrong type) is a RedisError at once, never retried; its message names the
+// command and the keys it acts on ("HGETALL oppidum:r:nodes: WRONGTYPE ...").
 //
 // A command whose reply was lost with the connection may have been applied; it is sent again.
 // Callers make their commands safe to repeat, or accept a rare duplicate (a game pushed twice).
@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -50,6 +51,10 @@ struct RedisReply {
 
 class RedisClient {
  public:
+  // The largest reply taken by default (each reply of a pipeline): a batch of games is a few MB.
+  static constexpr std::size_t kMaxReplyBytes = std::size_t{64} << 20;
+  // How long one command (or pipeline) may take, its whole reply included.
+  static constexpr int kCommandSeconds = 30;
 
   // Does not connect yet. `log` receives the connection lines (may be empty: then stderr).
   RedisClient(RedisUrl url, util::LogLine log = {});
@@ -60,11 +65,15 @@ class RedisClient {
   const RedisUrl& url() const { return url_; }
 
   // Runs one command, retrying over new connections until it succeeds (see above). Throws
-  // RedisError for an error reply, RedisStopped when `stop` becomes true while retrying.
-  RedisReply command(const std::vector<std::string>& argv, const std::atomic<bool>* stop = nullptr);
+  // RedisError for an error reply, RedisStopped when `stop` becomes true while it waits (for the
+  // server, or for a reply). A reply not whole within kCommandSeconds, or over `max_reply_bytes`
+  // (a server that trickles its answer, or announces gigabytes), loses the connection: retried.
+  RedisReply command(const std::vector<std::string>& argv, const std::atomic<bool>* stop = nullptr,
+                     std::size_t max_reply_bytes = kMaxReplyBytes);
   // Runs several commands in one round trip (a pipeline); the same retries, for the whole batch.
   std::vector<RedisReply> pipeline(const std::vector<std::vector<std::string>>& commands,
-                                   const std::atomic<bool>* stop = nullptr);
+                                   const std::atomic<bool>* stop = nullptr,
+                                   std::size_t max_reply_bytes = kMaxReplyBytes);
   // One attempt: throws RedisError when the server cannot be reached or answers with an error.
   RedisReply command_once(const std::vector<std::string>& argv);
 
@@ -75,7 +84,8 @@ class RedisClient {
   void connect();  // throws RedisError
   void drop();
   bool attempt(const std::vector<std::vector<std::string>>& commands,
-               std::vector<RedisReply>& replies, std::string& error);
+               std::vector<RedisReply>& replies, std::string& error,
+               const std::atomic<bool>* stop, std::size_t max_reply_bytes);
 
   RedisUrl url_;
   util::LogLine log_;

@@ -3,15 +3,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
-#include <cctype>
 #include <limits>
+#include <random>
 #include <stdexcept>
 
 #include "games/quote.h"
+#include "model/checkpoint.h"
 #include "util/file_io.h"
 
 namespace oppidum::store {
@@ -120,6 +122,34 @@ until cursor == '0' or kept >= most or seen >= 16 * most
 out[1] = redis.call('HLEN', KEYS[1]) - kept
 return out
 )lua";
+
+// The stream's entries for RunChannel::read_games. KEYS: games; ARGV: the first id, the most
+// entries, the most bytes one entry's fields may hold, the most bytes of fields in all. Returns
+// [[id, [field, value, ...]], ...] as XRANGE does, but an entry over its limit (or of more than
+// 64 fields) comes as [id, ['oversize', bytes]], and the entries stop once their fields pass the
+// total (one is always returned): a reply is bounded however large what writers put in.
+constexpr const char* kReadScript = R"lua(
+local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
+local entry_limit, reply_limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+local out, total = {}, 0
+for _, e in ipairs(entries) do
+  local size = 0
+  for _, v in ipairs(e[2]) do size = size + #v end
+  if size > entry_limit or #e[2] > 64 then
+    e[2] = {'oversize', tostring(size)}
+    size = 0
+  end
+  if #out > 0 and total + size > reply_limit then break end
+  out[#out + 1] = e
+  total = total + size
+end
+return out
+)lua";
+
+// What one entry of a game may hold: its record and a few short fields.
+constexpr std::size_t kMaxEntryBytes = selfplay::kMaxRecordBytes + (64 << 10);
+// The fields of one read of the stream, in all (past the first entry).
+constexpr std::size_t kMaxReadBytes = std::size_t{32} << 20;
 
 constexpr const char* kReleaseScript = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -245,13 +275,26 @@ std::int64_t RunChannel::network_version() {
 }
 
 std::optional<PublishedNetwork> RunChannel::network() {
-  const RedisReply r = client_.command({"HGETALL", url().key("network")}, stop_);
-  if (r.elements.empty()) return std::nullopt;
-  auto f = fields_of(r);
-  for (const char* key : {"checkpoint", "crc32", "step", "generation", "game", "encoding_version",
-                          "version"})
-    if (!f.count(key))
-      throw RedisError(url().key("network") + " has no field " + key + "; republish the network");
+  // Its fields by name (HMGET): the hash may hold others, which are never read.
+  static const std::vector<std::string> kFields = {
+      "checkpoint", "crc32", "step", "generation", "game", "encoding_version", "version"};
+  std::vector<std::string> command = {"HMGET", url().key("network")};
+  command.insert(command.end(), kFields.begin(), kFields.end());
+  // A checkpoint's size is limited where it is read (model/checkpoint.h); the reply holds it.
+  const RedisReply r = client_.command(command, stop_, model::kMaxCheckpointBytes + (1 << 20));
+  if (r.elements.size() != kFields.size())
+    throw RedisError(url().to_string() + ": HMGET " + url().key("network") +
+                     ": a reply of the wrong shape");
+  if (std::all_of(r.elements.begin(), r.elements.end(),
+                  [](const RedisReply& e) { return e.is_nil(); }))
+    return std::nullopt;
+  std::map<std::string, std::string> f;
+  for (std::size_t i = 0; i < kFields.size(); ++i) {
+    if (r.elements[i].is_nil())
+      throw RedisError(url().key("network") + " has no field " + kFields[i] +
+                       "; republish the network");
+    f[kFields[i]] = r.elements[i].str;
+  }
   PublishedNetwork n;
   n.checkpoint = std::move(f["checkpoint"]);
   const auto field = [&](const char* name, std::int64_t lo, std::int64_t hi) {
@@ -373,22 +416,33 @@ void RunChannel::push_games(const std::string& node, const std::string& run_id,
 }
 
 std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int count) {
+  // The entries after `after`: from the id that follows it (XRANGE takes its first id).
+  std::string first;
+  try {
+    const auto [ms, seq] = split_id(after);
+    first = seq == std::numeric_limits<std::uint64_t>::max()
+                ? std::to_string(ms + 1) + "-0"
+                : std::to_string(ms) + "-" + std::to_string(seq + 1);
+  } catch (const std::logic_error&) {
+    throw std::invalid_argument("read_games: malformed stream id \"" + quote_input(after, 40) +
+                                "\"");
+  }
   const RedisReply r = client_.command(
-      {"XREAD", "COUNT", std::to_string(count), "STREAMS", url().key("games"), after}, stop_);
+      {"EVAL", kReadScript, "1", url().key("games"), first, std::to_string(count),
+       std::to_string(kMaxEntryBytes), std::to_string(kMaxReadBytes)},
+      stop_, kMaxReadBytes + kMaxEntryBytes + (1 << 20));
   std::vector<StreamEntry> out;
-  if (r.is_nil() || (r.type == RedisReply::Type::kArray && r.elements.empty())) return out;
-  // [[key, [[id, [field, value, ...]], ...]]], the ids increasing from `after`: a reply of
-  // another shape stops the reader before any of it is kept or its cursor saved.
+  // [[id, [field, value, ...]], ...], the ids increasing from `after`: a reply of another shape
+  // stops the reader before any of it is kept or its cursor saved.
   const auto malformed = [&](const std::string& what) {
-    return RedisError(url().to_string() + ": XREAD " + url().key("games") + ": " + what +
+    return RedisError(url().to_string() + ": XRANGE " + url().key("games") + ": " + what +
                       " (a server that is not Redis, or a damaged connection?)");
   };
   using Type = RedisReply::Type;
-  if (r.type != Type::kArray || r.elements.size() != 1 || r.elements[0].type != Type::kArray ||
-      r.elements[0].elements.size() != 2 || r.elements[0].elements[1].type != Type::kArray)
-    throw malformed("a reply of the wrong shape");
+  if (r.is_nil()) return out;
+  if (r.type != Type::kArray) throw malformed("a reply of the wrong shape");
   std::string last = after;
-  for (const RedisReply& e : r.elements[0].elements[1].elements) {
+  for (const RedisReply& e : r.elements) {
     if (e.type != Type::kArray || e.elements.size() != 2 || e.elements[0].type != Type::kString ||
         e.elements[1].type != Type::kArray)
       throw malformed("an entry of the wrong shape");
@@ -407,6 +461,10 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
     entry.node = f["node"];
     entry.run = f["run"];
     try {
+      if (f.count("oversize"))
+        throw std::runtime_error("its fields hold " + quote_input(f["oversize"], 20) +
+                                 " bytes, more than a game's entry can (" +
+                                 std::to_string(kMaxEntryBytes) + ")");
       // Hostile or damaged names go no further than this: the record, a chunk and the logs
       // would carry them.
       if (const std::string why = node_name_problem(entry.node); !why.empty()) {
@@ -423,7 +481,8 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
       if (std::to_string(util::crc32(record.data(), record.size())) != f["crc32"])
         throw std::runtime_error("the record does not match its CRC-32");
       entry.record = selfplay::decode_record(
-          record, static_cast<std::uint32_t>(to_int(f["format"], "the entry's format", 0, 0xffffffffLL)));
+          record, static_cast<std::uint32_t>(
+                      to_int(f["format"], "the entry's format", 0, 0xffffffffLL)));
       entry.record.node = entry.node;
       entry.record.origin = entry.id;
     } catch (const std::exception& ex) {

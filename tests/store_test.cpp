@@ -3,9 +3,14 @@
 // read back after a cursor, damaged entries reported (hostile node names too), evictions counted,
 // heartbeats (hostile ones left on the server), keys of a wrong type named in errors, and a client
 // that rides out the server being killed and restarted.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <thread>
@@ -14,6 +19,7 @@
 
 #include "games/game.h"
 #include "selfplay/game_record.h"
+#include "store/redis_client.h"
 #include "store/redis_game_sink.h"
 #include "store/run_channel.h"
 #include "store/redis_url.h"
@@ -206,6 +212,35 @@ TEST(NodeName, ShortPrintableNamesOnly) {
   EXPECT_EQ(node_name_problem("h\xc3\xa9te-12"), "") << "UTF-8 is no control character";
 }
 
+// What writers put in the stream reaches the trainer bounded: an entry over what a game's entry
+// can hold comes as its size alone (ten entries of 150 MB took the trainer to 3.3 GB, read 512 at a
+// time), and a read stops once its entries' fields pass 32 MiB, the next read going on from there.
+TEST_F(RunChannelTest, StreamReadsAreBoundedWhateverWritersPutIn) {
+  RunChannel c = channel();
+  const std::string record = selfplay::encode_record(finished_game(3));
+  const std::string crc = std::to_string(util::crc32(record.data(), record.size()));
+  const auto push = [&](const std::string& bytes) {
+    server_.command({"XADD", "oppidum:t:games", "*", "node", "w", "run", "r", "network", "0",
+                     "format", "2", "record", bytes, "crc32", crc});
+  };
+  push(std::string(70u << 20, 'x'));
+  push(record);
+  push(std::string(20u << 20, 'y'));
+  push(std::string(20u << 20, 'z'));
+  push(record);
+  std::vector<StreamEntry> entries = c.read_games("0-0", 10);
+  ASSERT_EQ(entries.size(), 3u) << "the fields of the fourth would pass 32 MiB";
+  EXPECT_NE(entries[0].problem.find("its fields hold 734"), std::string::npos)
+      << entries[0].problem;
+  EXPECT_NE(entries[0].problem.find("bytes, more than a game's entry can"), std::string::npos);
+  EXPECT_EQ(entries[1].problem, "");
+  EXPECT_NE(entries[2].problem.find("CRC-32"), std::string::npos) << entries[2].problem;
+  entries = c.read_games(entries.back().id, 10);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1].problem, "");
+  EXPECT_TRUE(c.read_games(entries.back().id, 10).empty());
+}
+
 // A stream entry whose node name (or run id) is too long for a record, or holds control
 // characters, is damaged: the name is never copied into the record or whole into a message.
 TEST_F(RunChannelTest, AnEntryWithAHostileNodeNameIsDamaged) {
@@ -389,7 +424,7 @@ TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
     return std::string("no error");
   };
   server_.command({"SET", "oppidum:t:games", "garbage"});
-  EXPECT_NE(message([&] { c.read_games("0-0", 10); }).find("XREAD oppidum:t:games: WRONGTYPE"),
+  EXPECT_NE(message([&] { c.read_games("0-0", 10); }).find("EVAL oppidum:t:games: WRONGTYPE"),
             std::string::npos)
       << message([&] { c.read_games("0-0", 10); });
   EXPECT_NE(message([&] { c.stream_info(); }).find("XINFO oppidum:t:games: WRONGTYPE"),
@@ -427,6 +462,122 @@ TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
   EXPECT_NE(log_[0].find("HSET oppidum:t:nodes: WRONGTYPE"), std::string::npos) << log_[0];
   EXPECT_NE(log_[0].find("telemetry only"), std::string::npos) << log_[0];
   EXPECT_NE(log_[1].find("EVAL oppidum:t:nodes: WRONGTYPE"), std::string::npos) << log_[1];
+}
+
+// A server of our own on a loopback port that answers each connection with `serve(fd, done)`
+// (a server that is not Redis, or a hostile one).
+class FakeServer {
+ public:
+  explicit FakeServer(std::function<void(int, const std::atomic<bool>&)> serve) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof a;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(fd_, 8) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &length) != 0)
+      throw std::runtime_error("fake server: cannot listen");
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this, serve] {
+      std::vector<std::thread> connections;
+      while (!done_.load()) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c >= 0) connections.emplace_back([this, c, serve] {
+          serve(c, done_);
+          ::close(c);
+        });
+      }
+      for (std::thread& t : connections) t.join();
+    });
+  }
+  ~FakeServer() {
+    done_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/t"; }
+
+ private:
+  int fd_ = -1, port_ = 0;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// A reply that never ends (a byte a second) or that announces 2^62 bytes and sends them: the
+// client used to wait 30 s per byte without looking at its stop flag (Ctrl-C did nothing), and to
+// take memory until it was killed. Now a reply is bounded in time and in size: the connection is
+// dropped as lost, logged, retried, and the stop flag is looked at all the while.
+TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
+  FakeServer trickle([](int fd, const std::atomic<bool>& done) {
+    const std::string answer = "+" + std::string(1000, 'x');
+    for (std::size_t i = 0; i < answer.size() && !done.load(); ++i) {
+      if (::send(fd, answer.data() + i, 1, MSG_NOSIGNAL) != 1) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  std::atomic<bool> stop{false};
+  std::vector<std::string> log;
+  RedisClient slow(parse_redis_url(trickle.url(), nullptr),
+                   [&](const std::string& line) { log.push_back(line); });
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(slow.command({"PING"}, &stop), RedisStopped);
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5))
+      << "the stop flag was not looked at while the reply trickled";
+
+  FakeServer flood([](int fd, const std::atomic<bool>& done) {
+    std::string chunk = "$4611686018427387904\r\n";
+    if (::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) <= 0) return;
+    chunk.assign(1 << 16, 'x');
+    while (!done.load() && ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) > 0) {
+    }
+  });
+  log.clear();
+  stop = false;
+  RedisClient big(parse_redis_url(flood.url(), nullptr),
+                  [&](const std::string& line) { log.push_back(line); });
+  std::thread stopper2([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    stop = true;
+  });
+  EXPECT_THROW(big.command({"GET", "k"}, &stop, 1 << 20), RedisStopped);
+  stopper2.join();
+  ASSERT_FALSE(log.empty());
+  EXPECT_NE(log[0].find("a reply over 1 MiB, more than any it expects; retrying"),
+            std::string::npos)
+      << log[0];
+}
+
+// A server at its memory limit (maxmemory, nothing to evict) answers OOM and applies nothing: the
+// node waits as for a server away, where it used to stop (a worker's writer, the trainer's next
+// publication), and goes on once memory is freed.
+TEST(RedisClientTest, AServerAtItsMemoryLimitIsWaitedOut) {
+  RedisServerOptions options;
+  options.append_only = false;
+  options.extra_args = {"--maxmemory", "3mb"};
+  RedisServer server(options);
+  std::vector<std::string> log;
+  RedisClient client(parse_redis_url(server.url("t"), nullptr),
+                     [&](const std::string& line) { log.push_back(line); });
+  const std::string big(512 * 1024, 'x');
+  for (int i = 0; i < 16; ++i) server.command({"SET", "fill" + std::to_string(i), big});
+  ASSERT_EQ(server.command({"SET", "one-more", big}).rfind("-OOM", 0), 0u) << "not full yet";
+  std::thread freeing([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    server.command({"CONFIG", "SET", "maxmemory", "0"});
+  });
+  EXPECT_EQ(client.command({"SET", "k", big}).str, "OK");
+  freeing.join();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[0].find("OOM"), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("retrying"), std::string::npos) << log[0];
+  EXPECT_NE(log[1].find("reconnected"), std::string::npos) << log[1];
 }
 
 // Values the program writes, read back bounded and checked: a network version at the top of the

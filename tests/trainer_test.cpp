@@ -542,6 +542,34 @@ TEST(RunFolderState, ALogCutShortRebuildsAStateTheNextStartAccepts) {
   std::filesystem::remove_all(dir);
 }
 
+// A state.yaml that lost its run_id line once got a new random id in silence, and the run's keys
+// on its Redis store then belonged to "another run"; a session count at the top of the range
+// wrapped to 0 at the next start. Both are damage now, named, and --recover takes the log's id.
+TEST(RunFolderState, AStateThatLostItsRunIdIsDamaged) {
+  const std::filesystem::path dir = ::testing::TempDir() + "run_folder_state_no_id";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string id = "0123456789abcdef0123456789abcdef";
+  RunFolder folder(dir);
+  std::ofstream(dir / "state.yaml") << "sessions: 2\nstream_cursor: \"0-0\"\n";
+  EXPECT_EQ(folder.load_state(false).run_id, "") << "a run from before run ids";
+  std::ofstream(dir / "log.txt") << "[t] starting run x (session 1): mg 1x8; run id " << id << "\n";
+  try {
+    folder.load_state(false);
+    ADD_FAILURE() << "a state without its run id was taken";
+  } catch (const RunFolderError& e) {
+    EXPECT_NE(std::string(e.what()).find("no run_id, but " + (dir / "log.txt").string() +
+                                         " says the run's id is " + id),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(folder.load_state(true).run_id, id);
+  std::ofstream(dir / "state.yaml", std::ios::trunc)
+      << "sessions: 18446744073709551615\nrun_id: \"" << id << "\"\n";
+  EXPECT_THROW(folder.load_state(false), RunFolderError);
+  std::filesystem::remove_all(dir);
+}
+
 // A gate's pair counts are kept in arena.csv, so that its interval can be computed again from the
 // file; a damaged field is not trusted (left unknown), the row still read.
 TEST(RunFolderTables, AGatesPairCountsAreKept) {

@@ -478,6 +478,18 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
       if (!std::regex_match(s.run_id, kRunId))
         throw std::runtime_error("run_id \"" + quote_input(s.run_id, 60) +
                                  "\" is not 32 hexadecimal digits");
+      if (s.sessions > (std::uint64_t{1} << 62))
+        throw std::runtime_error("sessions " + std::to_string(s.sessions) +
+                                 " is more than any run counts");
+      // No run id is a run from before run ids (it gets one now); but once a session has written
+      // one to the log, a state without it lost a line, and a new id would disown the run's keys
+      // on its Redis store.
+      if (s.run_id.empty()) {
+        const std::string logged = state_from_log(paths_.log()).run_id;
+        if (!logged.empty())
+          throw std::runtime_error("no run_id, but " + paths_.log().string() +
+                                   " says the run's id is " + logged);
+      }
       return s;
     } catch (const std::exception& e) {
       problem = path + " is damaged (" + std::string(e.what()).substr(0, 200) + ")";

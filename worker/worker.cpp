@@ -17,6 +17,7 @@
 #include "store/redis_game_sink.h"
 #include "store/run_channel.h"
 #include "trainer/config.h"
+#include "games/quote.h"
 #include "trainer/settings.h"
 
 namespace oppidum::worker {
@@ -30,8 +31,11 @@ std::string default_node_name() {
   return std::string(host) + "-" + std::to_string(getpid());
 }
 
-// Checks that the published network is for this program's `game` and encoding; loads it.
-model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& game) {
+// Checks that the published network is for this program's `game` and encoding and has the run's
+// architecture (`net`, from the run's config: a network of another size is none the trainer
+// published); loads it.
+model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& game,
+                                  const model::NetConfig& net, const std::string& key) {
   if (n.info.game != game.name() || n.info.encoding_version != game.encoding_version())
     throw std::runtime_error("the run's network is for " + n.info.game + " with encoding version " +
                              std::to_string(n.info.encoding_version) + "; this program plays " +
@@ -39,8 +43,8 @@ model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& 
                              std::to_string(game.encoding_version()) +
                              ": use a worker of the trainer's version");
   model::Checkpoint c = model::parse_checkpoint(n.checkpoint.data(), n.checkpoint.size(),
-                                                "the published network");
-  model::check_compatible(c, game, "the published network");
+                                                key);
+  model::check_compatible(c, game, key, &net);
   return c;
 }
 
@@ -109,7 +113,8 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
       const auto text = channel.config(config::kMaxConfigBytes);
       if (text && (published = channel.network())) {
         config = config::parse_config(*text, url.key("config"));
-        network = checked_network(*published, game_by_name(config->run.game));
+        network = checked_network(*published, game_by_name(config->run.game), config->net,
+                                  url.key("network"));
         run_id = channel.owner();
         if (!run_id.empty()) break;
         if (!said_owner)
@@ -172,13 +177,14 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
         if (!owner.empty() && owner != run_id) {
           closing = true;
           throw std::runtime_error(url.to_string() + " now belongs to another run (run id " +
-                                   owner + ", not " + run_id +
+                                   quote_input(owner, 60) + ", not " + run_id +
                                    "); this worker stops: start it again to join that run");
         }
         const std::int64_t now_version = channel.network_version();
         if (now_version > 0 && now_version != version) {  // 0: lost, until it is published again
           published = channel.network();
-          const model::Checkpoint next = checked_network(*published, game);
+          const model::Checkpoint next = checked_network(*published, game, config->net,
+                                                       url.key("network"));
           server.swap_weights(next);
           version = published->info.version;
           network_step = published->info.step;
