@@ -58,6 +58,9 @@ RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
     if (colon != std::string::npos) url.password = auth.substr(colon + 1);
   }
   if (url.password.empty() && env_password != nullptr) url.password = env_password;
+  if (!url.user.empty() && url.password.empty())
+    fail("the user " + url.user.substr(0, 40) +
+         " has no password (give it in the URL or in OPPIDUM_REDIS_PASSWORD)");
   std::string port;
   if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
     const auto close = rest.find(']');
@@ -70,13 +73,24 @@ RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
   } else {
     const auto colon = rest.rfind(':');
     url.host = rest.substr(0, colon);
-    if (colon != std::string::npos) port = rest.substr(colon + 1);
+    if (colon != std::string::npos) {
+      port = rest.substr(colon + 1);
+      if (port.empty()) fail("no port after the ':'");
+    }
   }
   if (url.host.empty()) fail("no host");
+  // A host name or an address: letters, digits, '.', '-' (and ':' in an IPv6 address).
+  const bool bracketed = !rest.empty() && rest.front() == '[';
+  for (const char c : url.host)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' &&
+        !(bracketed && c == ':'))
+      fail("the host may hold only letters, digits, '.' and '-' (an IPv6 address goes in [])");
   if (!port.empty()) {
     char* end = nullptr;
     const long p = std::strtol(port.c_str(), &end, 10);
-    if (*end != '\0' || p < 1 || p > 65535) fail("the port must be 1 to 65535");
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        *end != '\0' || p < 1 || p > 65535)
+      fail("the port must be 1 to 65535");
     url.port = static_cast<int>(p);
   }
   return url;

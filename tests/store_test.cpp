@@ -51,8 +51,13 @@ TEST(RedisUrl, ParsesEveryPartAndMasksThePassword) {
   EXPECT_EQ(parse_redis_url("redis://:pw@127.0.0.1:7000/r", "env").password, "pw");
   EXPECT_EQ(parse_redis_url("redis://[::1]:7000/r", nullptr).host, "::1");
 
+  // Each part whole or refused: a blank or a sign in the port, a host with a blank or an '@' (a
+  // user "h@st" without a password once sent no AUTH at all), an empty port.
   for (const char* bad : {"http://h/r", "redis://h", "redis://h:0/r", "redis://h:99999/r",
-                          "redis://h/", "redis:///r", "redis://h/a b", "redis://h:x/r"}) {
+                          "redis://h/", "redis:///r", "redis://h/a b", "redis://h:x/r",
+                          "redis://127.0.0.1: 16391/w", "redis://h:+1/r", "redis://h:/r",
+                          "redis://h@st@127.0.0.1:1/w", "redis://ho st:1/r",
+                          "redis://alice@h:1/r", "redis://h:000000006379/r"}) {
     try {
       parse_redis_url(bad, nullptr);
       ADD_FAILURE() << bad << " was accepted";
