@@ -1424,6 +1424,31 @@ int count_status(const std::vector<std::string>& answers, int status) {
   }));
 }
 
+// A body not sent whole in time is a 408 that says so, as a request line is (it was a 400 "could
+// not be read"); one whose headers and body pass the request's size is a 413.
+TEST(WebServerTest, ABodyNotSentInTimeIs408AndOneTooLargeIs413) {
+  WebServer server(small_connection_limits());
+  const int port = server.start();
+  const std::string head =
+      "POST /api/moves HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
+  test_util::RawConnection late(port);
+  ASSERT_TRUE(late.send(head + "Content-Length: 13\r\n\r\n{\"ga"));
+  const std::string timed_out = late.receive(std::chrono::seconds(30));
+  EXPECT_EQ(test_util::status_of(timed_out), 408) << timed_out;
+  EXPECT_NE(test_util::body_of(timed_out).find("the request was not sent whole within 1500 ms"),
+            std::string::npos)
+      << timed_out;
+  std::string headers;  // 100 KiB in headers of 5 KiB each
+  for (int i = 0; i < 20; ++i)
+    headers += "X-Pad-" + std::to_string(i) + ": " + std::string(5 * 1024, 'a') + "\r\n";
+  const std::string body = "{\"game\":\"mg\",\"x\":\"" + std::string(40 * 1024, 'b') + "\"}";
+  const std::string answer = test_util::raw_request(
+      port, head + headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                body);
+  EXPECT_EQ(test_util::status_of(answer), 413) << answer.substr(0, 300);
+  server.stop();
+}
+
 // Clients that send a request a byte at a time hold at most max_per_client connections each, and
 // each only for request_timeout, while other clients are answered (before: ten of them stalled
 // every request, for as long as they kept sending).

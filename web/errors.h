@@ -24,6 +24,12 @@ class TooLarge : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A request not sent whole within its time (408).
+class TimedOut : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Too many searches at once (503).
 class Busy : public std::runtime_error {
  public:

@@ -221,6 +221,8 @@ struct WebServer::Impl {
       send_error(res, 404, e.what());
     } catch (const TooLarge& e) {
       send_error(res, 413, e.what());
+    } catch (const TimedOut& e) {
+      send_error(res, 408, e.what());
     } catch (const Busy& e) {
       send_error(res, 503, e.what());
     } catch (const Cancelled& e) {
@@ -340,10 +342,18 @@ struct WebServer::Impl {
       return true;
     });
     if (complete) return body;
-    if (Connection* connection = GuardedServer::current_connection())
-      connection->close_after_answer();
+    Connection* connection = GuardedServer::current_connection();
+    if (connection != nullptr) connection->close_after_answer();
     if (too_large)
       throw TooLarge("the request body is over " + std::to_string(kMaxBodyBytes) + " bytes (64 KiB)");
+    if (connection != nullptr) {
+      // What the connection ran into (its deadline, its size), as the request line's own failures
+      // are answered.
+      if (connection->failure() == Connection::Failure::kTimeout)
+        throw TimedOut(connection->failure_message());
+      if (connection->failure() == Connection::Failure::kTooLarge)
+        throw TooLarge(connection->failure_message());
+    }
     throw BadRequest("the request body could not be read: cut off, badly chunked, or not sent "
                      "in time");
   }
