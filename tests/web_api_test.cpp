@@ -26,6 +26,7 @@
 #include "tests/raw_http.h"
 #include "tests/web_test_util.h"
 #include "web/arena_reader.h"
+#include "web/game_service.h"
 #include "web/guarded_server.h"
 #include "web/run_reader.h"
 #include "web/server.h"
@@ -1598,6 +1599,38 @@ TEST(RunReaderTest, ConfigOfAnotherVersionIsReadLeniently) {
   const json page = reader.list_games(GameFilter{});
   ASSERT_EQ(page["games"].size(), 3u);
   EXPECT_EQ(page["games"][0]["generation"], 2);  // network step 20, 10 steps per generation
+  fs::remove_all(dir);
+}
+
+// A checkpoint that cannot be loaded is said once by its name (it was "checkpoint r/x: checkpoint
+// r/x: ..."), and remembered while the file stays as it is: a damaged file announcing 2 GiB was
+// read again, 8 s each time, for every request that named it. A file replaced is loaded anew.
+TEST(GameServiceTest, ACheckpointThatFailedIsRememberedUntilItsFileChanges) {
+  const fs::path dir = test_util::process_temp_dir("web_failed_checkpoint");
+  test_util::TinyRun run = test_util::make_tiny_run(dir / "run", "mg", 2);
+  const fs::path good = trainer::RunPaths{run.dir}.best();
+  const fs::path bad = dir / "bad.ckpt";
+  std::ofstream(bad) << "not a checkpoint";
+  GameService service([&](const std::string&) { return bad; }, Limits{});
+  const json request = {{"game", "mg"}, {"checkpoint", "r/x"}};
+  std::string first;
+  try {
+    service.evaluate(request);
+    ADD_FAILURE() << "a damaged checkpoint evaluated";
+  } catch (const BadRequest& e) {
+    first = e.what();
+  }
+  EXPECT_EQ(first.rfind("checkpoint r/x: ", 0), 0u) << first;
+  EXPECT_EQ(first.find("checkpoint r/x: checkpoint"), std::string::npos) << first;
+  EXPECT_EQ(first.find(bad.string()), std::string::npos) << "the server's path: " << first;
+  try {
+    service.evaluate(request);
+  } catch (const BadRequest& e) {
+    EXPECT_EQ(std::string(e.what()), first);
+  }
+  fs::remove(bad);
+  fs::copy_file(good, bad);  // the file replaced: loaded anew
+  EXPECT_NO_THROW(service.evaluate(request));
   fs::remove_all(dir);
 }
 

@@ -273,33 +273,42 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
                                         static_cast<std::int64_t>(st.st_mtim.tv_sec),
                                         static_cast<std::int64_t>(st.st_mtim.tv_nsec)}
           : std::array<std::int64_t, 4>{-1, -1, -1, -1};
-  std::lock_guard<std::mutex> lock(nets_mutex_);
-  for (auto it = nets_.begin(); it != nets_.end(); ++it) {
-    if (it->path != path || it->game != game.name()) continue;
-    if (it->version == version) {
-      nets_.splice(nets_.begin(), nets_, it);
-      return nets_.front().evaluator;
+  // A file is loaded once for each version of it, outside the lock (a large one takes seconds,
+  // and other networks are wanted meanwhile); one that failed is remembered too, so that a damaged
+  // file is not read again for every request that names it.
+  {
+    std::lock_guard<std::mutex> lock(nets_mutex_);
+    for (auto it = nets_.begin(); it != nets_.end(); ++it) {
+      if (it->path != path || it->game != game.name()) continue;
+      if (it->version == version) {
+        nets_.splice(nets_.begin(), nets_, it);
+        if (!nets_.front().evaluator) throw BadRequest(nets_.front().error);
+        return nets_.front().evaluator;
+      }
+      nets_.erase(it);  // the file was replaced (a new best network)
+      break;
     }
-    nets_.erase(it);  // the file was replaced (a new best network)
-    break;
   }
-  std::shared_ptr<mcts::Evaluator> evaluator;
+  CachedNet loaded{path, game.name(), version, nullptr, ""};
   try {
     const model::Checkpoint checkpoint = model::load_checkpoint(path.string(), game);
     auto backend = model::make_backend(checkpoint, model::BackendOptions{});
     model::check_finite_outputs(game, *backend, path.string());
-    evaluator = std::make_shared<model::DirectEvaluator>(game, std::move(backend));
+    loaded.evaluator = std::make_shared<model::DirectEvaluator>(game, std::move(backend));
   } catch (const std::exception& e) {
     // Said by the name asked for: the server's own paths are nobody's business.
     std::string why = e.what();
     for (std::size_t at; (at = why.find(path.string())) != std::string::npos;)
       why.replace(at, path.string().size(), quote_input(name));
-    throw BadRequest("checkpoint " + quote_input(name) + ": " + why);
+    const std::string prefix = "checkpoint " + quote_input(name) + ": ";
+    loaded.error = why.rfind(prefix, 0) == 0 ? why : prefix + why;
   }
   constexpr std::size_t kMaxNets = 6;
-  nets_.push_front({path, game.name(), version, evaluator});
+  std::lock_guard<std::mutex> lock(nets_mutex_);
+  nets_.push_front(loaded);
   if (nets_.size() > kMaxNets) nets_.pop_back();
-  return evaluator;
+  if (!loaded.evaluator) throw BadRequest(loaded.error);
+  return loaded.evaluator;
 }
 
 std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const std::string& text) {

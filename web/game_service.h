@@ -81,7 +81,8 @@ class GameService {
     std::filesystem::path path;
     std::string game;
     std::array<std::int64_t, 4> version{};  // the file's inode, size and modification time
-    std::shared_ptr<mcts::Evaluator> evaluator;
+    std::shared_ptr<mcts::Evaluator> evaluator;  // null: the file could not be loaded
+    std::string error;                           // why, when it could not
   };
   std::shared_ptr<mcts::Evaluator> network(const Game& game, const std::string& name);
   // The player of a spec string, within the limits; throws BadRequest.
@@ -89,8 +90,8 @@ class GameService {
 
   CheckpointResolver resolve_;
   Limits limits_;
-  std::mutex nets_mutex_;
-  std::list<CachedNet> nets_;  // most recently used first
+  std::mutex nets_mutex_;  // held to look up and to add, never while a file loads
+  std::list<CachedNet> nets_;  // most recently used first: networks, and files that failed
   std::mutex searches_mutex_;
   int searches_ = 0;
   friend class SearchSlot;
