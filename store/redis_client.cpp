@@ -19,6 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr timeval kConnectTimeout{5, 0};
 constexpr std::chrono::seconds kCommandTimeout{RedisClient::kCommandSeconds};
+constexpr std::chrono::seconds kStopGrace{1};  // how long a reply is awaited after a stop
 
 RedisReply convert(const redisReply* r) {
   RedisReply out;
@@ -102,6 +103,7 @@ bool read_reply(redisContext* c, void** raw, Clock::time_point deadline, std::si
       return false;
     }
   std::size_t read = 0;
+  const auto started = Clock::now();
   for (;;) {
     if (redisGetReplyFromReader(c, raw) != REDIS_OK) {
       error = c->errstr[0] != '\0' ? c->errstr : "a malformed reply";
@@ -109,8 +111,10 @@ bool read_reply(redisContext* c, void** raw, Clock::time_point deadline, std::si
     }
     if (*raw != nullptr) return true;
     for (;;) {
-      if (stop != nullptr && stop->load()) throw RedisStopped();
       const auto now = Clock::now();
+      // A reply on its way is waited for a moment after a stop: one abandoned could have been
+      // applied (a game pushed, and not counted as pushed).
+      if (stop != nullptr && stop->load() && now - started >= kStopGrace) throw RedisStopped();
       if (now >= deadline) {
         error = "no whole reply within " +
                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(

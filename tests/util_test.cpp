@@ -232,6 +232,22 @@ TEST(CsvTable, AppendsQuotesAndReadsBack) {
   EXPECT_EQ(again.dropped_on_open(), 0);
 }
 
+// An owner that only appends lets go of the rows: the file keeps every row, the memory none, and
+// nothing that would rewrite the file without them can run.
+TEST(CsvTable, RowsLetGoOfStayInTheFileOnly) {
+  const fs::path file = fresh("let_go.csv");
+  {
+    CsvTable t(file.string(), {"a", "b"}, false);
+    t.append({"1", "2"});
+    t.let_go_of_rows();
+    t.append({"3", "4"});
+    EXPECT_THROW(t.rows(), std::logic_error);
+    EXPECT_THROW(t.retain([](const CsvTable::Row&) { return false; }), std::logic_error);
+    EXPECT_THROW(t.set_aside([](const CsvTable::Row&) { return true; }), std::logic_error);
+  }
+  EXPECT_EQ(read_file(file), "a,b\n1,2\n3,4\n");
+}
+
 TEST(CsvTable, RepairsCutOffAndMergedRowsAndRefusesOtherLayouts) {
   const fs::path file = fresh("repair.csv");
   fs::remove(file.string() + ".damaged");

@@ -663,6 +663,8 @@ std::optional<GateRow> RunFolder::last_promoted() const {
   return std::nullopt;
 }
 
+void RunFolder::let_go_of_metrics_rows() { metrics_->let_go_of_rows(); }
+
 void RunFolder::append_train(const TrainRow& r) { metrics_->append(metrics_row(r)); }
 
 void RunFolder::append_selfplay(const SelfplayRow& r) { metrics_->append(metrics_row(r)); }

@@ -248,6 +248,10 @@ class RunFolder {
   // arena.csv is never trimmed: it must gate no generation after `trainer_step` (the resume
   // checks; std::logic_error otherwise).
   std::vector<std::string> drop_rows_after(std::int64_t trainer_step, int steps_per_generation);
+  // Once the resume is done with metrics.csv's rows: frees them and keeps no row appended in
+  // memory (a row a step: a long run's table took gigabytes). drop_rows_after and open_tables's
+  // checks read them, so they come first.
+  void let_go_of_metrics_rows();
   // --recover only, when no intact network of the gated generations after `generation` is left:
   // moves their arena.csv rows to arena.csv.damaged (kept, never deleted), so that the run goes on
   // from `generation` without gating a generation twice. Returns the line for the log ("" when

@@ -194,7 +194,24 @@ void CsvTable::open_for_append() {
   }
 }
 
+void CsvTable::let_go_of_rows() {
+  rows_kept_ = false;
+  std::vector<Row>().swap(rows_);
+}
+
+void CsvTable::check_rows_kept() const {
+  // A rewrite without the rows would leave the header alone: never.
+  if (!rows_kept_)
+    throw std::logic_error("CsvTable " + path_ + ": its rows were let go of; reopen it to read them");
+}
+
+const std::vector<CsvTable::Row>& CsvTable::rows() const {
+  check_rows_kept();
+  return rows_;
+}
+
 int CsvTable::retain(const std::function<bool(const Row&)>& keep) {
+  check_rows_kept();
   std::vector<Row> kept;
   for (Row& row : rows_)
     if (keep(row)) kept.push_back(std::move(row));
@@ -208,6 +225,7 @@ int CsvTable::retain(const std::function<bool(const Row&)>& keep) {
 }
 
 int CsvTable::set_aside(const std::function<bool(const Row&)>& drop) {
+  check_rows_kept();
   std::string moved;
   for (const Row& row : rows_)
     if (drop(row)) moved += format(row) + "\n";
@@ -234,7 +252,7 @@ void CsvTable::append(const Row& row) {
   }
   if (durable_ && ::fdatasync(fd_) != 0)
     throw FileError("cannot sync " + path_ + ": " + std::strerror(errno));
-  rows_.push_back(row);
+  if (rows_kept_) rows_.push_back(row);
 }
 
 }  // namespace oppidum::util

@@ -36,7 +36,8 @@ class CsvTable {
 
   const std::string& path() const { return path_; }
   const Row& header() const { return header_; }
-  const std::vector<Row>& rows() const { return rows_; }
+  // Throws std::logic_error once let_go_of_rows() was called.
+  const std::vector<Row>& rows() const;
   int dropped_on_open() const { return dropped_; }
   // Where the lines dropped on open were kept.
   std::string set_aside_path() const { return path_ + ".damaged"; }
@@ -52,6 +53,10 @@ class CsvTable {
   int set_aside(const std::function<bool(const Row&)>& drop);
   // Appends one row (as many fields as the header). Throws FileError when the write fails.
   void append(const Row& row);
+  // Frees the rows read and keeps no appended one in memory from now on: for an owner that only
+  // appends once it has checked the table (the trainer's metrics.csv, a row a step). rows(),
+  // retain() and set_aside() then throw std::logic_error.
+  void let_go_of_rows();
 
   // One CSV line (without its newline), and back.
   static std::string format(const Row& row);
@@ -68,11 +73,13 @@ class CsvTable {
  private:
   void rewrite();
   void open_for_append();
+  void check_rows_kept() const;
 
   std::string path_;
   Row header_;
   bool durable_;
   std::vector<Row> rows_;
+  bool rows_kept_ = true;
   int dropped_ = 0;
   int fd_ = -1;
 };
