@@ -1,5 +1,7 @@
 #include "arena/game_record.h"
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 #include <stdexcept>
 
@@ -37,8 +39,14 @@ std::optional<GameLine> split_game_line(const std::string& line) {
   if (g.game && !(fields >> g.first)) return std::nullopt;
   if (!(fields >> g.second >> g.result)) return std::nullopt;
   if (g.result != "1-0" && g.result != "0-1" && g.result != "1/2-1/2") return std::nullopt;
+  // A player is a spec, as a results file holds it: no control characters (a NUL, an escape).
+  for (const std::string* player : {&g.first, &g.second})
+    if (std::any_of(player->begin(), player->end(),
+                    [](char c) { return std::iscntrl(static_cast<unsigned char>(c)) != 0; }))
+      return std::nullopt;
   const std::string marker(kForfeitMarker);
   for (std::string move; fields >> move;) {
+    if (g.moves.size() >= kMaxRecordedMoves) return std::nullopt;  // no game is that long
     if (move == "#") {  // the rest of the line: the forfeit's reason
       std::string rest;
       std::getline(fields, rest);

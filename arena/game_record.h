@@ -42,8 +42,12 @@ struct GameLine {
   std::string forfeit;  // empty: the game was not lost by a forfeit
 };
 
-// Splits a record line; nothing for a blank line or one without a result (`1-0`, `0-1`,
-// `1/2-1/2`) where it belongs. The one reader of the format (tune, the web page).
+// The most moves a record line may hold: more than any game of a registered game lasts.
+inline constexpr std::size_t kMaxRecordedMoves = 100000;
+
+// Splits a record line; nothing for a blank line, one without a result (`1-0`, `0-1`,
+// `1/2-1/2`) where it belongs, a player with a control character, or more than kMaxRecordedMoves
+// moves. The one reader of the format (tune, the web page).
 std::optional<GameLine> split_game_line(const std::string& line);
 
 // Appends lines to a record file, creating it; throws std::runtime_error naming the file when it

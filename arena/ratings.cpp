@@ -166,7 +166,7 @@ std::string name_list(const std::vector<std::string>& names, const std::vector<i
   std::string text;
   for (std::size_t k = 0; k < who.size() && k < kShown; ++k)
     text += (k == 0 ? "" : k + 1 == who.size() ? " and " : ", ") +
-            names[static_cast<std::size_t>(who[k])];
+            quote_input(names[static_cast<std::size_t>(who[k])], 60);
   if (who.size() > kShown) text += " and " + std::to_string(who.size() - kShown) + " more";
   return text;
 }
@@ -321,7 +321,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   for (const auto& m : matches) id(m.a), id(m.b);
   const auto anchor_it = index.find(options.anchor);
   if (anchor_it == index.end())
-    throw std::invalid_argument("ratings: the anchor '" + options.anchor +
+    throw std::invalid_argument("ratings: the anchor '" + quote_input(options.anchor, 60) +
                                 "' played no game in the results");
   const int n = static_cast<int>(names.size());
   const int anchor = anchor_it->second;
@@ -355,8 +355,10 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
       if (!reached[j]) reached[j] = true, queue.push_back(j);
   for (int i = 0; i < n; ++i)
     if (!reached[i])
-      throw std::invalid_argument("ratings: " + names[i] + " has no chain of games to the anchor " +
-                                  options.anchor + ", so it cannot be rated against it");
+      throw std::invalid_argument("ratings: " + quote_input(names[i], 60) +
+                                  " has no chain of games to the anchor " +
+                                  quote_input(options.anchor, 60) +
+                                  ", so it cannot be rated against it");
   if (options.prior_draws == 0.0) {
     const std::vector<int> group = unbeaten_group(n, pairs);
     if (!group.empty()) {
@@ -488,7 +490,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
       // flat to rounding; its variance gives it away. (With one, every rating is finite, and a
       // long chain of few games can be that uncertain.)
       if (options.prior_draws == 0.0 && !(variance[static_cast<std::size_t>(k)] < 1e4))
-        throw std::invalid_argument("ratings: " + names[player_of[k]] +
+        throw std::invalid_argument("ratings: " + quote_input(names[player_of[k]], 60) +
                                     "'s rating runs off to infinity (it won or lost every game); "
                                     "use a prior of virtual draws (--prior-draws)");
     }

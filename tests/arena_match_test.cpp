@@ -434,6 +434,16 @@ TEST(RecordLine, WhatIsWrittenIsReadBack) {
   EXPECT_FALSE(split_game_line("").has_value());
   EXPECT_FALSE(split_game_line("mg random random 2-0 c1-c3").has_value());
   EXPECT_FALSE(split_game_line("mg random").has_value());
+  // A player is a spec, never one with a control character (a NUL reached the web page's JSON);
+  // a line of more moves than any game is refused before they all take memory (one of 100 MB took
+  // 1.6 GB).
+  const char nul[] = "mg x\0y random 1-0 c1-c3";
+  EXPECT_FALSE(split_game_line(std::string(nul, sizeof nul - 1)).has_value());
+  EXPECT_FALSE(split_game_line("mg random \x1b[2Jz 1-0 c1-c3").has_value());
+  std::string longest = "mg random random 1-0";
+  for (std::size_t i = 0; i < kMaxRecordedMoves; ++i) longest += " c1-c3";
+  EXPECT_TRUE(split_game_line(longest).has_value());
+  EXPECT_FALSE(split_game_line(longest + " c1-c3").has_value());
 }
 
 }  // namespace
