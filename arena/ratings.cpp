@@ -335,6 +335,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     const int a = index[m.a], b = index[m.b];
     const double g = static_cast<double>(m.wins) + m.draws + m.losses;
     const double p = m.wins + 0.5 * m.draws;
+    if (g <= 0) continue;  // a line of no games joins no one (and gets no prior)
     const auto [it, added] = pair_of.emplace(std::minmax(a, b), pairs.size());
     if (added) {
       pairs.push_back({std::min(a, b), std::max(a, b), 0.0, 0.0});
@@ -470,10 +471,14 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     }
     for (int k = 0; k < m; ++k) largest = std::max(largest, std::abs(scale * step[k]));
     theta = next;
-    for (double t : theta)
-      if (std::abs(t) > kDivergence)
-        throw std::invalid_argument("ratings: a rating runs off to infinity (a player won or lost "
-                                    "every game); use a prior of virtual draws (--prior-draws)");
+    // Without a prior a rating can run off to infinity (a safety net: unbeaten_group finds such
+    // results first); with one every rating is finite, and a long chain can span any distance.
+    if (options.prior_draws == 0.0)
+      for (double t : theta)
+        if (std::abs(t) > kDivergence)
+          throw std::invalid_argument("ratings: a rating runs off to infinity (a player won or "
+                                      "lost every game); use a prior of virtual draws "
+                                      "(--prior-draws)");
     if (largest < 1e-10) break;
   }
   std::vector<double> variance(static_cast<std::size_t>(m), 0.0);

@@ -3,13 +3,16 @@
 #include <hiredis.h>
 #include <poll.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 namespace oppidum::store {
@@ -103,7 +106,7 @@ bool read_reply(redisContext* c, void** raw, Clock::time_point deadline, std::si
       return false;
     }
   std::size_t read = 0;
-  const auto started = Clock::now();
+  std::optional<Clock::time_point> stop_seen;
   for (;;) {
     if (redisGetReplyFromReader(c, raw) != REDIS_OK) {
       error = c->errstr[0] != '\0' ? c->errstr : "a malformed reply";
@@ -114,7 +117,10 @@ bool read_reply(redisContext* c, void** raw, Clock::time_point deadline, std::si
       const auto now = Clock::now();
       // A reply on its way is waited for a moment after a stop: one abandoned could have been
       // applied (a game pushed, and not counted as pushed).
-      if (stop != nullptr && stop->load() && now - started >= kStopGrace) throw RedisStopped();
+      if (stop != nullptr && stop->load()) {
+        if (!stop_seen) stop_seen = now;
+        if (now - *stop_seen >= kStopGrace) throw RedisStopped();
+      }
       if (now >= deadline) {
         error = "no whole reply within " +
                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
@@ -134,14 +140,20 @@ bool read_reply(redisContext* c, void** raw, Clock::time_point deadline, std::si
         return false;
       }
     }
-    // redisBufferRead takes at most REDIS_READER_MAX_BUF bytes a call.
-    read += REDIS_READER_MAX_BUF;
-    if (read > max_bytes + REDIS_READER_MAX_BUF) {
+    std::array<char, 16 * 1024> buffer;
+    const ssize_t n = ::recv(c->fd, buffer.data(), buffer.size(), 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      error = n == 0 ? "Server closed the connection" : std::strerror(errno);
+      return false;
+    }
+    read += static_cast<std::size_t>(n);
+    if (read > max_bytes) {
       error = "a reply over " + std::to_string(max_bytes >> 20) + " MiB, more than any it expects";
       return false;
     }
-    if (redisBufferRead(c) != REDIS_OK) {
-      error = c->errstr[0] != '\0' ? c->errstr : "connection lost";
+    if (redisReaderFeed(c->reader, buffer.data(), static_cast<std::size_t>(n)) != REDIS_OK) {
+      error = c->reader->errstr[0] != '\0' ? c->reader->errstr : "a malformed reply";
       return false;
     }
   }
@@ -229,10 +241,7 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
     const auto* reply = static_cast<redisReply*>(raw);
     if (reply->type == REDIS_REPLY_ERROR) {
       const std::string message(reply->str, reply->len);
-      // A restarted server reading its AOF, or one at its memory limit (maxmemory, nothing to
-      // evict: the command was not applied): waited out like a server away, never the end of a
-      // node, since the trainer's reading frees the stream's memory.
-      if (message.rfind("LOADING", 0) == 0 || message.rfind("OOM", 0) == 0) {
+      if (message.rfind("LOADING", 0) == 0) {  // a restarted server reading its AOF
         freeReplyObject(raw);
         error = message;
         drop();

@@ -2,9 +2,9 @@
 // connection, with backoff (0.1 s doubling to 5 s), until it succeeds or the caller's stop flag is
 // set. Losing the server and getting it back are each logged once ("lost redis://...: ...;
 // retrying", "reconnected to redis://... after 10.2 s"). A server that is loading its data (after
-// a restart) or at its memory limit (an OOM reply) counts as not there yet. Another error reply
-// (a wrong password, a wrong type) is a RedisError at once, never retried; its message names the
-// command and the keys it acts on ("HGETALL oppidum:r:nodes: WRONGTYPE ...").
+// a restart) counts as not there yet. An error reply (a wrong password, a wrong type, out of
+// memory: nothing a node does frees a server's memory) is a RedisError at once, never retried;
+// its message names the command and the keys it acts on ("XADD oppidum:r:games: OOM ...").
 //
 // A command whose reply was lost with the connection may have been applied; it is sent again.
 // Callers make their commands safe to repeat, or accept a rare duplicate (a game pushed twice).

@@ -69,6 +69,7 @@ RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
     if (close + 1 < rest.size()) {
       if (rest[close + 1] != ':') fail("junk after the host");
       port = rest.substr(close + 2);
+      if (port.empty()) fail("no port after the ':'");
     }
   } else {
     const auto colon = rest.rfind(':');
@@ -79,12 +80,14 @@ RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
     }
   }
   if (url.host.empty()) fail("no host");
-  // A host name or an address: letters, digits, '.', '-' (and ':' in an IPv6 address).
+  // A host name or an address: letters, digits, '.', '-', '_' (container names) and ':' in an
+  // IPv6 address.
   const bool bracketed = !rest.empty() && rest.front() == '[';
   for (const char c : url.host)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' &&
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_' &&
         !(bracketed && c == ':'))
-      fail("the host may hold only letters, digits, '.' and '-' (an IPv6 address goes in [])");
+      fail("the host may hold only letters, digits, '.', '-' and '_' (an IPv6 address goes in "
+           "[])");
   if (!port.empty()) {
     char* end = nullptr;
     const long p = std::strtol(port.c_str(), &end, 10);

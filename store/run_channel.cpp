@@ -23,15 +23,16 @@ namespace {
 // else (not a number, out of range: a counter that would overflow) is a RedisError saying so and
 // what to do, never wrapped.
 std::int64_t to_int(const std::string& text, const std::string& what, std::int64_t lo,
-                    std::int64_t hi) {
+                    std::int64_t hi,
+                    const std::string& advice = "delete it, and the run's trainer writes it again") {
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi ||
       std::isspace(static_cast<unsigned char>(text[0])))
     throw RedisError("redis: " + what + " is not a whole number from " + std::to_string(lo) +
-                     " to " + std::to_string(hi) + " (\"" + quote_input(text, 40) +
-                     "\"); delete it, and the run's trainer writes it again");
+                     " to " + std::to_string(hi) + " (\"" + quote_input(text, 40) + "\")" +
+                     (advice.empty() ? "" : "; " + advice));
   return v;
 }
 
@@ -125,25 +126,32 @@ return out
 
 // The stream's entries for RunChannel::read_games. KEYS: games; ARGV: the first id, the most
 // entries, the most bytes one entry's fields may hold, the most bytes of fields in all. Returns
-// [[id, [field, value, ...]], ...] as XRANGE does, but an entry over its limit (or of more than
-// 64 fields) comes as [id, ['oversize', bytes]], and the entries stop once their fields pass the
-// total (one is always returned): a reply is bounded however large what writers put in.
+// {more, [[id, [field, value, ...]], ...]}: the entries as XRANGE gives them, but an entry over its
+// limit (or of more than 64 fields) as [id, ['oversize', bytes]]; they stop once their fields
+// would pass the total (one is always returned), and `more` is 1 when that cut them short. Read
+// one at a time, so the server holds no more than that of them at once either.
 constexpr const char* kReadScript = R"lua(
-local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
-local entry_limit, reply_limit = tonumber(ARGV[3]), tonumber(ARGV[4])
-local out, total = {}, 0
-for _, e in ipairs(entries) do
+local count, entry_limit, reply_limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local out, total, start, more = {}, 0, ARGV[1], 0
+while #out < count do
+  local page = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', 1)
+  if #page == 0 then break end
+  local e = page[1]
   local size = 0
   for _, v in ipairs(e[2]) do size = size + #v end
   if size > entry_limit or #e[2] > 64 then
     e[2] = {'oversize', tostring(size)}
     size = 0
   end
-  if #out > 0 and total + size > reply_limit then break end
+  if #out > 0 and total + size > reply_limit then
+    more = 1
+    break
+  end
   out[#out + 1] = e
   total = total + size
+  start = '(' .. e[1]
 end
-return out
+return {more, out}
 )lua";
 
 // What one entry of a game may hold: its record and a few short fields.
@@ -271,7 +279,9 @@ std::int64_t RunChannel::publish_network(const std::string& checkpoint, std::int
 
 std::int64_t RunChannel::network_version() {
   const RedisReply r = client_.command({"HGET", url().key("network"), "version"}, stop_);
-  return r.is_nil() ? 0 : to_int(r.str, url().key("network") + " field version", 1, kMaxInt64 - 1);
+  // Below the top by two: the next version (+1) is one network() still takes.
+  return r.is_nil() ? 0
+                    : to_int(r.str, url().key("network") + " field version", 1, kMaxInt64 - 2);
 }
 
 std::optional<PublishedNetwork> RunChannel::network() {
@@ -406,16 +416,23 @@ void RunChannel::push_games(const std::string& node, const std::string& run_id,
   if (games.empty()) return;
   std::vector<std::vector<std::string>> commands;
   for (const selfplay::GameRecord& g : games) {
-    const std::string record = selfplay::encode_record(g);
+    std::string record;
+    try {
+      record = selfplay::encode_record(g);
+    } catch (const std::exception& e) {  // a game no chunk could hold: the trainer would drop it
+      log_("dropped a game of " + std::to_string(g.moves.size()) + " moves: " + e.what());
+      continue;
+    }
     commands.push_back({"XADD", url().key("games"), "MAXLEN", "~", std::to_string(max_length), "*",
                         "node", node, "run", run_id, "network", std::to_string(g.network_step),
                         "format", std::to_string(selfplay::kRecordFormatVersion), "record", record,
                         "crc32", std::to_string(util::crc32(record.data(), record.size()))});
   }
-  client_.pipeline(commands, stop_);
+  if (!commands.empty()) client_.pipeline(commands, stop_);
 }
 
-std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int count) {
+std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int count, bool* more) {
+  if (more != nullptr) *more = false;
   // The entries after `after`: from the id that follows it (XRANGE takes its first id).
   std::string first;
   try {
@@ -432,17 +449,19 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
        std::to_string(kMaxEntryBytes), std::to_string(kMaxReadBytes)},
       stop_, kMaxReadBytes + kMaxEntryBytes + (1 << 20));
   std::vector<StreamEntry> out;
-  // [[id, [field, value, ...]], ...], the ids increasing from `after`: a reply of another shape
-  // stops the reader before any of it is kept or its cursor saved.
+  // {more, [[id, [field, value, ...]], ...]}, the ids increasing from `after`: a reply of another
+  // shape stops the reader before any of it is kept or its cursor saved.
   const auto malformed = [&](const std::string& what) {
     return RedisError(url().to_string() + ": XRANGE " + url().key("games") + ": " + what +
                       " (a server that is not Redis, or a damaged connection?)");
   };
   using Type = RedisReply::Type;
-  if (r.is_nil()) return out;
-  if (r.type != Type::kArray) throw malformed("a reply of the wrong shape");
+  if (r.type != Type::kArray || r.elements.size() != 2 ||
+      r.elements[0].type != Type::kInteger || r.elements[1].type != Type::kArray)
+    throw malformed("a reply of the wrong shape");
+  if (more != nullptr) *more = r.elements[0].integer == 1;
   std::string last = after;
-  for (const RedisReply& e : r.elements) {
+  for (const RedisReply& e : r.elements[1].elements) {
     if (e.type != Type::kArray || e.elements.size() != 2 || e.elements[0].type != Type::kString ||
         e.elements[1].type != Type::kArray)
       throw malformed("an entry of the wrong shape");
@@ -482,7 +501,7 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
         throw std::runtime_error("the record does not match its CRC-32");
       entry.record = selfplay::decode_record(
           record, static_cast<std::uint32_t>(
-                      to_int(f["format"], "the entry's format", 0, 0xffffffffLL)));
+                      to_int(f["format"], "the entry's format", 0, 0xffffffffLL, "")));
       entry.record.node = entry.node;
       entry.record.origin = entry.id;
     } catch (const std::exception& ex) {
@@ -498,8 +517,8 @@ std::uint64_t RunChannel::server_time_ms() {
   if (r.elements.size() != 2)
     throw RedisError(url().to_string() + ": TIME: a reply of the wrong shape");
   return static_cast<std::uint64_t>(
-      to_int(r.elements[0].str, "the server's TIME", 0, kMaxInt64 / 1000 - 1) * 1000 +
-      to_int(r.elements[1].str, "the server's TIME", 0, 999999) / 1000);
+      to_int(r.elements[0].str, "the server's TIME", 0, kMaxInt64 / 1000 - 1, "") * 1000 +
+      to_int(r.elements[1].str, "the server's TIME", 0, 999999, "") / 1000);
 }
 
 StreamInfo RunChannel::stream_info() {

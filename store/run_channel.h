@@ -149,10 +149,12 @@ class RunChannel {
   // the stream near `max_length` entries.
   void push_games(const std::string& node, const std::string& run_id,
                   const std::vector<selfplay::GameRecord>& games, std::int64_t max_length);
-  // Up to `count` entries after `after` ("0-0" for the start), oldest first; never blocks. An
-  // entry whose node name or run id fails node_name_problem has a problem, and a bounded stand-in
-  // for that field.
-  std::vector<StreamEntry> read_games(const std::string& after, int count);
+  // Up to `count` entries after `after` ("0-0" for the start), oldest first; never blocks. The
+  // entries stop early once their fields pass 32 MiB (`more` is then set: more are waiting); an
+  // entry over 64 MiB comes with a problem and nothing else (the server sends its size alone).
+  // An entry whose node name or run id fails node_name_problem has a problem, and a bounded
+  // stand-in for that field.
+  std::vector<StreamEntry> read_games(const std::string& after, int count, bool* more = nullptr);
   StreamInfo stream_info();
   // The server's clock (TIME), in Unix milliseconds: the time part of the ids it gives entries.
   std::uint64_t server_time_ms();

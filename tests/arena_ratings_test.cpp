@@ -1,4 +1,5 @@
 // Bradley-Terry ratings and the results file.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -133,6 +134,21 @@ TEST(RatingsTest, LongLaddersFitAndOversizedResultsAreRefused) {
     EXPECT_NEAR(r.elo, 0.0, 1e-6);
     EXPECT_NEAR(r.half_width, options.z * std::sqrt(i / w) / per_elo, 1e-6 * r.half_width) << i;
   }
+  // A noisy chain drifts like a random walk, beyond 7000 Elo from its anchor: with a prior every
+  // rating is finite, and such a ladder fits (it was refused as running off to infinity).
+  std::vector<MatchLine> noisy;
+  unsigned seed = 3;
+  for (int i = 0; i < 20000; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    const int wins = static_cast<int>((seed >> 16) % 7);
+    noisy.push_back({"g" + std::to_string(i), "g" + std::to_string(i + 1), wins, 0, 6 - wins});
+  }
+  double span = 0;
+  for (const Rating& r : fit_ratings(noisy, options)) span = std::max(span, std::abs(r.elo));
+  EXPECT_GT(span, 7000.0) << "the chain did not drift far enough to tell";
+  // A line of no games joins no one: a player with only such lines has no chain to the anchor.
+  EXPECT_THROW(fit_ratings({{"a", "g0", 0, 0, 0}, {"g1", "g0", 3, 0, 3}}, options),
+               std::invalid_argument);
   std::vector<MatchLine> everyone;  // 1,300 players who all met: about 730 million a step
   for (int i = 0; i < 1300; ++i)
     for (int j = i + 1; j < 1300; ++j)

@@ -709,6 +709,18 @@ TEST(IntakeStream, AnIdAheadOfTheClockDoesNotHideTheGamesAfterARestart) {
   std::string all;
   for (const std::string& line : lines) all += line + "\n";
   EXPECT_NE(all.find("more than a day ahead of the server's clock"), std::string::npos) << all;
+  // The trainer started again: its chunks still hold the id ahead of the clock, and the games
+  // after the cursor are still new.
+  for (int i = 0; i < 2; ++i) push_game(redis, "*", state.run_id, game);
+  selfplay::FolderReplayStore again((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  ReplayWindow window_again(game_by_name("mg"), window_of(1000, 1000, 0.5));
+  Intake restarted(folder, state, window_again, again, &channel,
+                   [&](const std::string& line) { lines.push_back(line); });
+  restarted.load_window(1000);
+  EXPECT_EQ(restarted.games(), 4) << "the chunks";
+  restarted.poll();
+  EXPECT_EQ(restarted.games(), 6) << "the games after a restart of the trainer were hidden";
   std::filesystem::remove_all(dir);
 }
 

@@ -82,8 +82,22 @@ void Intake::read_folder() {
 }
 
 void Intake::read_stream() {
+  // Once a session (and after a new stream, below): the newest game kept, far ahead of the
+  // server's clock, was no id the clock gave. Entries after the cursor were never read, so none
+  // of them is kept already: what the cursor has passed is all such an id can still stand for.
+  if (!clock_checked_) {
+    clock_checked_ = true;
+    if (store::stream_id_ms(stored_until_) > channel_->server_time_ms() + kIdAheadOfClockMs &&
+        store::compare_stream_ids(state_.stream_cursor, stored_until_) < 0) {
+      warn_("stream: the newest game kept has the id " + stored_until_ +
+            ", more than a day ahead of the server's clock; entries after the cursor " +
+            state_.stream_cursor + " are new");
+      stored_until_ = state_.stream_cursor;
+    }
+  }
   for (int round = 0; round < kReadsPerPoll; ++round) {
-    const auto entries = channel_->read_games(state_.stream_cursor, kBatch);
+    bool more = false;  // a read cut short by its size: more are waiting
+    const auto entries = channel_->read_games(state_.stream_cursor, kBatch, &more);
     if (entries.empty()) break;
     std::vector<selfplay::GameRecord> kept;
     for (const store::StreamEntry& e : entries) {
@@ -131,7 +145,7 @@ void Intake::read_stream() {
     }
     state_.stream_cursor = entries.back().id;
     folder_.save_state(state_);
-    if (entries.size() < static_cast<std::size_t>(kBatch)) break;
+    if (entries.size() < static_cast<std::size_t>(kBatch) && !more) break;
   }
   const store::StreamInfo info = channel_->stream_info();
   if (info.entries_added < state_.stream_read ||

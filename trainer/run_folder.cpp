@@ -68,7 +68,7 @@ std::int64_t whole(const TableView& table, const util::CsvTable::Row& row,
   if (text.empty() || end == nullptr || *end != '\0' || errno == ERANGE || v < lo || v > hi)
     throw RunFolderError(table.path + ": row " + std::to_string(index + 2) + ": " + column +
                          " is not a whole number from " + std::to_string(lo) + " to " +
-                         std::to_string(hi) + " (\"" + text.substr(0, 40) + "\")");
+                         std::to_string(hi) + " (\"" + quote_input(text, 40) + "\")");
   return v;
 }
 

@@ -273,10 +273,12 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
                                         static_cast<std::int64_t>(st.st_mtim.tv_sec),
                                         static_cast<std::int64_t>(st.st_mtim.tv_nsec)}
           : std::array<std::int64_t, 4>{-1, -1, -1, -1};
-  // A file is loaded once for each version of it, outside the lock (a large one takes seconds,
-  // and other networks are wanted meanwhile); one that failed is remembered too, so that a damaged
-  // file is not read again for every request that names it.
-  {
+  // A file is loaded once for each version of it, one load at a time (a large file takes seconds
+  // and memory: requests that need it wait for the one load, not each for its own), while other
+  // requests find their networks in the cache meanwhile. A file whose content fails (a damaged
+  // checkpoint) is remembered too, so that it is not read again for every request that names it;
+  // a failure of the moment (memory) is not.
+  const auto cached = [&]() -> std::shared_ptr<mcts::Evaluator> {
     std::lock_guard<std::mutex> lock(nets_mutex_);
     for (auto it = nets_.begin(); it != nets_.end(); ++it) {
       if (it->path != path || it->game != game.name()) continue;
@@ -288,20 +290,29 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
       nets_.erase(it);  // the file was replaced (a new best network)
       break;
     }
-  }
+    return nullptr;
+  };
+  if (auto evaluator = cached()) return evaluator;
+  std::lock_guard<std::mutex> loading(load_mutex_);
+  if (auto evaluator = cached()) return evaluator;  // loaded while this request waited
   CachedNet loaded{path, game.name(), version, nullptr, ""};
+  // Said by the name asked for: the server's own paths are nobody's business.
+  const auto said = [&](const std::exception& e) {
+    std::string why = e.what();
+    for (std::size_t at; (at = why.find(path.string())) != std::string::npos;)
+      why.replace(at, path.string().size(), quote_input(name));
+    const std::string prefix = "checkpoint " + quote_input(name) + ": ";
+    return why.rfind(prefix, 0) == 0 ? why : prefix + why;
+  };
   try {
     const model::Checkpoint checkpoint = model::load_checkpoint(path.string(), game);
     auto backend = model::make_backend(checkpoint, model::BackendOptions{});
     model::check_finite_outputs(game, *backend, path.string());
     loaded.evaluator = std::make_shared<model::DirectEvaluator>(game, std::move(backend));
+  } catch (const model::CheckpointError& e) {
+    loaded.error = said(e);
   } catch (const std::exception& e) {
-    // Said by the name asked for: the server's own paths are nobody's business.
-    std::string why = e.what();
-    for (std::size_t at; (at = why.find(path.string())) != std::string::npos;)
-      why.replace(at, path.string().size(), quote_input(name));
-    const std::string prefix = "checkpoint " + quote_input(name) + ": ";
-    loaded.error = why.rfind(prefix, 0) == 0 ? why : prefix + why;
+    throw BadRequest(said(e));
   }
   constexpr std::size_t kMaxNets = 6;
   std::lock_guard<std::mutex> lock(nets_mutex_);

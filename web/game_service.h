@@ -82,7 +82,7 @@ class GameService {
     std::string game;
     std::array<std::int64_t, 4> version{};  // the file's inode, size and modification time
     std::shared_ptr<mcts::Evaluator> evaluator;  // null: the file could not be loaded
-    std::string error;                           // why, when it could not
+    std::string error;  // why, when its content failed (a failure of the moment is not kept)
   };
   std::shared_ptr<mcts::Evaluator> network(const Game& game, const std::string& name);
   // The player of a spec string, within the limits; throws BadRequest.
@@ -90,6 +90,7 @@ class GameService {
 
   CheckpointResolver resolve_;
   Limits limits_;
+  std::mutex load_mutex_;  // held while a file loads: one load at a time
   std::mutex nets_mutex_;  // held to look up and to add, never while a file loads
   std::list<CachedNet> nets_;  // most recently used first: networks, and files that failed
   std::mutex searches_mutex_;

@@ -354,8 +354,7 @@ struct WebServer::Impl {
       if (connection->failure() == Connection::Failure::kTooLarge)
         throw TooLarge(connection->failure_message());
     }
-    throw BadRequest("the request body could not be read: cut off, badly chunked, or not sent "
-                     "in time");
+    throw BadRequest("the request body could not be read: cut off or badly chunked");
   }
 
   // A search stops once the server stops or the client of this request has gone.
