@@ -378,7 +378,8 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
           " off to infinity; use a prior of virtual draws (--prior-draws)");
     }
   }
-  for (Pair& pair : pairs) pair.games += options.prior_draws, pair.points += 0.5 * options.prior_draws;
+  for (Pair& pair : pairs)
+    pair.games += options.prior_draws, pair.points += 0.5 * options.prior_draws;
 
   // Unknowns: theta of every player but the anchor; slot[i] is i's position among them.
   std::vector<int> slot(n, -1), player_of;

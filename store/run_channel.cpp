@@ -24,7 +24,8 @@ namespace {
 // what to do, never wrapped.
 std::int64_t to_int(const std::string& text, const std::string& what, std::int64_t lo,
                     std::int64_t hi,
-                    const std::string& advice = "delete it, and the run's trainer writes it again") {
+                    const std::string& advice =
+                        "delete it, and the run's trainer writes it again") {
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);

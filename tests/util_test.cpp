@@ -248,6 +248,55 @@ TEST(CsvTable, RowsLetGoOfStayInTheFileOnly) {
   EXPECT_EQ(read_file(file), "a,b\n1,2\n3,4\n");
 }
 
+// A reader that follows a table reads only what was appended since it last looked; a row being
+// written waits until it is whole; a table rewritten (the owner's repairs, a new file in its
+// place, whatever its inode) is read again from its start, and says so.
+TEST(CsvTable, ReadNewFollowsAGrowingTable) {
+  const fs::path file = fresh("follow.csv");
+  CsvTable::Position at;
+  bool restarted = false;
+  int skipped = 0;
+  const auto rows = [&] {
+    std::vector<std::string> firsts;
+    for (const CsvTable::Row& r : CsvTable::read_new(file.string(), at, &restarted, &skipped))
+      firsts.push_back(r[0]);
+    return firsts;
+  };
+  EXPECT_TRUE(rows().empty());
+  EXPECT_FALSE(restarted);
+  {
+    CsvTable t(file.string(), {"a", "b"}, false);
+    t.append({"1", "x"});
+    t.append({"2", "y"});
+  }
+  EXPECT_EQ(rows(), (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(at.header, (CsvTable::Row{"a", "b"}));
+  EXPECT_TRUE(rows().empty()) << "nothing new";
+  { std::ofstream(file, std::ios::app) << "3,z\n4,"; }  // the 4th row half written
+  EXPECT_EQ(rows(), std::vector<std::string>{"3"});
+  { std::ofstream(file, std::ios::app) << "w\n5\n"; }  // 5 has one field: skipped
+  EXPECT_EQ(rows(), std::vector<std::string>{"4"});
+  EXPECT_EQ(skipped, 1);
+  EXPECT_FALSE(restarted);
+  {
+    CsvTable t(file.string(), {"a", "b"}, false);  // drops the row of one field: a rewrite
+    t.retain([](const CsvTable::Row& r) { return r[0] != "2"; });
+  }
+  EXPECT_EQ(rows(), (std::vector<std::string>{"1", "3", "4"}));
+  EXPECT_TRUE(restarted);
+  // Rewritten in place to the same size with other rows: its bytes before where the reader
+  // stopped are not the ones it read there.
+  std::string text = read_file(file);
+  text.replace(text.find("4,w"), 3, "8,v");
+  std::ofstream(file, std::ios::trunc) << text;
+  { std::ofstream(file, std::ios::app) << "9,u\n"; }
+  EXPECT_EQ(rows(), (std::vector<std::string>{"1", "3", "8", "9"}));
+  EXPECT_TRUE(restarted);
+  fs::remove(file);
+  EXPECT_TRUE(rows().empty());
+  EXPECT_TRUE(restarted);
+}
+
 TEST(CsvTable, RepairsCutOffAndMergedRowsAndRefusesOtherLayouts) {
   const fs::path file = fresh("repair.csv");
   fs::remove(file.string() + ".damaged");

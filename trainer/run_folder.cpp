@@ -327,42 +327,48 @@ util::CsvTable::Row metrics_row(const GateRow& row, std::int64_t positions, std:
 
 util::CsvTable::Row arena_row(const GateRow& row) { return gate_arena_row(row); }
 
+MetricsRowReader::MetricsRowReader(const util::CsvTable::Row& header)
+    : at_(kMetricsHeader.size(), -1) {
+  for (std::size_t c = 0; c < kMetricsHeader.size(); ++c)
+    for (std::size_t f = 0; f < header.size(); ++f)
+      if (header[f] == kMetricsHeader[c]) at_[c] = static_cast<int>(f);
+}
+
+MetricsRow MetricsRowReader::operator()(const util::CsvTable::Row& row) const {
+  const auto text = [&](const char* column) -> std::string {
+    const int f = at_[util::CsvTable::column_of(kMetricsHeader, column)];
+    return f >= 0 && static_cast<std::size_t>(f) < row.size() ? row[static_cast<std::size_t>(f)]
+                                                             : std::string();
+  };
+  const auto value = [&](const char* column) { return number(text(column)); };
+  MetricsRow m;
+  m.kind = text("kind");
+  m.node = text("node");
+#define OPPIDUM_READ_METRIC(name) m.name = value(#name);
+  OPPIDUM_READ_METRIC(seconds) OPPIDUM_READ_METRIC(step) OPPIDUM_READ_METRIC(generation)
+  OPPIDUM_READ_METRIC(positions) OPPIDUM_READ_METRIC(games) OPPIDUM_READ_METRIC(policy_loss)
+  OPPIDUM_READ_METRIC(value_loss) OPPIDUM_READ_METRIC(learning_rate)
+  OPPIDUM_READ_METRIC(gate_elo) OPPIDUM_READ_METRIC(promoted) OPPIDUM_READ_METRIC(best_elo)
+  OPPIDUM_READ_METRIC(gate_games) OPPIDUM_READ_METRIC(anchor_score)
+  OPPIDUM_READ_METRIC(anchor_elo) OPPIDUM_READ_METRIC(games_per_second)
+  OPPIDUM_READ_METRIC(nodes) OPPIDUM_READ_METRIC(stream_lag)
+  OPPIDUM_READ_METRIC(stream_evicted) OPPIDUM_READ_METRIC(selfplay_positions_per_second)
+  OPPIDUM_READ_METRIC(evals_per_position) OPPIDUM_READ_METRIC(forward_busy)
+  OPPIDUM_READ_METRIC(forward_rate) OPPIDUM_READ_METRIC(mean_batch)
+  OPPIDUM_READ_METRIC(selfplay_bound) OPPIDUM_READ_METRIC(resigned)
+  OPPIDUM_READ_METRIC(resign_checks) OPPIDUM_READ_METRIC(resign_false_rate)
+#undef OPPIDUM_READ_METRIC
+  return m;
+}
+
 std::vector<MetricsRow> read_metrics(const fs::path& path, int* skipped, bool check_header) {
   util::CsvTable::Row header;
   const std::vector<util::CsvTable::Row> rows = util::CsvTable::read(
       path.string(), &header, skipped, check_header ? &kMetricsHeader : nullptr);
-  std::vector<int> at(kMetricsHeader.size(), -1);  // our column -> the file's
-  for (std::size_t c = 0; c < kMetricsHeader.size(); ++c)
-    for (std::size_t f = 0; f < header.size(); ++f)
-      if (header[f] == kMetricsHeader[c]) at[c] = static_cast<int>(f);
+  const MetricsRowReader reader(header);
   std::vector<MetricsRow> out;
   out.reserve(rows.size());
-  for (const util::CsvTable::Row& row : rows) {
-    const auto text = [&](const char* column) -> std::string {
-      const int f = at[util::CsvTable::column_of(kMetricsHeader, column)];
-      return f >= 0 && static_cast<std::size_t>(f) < row.size() ? row[static_cast<std::size_t>(f)]
-                                                               : std::string();
-    };
-    const auto value = [&](const char* column) { return number(text(column)); };
-    MetricsRow m;
-    m.kind = text("kind");
-    m.node = text("node");
-#define OPPIDUM_READ_METRIC(name) m.name = value(#name);
-    OPPIDUM_READ_METRIC(seconds) OPPIDUM_READ_METRIC(step) OPPIDUM_READ_METRIC(generation)
-    OPPIDUM_READ_METRIC(positions) OPPIDUM_READ_METRIC(games) OPPIDUM_READ_METRIC(policy_loss)
-    OPPIDUM_READ_METRIC(value_loss) OPPIDUM_READ_METRIC(learning_rate)
-    OPPIDUM_READ_METRIC(gate_elo) OPPIDUM_READ_METRIC(promoted) OPPIDUM_READ_METRIC(best_elo)
-    OPPIDUM_READ_METRIC(gate_games) OPPIDUM_READ_METRIC(anchor_score)
-    OPPIDUM_READ_METRIC(anchor_elo) OPPIDUM_READ_METRIC(games_per_second)
-    OPPIDUM_READ_METRIC(nodes) OPPIDUM_READ_METRIC(stream_lag)
-    OPPIDUM_READ_METRIC(stream_evicted) OPPIDUM_READ_METRIC(selfplay_positions_per_second)
-    OPPIDUM_READ_METRIC(evals_per_position) OPPIDUM_READ_METRIC(forward_busy)
-    OPPIDUM_READ_METRIC(forward_rate) OPPIDUM_READ_METRIC(mean_batch)
-    OPPIDUM_READ_METRIC(selfplay_bound) OPPIDUM_READ_METRIC(resigned)
-    OPPIDUM_READ_METRIC(resign_checks) OPPIDUM_READ_METRIC(resign_false_rate)
-#undef OPPIDUM_READ_METRIC
-    out.push_back(std::move(m));
-  }
+  for (const util::CsvTable::Row& row : rows) out.push_back(reader(row));
   return out;
 }
 

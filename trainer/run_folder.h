@@ -209,6 +209,17 @@ struct MetricsRow {
       resign_false_rate;
 };
 
+// metrics.csv's rows as MetricsRow, by the columns of a file's own header (an older layout has
+// fewer): for a reader that follows the table as it grows (util::CsvTable::read_new).
+class MetricsRowReader {
+ public:
+  explicit MetricsRowReader(const util::CsvTable::Row& header);
+  MetricsRow operator()(const util::CsvTable::Row& row) const;
+
+ private:
+  std::vector<int> at_;  // our column -> the file's, -1 where it has none
+};
+
 // The rows of a run's metrics.csv or arena.csv, read without taking the folder (readers never
 // write): damaged lines and, in arena.csv, rows whose numbers do not parse are left out and
 // counted in `skipped`. Throw util::FileError when the file cannot be read, or, with

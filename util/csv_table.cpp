@@ -120,6 +120,59 @@ std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, 
   return rows;
 }
 
+std::vector<CsvTable::Row> CsvTable::read_new(const std::string& path, Position& at,
+                                              bool* restarted, int* skipped, const Row* expected) {
+  std::vector<Row> rows;
+  *restarted = false;
+  if (!exists(path)) {
+    *restarted = at.offset != 0;
+    at = Position{};
+    return rows;
+  }
+  RegularFileReader file(path, kMaxTableBytes);
+  bool same = at.offset != 0 && file.inode() == at.inode && file.size() >= at.offset &&
+              at.last_line.size() <= at.offset;
+  if (same) {
+    std::string before(at.last_line.size(), '\0');
+    file.seek(at.offset - at.last_line.size());
+    same = file.read(before.data(), before.size()) == before.size() && before == at.last_line;
+  }
+  if (!same) {
+    *restarted = at.offset != 0;
+    at = Position{};
+    at.inode = file.inode();
+    file.seek(0);
+  }
+  std::string text;
+  try {
+    text.resize(static_cast<std::size_t>(file.size() - at.offset));
+  } catch (const std::bad_alloc&) {
+    throw FileError(path + ": not enough memory to read its " + std::to_string(file.size()) +
+                    " bytes");
+  }
+  text.resize(file.read(text.data(), text.size()));
+  bool torn = false;  // a row being written: read once it is whole
+  std::vector<std::string> lines = complete_lines(text, &torn);
+  std::size_t first = 0;
+  if (at.offset == 0) {
+    if (lines.empty()) return rows;
+    if (expected) check_header(path, lines.front(), *expected);
+    at.header = parse(lines.front());
+    first = 1;
+  }
+  for (const std::string& line : lines) at.offset += line.size() + 1;
+  if (!lines.empty()) at.last_line = lines.back() + "\n";
+  for (std::size_t i = first; i < lines.size(); ++i) {
+    Row row = parse(lines[i]);
+    if (row.size() != at.header.size()) {
+      if (skipped) ++*skipped;
+      continue;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 CsvTable::CsvTable(std::string path, Row header, bool durable)
     : path_(std::move(path)), header_(std::move(header)), durable_(durable) {
   bool repair = false;
@@ -202,7 +255,8 @@ void CsvTable::let_go_of_rows() {
 void CsvTable::check_rows_kept() const {
   // A rewrite without the rows would leave the header alone: never.
   if (!rows_kept_)
-    throw std::logic_error("CsvTable " + path_ + ": its rows were let go of; reopen it to read them");
+    throw std::logic_error("CsvTable " + path_ +
+                           ": its rows were let go of; reopen it to read them");
 }
 
 const std::vector<CsvTable::Row>& CsvTable::rows() const {

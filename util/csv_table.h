@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,6 +70,21 @@ class CsvTable {
   // as the owner's constructor does.
   static std::vector<Row> read(const std::string& path, Row* header, int* skipped,
                                const Row* expected = nullptr);
+  // Where a reader that follows a growing table is in it (read_new).
+  struct Position {
+    std::uint64_t inode = 0, offset = 0;  // offset 0: nothing read yet
+    Row header;
+    std::string last_line;  // the last line read, its newline included, ending at `offset`
+  };
+  // The complete rows added to the file since `at`, for a reader that follows a table as its
+  // owner appends to it: only those bytes are read. A file that is new to `at`, replaced (another
+  // inode: the owner rewrites a table whole) or shorter than `at` is read from its start, and
+  // `restarted` says so; a missing one has no rows (and restarts `at`). `at` moves past the last
+  // complete line; `skipped` counts rows of another field count. A file whose bytes before `at`
+  // no longer end with the last line read (rewritten in place, or a new file that took the old
+  // one's inode) is read from its start too. Throws FileError as read does.
+  static std::vector<Row> read_new(const std::string& path, Position& at, bool* restarted,
+                                   int* skipped, const Row* expected = nullptr);
 
  private:
   void rewrite();

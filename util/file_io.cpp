@@ -127,14 +127,18 @@ void append_to_file(const std::string& path, std::string_view bytes) {
   if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
 }
 
-RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes)
+RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes, bool follow_links)
     : path_(std::move(path)), max_bytes_(max_bytes) {
   // stat first, so that a device is never opened; then the descriptor again, against a swap.
   struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0)
+  if ((follow_links ? ::stat(path_.c_str(), &st) : ::lstat(path_.c_str(), &st)) != 0)
     throw FileError("cannot open " + path_ + ": " + reason(errno));
   if (S_ISREG(st.st_mode)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    fd_ = ::open(path_.c_str(),
+                 O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_links ? 0 : O_NOFOLLOW));
+    if (fd_ < 0 && errno == ELOOP)
+      throw FileError(path_ + ": a symbolic link, not read (this file is read only as a file of "
+                      "its own)");
     if (fd_ < 0) throw FileError("cannot open " + path_ + ": " + reason(errno));
     if (::fstat(fd_, &st) != 0) {
       const int error = errno;
@@ -147,6 +151,7 @@ RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes)
     throw FileError(path_ + ": not a regular file (" + describe_file_type(st.st_mode) + ")");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
+  inode_ = static_cast<std::uint64_t>(st.st_ino);
   if (size_ > max_bytes_) {
     ::close(fd_);
     throw FileError(path_ + ": " + std::to_string(size_) + " bytes, more than the limit of " +
@@ -174,8 +179,14 @@ std::size_t RegularFileReader::read(char* out, std::size_t size) {
   return got;
 }
 
-std::string read_regular_file(const std::string& path, std::size_t max_bytes) {
-  RegularFileReader file(path, max_bytes);
+void RegularFileReader::seek(std::uint64_t offset) {
+  if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0)
+    throw FileError("cannot read " + path_ + ": " + reason(errno));
+  read_ = offset;
+}
+
+std::string read_regular_file(const std::string& path, std::size_t max_bytes, bool follow_links) {
+  RegularFileReader file(path, max_bytes, follow_links);
   std::string out;
   try {
     out.resize(static_cast<std::size_t>(file.size()));

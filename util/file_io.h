@@ -57,8 +57,11 @@ void fsync_directory(const std::string& folder);
 // The content of a regular file of at most `max_bytes`. Throws FileError naming the file when it
 // is missing, not a regular file, larger than the limit, or unreadable, or when the memory for its
 // content cannot be had.
+// With `follow_links` false, a symbolic link at `path` is refused too (checked on the open file:
+// no window between a check and the open).
 std::string read_regular_file(const std::string& path,
-                              std::size_t max_bytes = std::size_t{1} << 31);
+                              std::size_t max_bytes = std::size_t{1} << 31,
+                              bool follow_links = true);
 
 // A regular file of at most `max_bytes` opened for reading in pieces, for a reader that checks a
 // header before it allocates for the rest (checked as read_regular_file does).
@@ -66,19 +69,22 @@ class RegularFileReader {
  public:
   // Throws FileError naming the file when it is missing, not a regular file or larger than
   // `max_bytes`.
-  RegularFileReader(std::string path, std::uint64_t max_bytes);
+  RegularFileReader(std::string path, std::uint64_t max_bytes, bool follow_links = true);
   ~RegularFileReader();
   RegularFileReader(const RegularFileReader&) = delete;
   RegularFileReader& operator=(const RegularFileReader&) = delete;
 
   std::uint64_t size() const { return size_; }  // when it was opened
+  std::uint64_t inode() const { return inode_; }
+  // Reads on from byte `offset` of the file (the bytes before it count towards the limit).
+  void seek(std::uint64_t offset);
   // Reads up to `size` bytes into `out`, fewer only at the end of the file; 0 at its end. Throws
   // FileError on a read error, or when the file has grown past the limit.
   std::size_t read(char* out, std::size_t size);
 
  private:
   std::string path_;
-  std::uint64_t size_ = 0, max_bytes_ = 0, read_ = 0;
+  std::uint64_t size_ = 0, max_bytes_ = 0, read_ = 0, inode_ = 0;
   int fd_ = -1;
 };
 

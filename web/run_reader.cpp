@@ -156,43 +156,47 @@ RunReader::ConfigInfo RunReader::config_locked() {
   const std::int64_t mtime = mtime_of(path);
   if (mtime == config_mtime_ && mtime != -1) return config_;
   ConfigInfo info;
-  std::error_code ec;
   if (mtime == -1) {
     info.error = "no config.yaml yet (the run has not been created)";
-  } else if (fs::is_symlink(path, ec)) {
-    // `train` writes a regular file there. A link would be read as the run's config, and the
-    // config reader's errors quote what they read: any client could read the first line of
-    // whatever it points to.
-    info.error = "config.yaml is a symbolic link, not read: a run's config is a file of its own";
   } else {
+    // Read as a file of its own, never through a link (`train` writes a regular file there): the
+    // config reader's errors quote what they read, so any client could read the first line of
+    // whatever a link points to.
+    std::string text;
     try {
-      const config::RunConfig c = config::load_config(path.string());
-      info.game = registered_name(c.run.game);
-      info.steps_per_generation = c.training.steps_per_generation;
-      info.gumbel = mcts::root_policy_from_string(c.selfplay.root) == mcts::RootPolicy::kGumbel;
-      info.fields = {{"game", c.run.game},
-                     {"net", std::to_string(c.net.blocks) + "x" + std::to_string(c.net.filters)},
-                     {"selfplay_simulations", c.selfplay.simulations},
-                     {"selfplay_threads", c.selfplay.threads},
-                     {"steps_per_generation", c.training.steps_per_generation},
-                     {"batch_size", c.training.batch_size},
-                     {"gate_games", c.arena.max_games},
-                     {"anchor", c.arena.anchor}};
-    } catch (const std::exception& e) {
-      // A config of another version of oppidum (a key this one does not know): still show the
-      // run, with the two values the page needs read leniently.
+      text = util::read_regular_file(path.string(), config::kMaxConfigBytes, false);
+    } catch (const util::FileError& e) {
       info.error = e.what();
+    }
+    if (info.error.empty()) {
       try {
-        const YAML::Node root =
-            YAML::Load(util::read_regular_file(path.string(), config::kMaxConfigBytes));
-        if (root["run"] && root["run"]["game"])
-          info.game = registered_name(root["run"]["game"].as<std::string>());
-        if (root["training"] && root["training"]["steps_per_generation"])
-          info.steps_per_generation = root["training"]["steps_per_generation"].as<int>();
-        if (!info.game.empty())
-          info.error += " (shown anyway: game and steps per generation read leniently)";
-      } catch (const std::exception&) {
-        info.game.clear();  // unreadable YAML: the error above says why
+        const config::RunConfig c = config::parse_config(text, path.string());
+        info.game = registered_name(c.run.game);
+        info.steps_per_generation = c.training.steps_per_generation;
+        info.gumbel = mcts::root_policy_from_string(c.selfplay.root) == mcts::RootPolicy::kGumbel;
+        info.fields = {{"game", c.run.game},
+                       {"net", std::to_string(c.net.blocks) + "x" + std::to_string(c.net.filters)},
+                       {"selfplay_simulations", c.selfplay.simulations},
+                       {"selfplay_threads", c.selfplay.threads},
+                       {"steps_per_generation", c.training.steps_per_generation},
+                       {"batch_size", c.training.batch_size},
+                       {"gate_games", c.arena.max_games},
+                       {"anchor", c.arena.anchor}};
+      } catch (const std::exception& e) {
+        // A config of another version of oppidum (a key this one does not know): still show the
+        // run, with the two values the page needs read leniently.
+        info.error = e.what();
+        try {
+          const YAML::Node root = YAML::Load(text);
+          if (root["run"] && root["run"]["game"])
+            info.game = registered_name(root["run"]["game"].as<std::string>());
+          if (root["training"] && root["training"]["steps_per_generation"])
+            info.steps_per_generation = root["training"]["steps_per_generation"].as<int>();
+          if (!info.game.empty())
+            info.error += " (shown anyway: game and steps per generation read leniently)";
+        } catch (const std::exception&) {
+          info.game.clear();  // unreadable YAML: the error above says why
+        }
       }
     }
   }
@@ -266,6 +270,59 @@ std::int64_t RunReader::indexed_games() {
   return n;
 }
 
+// metrics.csv, each number from the one kind of row that holds it: losses and the training step
+// from "train" rows, self-play speed from "selfplay" rows (the pipeline's own rate over each
+// generation, never a difference of two rows), time from every row's session clock. The games and
+// positions are the store's (summary): the rows only copy them at the moment they were written,
+// so a finished run's last row lags its games. With self-play nodes, their games per second are
+// the newest round of "node" rows'.
+void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
+  const auto value = [](double v) -> std::optional<double> {
+    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+  };
+  ++rows;
+  const std::string& k = row.kind;
+  // Sessions: each opens with a "start" row (seconds 0) and its clock runs on in every row; in runs
+  // from before start rows, a row earlier than the one before opens one. A session's time is its
+  // last row's (its "stop" row at a clean stop).
+  if (const auto t = value(row.seconds)) {
+    if (sessions == 0 || k == "start" || *t < session_seconds) {
+      before += session_seconds;
+      session_seconds = 0;
+      ++sessions;
+      cluster = nullptr;  // the nodes of an earlier session
+    }
+    session_seconds = *t;
+  }
+  if (k == "train") {
+    const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
+    if (s && pl && vl) losses.push_back({*s, *pl, *vl});
+    last["step"] = or_null(s);
+    last["learning_rate"] = or_null(value(row.learning_rate));
+    last["generation"] = or_null(value(row.generation));
+  }
+  if (k == "selfplay") {
+    const auto g = value(row.generation), r = value(row.selfplay_positions_per_second);
+    if (g && r) {
+      speed.push_back({*g, *r});
+      last_speed = {{"generation", *g},
+                    {"positions_per_second", *r},
+                    {"bound", or_null(value(row.selfplay_bound))}};
+    }
+  }
+  // A run with self-play nodes (a Redis store): every 30 s one "node" row per active node, all at
+  // one time, with its games per second; the newest such round gives the cluster's rate.
+  if (k == "node") {
+    const auto t = value(row.seconds), r = value(row.games_per_second);
+    if (t && r) {
+      if (cluster.is_null() || cluster["seconds"] != *t)
+        cluster = {{"seconds", *t}, {"nodes", 0}, {"games_per_second", 0.0}};
+      cluster["nodes"] = cluster["nodes"].get<int>() + 1;
+      cluster["games_per_second"] = cluster["games_per_second"].get<double>() + *r;
+    }
+  }
+}
+
 json RunReader::summary() {
   std::lock_guard<std::mutex> lock(mutex_);
   const ConfigInfo config = config_locked();
@@ -297,75 +354,33 @@ json RunReader::summary() {
       std::to_string(config_mtime_);
   if (version == summary_version_) return summary_;
 
-  // metrics.csv, each number from the one kind of row that holds it: losses and the training
-  // step from "train" rows, self-play speed from "selfplay" rows (the pipeline's own rate over
-  // each generation, never a difference of two rows), time from every row's session clock. The
-  // games and positions are the store's (above): the rows only copy them at the moment they were
-  // written, so a finished run's last row lags its games. With self-play nodes, their games per
-  // second are the newest round of "node" rows'.
-  const Table<trainer::MetricsRow> metrics(paths.metrics(), trainer::read_metrics);
-  const auto value = [](double v) -> std::optional<double> {
-    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-  };
-  std::vector<std::array<double, 3>> losses;  // step, policy, value
-  json speed = json::array();                 // [generation, positions per second]
-  json last = json::object();
-  json last_speed = nullptr;
-  // A run with self-play nodes (a Redis store): every 30 s one "node" row per active node, all at
-  // one time, with its games per second; the newest such round gives the cluster's rate.
-  json cluster = nullptr;
-  // Sessions: each opens with a "start" row (seconds 0) and its clock runs on in every row; in runs
-  // from before start rows, a row earlier than the one before opens one. A session's time is its
-  // last row's (its "stop" row at a clean stop).
-  int sessions = 0;
-  double before = 0, session_seconds = 0;
-  for (const trainer::MetricsRow& row : metrics.rows) {
-    const std::string& k = row.kind;
-    if (const auto t = value(row.seconds)) {
-      if (sessions == 0 || k == "start" || *t < session_seconds) {
-        before += session_seconds;
-        session_seconds = 0;
-        ++sessions;
-        cluster = nullptr;  // the nodes of an earlier session
-      }
-      session_seconds = *t;
-    }
-    if (k == "train") {
-      const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
-      if (s && pl && vl) losses.push_back({*s, *pl, *vl});
-      last["step"] = or_null(s);
-      last["learning_rate"] = or_null(value(row.learning_rate));
-      last["generation"] = or_null(value(row.generation));
-    }
-    if (k == "selfplay") {
-      const auto g = value(row.generation), r = value(row.selfplay_positions_per_second);
-      if (g && r) {
-        speed.push_back({*g, *r});
-        last_speed = {{"generation", *g},
-                      {"positions_per_second", *r},
-                      {"bound", or_null(value(row.selfplay_bound))}};
-      }
-    }
-    if (k == "node") {
-      const auto t = value(row.seconds), r = value(row.games_per_second);
-      if (t && r) {
-        if (cluster.is_null() || cluster["seconds"] != *t)
-          cluster = {{"seconds", *t}, {"nodes", 0}, {"games_per_second", 0.0}};
-        cluster["nodes"] = cluster["nodes"].get<int>() + 1;
-        cluster["games_per_second"] = cluster["games_per_second"].get<double>() + *r;
-      }
-    }
+  // metrics.csv's rows since the last summary, folded in (MetricsFold::add).
+  std::string metrics_error;
+  try {
+    bool restarted = false;
+    int skipped = 0;
+    const std::vector<util::CsvTable::Row> rows =
+        util::CsvTable::read_new(paths.metrics().string(), metrics_at_, &restarted, &skipped);
+    if (restarted) metrics_ = MetricsFold{};
+    metrics_.skipped += skipped;
+    const trainer::MetricsRowReader reader(metrics_at_.header);
+    for (const util::CsvTable::Row& row : rows) metrics_.add(reader(row));
+  } catch (const std::exception& e) {
+    metrics_error = e.what();
+    metrics_at_ = {};
+    metrics_ = MetricsFold{};
   }
-  out["losses"] = downsample(losses);
-  out["steps_per_loss_point"] = curve_group(losses.size());
-  out["speed"] = speed;
-  out["speed_now"] = last_speed;
-  out["cluster"] = cluster;
-  out["progress"] = last;
-  out["time"] = {{"sessions", sessions},
-                 {"seconds", before + session_seconds},
-                 {"session_seconds", session_seconds}};
-  out["metrics_rows"] = metrics.rows.size();
+  const MetricsFold& metrics = metrics_;
+  out["losses"] = downsample(metrics.losses);
+  out["steps_per_loss_point"] = curve_group(metrics.losses.size());
+  out["speed"] = metrics.speed;
+  out["speed_now"] = metrics.last_speed;
+  out["cluster"] = metrics.cluster;
+  out["progress"] = metrics.last;
+  out["time"] = {{"sessions", metrics.sessions},
+                 {"seconds", metrics.before + metrics.session_seconds},
+                 {"session_seconds", metrics.session_seconds}};
+  out["metrics_rows"] = metrics.rows;
 
   // arena.csv: one row per gate.
   const Table<trainer::GateRow> arena(paths.arena(), trainer::read_gates);
@@ -380,8 +395,8 @@ json RunReader::summary() {
   out["generation"] = arena.rows.empty() ? json(nullptr) : json(last_generation);
   out["best"] = best;
   out["skipped_rows"] = metrics.skipped + arena.skipped;
-  std::string table_errors = metrics.error +
-                             (metrics.error.empty() || arena.error.empty() ? "" : "; ") +
+  std::string table_errors = metrics_error +
+                             (metrics_error.empty() || arena.error.empty() ? "" : "; ") +
                              arena.error;
   if (!table_errors.empty()) out["table_error"] = table_errors;
 

@@ -15,6 +15,7 @@
 // Thread-safe: the server calls it from many threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -25,8 +26,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/csv_table.h"
 #include "web/errors.h"
 #include "web/ladder.h"
+
+namespace oppidum::trainer {
+struct MetricsRow;
+}  // namespace oppidum::trainer
 
 namespace oppidum::web {
 
@@ -123,6 +129,21 @@ class RunReader {
   // file changed.
   std::string summary_version_;
   nlohmann::json summary_;
+  // What the summary takes from metrics.csv, folded over its rows as they come: the page follows
+  // a live run's table by its new rows only (util::CsvTable::read_new), where reading it whole at
+  // every change took a second and more for a long run.
+  struct MetricsFold {
+    std::vector<std::array<double, 3>> losses;  // step, policy, value
+    nlohmann::json speed = nlohmann::json::array();  // [generation, positions per second]
+    nlohmann::json last = nlohmann::json::object(), last_speed, cluster;
+    int sessions = 0;
+    double before = 0, session_seconds = 0;
+    std::size_t rows = 0;
+    int skipped = 0;
+    void add(const trainer::MetricsRow& row);
+  };
+  util::CsvTable::Position metrics_at_;
+  MetricsFold metrics_;
 };
 
 }  // namespace oppidum::web
