@@ -258,8 +258,8 @@ TEST(CsvTable, ReadNewFollowsAGrowingTable) {
   int skipped = 0;
   const auto rows = [&] {
     std::vector<std::string> firsts;
-    for (const CsvTable::Row& r : CsvTable::read_new(file.string(), at, &restarted, &skipped))
-      firsts.push_back(r[0]);
+    CsvTable::read_new(file.string(), at, &restarted, &skipped,
+                       [&](const CsvTable::Row& r) { firsts.push_back(r[0]); });
     return firsts;
   };
   EXPECT_TRUE(rows().empty());

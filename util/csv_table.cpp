@@ -120,14 +120,13 @@ std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, 
   return rows;
 }
 
-std::vector<CsvTable::Row> CsvTable::read_new(const std::string& path, Position& at,
-                                              bool* restarted, int* skipped, const Row* expected) {
-  std::vector<Row> rows;
+void CsvTable::read_new(const std::string& path, Position& at, bool* restarted, int* skipped,
+                        const std::function<void(const Row&)>& visit, const Row* expected) {
   *restarted = false;
   if (!exists(path)) {
     *restarted = at.offset != 0;
     at = Position{};
-    return rows;
+    return;
   }
   RegularFileReader file(path, kMaxTableBytes);
   bool same = at.offset != 0 && file.inode() == at.inode && file.size() >= at.offset &&
@@ -151,26 +150,28 @@ std::vector<CsvTable::Row> CsvTable::read_new(const std::string& path, Position&
                     " bytes");
   }
   text.resize(file.read(text.data(), text.size()));
-  bool torn = false;  // a row being written: read once it is whole
-  std::vector<std::string> lines = complete_lines(text, &torn);
-  std::size_t first = 0;
-  if (at.offset == 0) {
-    if (lines.empty()) return rows;
-    if (expected) check_header(path, lines.front(), *expected);
-    at.header = parse(lines.front());
-    first = 1;
-  }
-  for (const std::string& line : lines) at.offset += line.size() + 1;
-  if (!lines.empty()) at.last_line = lines.back() + "\n";
-  for (std::size_t i = first; i < lines.size(); ++i) {
-    Row row = parse(lines[i]);
+  // Line by line, each parsed as it comes; a last line without its newline is a row being
+  // written, read once it is whole.
+  for (std::size_t from = 0;;) {
+    const std::size_t newline = text.find('\n', from);
+    if (newline == std::string::npos) break;
+    const std::string line = text.substr(from, newline - from);
+    from = newline + 1;
+    const bool header = at.offset == 0;
+    at.offset += line.size() + 1;
+    at.last_line = line + "\n";
+    if (header) {
+      if (expected) check_header(path, line, *expected);
+      at.header = parse(line);
+      continue;
+    }
+    const Row row = parse(line);
     if (row.size() != at.header.size()) {
       if (skipped) ++*skipped;
       continue;
     }
-    rows.push_back(std::move(row));
+    visit(row);
   }
-  return rows;
 }
 
 CsvTable::CsvTable(std::string path, Row header, bool durable)

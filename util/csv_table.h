@@ -76,15 +76,18 @@ class CsvTable {
     Row header;
     std::string last_line;  // the last line read, its newline included, ending at `offset`
   };
-  // The complete rows added to the file since `at`, for a reader that follows a table as its
-  // owner appends to it: only those bytes are read. A file that is new to `at`, replaced (another
-  // inode: the owner rewrites a table whole) or shorter than `at` is read from its start, and
-  // `restarted` says so; a missing one has no rows (and restarts `at`). `at` moves past the last
-  // complete line; `skipped` counts rows of another field count. A file whose bytes before `at`
-  // no longer end with the last line read (rewritten in place, or a new file that took the old
-  // one's inode) is read from its start too. Throws FileError as read does.
-  static std::vector<Row> read_new(const std::string& path, Position& at, bool* restarted,
-                                   int* skipped, const Row* expected = nullptr);
+  // The complete rows added to the file since `at`, each given to `visit` as it is parsed and
+  // none kept (a table of millions of rows is followed in the memory of one), for a reader that
+  // follows a table as its owner appends to it: only the new bytes are read. A file that is new
+  // to `at`, replaced (another inode: the owner rewrites a table whole), shorter than `at`, or
+  // whose bytes before `at` no longer end with the last line read (rewritten in place, or a new
+  // file that took the old one's inode) is read from its start, and `restarted` says so before
+  // the first row is visited; a missing one has no rows (and restarts `at`). `at` moves past the
+  // last complete line; `skipped` counts rows of another field count. Throws FileError as read
+  // does.
+  static void read_new(const std::string& path, Position& at, bool* restarted, int* skipped,
+                       const std::function<void(const Row&)>& visit,
+                       const Row* expected = nullptr);
 
  private:
   void rewrite();

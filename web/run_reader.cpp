@@ -359,12 +359,15 @@ json RunReader::summary() {
   try {
     bool restarted = false;
     int skipped = 0;
-    const std::vector<util::CsvTable::Row> rows =
-        util::CsvTable::read_new(paths.metrics().string(), metrics_at_, &restarted, &skipped);
-    if (restarted) metrics_ = MetricsFold{};
+    std::optional<trainer::MetricsRowReader> reader;
+    util::CsvTable::read_new(paths.metrics().string(), metrics_at_, &restarted, &skipped,
+                             [&](const util::CsvTable::Row& row) {
+                               if (restarted) metrics_ = MetricsFold{}, restarted = false;
+                               if (!reader) reader.emplace(metrics_at_.header);
+                               metrics_.add((*reader)(row));
+                             });
+    if (restarted) metrics_ = MetricsFold{};  // a table with no row now
     metrics_.skipped += skipped;
-    const trainer::MetricsRowReader reader(metrics_at_.header);
-    for (const util::CsvTable::Row& row : rows) metrics_.add(reader(row));
   } catch (const std::exception& e) {
     metrics_error = e.what();
     metrics_at_ = {};
