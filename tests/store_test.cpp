@@ -126,6 +126,16 @@ selfplay::GameRecord finished_game(std::uint64_t seed) {
   return r;
 }
 
+// What `f` throws as a RedisError, or "no error".
+std::string message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const RedisError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 class RunChannelTest : public ::testing::Test {
  protected:
   RedisServer server_;
@@ -425,14 +435,6 @@ TEST_F(RunChannelTest, HostileHeartbeatsStayOnTheServer) {
 // hash is telemetry only, so its errors are logged once and nothing stops.
 TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
   RunChannel c = channel();
-  const auto message = [](const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const RedisError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   server_.command({"SET", "oppidum:t:games", "garbage"});
   EXPECT_NE(message([&] { c.read_games("0-0", 10); }).find("EVAL oppidum:t:games: WRONGTYPE"),
             std::string::npos)
@@ -591,14 +593,6 @@ TEST(RedisClientTest, AServerAtItsMemoryLimitIsAnErrorNamingTheKey) {
 // stream reply of another shape saved its id as the cursor. Each is now an error naming the key.
 TEST_F(RunChannelTest, ValuesReadBackAreBoundedAndChecked) {
   RunChannel c = channel();
-  const auto message = [](const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const RedisError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   server_.command({"HSET", "oppidum:t:network", "version", "9223372036854775807"});
   const std::string version = message([&] { c.network_version(); });
   EXPECT_NE(version.find("redis: oppidum:t:network field version is not a whole number from 1 to "
