@@ -160,6 +160,17 @@ constexpr std::size_t kMaxEntryBytes = selfplay::kMaxRecordBytes + (64 << 10);
 // The fields of one read of the stream, in all (past the first entry).
 constexpr std::size_t kMaxReadBytes = std::size_t{32} << 20;
 
+// A new run's keys, for RunChannel::reserve. KEYS: owner, trainer, config, network, games; ARGV:
+// the new run's id. Returns the keys that exist; when none does, the owner is set first.
+constexpr const char* kReserveScript = R"lua(
+local found = {}
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then found[#found + 1] = KEYS[i] end
+end
+if #found == 0 then redis.call('SET', KEYS[1], ARGV[1]) end
+return found
+)lua";
+
 constexpr const char* kReleaseScript = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0
@@ -326,20 +337,24 @@ std::uint64_t RunChannel::new_session() {
   return static_cast<std::uint64_t>(client_.command({"INCR", url().key("sessions")}, stop_).integer);
 }
 
-void RunChannel::check_free() {
-  std::vector<std::vector<std::string>> commands;
-  const std::vector<std::string> names = {"owner", "trainer", "config", "network", "games"};
-  for (const std::string& name : names) commands.push_back({"EXISTS", url().key(name)});
-  const auto replies = client_.pipeline(commands, stop_);
+void RunChannel::reserve(const std::string& run_id) {
+  std::vector<std::string> command = {"EVAL", kReserveScript, "5"};
+  for (const char* name : {"owner", "trainer", "config", "network", "games"})
+    command.push_back(url().key(name));
+  command.push_back(run_id);
+  const RedisReply r = client_.command(command, stop_);
   std::string found;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (replies[i].integer != 0) found += (found.empty() ? "" : ", ") + url().key(names[i]);
+  for (const RedisReply& key : r.elements) found += (found.empty() ? "" : ", ") + key.str;
   if (found.empty()) return;
   const std::string run = owner();
   throw StoreTakenError(url().to_string() + " is in use (" + found + ")" +
                         (run.empty() ? "" : ": it belongs to run " + run) +
                         "; a run owns its key, so a new run never trains on another's games: " +
                         how_to_free(url()));
+}
+
+void RunChannel::unreserve(const std::string& run_id) {
+  client_.command({"EVAL", kReleaseScript, "1", url().key("owner"), run_id}, stop_);
 }
 
 std::string RunChannel::owner() {

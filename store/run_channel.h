@@ -130,8 +130,12 @@ class RunChannel {
   std::uint64_t new_session();
 
   // A new run needs keys of its own: throws StoreTakenError when any of the run's keys (owner,
-  // trainer lease, config, network, games) exists.
-  void check_free();
+  // trainer lease, config, network, games) exists, else makes `run_id` their owner, in one step on
+  // the server (two new runs started at once on one key: one gets it, the other is refused before
+  // it creates anything).
+  void reserve(const std::string& run_id);
+  // Undoes reserve (a run that turned out not to be new) while `run_id` still owns the keys.
+  void unreserve(const std::string& run_id);
   // The run id that owns the keys; "" when none does (no trainer yet, or the server lost its data).
   std::string owner();
   // In one step (a Lua script): refuses, with StoreTakenError, keys owned by another run or a

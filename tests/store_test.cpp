@@ -313,14 +313,27 @@ TEST_F(RunChannelTest, TheCapEvictsAndEntriesAddedStillCountsEverything) {
 // process is gone is taken over at once.
 TEST_F(RunChannelTest, ARunOwnsItsKeysAndHasOneTrainer) {
   RunChannel c = channel();
-  EXPECT_NO_THROW(c.check_free()) << "nothing there yet";
-  EXPECT_EQ(c.owner(), "");
   const std::string id = random_id(), other = random_id();
+  EXPECT_NO_THROW(c.reserve(id)) << "nothing there yet";
+  EXPECT_EQ(c.owner(), id) << "the new run's from the reservation on";
+  // Two new runs at once on one key: the second is refused before it creates anything.
+  try {
+    c.reserve(other);
+    FAIL() << "two new runs reserved one key";
+  } catch (const StoreTakenError& e) {
+    EXPECT_NE(std::string(e.what()).find("is in use (oppidum:t:owner): it belongs to run " + id),
+              std::string::npos)
+        << e.what();
+  }
+  c.unreserve(other);
+  EXPECT_EQ(c.owner(), id) << "only the reserving run's reservation is undone";
+  c.unreserve(id);
+  EXPECT_EQ(c.owner(), "");
   EXPECT_EQ(id.size(), 32u);
   EXPECT_NE(id, other);
   const std::string lease = lease_value(id);
   Claim claim = c.claim(id, lease, 0);
-  EXPECT_TRUE(claim.claimed);
+  EXPECT_TRUE(claim.claimed) << "no owner: the claim made it (a reserved run's claim finds it)";
   EXPECT_EQ(c.owner(), id);
   EXPECT_FALSE(claim.config_published);
   EXPECT_EQ(claim.network_step, -1);
@@ -328,7 +341,7 @@ TEST_F(RunChannelTest, ARunOwnsItsKeysAndHasOneTrainer) {
   EXPECT_FALSE(claim.claimed);
   EXPECT_EQ(claim.replaced, "");
   try {
-    c.check_free();
+    c.reserve(other);
     FAIL() << "a key in use looked free";
   } catch (const StoreTakenError& e) {
     EXPECT_NE(std::string(e.what()).find("belongs to run " + id), std::string::npos) << e.what();

@@ -105,9 +105,11 @@ class Session {
       if (!folder_->exists()) check_new_run();
     }
     new_run_ = !folder_->exists();
-    if (!new_run_) {  // made by another process meanwhile: its own network, not ours
+    if (!new_run_) {  // made by another process meanwhile: its own network and keys, not ours
       initial_.reset();
       server_.reset();
+      if (!reserved_id_.empty()) setup_channel().unreserve(reserved_id_);
+      reserved_id_.clear();
     }
     log_ = make_logger(paths_);
   }
@@ -120,12 +122,18 @@ class Session {
     server_ = std::make_unique<model::InferenceServer>(*game_, *initial_,
                                                        backend_options(config_.inference),
                                                        server_options(config_.inference));
-    if (url_) {
-      store::RunChannel channel(
-          *url_, [](const std::string& line) { std::fprintf(stderr, "redis: %s\n", line.c_str()); },
-          &stop_);
-      channel.check_free();
+    if (url_ && reserved_id_.empty()) {
+      const std::string id = store::random_id();
+      setup_channel().reserve(id);  // the keys are this new run's from here on
+      reserved_id_ = id;
     }
+  }
+
+  // A channel for the checks before the run's log exists (its lines go to standard error).
+  store::RunChannel setup_channel() {
+    return store::RunChannel(
+        *url_, [](const std::string& line) { std::fprintf(stderr, "redis: %s\n", line.c_str()); },
+        &stop_);
   }
 
   // The config (trainer/resume.h), its store's URL (refused before any connection), its anchor
@@ -153,7 +161,7 @@ class Session {
     model::save_checkpoint(*initial_, paths_.candidate(0).string());
     model::save_checkpoint(*initial_, paths_.best().string());
     RunState state;
-    state.run_id = store::random_id();
+    state.run_id = reserved_id_.empty() ? store::random_id() : reserved_id_;
     folder_->save_state(state);
     util::write_file_atomically(paths_.config().string(), config::to_yaml(config_));
     log_->info("created run {}: initial network in {}", paths_.dir.string(),
@@ -425,6 +433,7 @@ class Session {
   std::unique_ptr<selfplay::FolderReplayStore> store_;
   std::unique_ptr<ReplayWindow> window_;
   std::optional<store::RedisUrl> url_;             // a run with a Redis store
+  std::string reserved_id_;  // a new run's id, already the owner of its keys on the store
   std::unique_ptr<StoreLease> lease_;              // its keys and the trainer's own connection
   Clock::time_point last_renewal_{};
   std::unique_ptr<store::RedisGameSink> sink_;     // local self-play's pushes (writer thread)
