@@ -143,6 +143,7 @@ class DeadlineStream final : public httplib::Stream {
     read_deadline_ = Clock::now() + limits_.request_timeout;
     bytes_read_ = 0;
     writing_ = false;
+    connection_.begin_head();
   }
   // Something of the answer to this request has been written.
   bool answered() const { return writing_; }
@@ -174,6 +175,7 @@ class DeadlineStream final : public httplib::Stream {
     }
     const std::size_t n = std::min(size, end_ - begin_);
     std::memcpy(ptr, buffer_.data() + begin_, n);
+    connection_.read_bytes(ptr, n);
     begin_ += n;
     bytes_read_ += n;
     return static_cast<ssize_t>(n);
@@ -307,6 +309,20 @@ std::string Connection::failure_message() const {
              " bytes (line, headers and body)";
     case Failure::kClosed: return "the client closed the connection during its request";
     default: return "a malformed request";
+  }
+}
+
+void Connection::read_bytes(const char* data, std::size_t size) {
+  if (head_done_) return;
+  const std::size_t from = head_.size() < 3 ? 0 : head_.size() - 3;
+  head_.append(data, size);
+  for (const char* end : {"\r\n\r\n", "\n\n"}) {
+    const std::size_t at = head_.find(end, from);
+    if (at != std::string::npos) {
+      head_.resize(at);
+      head_done_ = true;
+      return;
+    }
   }
 }
 

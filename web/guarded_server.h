@@ -49,6 +49,16 @@ class Connection {
     close_after_answer_ = true;
   }
   Failure failure() const { return failure_; }
+  // The request line and header lines of the request being served, as the client sent them
+  // (httplib percent-decodes header values and drops lines it cannot split: the framing checks
+  // read the bytes themselves).
+  const std::string& head() const { return head_; }
+  // The stream's side: a request begins; bytes of it were read (kept until its head ends).
+  void begin_head() {
+    head_.clear();
+    head_done_ = false;
+  }
+  void read_bytes(const char* data, std::size_t size);
   // The answer a failed read deserves: 408 for a request not sent whole in time, 413 for one
   // over max_request_bytes, 400 otherwise; and its message.
   int failure_status() const;
@@ -61,6 +71,8 @@ class Connection {
   bool close_after_answer_ = false;
   Failure failure_ = Failure::kNone;
   std::chrono::steady_clock::time_point next_probe_{};
+  std::string head_;
+  bool head_done_ = true;
 };
 
 class GuardedServer final : public httplib::Server {

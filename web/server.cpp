@@ -117,6 +117,50 @@ std::string lowercase(std::string text) {
   return text;
 }
 
+// What is wrong with a request's head as the client sent it (its request line and header lines,
+// Connection::head), or "": a header line without a colon, with a name that is no token (a blank
+// before the colon makes another header of "Host : evil"), folded onto the line before, or holding
+// a control character; a percent sign in Host, Content-Length or Transfer-Encoding (httplib
+// decodes header values: "Content-Length: %31%33" read as 13, "Host: localhost%00.evil" as
+// localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2). A proxy in front of the server
+// could frame or route such a request otherwise than the server reads it.
+std::string head_problem(const std::string& head) {
+  std::size_t at = head.find('\n');
+  std::string request_line = head.substr(0, at);
+  if (!request_line.empty() && request_line.back() == '\r') request_line.pop_back();
+  bool host = false;
+  while (at != std::string::npos && at + 1 < head.size()) {
+    const std::size_t from = at + 1;
+    at = head.find('\n', from);
+    std::string line = head.substr(from, at == std::string::npos ? std::string::npos : at - from);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (line[0] == ' ' || line[0] == '\t') return "a header line folded onto the one before";
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos || colon == 0) return "a header line without a name and a colon";
+    const std::string name = line.substr(0, colon);
+    for (const char c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) &&
+          std::string("!#$%&'*+-.^_`|~").find(c) == std::string::npos)
+        return "the header name \"" + quote_input(name, 60) +
+               "\" holds a character no header name has (a blank before the colon?)";
+    for (std::size_t k = colon + 1; k < line.size(); ++k) {
+      const auto u = static_cast<unsigned char>(line[k]);
+      if ((u < 0x20 && u != '\t') || u == 0x7f)
+        return "the header " + quote_input(name, 60) + " holds a control character";
+    }
+    const std::string lower = lowercase(name);
+    if ((lower == "host" || lower == "content-length" || lower == "transfer-encoding") &&
+        line.find('%', colon) != std::string::npos)
+      return "the header " + name + " holds a percent sign (no encoding is decoded here)";
+    host = host || lower == "host";
+  }
+  if (!host && request_line.size() >= 8 &&
+      request_line.compare(request_line.size() - 8, 8, "HTTP/1.1") == 0)
+    return "an HTTP/1.1 request needs a Host header";
+  return "";
+}
+
 // The host name of a Host header: "name", "name:port", "[v6]" or "[v6]:port"; the name lowercased,
 // a bracketed address without its brackets. Empty when the header is malformed.
 std::string host_of(const std::string& header) {
@@ -298,6 +342,9 @@ struct WebServer::Impl {
     // (thousands of them, built in memory). RFC 9110 lets a server ignore Range, and httplib reads
     // the ranges off the request it owns (not const) before routing, so they are dropped here.
     const_cast<httplib::Request&>(req).ranges.clear();
+    if (const Connection* connection = GuardedServer::current_connection())
+      if (const std::string why = head_problem(connection->head()); !why.empty())
+        return refuse(res, 400, why);
     if (check_framing(req, res) == httplib::Server::HandlerResponse::Handled)
       return httplib::Server::HandlerResponse::Handled;
     for (const char c : req.get_header_value("Host"))
