@@ -1,5 +1,9 @@
 #include "store/redis_client.h"
 
+// hiredis's string buffer, before hiredis.h takes it in: its header has no C++ guard.
+extern "C" {
+#include <sds.h>
+}
 #include <hiredis.h>
 #include <poll.h>
 #include <strings.h>
@@ -93,53 +97,84 @@ std::string describe(const std::vector<std::string>& argv) {
   return out;
 }
 
-// Reads one reply within `deadline` and at most `max_bytes` from the socket, looking at `stop`
-// every slice of the wait (hiredis's own blocking read waits 30 s per byte and nothing bounds a
-// reply's size: a server that trickles its answer held a node, Ctrl-C included, for as long as it
-// liked, and one that announced a bulk of 2^62 bytes took memory until the node was killed).
-// False with `error` set when the connection fails, the time is up or the reply is too large.
-bool read_reply(redisContext* c, void** raw, Clock::time_point deadline, std::size_t max_bytes,
-                const std::atomic<bool>* stop, std::string& error) {
-  for (int done = 0; !done;)
-    if (redisBufferWrite(c, &done) != REDIS_OK) {
-      error = c->errstr[0] != '\0' ? c->errstr : "connection lost";
+// The time a transfer may take: kCommandTimeout, and a second more for every kMinRate bytes that
+// moved, so a large network crosses a slow link while a server that trickles (a byte a second) is
+// cut at kCommandTimeout.
+constexpr std::size_t kMinRate = 64 * 1024;
+Clock::time_point transfer_deadline(Clock::time_point start, std::size_t moved) {
+  return start + kCommandTimeout + std::chrono::seconds(moved / kMinRate);
+}
+
+// Waits until the socket is ready for `events`, looking at `stop` every 50 ms: true when ready;
+// false with `error` set at the deadline or on a poll error; RedisStopped a second after a stop
+// is first seen (a command on its way could have been applied: a game pushed, and not counted as
+// pushed, if it were given up at once).
+bool wait_socket(int fd, short events, Clock::time_point deadline, const std::atomic<bool>* stop,
+                 std::optional<Clock::time_point>& stop_seen, std::string& error) {
+  for (;;) {
+    const auto now = Clock::now();
+    if (stop != nullptr && stop->load()) {
+      if (!stop_seen) stop_seen = now;
+      if (now - *stop_seen >= kStopGrace) throw RedisStopped();
+    }
+    if (now >= deadline) {
+      error = std::string(events == POLLIN ? "no whole reply" : "the command not taken") +
+              " within " + std::to_string(kCommandTimeout.count()) + " s (and a second a " +
+              std::to_string(kMinRate >> 10) + " KiB)";
       return false;
     }
-  std::size_t read = 0;
+    pollfd p{fd, events, 0};
+    const auto slice = std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(50));
+    const int ready = ::poll(
+        &p, 1,
+        static_cast<int>(std::max<long long>(
+            1, std::chrono::ceil<std::chrono::milliseconds>(slice).count())));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) {
+      error = std::string("poll: ") + std::strerror(errno);
+      return false;
+    }
+  }
+}
+
+// Sends the commands appended to the context, and reads one reply, each in time and within
+// `max_bytes`, looking at `stop` all the while (hiredis's own blocking calls wait 30 s per byte
+// and bound no reply's size: a server that trickled its answer held a node, Ctrl-C included, for
+// as long as it liked, and one that announced a bulk of 2^62 bytes took memory until the node was
+// killed). False with `error` set when the connection fails, the time is up or the reply is too
+// large.
+bool send_commands(redisContext* c, const std::atomic<bool>* stop, std::string& error) {
+  const auto start = Clock::now();
   std::optional<Clock::time_point> stop_seen;
+  std::size_t sent = 0;
+  while (sdslen(c->obuf) > 0) {
+    if (!wait_socket(c->fd, POLLOUT, transfer_deadline(start, sent), stop, stop_seen, error))
+      return false;
+    const ssize_t n = ::send(c->fd, c->obuf, sdslen(c->obuf), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n < 0) {
+      error = std::strerror(errno);
+      return false;
+    }
+    sent += static_cast<std::size_t>(n);
+    sdsrange(c->obuf, n, -1);
+  }
+  return true;
+}
+
+bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, const std::atomic<bool>* stop,
+                std::string& error) {
+  const auto start = Clock::now();
+  std::optional<Clock::time_point> stop_seen;
+  std::size_t read = 0;
   for (;;) {
     if (redisGetReplyFromReader(c, raw) != REDIS_OK) {
       error = c->errstr[0] != '\0' ? c->errstr : "a malformed reply";
       return false;
     }
     if (*raw != nullptr) return true;
-    for (;;) {
-      const auto now = Clock::now();
-      // A reply on its way is waited for a moment after a stop: one abandoned could have been
-      // applied (a game pushed, and not counted as pushed).
-      if (stop != nullptr && stop->load()) {
-        if (!stop_seen) stop_seen = now;
-        if (now - *stop_seen >= kStopGrace) throw RedisStopped();
-      }
-      if (now >= deadline) {
-        error = "no whole reply within " +
-                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                   kCommandTimeout)
-                                   .count()) +
-                " s";
-        return false;
-      }
-      pollfd p{c->fd, POLLIN, 0};
-      const auto slice = std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(50));
-      const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(
-                                           1, std::chrono::ceil<std::chrono::milliseconds>(slice)
-                                                  .count())));
-      if (ready > 0) break;
-      if (ready < 0 && errno != EINTR) {
-        error = std::string("poll: ") + std::strerror(errno);
-        return false;
-      }
-    }
+    if (!wait_socket(c->fd, POLLIN, transfer_deadline(start, read), stop, stop_seen, error))
+      return false;
     std::array<char, 16 * 1024> buffer;
     const ssize_t n = ::recv(c->fd, buffer.data(), buffer.size(), 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -190,7 +225,8 @@ void RedisClient::connect() {
   append(context_, auth);
   void* raw = nullptr;
   std::string lost;
-  if (!read_reply(context_, &raw, Clock::now() + kCommandTimeout, 1 << 20, nullptr, lost)) {
+  if (!send_commands(context_, nullptr, lost) ||
+      !read_reply(context_, &raw, 1 << 20, nullptr, lost)) {
     drop();
     throw RedisError("cannot connect to " + url_.to_string() + ": " + lost);
   }
@@ -224,12 +260,22 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   replies.clear();
   std::string first_error;
   std::size_t failed = 0;  // the command that gave first_error
-  const auto deadline = Clock::now() + kCommandTimeout;
+  bool sent = false;
+  try {
+    sent = send_commands(context_, stop, error);
+  } catch (const RedisStopped&) {
+    drop();  // a command half sent: this connection is out of step
+    throw;
+  }
+  if (!sent) {
+    drop();
+    return false;
+  }
   for (std::size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
     bool got = false;
     try {
-      got = read_reply(context_, &raw, deadline, max_reply_bytes, stop, error);
+      got = read_reply(context_, &raw, max_reply_bytes, stop, error);
     } catch (const RedisStopped&) {
       drop();  // a reply may still be on its way: this connection is out of step
       throw;

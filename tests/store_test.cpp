@@ -577,6 +577,22 @@ TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
   EXPECT_NE(log[0].find("a reply over 1 MiB, more than any it expects; retrying"),
             std::string::npos)
       << log[0];
+
+  // A server that takes nothing: a large command waits for it as a reply does, stop flag seen.
+  FakeServer deaf([](int, const std::atomic<bool>& done) {
+    while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  stop = false;
+  RedisClient sending(parse_redis_url(deaf.url(), nullptr), [](const std::string&) {});
+  std::thread stopper3([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    stop = true;
+  });
+  const auto sent = std::chrono::steady_clock::now();
+  EXPECT_THROW(sending.command({"SET", "k", std::string(64u << 20, 'x')}, &stop), RedisStopped);
+  stopper3.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(5))
+      << "the stop flag was not looked at while the command waited to be taken";
 }
 
 // A server at its memory limit (maxmemory, nothing to evict) answers OOM and applies nothing;
