@@ -345,6 +345,25 @@ TEST(FaultCluster, ANodesKeyOfAWrongTypeStopsNothing) {
   EXPECT_GT(kept, 0u);
 }
 
+// A new run makes itself its keys' owner before it creates its folder; one that then fails (its
+// folder cannot be made) gives them back, where it left them owned by a run that never was.
+TEST(FaultCluster, ANewRunThatFailsLeavesItsKeysFree) {
+  RedisServer redis;
+  const fs::path dir = fresh_dir("reserve");
+  const fs::path file = dir.string() + ".file";
+  std::ofstream(file) << "not a folder";
+  BackgroundProcess train(kBinary + " train --config " + kConfig + " --run " +
+                          (file / "run").string() + " --store " + redis.url("reserve") +
+                          " --no-status >" + dir.string() + ".out 2>&1");
+  const auto status = train.wait_for(120s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(*status, 0) << read_file(dir.string() + ".out");
+  EXPECT_NE(read_file(dir.string() + ".out").find("Not a directory"), std::string::npos)
+      << read_file(dir.string() + ".out");
+  EXPECT_EQ(redis.command({"EXISTS", "oppidum:reserve:owner"}), ":0\r\n");
+  fs::remove(file);
+}
+
 // A run owns its key (issue 25): a new run on a key used before is refused before it creates
 // anything, instead of training on the old run's games; a second trainer of a run (here a copy of
 // its folder) is refused while the first lives, and the refusal counts no session.

@@ -62,7 +62,12 @@ class Session {
       : options_(options), stop_(stop), paths_{options.run_dir} {}
 
   void run() {
-    open_folder();
+    try {
+      open_folder();
+    } catch (const std::exception&) {
+      give_back_reservation();
+      throw;
+    }
     try {
       if (new_run_) create_run();
       restore();
@@ -83,6 +88,7 @@ class Session {
       log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
                  "continue", window_->total_positions(), trainer_->steps(), generation());
     } catch (const std::exception& e) {
+      if (new_run_ && !fs::exists(paths_.config())) give_back_reservation();  // never created
       if (telemetry_) telemetry_->end_status_line();
       log_->sinks().front()->set_level(spdlog::level::off);  // the console gets it from main
       log_->error("stopped by an error: {}", e.what());
@@ -127,6 +133,17 @@ class Session {
       setup_channel().reserve(id);  // the keys are this new run's from here on
       reserved_id_ = id;
     }
+  }
+
+  // A new run that did not come to be leaves its keys as it found them (best effort: the server
+  // may be what failed).
+  void give_back_reservation() noexcept {
+    if (reserved_id_.empty()) return;
+    try {
+      setup_channel().unreserve(reserved_id_);
+    } catch (const std::exception&) {
+    }
+    reserved_id_.clear();
   }
 
   // A channel for the checks before the run's log exists (its lines go to standard error).
