@@ -101,21 +101,30 @@ std::string describe(const std::vector<std::string>& argv) {
 // moved, so a large network crosses a slow link while a server that trickles (a byte a second) is
 // cut at kCommandTimeout.
 constexpr std::size_t kMinRate = 64 * 1024;
-Clock::time_point transfer_deadline(Clock::time_point start, std::size_t moved) {
-  return start + kCommandTimeout + std::chrono::seconds(moved / kMinRate);
-}
+
+// One command's (or one pipeline's) exchange: when it began, the bytes that moved both ways, and
+// when a stop was first seen.
+struct Transfer {
+  Clock::time_point start = Clock::now();
+  std::size_t moved = 0;
+  std::optional<Clock::time_point> stop_seen;
+  Clock::time_point deadline() const {
+    return start + kCommandTimeout + std::chrono::seconds(moved / kMinRate);
+  }
+};
 
 // Waits until the socket is ready for `events`, looking at `stop` every 50 ms: true when ready;
 // false with `error` set at the deadline or on a poll error; RedisStopped a second after a stop
 // is first seen (a command on its way could have been applied: a game pushed, and not counted as
 // pushed, if it were given up at once).
-bool wait_socket(int fd, short events, Clock::time_point deadline, const std::atomic<bool>* stop,
-                 std::optional<Clock::time_point>& stop_seen, std::string& error) {
+bool wait_socket(int fd, short events, Transfer& transfer, const std::atomic<bool>* stop,
+                 std::string& error) {
+  const Clock::time_point deadline = transfer.deadline();
   for (;;) {
     const auto now = Clock::now();
     if (stop != nullptr && stop->load()) {
-      if (!stop_seen) stop_seen = now;
-      if (now - *stop_seen >= kStopGrace) throw RedisStopped();
+      if (!transfer.stop_seen) transfer.stop_seen = now;
+      if (now - *transfer.stop_seen >= kStopGrace) throw RedisStopped();
     }
     if (now >= deadline) {
       error = std::string(events == POLLIN ? "no whole reply" : "the command not taken") +
@@ -137,35 +146,34 @@ bool wait_socket(int fd, short events, Clock::time_point deadline, const std::at
   }
 }
 
-// Sends the commands appended to the context, and reads one reply, each in time and within
-// `max_bytes`, looking at `stop` all the while (hiredis's own blocking calls wait 30 s per byte
-// and bound no reply's size: a server that trickled its answer held a node, Ctrl-C included, for
-// as long as it liked, and one that announced a bulk of 2^62 bytes took memory until the node was
-// killed). False with `error` set when the connection fails, the time is up or the reply is too
-// large.
-bool send_commands(redisContext* c, const std::atomic<bool>* stop, std::string& error) {
-  const auto start = Clock::now();
-  std::optional<Clock::time_point> stop_seen;
-  std::size_t sent = 0;
-  while (sdslen(c->obuf) > 0) {
-    if (!wait_socket(c->fd, POLLOUT, transfer_deadline(start, sent), stop, stop_seen, error))
-      return false;
-    const ssize_t n = ::send(c->fd, c->obuf, sdslen(c->obuf), MSG_NOSIGNAL | MSG_DONTWAIT);
+// Sends the commands appended to the context, and reads one reply, within the transfer's time
+// (the whole batch's), a reply within `max_bytes`, looking at `stop` all the while (hiredis's own
+// blocking calls wait 30 s per byte and bound no reply's size: a server that trickled its answer
+// held a node, Ctrl-C included, for as long as it liked, and one that announced a bulk of 2^62
+// bytes took memory until the node was killed). False with `error` set when the connection fails,
+// the time is up or the reply is too large.
+bool send_commands(redisContext* c, Transfer& transfer, const std::atomic<bool>* stop,
+                   std::string& error) {
+  const std::size_t size = sdslen(c->obuf);
+  for (std::size_t sent = 0; sent < size;) {
+    if (!wait_socket(c->fd, POLLOUT, transfer, stop, error)) return false;
+    const ssize_t n = ::send(c->fd, c->obuf + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n < 0) {
       error = std::strerror(errno);
       return false;
     }
     sent += static_cast<std::size_t>(n);
-    sdsrange(c->obuf, n, -1);
+    transfer.moved += static_cast<std::size_t>(n);
   }
+  // All sent: a fresh buffer (as hiredis does), so a large command's memory goes with it.
+  sdsfree(c->obuf);
+  c->obuf = sdsempty();
   return true;
 }
 
-bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, const std::atomic<bool>* stop,
-                std::string& error) {
-  const auto start = Clock::now();
-  std::optional<Clock::time_point> stop_seen;
+bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, Transfer& transfer,
+                const std::atomic<bool>* stop, std::string& error) {
   std::size_t read = 0;
   for (;;) {
     if (redisGetReplyFromReader(c, raw) != REDIS_OK) {
@@ -173,8 +181,7 @@ bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, const std::a
       return false;
     }
     if (*raw != nullptr) return true;
-    if (!wait_socket(c->fd, POLLIN, transfer_deadline(start, read), stop, stop_seen, error))
-      return false;
+    if (!wait_socket(c->fd, POLLIN, transfer, stop, error)) return false;
     std::array<char, 16 * 1024> buffer;
     const ssize_t n = ::recv(c->fd, buffer.data(), buffer.size(), 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -183,6 +190,7 @@ bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, const std::a
       return false;
     }
     read += static_cast<std::size_t>(n);
+    transfer.moved += static_cast<std::size_t>(n);
     if (read > max_bytes) {
       error = "a reply over " + std::to_string(max_bytes >> 20) + " MiB, more than any it expects";
       return false;
@@ -225,8 +233,9 @@ void RedisClient::connect() {
   append(context_, auth);
   void* raw = nullptr;
   std::string lost;
-  if (!send_commands(context_, nullptr, lost) ||
-      !read_reply(context_, &raw, 1 << 20, nullptr, lost)) {
+  Transfer transfer;
+  if (!send_commands(context_, transfer, nullptr, lost) ||
+      !read_reply(context_, &raw, 1 << 20, transfer, nullptr, lost)) {
     drop();
     throw RedisError("cannot connect to " + url_.to_string() + ": " + lost);
   }
@@ -260,9 +269,10 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   replies.clear();
   std::string first_error;
   std::size_t failed = 0;  // the command that gave first_error
+  Transfer transfer;  // the whole batch's: its time, and its stop's grace
   bool sent = false;
   try {
-    sent = send_commands(context_, stop, error);
+    sent = send_commands(context_, transfer, stop, error);
   } catch (const RedisStopped&) {
     drop();  // a command half sent: this connection is out of step
     throw;
@@ -275,7 +285,7 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
     void* raw = nullptr;
     bool got = false;
     try {
-      got = read_reply(context_, &raw, max_reply_bytes, stop, error);
+      got = read_reply(context_, &raw, max_reply_bytes, transfer, stop, error);
     } catch (const RedisStopped&) {
       drop();  // a reply may still be on its way: this connection is out of step
       throw;

@@ -916,6 +916,8 @@ TEST_F(WebApiTest, HeadsAreJudgedAsSent) {
       {"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: b\r\n c\r\n\r\n", "folded"},
       {"GET /api/info HTTP/1.1\r\nHost : evil.example\r\n\r\n", "no header name has"},
       {"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nJunkLine\r\n\r\n", "without a name"},
+      {"POST /api/position HTTP/1.1\r\nHost: 127.0.0.1\r\nX: a\n\nContent-Length: %31%34\r\n"
+       "Content-Type: application/json\r\n\r\n" + body, "bare LF"},
       {"GET /api/info HTTP/1.1\r\n\r\n", "needs a Host"},
       {"GET /api/info HTTP/1.1\r\nHost: localhost%00.evil.example\r\n\r\n", "percent"},
       {"POST /api/position HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -1696,6 +1698,30 @@ TEST(RunReaderTest, ALenientlyReadGameIsARegisteredGameOrNone) {
   const json s = reader.summary();
   EXPECT_EQ(s["game"], "");
   EXPECT_NE(s["config_error"].get<std::string>().find("future_key"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A game asked for in a damaged chunk is said to be missing because the file is damaged, and how
+// (it read "has no game 0 (0 games)"), without the server's path.
+TEST(RunReaderTest, AGameOfADamagedChunkSaysWhatIsWrong) {
+  const fs::path dir = test_util::process_temp_dir("web_damaged_chunk");
+  test_util::make_tiny_run(dir, "mg", 4);
+  fs::path chunk;
+  for (const auto& entry : fs::directory_iterator(dir / "games"))
+    if (entry.path().extension() == ".bin") chunk = entry.path();
+  ASSERT_FALSE(chunk.empty());
+  fs::resize_file(chunk, fs::file_size(chunk) - 5);  // the last record cut short
+  RunReader reader("r", dir);
+  try {
+    reader.game_record(0, 3);
+    ADD_FAILURE() << "a cut record was read";
+  } catch (const NotFound& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("(3 intact games; 2 problem(s), the first: the file: record 3 at byte"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find(dir.string()), std::string::npos) << what;
+  }
   fs::remove_all(dir);
 }
 

@@ -114,8 +114,7 @@ class Session {
     if (!new_run_) {  // made by another process meanwhile: its own network and keys, not ours
       initial_.reset();
       server_.reset();
-      if (!reserved_id_.empty()) setup_channel().unreserve(reserved_id_);
-      reserved_id_.clear();
+      give_back_reservation();
     }
     log_ = make_logger(paths_);
   }
@@ -129,9 +128,17 @@ class Session {
                                                        backend_options(config_.inference),
                                                        server_options(config_.inference));
     if (url_ && reserved_id_.empty()) {
-      const std::string id = store::random_id();
-      setup_channel().reserve(id);  // the keys are this new run's from here on
-      reserved_id_ = id;
+      // Remembered first: a stop can end the call after the server made the reservation, and
+      // unreserve undoes only a reservation of this id.
+      reserved_id_ = store::random_id();
+      reserved_url_ = url_;
+      try {
+        setup_channel(*reserved_url_).reserve(reserved_id_);  // the keys are this new run's now
+      } catch (const store::StoreTakenError&) {
+        reserved_id_.clear();  // another run's keys: nothing of ours to give back
+        reserved_url_.reset();
+        throw;
+      }
     }
   }
 
@@ -140,22 +147,24 @@ class Session {
   void give_back_reservation() noexcept {
     if (reserved_id_.empty()) return;
     try {
-      setup_channel().unreserve(reserved_id_);
+      setup_channel(*reserved_url_).unreserve(reserved_id_);
     } catch (const std::exception&) {
     }
     reserved_id_.clear();
+    reserved_url_.reset();
   }
 
   // A channel for the checks before the run's log exists (its lines go to standard error).
-  store::RunChannel setup_channel() {
+  store::RunChannel setup_channel(const store::RedisUrl& url) {
     return store::RunChannel(
-        *url_, [](const std::string& line) { std::fprintf(stderr, "redis: %s\n", line.c_str()); },
+        url, [](const std::string& line) { std::fprintf(stderr, "redis: %s\n", line.c_str()); },
         &stop_);
   }
 
   // The config (trainer/resume.h), its store's URL (refused before any connection), its anchor
   // player and its gate openings.
   void resolve() {
+    url_.reset();  // a run found at the second look may have another store, or none
     config_ = resolve_config(paths_, options_.config_path, options_.overrides);
     game_ = &game_by_name(config_.run.game);
     if (!config_.run.store.empty())
@@ -451,6 +460,7 @@ class Session {
   std::unique_ptr<ReplayWindow> window_;
   std::optional<store::RedisUrl> url_;             // a run with a Redis store
   std::string reserved_id_;  // a new run's id, already the owner of its keys on the store
+  std::optional<store::RedisUrl> reserved_url_;  // the store it reserved them on
   std::unique_ptr<StoreLease> lease_;              // its keys and the trainer's own connection
   Clock::time_point last_renewal_{};
   std::unique_ptr<store::RedisGameSink> sink_;     // local self-play's pushes (writer thread)

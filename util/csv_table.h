@@ -77,7 +77,7 @@ class CsvTable {
     std::string last_line;  // the last line read, its newline included, ending at `offset`
   };
   // The complete rows added to the file since `at`, each given to `visit` as it is parsed and
-  // none kept (a table of millions of rows is followed in the memory of one), for a reader that
+  // none kept (the new bytes are read at once, the rows one at a time), for a reader that
   // follows a table as its owner appends to it: only the new bytes are read. A file that is new
   // to `at`, replaced (another inode: the owner rewrites a table whole), shorter than `at`, or
   // whose bytes before `at` no longer end with the last line read (rewritten in place, or a new

@@ -316,13 +316,11 @@ void Connection::read_bytes(const char* data, std::size_t size) {
   if (head_done_) return;
   const std::size_t from = head_.size() < 3 ? 0 : head_.size() - 3;
   head_.append(data, size);
-  for (const char* end : {"\r\n\r\n", "\n\n"}) {
-    const std::size_t at = head_.find(end, from);
-    if (at != std::string::npos) {
-      head_.resize(at);
-      head_done_ = true;
-      return;
-    }
+  // Only a CRLF line ends the head: httplib passes over lines ended by a bare LF and reads on.
+  const std::size_t at = head_.find("\r\n\r\n", from);
+  if (at != std::string::npos) {
+    head_.resize(at);
+    head_done_ = true;
   }
 }
 

@@ -464,9 +464,17 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
   if (path.empty())
     throw NotFound("run " + name_ + " has no game chunk " + std::to_string(chunk_number));
   const selfplay::ReadResult read = selfplay::read_game_file(path);
+  // A damaged file's first problem, said without the server's path.
+  std::string problem = read.problems.empty() ? std::string() : read.problems.front();
+  if (problem.rfind(path, 0) == 0) problem = "the file" + problem.substr(path.size());
   if (index < 0 || static_cast<std::size_t>(index) >= read.records.size())
     throw NotFound("chunk " + std::to_string(chunk_number) + " of run " + name_ + " has no game " +
-                   std::to_string(index) + " (" + std::to_string(read.records.size()) + " games)");
+                   std::to_string(index) + " (" + std::to_string(read.records.size()) +
+                   " intact games" +
+                   (problem.empty() ? std::string()
+                                    : "; " + std::to_string(read.problems.size()) +
+                                          " problem(s), the first: " + quote_input(problem, 200)) +
+                   ")");
   const selfplay::GameRecord& r = read.records[static_cast<std::size_t>(index)];
   std::vector<std::unique_ptr<GameState>> states;
   try {

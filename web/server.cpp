@@ -125,6 +125,9 @@ std::string lowercase(std::string text) {
 // localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2). A proxy in front of the server
 // could frame or route such a request otherwise than the server reads it.
 std::string head_problem(const std::string& head) {
+  // httplib passes over a line ended by a bare LF: a proxy would end the line (or the head) there.
+  for (std::size_t k = head.find('\n'); k != std::string::npos; k = head.find('\n', k + 1))
+    if (k == 0 || head[k - 1] != '\r') return "a line ended by a bare LF (lines end with CRLF)";
   std::size_t at = head.find('\n');
   std::string request_line = head.substr(0, at);
   if (!request_line.empty() && request_line.back() == '\r') request_line.pop_back();
