@@ -225,7 +225,6 @@ void RedisClient::connect() {
     drop();
     throw RedisError("cannot connect to " + url_.to_string() + ": " + why);
   }
-  redisSetTimeout(context_, timeval{kCommandTimeout.count(), 0});
   if (url_.password.empty()) return;
   std::vector<std::string> auth = {"AUTH"};
   if (!url_.user.empty()) auth.push_back(url_.user);
@@ -270,30 +269,24 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   std::string first_error;
   std::size_t failed = 0;  // the command that gave first_error
   Transfer transfer;  // the whole batch's: its time, and its stop's grace
-  bool sent = false;
-  try {
-    sent = send_commands(context_, transfer, stop, error);
-  } catch (const RedisStopped&) {
-    drop();  // a command half sent: this connection is out of step
-    throw;
-  }
-  if (!sent) {
-    drop();
-    return false;
-  }
-  for (std::size_t i = 0; i < commands.size(); ++i) {
-    void* raw = nullptr;
-    bool got = false;
+  // A stop while commands go or replies come leaves the connection out of step: dropped.
+  const auto exchange = [&](const auto& step) {
     try {
-      got = read_reply(context_, &raw, max_reply_bytes, transfer, stop, error);
+      if (step()) return true;
     } catch (const RedisStopped&) {
-      drop();  // a reply may still be on its way: this connection is out of step
+      drop();
       throw;
     }
-    if (!got) {
-      drop();
+    drop();
+    return false;
+  };
+  if (!exchange([&] { return send_commands(context_, transfer, stop, error); })) return false;
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (!exchange([&] {
+          return read_reply(context_, &raw, max_reply_bytes, transfer, stop, error);
+        }))
       return false;
-    }
     const auto* reply = static_cast<redisReply*>(raw);
     if (reply->type == REDIS_REPLY_ERROR) {
       const std::string message(reply->str, reply->len);

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "util/text.h"
+
 namespace oppidum::store {
 namespace {
 
@@ -89,12 +91,11 @@ RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
       fail("the host may hold only letters, digits, '.', '-' and '_' (an IPv6 address goes in "
            "[])");
   if (!port.empty()) {
-    char* end = nullptr;
-    const long p = std::strtol(port.c_str(), &end, 10);
-    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-        *end != '\0' || p < 1 || p > 65535)
+    int p = 0;
+    bool out_of_range = false;
+    if (port.size() > 5 || !util::parse_decimal(port, p, out_of_range) || p < 1 || p > 65535)
       fail("the port must be 1 to 65535");
-    url.port = static_cast<int>(p);
+    url.port = p;
   }
   return url;
 }

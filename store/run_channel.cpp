@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +14,7 @@
 #include "games/quote.h"
 #include "model/checkpoint.h"
 #include "util/file_io.h"
+#include "util/text.h"
 
 namespace oppidum::store {
 namespace {
@@ -26,11 +26,9 @@ std::int64_t to_int(const std::string& text, const std::string& what, std::int64
                     std::int64_t hi,
                     const std::string& advice =
                         "delete it, and the run's trainer writes it again") {
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi ||
-      std::isspace(static_cast<unsigned char>(text[0])))
+  std::int64_t v = 0;
+  bool out_of_range = false;
+  if (!util::parse_decimal(text, v, out_of_range) || v < lo || v > hi)
     throw RedisError("redis: " + what + " is not a whole number from " + std::to_string(lo) +
                      " to " + std::to_string(hi) + " (\"" + quote_input(text, 40) + "\")" +
                      (advice.empty() ? "" : "; " + advice));
@@ -125,7 +123,7 @@ out[1] = redis.call('HLEN', KEYS[1]) - kept
 return out
 )lua";
 
-// The stream's entries for RunChannel::read_games. KEYS: games; ARGV: the first id, the most
+// The stream's entries for RunChannel::read_games. KEYS: games; ARGV: the id they follow, the most
 // entries, the most bytes one entry's fields may hold, the most bytes of fields in all. Returns
 // {more, [[id, [field, value, ...]], ...]}: the entries as XRANGE gives them, but an entry over its
 // limit (or of more than 64 fields) as [id, ['oversize', bytes]]; they stop once their fields
@@ -133,7 +131,7 @@ return out
 // one at a time, so the server holds no more than that of them at once either.
 constexpr const char* kReadScript = R"lua(
 local count, entry_limit, reply_limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local out, total, start, more = {}, 0, ARGV[1], 0
+local out, total, start, more = {}, 0, '(' .. ARGV[1], 0
 while #out < count do
   local page = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', 1)
   if #page == 0 then break end
@@ -449,19 +447,8 @@ void RunChannel::push_games(const std::string& node, const std::string& run_id,
 
 std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int count, bool* more) {
   if (more != nullptr) *more = false;
-  // The entries after `after`: from the id that follows it (XRANGE takes its first id).
-  std::string first;
-  try {
-    const auto [ms, seq] = split_id(after);
-    first = seq == std::numeric_limits<std::uint64_t>::max()
-                ? std::to_string(ms + 1) + "-0"
-                : std::to_string(ms) + "-" + std::to_string(seq + 1);
-  } catch (const std::logic_error&) {
-    throw std::invalid_argument("read_games: malformed stream id \"" + quote_input(after, 40) +
-                                "\"");
-  }
   const RedisReply r = client_.command(
-      {"EVAL", kReadScript, "1", url().key("games"), first, std::to_string(count),
+      {"EVAL", kReadScript, "1", url().key("games"), after, std::to_string(count),
        std::to_string(kMaxEntryBytes), std::to_string(kMaxReadBytes)},
       stop_, kMaxReadBytes + kMaxEntryBytes + (1 << 20));
   std::vector<StreamEntry> out;

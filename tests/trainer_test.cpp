@@ -570,6 +570,14 @@ TEST(RunFolderState, AStateThatLostItsRunIdIsDamaged) {
   std::filesystem::remove_all(dir);
 }
 
+// Generation 1's gate at step 10: 8 games, +5 =1 -2, promoted at +40.
+GateRow first_gate() {
+  GateRow g;
+  g.generation = 1, g.step = 10, g.games = 8, g.wins = 5, g.draws = 1, g.losses = 2;
+  g.promoted = true, g.elo = 40, g.verdict = "cap", g.rating = 40;
+  return g;
+}
+
 // A gate's pair counts are kept in arena.csv, so that its interval can be computed again from the
 // file; a damaged field is not trusted (left unknown), the row still read.
 TEST(RunFolderTables, AGatesPairCountsAreKept) {
@@ -578,10 +586,8 @@ TEST(RunFolderTables, AGatesPairCountsAreKept) {
   {
     RunFolder folder(dir);
     folder.open_tables(false, "");
-    GateRow g;
-    g.generation = 1, g.step = 10, g.games = 8, g.wins = 5, g.draws = 1, g.losses = 2;
-    g.promoted = true, g.elo = 40, g.elo_low = -50, g.elo_high = 130, g.llr = 0.2;
-    g.verdict = "cap", g.rating = 40, g.pairs = "0/1/1/1/1";
+    GateRow g = first_gate();
+    g.elo_low = -50, g.elo_high = 130, g.llr = 0.2, g.pairs = "0/1/1/1/1";
     g.anchor = "random", g.anchor_games = 4, g.anchor_score = 1, g.anchor_pairs = "0/0/0/0/2";
     folder.append_gate(g, 100, 10);
     g.generation = 2, g.step = 20, g.pairs = "", g.anchor = "";
@@ -614,10 +620,7 @@ TEST(RunFolderTables, NumbersOutOfRangeAreRefusedNotWrapped) {
   {
     RunFolder folder(dir);
     folder.open_tables(false, "");
-    GateRow g;
-    g.generation = 1, g.step = 10, g.games = 8, g.wins = 5, g.draws = 1, g.losses = 2;
-    g.promoted = true, g.elo = 40, g.verdict = "cap", g.rating = 40;
-    folder.append_gate(g, 100, 10);
+    folder.append_gate(first_gate(), 100, 10);
   }
   const std::string arena = util::read_regular_file((dir / "arena.csv").string());
   const std::string metrics = util::read_regular_file((dir / "metrics.csv").string());

@@ -81,13 +81,17 @@ void Intake::read_folder() {
   }
 }
 
+bool Intake::kept_id_ahead_of_clock() {
+  return store::stream_id_ms(stored_until_) > channel_->server_time_ms() + kIdAheadOfClockMs;
+}
+
 void Intake::read_stream() {
   // Once a session (and after a new stream, below): the newest game kept, far ahead of the
   // server's clock, was no id the clock gave. Entries after the cursor were never read, so none
   // of them is kept already: what the cursor has passed is all such an id can still stand for.
   if (!clock_checked_) {
     clock_checked_ = true;
-    if (store::stream_id_ms(stored_until_) > channel_->server_time_ms() + kIdAheadOfClockMs &&
+    if (kept_id_ahead_of_clock() &&
         store::compare_stream_ids(state_.stream_cursor, stored_until_) < 0) {
       warn_("stream: the newest game kept has the id " + stored_until_ +
             ", more than a day ahead of the server's clock; entries after the cursor " +
@@ -158,9 +162,7 @@ void Intake::read_stream() {
     // restored from an older copy). An id kept that is far ahead of the server's clock was not
     // the clock's (XADD with an id of the writer's choosing, or a server whose clock went back):
     // every new game would read as kept, so only those the new stream holds now are taken so.
-    if (store::stream_id_ms(stored_until_) >
-            channel_->server_time_ms() + kIdAheadOfClockMs &&
-        store::compare_stream_ids(info.last_id, stored_until_) < 0) {
+    if (kept_id_ahead_of_clock() && store::compare_stream_ids(info.last_id, stored_until_) < 0) {
       warn_("stream: the newest game kept has the id " + stored_until_ +
             ", more than a day ahead of the server's clock; the new stream's entries up to " +
             info.last_id + " are taken for games kept already, those after it are new");

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -62,10 +61,9 @@ std::int64_t whole(const TableView& table, const util::CsvTable::Row& row,
                    const std::string& column, std::size_t index, std::int64_t lo = 0,
                    std::int64_t hi = std::numeric_limits<int>::max()) {
   const std::string& text = table.at(row, column);
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end == nullptr || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+  std::int64_t v = 0;
+  bool out_of_range = false;
+  if (!util::parse_decimal(text, v, out_of_range) || v < lo || v > hi)
     throw RunFolderError(table.path + ": row " + std::to_string(index + 2) + ": " + column +
                          " is not a whole number from " + std::to_string(lo) + " to " +
                          std::to_string(hi) + " (\"" + quote_input(text, 40) + "\")");

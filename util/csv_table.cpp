@@ -142,14 +142,7 @@ void CsvTable::read_new(const std::string& path, Position& at, bool* restarted, 
     at.inode = file.inode();
     file.seek(0);
   }
-  std::string text;
-  try {
-    text.resize(static_cast<std::size_t>(file.size() - at.offset));
-  } catch (const std::bad_alloc&) {
-    throw FileError(path + ": not enough memory to read its " + std::to_string(file.size()) +
-                    " bytes");
-  }
-  text.resize(file.read(text.data(), text.size()));
+  const std::string text = file.read_to_size();
   // Line by line, each parsed as it comes; a last line without its newline is a row being
   // written, read once it is whole.
   for (std::size_t from = 0;;) {

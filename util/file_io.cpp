@@ -185,16 +185,21 @@ void RegularFileReader::seek(std::uint64_t offset) {
   read_ = offset;
 }
 
-std::string read_regular_file(const std::string& path, std::size_t max_bytes, bool follow_links) {
-  RegularFileReader file(path, max_bytes, follow_links);
+std::string RegularFileReader::read_to_size() {
   std::string out;
   try {
-    out.resize(static_cast<std::size_t>(file.size()));
+    out.resize(static_cast<std::size_t>(size_ > read_ ? size_ - read_ : 0));
   } catch (const std::bad_alloc&) {
-    throw FileError(path + ": not enough memory to read its " + std::to_string(file.size()) +
+    throw FileError(path_ + ": not enough memory to read its " + std::to_string(size_) +
                     " bytes");
   }
-  out.resize(file.read(out.data(), out.size()));
+  out.resize(read(out.data(), out.size()));
+  return out;
+}
+
+std::string read_regular_file(const std::string& path, std::size_t max_bytes, bool follow_links) {
+  RegularFileReader file(path, max_bytes, follow_links);
+  std::string out = file.read_to_size();
   char probe[1 << 12];  // a file that grew since it was opened: read on, up to the limit
   for (std::size_t n; (n = file.read(probe, sizeof probe)) > 0;) {
     try {

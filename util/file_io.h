@@ -78,6 +78,9 @@ class RegularFileReader {
   std::uint64_t inode() const { return inode_; }
   // Reads on from byte `offset` of the file (the bytes before it count towards the limit).
   void seek(std::uint64_t offset);
+  // The bytes from here to the size the file had when it was opened (fewer if it shrank); throws
+  // FileError naming the file when the memory for them cannot be had.
+  std::string read_to_size();
   // Reads up to `size` bytes into `out`, fewer only at the end of the file; 0 at its end. Throws
   // FileError on a read error, or when the file has grown past the limit.
   std::size_t read(char* out, std::size_t size);

@@ -69,17 +69,24 @@ void endpoint(int fd, bool peer, std::string& ip, int& port) {
 
 // Closes a connection so that its client can still read the answer just written: closing a
 // socket with unread bytes in it resets the connection, which can destroy the answer in flight.
-// Ends the sending side, then reads and drops what the client still sends, for at most `linger`.
+// Ends the sending side, then reads and drops what the client has sent and still sends, for at
+// most `linger` (0: only what has already come).
 void linger_close(int fd, milliseconds linger, const std::atomic<bool>& stopping) {
   ::shutdown(fd, SHUT_WR);
   const auto deadline = Clock::now() + linger;
   std::array<char, 4096> sink;
-  std::size_t drained = 0;
-  while (drained < kMaxLingerBytes && wait_ready(fd, POLLIN, deadline, &stopping)) {
-    const ssize_t n = ::recv(fd, sink.data(), sink.size(), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    drained += static_cast<std::size_t>(n);
+  for (std::size_t drained = 0; drained < kMaxLingerBytes;) {
+    const ssize_t n = ::recv(fd, sink.data(), sink.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      drained += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && linger.count() > 0 &&
+               wait_ready(fd, POLLIN, deadline, &stopping)) {
+      continue;
+    } else {
+      break;
+    }
   }
   ::close(fd);
 }
@@ -106,22 +113,13 @@ void write_error(int fd, int status, const std::string& message) {
   (void)::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-// A connection refused at once: 503, then the close, without waiting for anything. What the
-// client has already sent is read and dropped first (closing over unread bytes resets the
-// connection, which can destroy the answer); what it sends later is not waited for: a refused
-// connection holds its thread for no time, so one client's flood of refused connections cannot
-// take the threads that everyone else's connections need.
-void refuse(int fd, const std::string& why) {
+// A connection refused at once: 503, then the close, without waiting for anything: what the
+// client has already sent is dropped, what it sends later is not waited for (a client may then
+// see a reset instead of the 503). A refused connection holds its thread for no time, so one
+// client's flood of refused connections cannot take the threads that everyone else's need.
+void refuse(int fd, const std::string& why, const std::atomic<bool>& stopping) {
   write_error(fd, 503, why + "; try again in a moment");
-  ::shutdown(fd, SHUT_WR);
-  std::array<char, 4096> sink;
-  for (std::size_t drained = 0; drained < kMaxLingerBytes;) {
-    const ssize_t n = ::recv(fd, sink.data(), sink.size(), MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    drained += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
+  linger_close(fd, milliseconds(0), stopping);
 }
 
 // The socket as httplib reads and writes it, within the limits of one request: every read
@@ -385,15 +383,15 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   endpoint(sock, true, peer, port);
   std::string why;
   if (t_refuse) {
-    refuse(sock, "the server is out of threads");
+    refuse(sock, "the server is out of threads", stopping_);
     return false;
   }
   if (stopping_.load()) {
-    refuse(sock, "the server is stopping");
+    refuse(sock, "the server is stopping", stopping_);
     return false;
   }
   if (!admit(peer, why)) {
-    refuse(sock, why);
+    refuse(sock, why, stopping_);
     return false;
   }
   // On every way out (a throw included): no current connection, the socket closed, the place
