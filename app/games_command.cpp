@@ -94,30 +94,37 @@ void run_games(const GamesOptions& o) {
   }
   int index = 0;
   for (const std::string& file : files) {
-    const selfplay::ReadResult read = selfplay::read_game_file(file);
+    // One record at a time: a listing takes the memory of one game, not of a chunk's.
+    std::optional<selfplay::GameRecord> wanted;
+    const selfplay::ReadResult read =
+        selfplay::for_each_game(file, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace&) {
+          if (o.replay < 0) {
+            std::cout << std::setw(6) << index << "  "
+                      << std::filesystem::path(file).filename().string() << "  "
+                      << quote_input(r.game, 20) << "  " << std::setw(4) << r.moves.size()
+                      << " plies  " << std::setw(16) << std::left << result_text(r) << std::right
+                      << "  network step " << r.network_step << "\n";
+          } else if (index == o.replay) {
+            wanted = std::move(r);
+            return false;
+          }
+          ++index;
+          return true;
+        });
     if (read.refused && !o.file.empty())
       throw std::runtime_error("games: " + read.problems.front());
     for (const std::string& p : read.problems) {
       std::cerr << "warning: " << p << "\n";
       ++problems;
     }
-    for (const selfplay::GameRecord& r : read.records) {
-      if (o.replay < 0) {
-        std::cout << std::setw(6) << index << "  " << std::filesystem::path(file).filename().string()
-                  << "  " << quote_input(r.game, 20) << "  " << std::setw(4) << r.moves.size()
-                  << " plies  "
-                  << std::setw(16) << std::left << result_text(r) << std::right
-                  << "  network step " << r.network_step << "\n";
-      } else if (index == o.replay) {
-        try {
-          print_replay(r, gumbel_root(o.run));
-        } catch (const selfplay::RecordError& e) {
-          throw std::runtime_error("games: game " + std::to_string(index) + " (" + file +
-                                   ") does not replay: " + e.what());
-        }
-        return;
+    if (wanted) {
+      try {
+        print_replay(*wanted, gumbel_root(o.run));
+      } catch (const selfplay::RecordError& e) {
+        throw std::runtime_error("games: game " + std::to_string(index) + " (" + file +
+                                 ") does not replay: " + e.what());
       }
-      ++index;
+      return;
     }
   }
   if (o.replay >= 0)

@@ -56,26 +56,27 @@ struct Reading {
 };
 
 void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
-  const selfplay::ReadResult read = selfplay::read_game_file(path);
+  const selfplay::ReadResult read = selfplay::for_each_game(
+      path, [&](selfplay::GameRecord&& record, const selfplay::RecordPlace&) {
+        if (record.game != game.name() || record.adjudicated) {
+          ++r.skipped;
+          return true;
+        }
+        std::vector<Action> moves;
+        for (const auto& m : record.moves) moves.push_back(m.action);
+        if (!r.first_time(record.start, moves)) return true;
+        try {
+          if (!arena::add_game_samples(game, record.start, moves, record.result, r.samples,
+                                       record.resigned))
+            ++r.unfinished;
+        } catch (const std::exception& e) {
+          std::cerr << "warning: " << path << ": game with seed " << record.seed << ": "
+                    << e.what() << "\n";
+          ++r.skipped;
+        }
+        return true;
+      });
   for (const std::string& p : read.problems) std::cerr << "warning: " << p << "\n";
-  for (const selfplay::GameRecord& record : read.records) {
-    if (record.game != game.name() || record.adjudicated) {
-      ++r.skipped;
-      continue;
-    }
-    std::vector<Action> moves;
-    for (const auto& m : record.moves) moves.push_back(m.action);
-    if (!r.first_time(record.start, moves)) continue;
-    try {
-      if (!arena::add_game_samples(game, record.start, moves, record.result, r.samples,
-                                   record.resigned))
-        ++r.unfinished;
-    } catch (const std::exception& e) {
-      std::cerr << "warning: " << path << ": game with seed " << record.seed << ": " << e.what()
-                << "\n";
-      ++r.skipped;
-    }
-  }
 }
 
 // One arena record line: <game> <spec> <spec> <result> <move>...

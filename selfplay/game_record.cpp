@@ -196,17 +196,20 @@ std::optional<std::uint32_t> game_file_record_count(const std::string& path) {
   }
 }
 
-ReadResult read_game_file(const std::string& path) {
+ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
   ReadResult result;
-  std::string data;
+  std::optional<util::RegularFileReader> file;
+  char head[kGameFileHeaderBytes];
+  std::size_t head_size = 0;
   try {
-    data = util::read_regular_file(path, kMaxGameFileBytes);
+    file.emplace(path, kMaxGameFileBytes);
+    head_size = file->read(head, sizeof head);
   } catch (const util::FileError& e) {
     result.problems.push_back(e.what());
     result.refused = true;
     return result;
   }
-  const auto header = file_header(data.data(), data.size());
+  const auto header = file_header(head, head_size);
   if (!header) {
     result.problems.push_back(path + ": not an oppidum game file (it does not start with " +
                               std::string(kMagic, 8) + ")");
@@ -221,43 +224,99 @@ ReadResult read_game_file(const std::string& path) {
     result.refused = true;
     return result;
   }
-  std::size_t at = kGameFileHeaderBytes;
-  std::uint32_t index = 0;
-  for (; at < data.size(); ++index) {
-    const std::string where = path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);
-    if (at + 8 > data.size()) {
-      result.problems.push_back(where + ": truncated frame");
-      break;
+  // The file ends where it ended when it was opened (files are written whole and renamed).
+  const std::uint64_t size = file->size();
+  std::uint64_t at = kGameFileHeaderBytes;
+  std::uint32_t index = 0, intact = 0;
+  std::string payload;
+  try {
+    for (; at < size; ++index) {
+      const std::string where =
+          path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);
+      char frame[8];
+      if (at + 8 > size || file->read(frame, 8) < 8) {
+        result.problems.push_back(where + ": truncated frame");
+        break;
+      }
+      std::uint32_t length, crc;
+      std::memcpy(&length, frame, 4);
+      std::memcpy(&crc, frame + 4, 4);
+      // No record is empty: a zero length is the zero-filled tail a crash can leave, not a frame.
+      if (length == 0 || length > kMaxRecordBytes || at + 8 + length > size) {
+        result.problems.push_back(where +
+                                  ": truncated or damaged length; the rest of the file is skipped");
+        break;
+      }
+      if (result.problems.size() >= kMaxProblemsPerFile) {
+        result.problems.push_back(where + ": " + std::to_string(result.problems.size()) +
+                                  " damaged records before it; the rest of the file is skipped");
+        break;
+      }
+      payload.resize(length);
+      if (file->read(payload.data(), length) < length) {
+        result.problems.push_back(where + ": truncated record (the file shrank while it was read)");
+        break;
+      }
+      const RecordPlace place{at, version};
+      at += 8 + length;
+      if (crc_of(payload) != crc) {
+        result.problems.push_back(where + ": CRC mismatch, record skipped");
+        continue;
+      }
+      GameRecord record;
+      try {
+        record = decode_record(payload, version);
+      } catch (const std::exception& e) {
+        result.problems.push_back(where + ": " + e.what() + ", record skipped");
+        continue;
+      }
+      ++intact;
+      if (!visit(std::move(record), place)) return result;
     }
-    std::uint32_t length, crc;
-    std::memcpy(&length, data.data() + at, 4);
-    std::memcpy(&crc, data.data() + at + 4, 4);
-    // No record is empty: a zero length is the zero-filled tail a crash can leave, not a frame.
-    if (length == 0 || length > kMaxRecordBytes || at + 8 + length > data.size()) {
-      result.problems.push_back(where + ": truncated or damaged length; the rest of the file is skipped");
-      break;
-    }
-    if (result.problems.size() >= kMaxProblemsPerFile) {
-      result.problems.push_back(where + ": " + std::to_string(result.problems.size()) +
-                                " damaged records before it; the rest of the file is skipped");
-      break;
-    }
-    const std::string payload = data.substr(at + 8, length);
-    at += 8 + length;
-    if (crc_of(payload) != crc) {
-      result.problems.push_back(where + ": CRC mismatch, record skipped");
-      continue;
-    }
-    try {
-      result.records.push_back(decode_record(payload, version));
-    } catch (const std::exception& e) {
-      result.problems.push_back(where + ": " + e.what() + ", record skipped");
-    }
+  } catch (const util::FileError& e) {
+    result.problems.push_back(e.what());
+    return result;
   }
   if (index != count)
     result.problems.push_back(path + ": header announces " + std::to_string(count) +
                               " records, the file holds " + std::to_string(index));
   return result;
+}
+
+ReadResult read_game_file(const std::string& path) {
+  std::vector<GameRecord> records;
+  ReadResult result = for_each_game(path, [&](GameRecord&& record, const RecordPlace&) {
+    records.push_back(std::move(record));
+    return true;
+  });
+  result.records = std::move(records);
+  return result;
+}
+
+GameRecord read_game_at(const std::string& path, const RecordPlace& place) {
+  const auto fail = [&](const std::string& what) {
+    throw std::runtime_error("the record at byte " + std::to_string(place.offset) + " " + what);
+  };
+  try {
+    util::RegularFileReader file(path, kMaxGameFileBytes);
+    char head[kGameFileHeaderBytes];
+    const auto header = file_header(head, file.read(head, sizeof head));
+    if (!header || header->version != place.version) fail("is in a file that changed");
+    char frame[8];
+    file.seek(place.offset);
+    if (place.offset < kGameFileHeaderBytes || file.read(frame, 8) < 8) fail("is gone");
+    std::uint32_t length, crc;
+    std::memcpy(&length, frame, 4);
+    std::memcpy(&crc, frame + 4, 4);
+    if (length == 0 || length > kMaxRecordBytes || place.offset + 8 + length > file.size())
+      fail("has a damaged length");
+    std::string payload(length, '\0');
+    if (file.read(payload.data(), length) < length || crc_of(payload) != crc)
+      fail("does not match its CRC");
+    return decode_record(payload, place.version);
+  } catch (const util::FileError& e) {
+    throw std::runtime_error(e.what());
+  }
 }
 
 std::vector<std::unique_ptr<GameState>> replay(const GameRecord& record) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -85,6 +86,23 @@ void write_game_file(const std::string& path, const std::vector<GameRecord>& rec
 // files of at most kMaxGameFileBytes are read (a directory, a device or a FIFO is a problem, not a
 // hang). Records are not replayed here: use replay() before trusting one.
 ReadResult read_game_file(const std::string& path);
+
+// Where an intact record lies: the byte its frame starts at and its file's format version.
+struct RecordPlace {
+  std::uint64_t offset = 0;
+  std::uint32_t version = kRecordFormatVersion;
+};
+// Called for each intact record of a file, in order; returns false to stop reading.
+using GameVisitor = std::function<bool(GameRecord&& record, const RecordPlace& place)>;
+// read_game_file one record at a time: each intact record goes to `visit` instead of into
+// ReadResult::records (left empty), so a large file takes the memory of its largest record, not
+// about seven times its size. Problems are reported as read_game_file reports them; a stop by
+// `visit` ends the reading without a word.
+ReadResult for_each_game(const std::string& path, const GameVisitor& visit);
+// The one record at `place` (from for_each_game) of the file at `path`: for reading a game again
+// without reading the file again. Throws std::runtime_error when the record there is not intact
+// (the file was replaced or damaged since).
+GameRecord read_game_at(const std::string& path, const RecordPlace& place);
 
 // The number of records a game file's header announces, read from its first 16 bytes alone (for a
 // check of a chunk's index row without reading the chunk); nothing for a file that is not a game

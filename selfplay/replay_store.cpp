@@ -157,12 +157,15 @@ void FolderReplayStore::rebuild_index(const std::string& why) {
   const auto chunk_paths = chunks();
   for (const std::string& chunk : chunk_paths) {
     const std::uint64_t number = std::stoull(chunk_digits(fs::path(chunk).filename().string()));
-    const ReadResult read = read_game_file(chunk);
-    std::int64_t positions = 0;
-    for (const GameRecord& g : read.records) positions += static_cast<std::int64_t>(g.moves.size());
+    std::int64_t games = 0, positions = 0;
+    for_each_game(chunk, [&](GameRecord&& g, const RecordPlace&) {
+      ++games;
+      positions += static_cast<std::int64_t>(g.moves.size());
+      return true;
+    });
     std::error_code ec;
     const auto bytes = fs::file_size(chunk, ec);
-    rows[number] = {std::to_string(number), std::to_string(read.records.size()),
+    rows[number] = {std::to_string(number), std::to_string(games),
                     std::to_string(positions), ec ? "" : std::to_string(bytes)};
   }
   std::string text = util::CsvTable::format(kIndexHeader) + "\n";
@@ -258,8 +261,5 @@ std::vector<std::string> FolderReplayStore::problems() const {
   return problems_;
 }
 
-ReadResult FolderReplayStore::read_chunk(const std::string& path) const {
-  return read_game_file(path);
-}
 
 }  // namespace oppidum::selfplay

@@ -61,8 +61,6 @@ class FolderReplayStore final : public GameSink {
   void append(const std::vector<GameRecord>& games) override;
   // The chunk files stored so far, oldest first.
   std::vector<std::string> chunks() const;
-  // Reads one chunk; damaged content is reported in ReadResult::problems, never thrown.
-  ReadResult read_chunk(const std::string& path) const;
   // One line per odd entry skipped by the last chunks() call.
   std::vector<std::string> problems() const;
 

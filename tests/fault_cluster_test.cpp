@@ -84,7 +84,7 @@ std::set<std::string> kept_origins(const fs::path& dir, std::size_t* games,
   const oppidum::selfplay::FolderReplayStore store(
       (dir / "games").string(), oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);
   for (const auto& chunk : store.chunks()) {
-    const auto read = store.read_chunk(chunk);
+    const auto read = oppidum::selfplay::read_game_file(chunk);
     EXPECT_TRUE(read.problems.empty()) << read.problems.front();
     for (const auto& r : read.records) {
       ++*games;

@@ -185,7 +185,7 @@ void expect_consistent(const fs::path& dir) {
   const oppidum::selfplay::FolderReplayStore store(
       (dir / "games").string(), oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);
   for (const auto& chunk : store.chunks()) {
-    const auto read = store.read_chunk(chunk);
+    const auto read = oppidum::selfplay::read_game_file(chunk);
     EXPECT_TRUE(read.problems.empty()) << read.problems.front();
     for (const auto& r : read.records) EXPECT_NO_THROW(oppidum::selfplay::replay(r));
   }
@@ -273,7 +273,7 @@ TEST(FaultRun, RecordsThatDoNotHoldUpAreDropped) {
       (dir / "games").string(), oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);
   const auto chunks = store.chunks();
   ASSERT_FALSE(chunks.empty());
-  const auto good = store.read_chunk(chunks.front()).records.at(0);
+  const auto good = oppidum::selfplay::read_game_file(chunks.front()).records.at(0);
   auto out_of_range = good;
   out_of_range.moves[0].visits[0].action = 60000;
   auto illegal = good;

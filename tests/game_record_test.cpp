@@ -71,6 +71,59 @@ TEST_F(GameFileTest, DamagedRecordIsSkippedAndReported) {
   EXPECT_NE(read.problems[0].find("CRC"), std::string::npos);
 }
 
+// for_each_game hands over the intact records one at a time, with where each lies, stops when
+// asked, and reports the problems read_game_file reports; read_game_at reads one record again from
+// its place alone, and refuses a place whose record is no longer intact.
+TEST_F(GameFileTest, RecordsOneAtATimeAndEachAgainFromItsPlace) {
+  const std::string file = path("one_at_a_time.bin");
+  write_game_file(file, records_);
+  std::string bytes = util::read_regular_file(file, 1 << 20);
+  const std::size_t first_len = encode_record(records_[0]).size();
+  bytes[16 + 8 + first_len + 8 + 20] ^= 0x5A;  // the second record's payload
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+
+  std::vector<RecordPlace> places;
+  std::vector<GameRecord> seen;
+  const ReadResult all = for_each_game(file, [&](GameRecord&& r, const RecordPlace& place) {
+    seen.push_back(std::move(r));
+    places.push_back(place);
+    return true;
+  });
+  EXPECT_TRUE(all.records.empty());
+  ASSERT_EQ(seen.size(), 2u);
+  expect_same(seen[0], records_[0]);
+  expect_same(seen[1], records_[2]);
+  EXPECT_EQ(all.problems, read_game_file(file).problems);
+  EXPECT_EQ(places[0].offset, 16u);
+  EXPECT_EQ(places[1].offset, 16u + 8 + first_len + 8 + encode_record(records_[1]).size());
+  EXPECT_EQ(places[1].version, kRecordFormatVersion);
+  expect_same(read_game_at(file, places[1]), records_[2]);
+  expect_same(read_game_at(file, places[0]), records_[0]);
+
+  int visits = 0;
+  const ReadResult stopped = for_each_game(file, [&](GameRecord&&, const RecordPlace&) {
+    ++visits;
+    return false;
+  });
+  EXPECT_EQ(visits, 1);
+  EXPECT_TRUE(stopped.problems.empty()) << "a stop is not a problem";
+
+  // A place that is not a record's, and a record damaged since it was read, are refused.
+  EXPECT_THROW(read_game_at(file, {places[1].offset + 1, kRecordFormatVersion}),
+               std::runtime_error);
+  EXPECT_THROW(read_game_at(file, {4, kRecordFormatVersion}), std::runtime_error);
+  EXPECT_THROW(read_game_at(file, {bytes.size() + 100, kRecordFormatVersion}),
+               std::runtime_error);
+  bytes[places[1].offset + 8 + 3] ^= 0x11;
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  try {
+    read_game_at(file, places[1]);
+    ADD_FAILURE() << "a damaged record was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CRC"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(GameFileTest, TruncatedFileKeepsTheIntactRecords) {
   const std::string file = path("truncated.bin");
   write_game_file(file, records_);

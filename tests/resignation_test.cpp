@@ -120,7 +120,7 @@ std::vector<GameRecord> play(const SelfPlaySettings& settings, const std::string
   *stats = sp.stats();
   std::vector<GameRecord> records;
   for (const std::string& chunk : store.chunks())
-    for (GameRecord& r : store.read_chunk(chunk).records) records.push_back(std::move(r));
+    for (GameRecord& r : selfplay::read_game_file(chunk).records) records.push_back(std::move(r));
   return records;
 }
 

@@ -63,7 +63,7 @@ TEST_P(SelfPlayTest, GamesReachTheStoreAsLegalRecords) {
   ASSERT_GE(stats.games, 9);
   std::int64_t games = 0, positions = 0, targets = 0;
   for (const std::string& chunk : store.chunks()) {
-    const ReadResult read = store.read_chunk(chunk);
+    const ReadResult read = selfplay::read_game_file(chunk);
     EXPECT_TRUE(read.problems.empty());
     for (const GameRecord& r : read.records) {
       ++games;
@@ -159,7 +159,7 @@ TEST_P(SelfPlayTest, GumbelRootRecordsTheImprovedPolicy) {
   EXPECT_EQ(sp.error(), "");
   int targets = 0;
   for (const std::string& chunk : store.chunks())
-    for (const GameRecord& r : store.read_chunk(chunk).records) {
+    for (const GameRecord& r : selfplay::read_game_file(chunk).records) {
       const auto states = replay(r);  // legal moves, weights only for legal actions
       for (std::size_t i = 0; i < r.moves.size(); ++i) {
         const MoveRecord& m = r.moves[i];
@@ -182,7 +182,7 @@ TEST_P(SelfPlayTest, GumbelRootRecordsTheImprovedPolicy) {
 std::pair<std::int64_t, std::int64_t> target_visit_sums(FolderReplayStore& store) {
   std::int64_t all = 0, largest = 0;
   for (const std::string& chunk : store.chunks())
-    for (const GameRecord& r : store.read_chunk(chunk).records)
+    for (const GameRecord& r : selfplay::read_game_file(chunk).records)
       for (const MoveRecord& m : r.moves) {
         if (!m.policy_target) continue;
         std::int64_t sum = 0;
@@ -242,7 +242,7 @@ TEST(FolderReplayStore, ContinuesNumberingAndDropsInterruptedWrites) {
   const auto chunks = again.chunks();
   ASSERT_EQ(chunks.size(), 3u);
   EXPECT_NE(chunks[2].find("chunk-00000002.bin"), std::string::npos);
-  EXPECT_EQ(again.read_chunk(chunks[1]).records.size(), 2u);
+  EXPECT_EQ(selfplay::read_game_file(chunks[1]).records.size(), 2u);
 }
 
 // Readers never touch a live run: a read-only store leaves the owner's temporary files (a chunk
@@ -397,7 +397,8 @@ TEST(SelfPlay, StartsAgainAfterStop) {
   EXPECT_EQ(sp.error(), "");
   EXPECT_GE(sp.stats().games, first + 3) << "games after a restart were dropped";
   std::int64_t stored = 0;
-  for (const std::string& chunk : store.chunks()) stored += static_cast<std::int64_t>(store.read_chunk(chunk).records.size());
+  for (const std::string& chunk : store.chunks())
+    stored += static_cast<std::int64_t>(read_game_file(chunk).records.size());
   EXPECT_EQ(stored, sp.stats().games);
 }
 

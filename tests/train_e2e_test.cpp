@@ -122,7 +122,7 @@ TEST(TrainEndToEnd, TwoGenerationsFillTheRunFolder) {
                                              oppidum::selfplay::FolderReplayStore::Mode::kReadOnly);
   ASSERT_FALSE(store.chunks().empty());
   for (const auto& chunk : store.chunks()) {
-    const auto read = store.read_chunk(chunk);
+    const auto read = oppidum::selfplay::read_game_file(chunk);
     EXPECT_TRUE(read.problems.empty()) << read.problems.front();
     for (const auto& r : read.records) EXPECT_NO_THROW(oppidum::selfplay::replay(r));
   }

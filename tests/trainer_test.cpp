@@ -87,7 +87,7 @@ std::unique_ptr<ReplayWindow> games_window(const std::string& game_name,
                                                window_of(100000, 100000, 0.5));
   int games = 0;
   for (const auto& chunk : store.chunks())
-    for (const auto& r : store.read_chunk(chunk).records) {
+    for (const auto& r : selfplay::read_game_file(chunk).records) {
       if (games++ < 8) {
         EXPECT_TRUE(window->add_game(r));
       }

@@ -65,19 +65,21 @@ void Intake::read_folder() {
     if (problems_logged_.insert(p).second) warn_("games: " + p);
   for (; chunks_read_ < chunks.size(); ++chunks_read_) {
     const std::string& chunk = chunks[chunks_read_];
-    const selfplay::ReadResult read = store_.read_chunk(chunk);
+    std::size_t i = 0;
+    const selfplay::ReadResult read =
+        selfplay::for_each_game(chunk, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace&) {
+          std::string why;
+          if (!window_.add_game(r, &why)) {
+            drop(std::to_string(i++) + " of " + chunk, why);
+            return true;
+          }
+          ++i;
+          ++games_;
+          if (!r.origin.empty() && store::compare_stream_ids(r.origin, stored_until_) > 0)
+            stored_until_ = r.origin;
+          return true;
+        });
     for (const std::string& p : read.problems) warn_("skipping damaged data: " + p);
-    for (std::size_t i = 0; i < read.records.size(); ++i) {
-      const selfplay::GameRecord& r = read.records[i];
-      std::string why;
-      if (!window_.add_game(r, &why)) {
-        drop(std::to_string(i) + " of " + chunk, why);
-        continue;
-      }
-      ++games_;
-      if (!r.origin.empty() && store::compare_stream_ids(r.origin, stored_until_) > 0)
-        stored_until_ = r.origin;
-    }
   }
 }
 

@@ -166,13 +166,18 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
     const auto chunks = store.chunks();
     problems += static_cast<int>(store.problems().size());
     for (const auto& chunk : chunks) {
-      const auto read = store.read_chunk(chunk);
-      problems += static_cast<int>(read.problems.size());
-      if (read.records.empty()) continue;
       double plies = 0;
-      for (const auto& r : read.records) plies += static_cast<double>(r.moves.size());
-      games += static_cast<std::int64_t>(read.records.size());
-      length.points.emplace_back(index++, plies / static_cast<double>(read.records.size()));
+      std::int64_t records = 0;
+      const auto read =
+          selfplay::for_each_game(chunk, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace&) {
+            plies += static_cast<double>(r.moves.size());
+            ++records;
+            return true;
+          });
+      problems += static_cast<int>(read.problems.size());
+      if (records == 0) continue;
+      games += records;
+      length.points.emplace_back(index++, plies / static_cast<double>(records));
     }
   }
   length.points = smooth(length.points, 300);

@@ -243,20 +243,29 @@ void RunReader::refresh_index_locked() {
     const std::string file = fs::path(path).filename().string();
     const std::string digits = file.substr(6, file.size() - 6 - 4);  // chunk-<digits>.bin
     chunk.number = std::strtoull(digits.c_str(), nullptr, 10);
-    const selfplay::ReadResult read = store.read_chunk(path);
+    // One record at a time; where each lies is kept, so a game asked for is read alone.
+    const selfplay::ReadResult read = selfplay::for_each_game(
+        path, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace& place) {
+          if (chunk.games.size() >= 65535) return true;
+          GameEntry e;
+          e.network_step = r.network_step;
+          e.index = static_cast<std::uint16_t>(chunk.games.size());
+          e.plies = static_cast<std::uint16_t>(std::min<std::size_t>(r.moves.size(), 65535));
+          e.result = r.result;
+          e.adjudicated = r.adjudicated;
+          e.resigned = r.resigned;
+          e.score[0] = r.score[0];
+          e.score[1] = r.score[1];
+          e.offset = static_cast<std::uint32_t>(place.offset);
+          chunk.version = place.version;
+          chunk.games.push_back(e);
+          return true;
+        });
     chunk.problems = static_cast<int>(read.problems.size());
-    for (std::size_t i = 0; i < read.records.size() && i < 65535; ++i) {
-      const selfplay::GameRecord& r = read.records[i];
-      GameEntry e;
-      e.network_step = r.network_step;
-      e.index = static_cast<std::uint16_t>(i);
-      e.plies = static_cast<std::uint16_t>(std::min<std::size_t>(r.moves.size(), 65535));
-      e.result = r.result;
-      e.adjudicated = r.adjudicated;
-      e.resigned = r.resigned;
-      e.score[0] = r.score[0];
-      e.score[1] = r.score[1];
-      chunk.games.push_back(e);
+    if (!read.problems.empty()) {
+      chunk.first_problem = read.problems.front();
+      if (chunk.first_problem.rfind(path, 0) == 0)
+        chunk.first_problem = "the file" + chunk.first_problem.substr(path.size());
     }
     chunks_.push_back(std::move(chunk));
   }
@@ -450,6 +459,7 @@ json RunReader::list_games(const GameFilter& f) {
 
 json RunReader::game_record(std::uint64_t chunk_number, int index) {
   std::string path;
+  selfplay::RecordPlace place;
   int steps_per_generation = 0;
   bool gumbel = false;
   {
@@ -458,25 +468,35 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
     steps_per_generation = config.steps_per_generation;
     gumbel = config.gumbel;
     refresh_index_locked();
+    const Chunk* chunk = nullptr;
     for (const Chunk& c : chunks_)
-      if (c.number == chunk_number) path = c.path;
+      if (c.number == chunk_number) chunk = &c;
+    if (!chunk)
+      throw NotFound("run " + name_ + " has no game chunk " + std::to_string(chunk_number));
+    if (index < 0 || static_cast<std::size_t>(index) >= chunk->games.size())
+      throw NotFound(
+          "chunk " + std::to_string(chunk_number) + " of run " + name_ + " has no game " +
+          std::to_string(index) + " (" + std::to_string(chunk->games.size()) + " intact games" +
+          (chunk->first_problem.empty()
+               ? std::string()
+               : "; " + std::to_string(chunk->problems) +
+                     " problem(s), the first: " + quote_input(chunk->first_problem, 200)) +
+          ")");
+    path = chunk->path;
+    place = {chunk->games[static_cast<std::size_t>(index)].offset, chunk->version};
   }
-  if (path.empty())
-    throw NotFound("run " + name_ + " has no game chunk " + std::to_string(chunk_number));
-  const selfplay::ReadResult read = selfplay::read_game_file(path);
-  // A damaged file's first problem, said without the server's path.
-  std::string problem = read.problems.empty() ? std::string() : read.problems.front();
-  if (problem.rfind(path, 0) == 0) problem = "the file" + problem.substr(path.size());
-  if (index < 0 || static_cast<std::size_t>(index) >= read.records.size())
-    throw NotFound("chunk " + std::to_string(chunk_number) + " of run " + name_ + " has no game " +
-                   std::to_string(index) + " (" + std::to_string(read.records.size()) +
-                   " intact games" +
-                   (problem.empty() ? std::string()
-                                    : "; " + std::to_string(read.problems.size()) +
-                                          " problem(s), the first: " + quote_input(problem, 200)) +
-                   ")");
-  const selfplay::GameRecord& r = read.records[static_cast<std::size_t>(index)];
+  selfplay::GameRecord r;
   std::vector<std::unique_ptr<GameState>> states;
+  try {
+    r = selfplay::read_game_at(path, place);
+  } catch (const std::exception& e) {
+    // Replaced or damaged since it was indexed (the next request indexes it again); said without
+    // the server's path.
+    std::string why = e.what();
+    if (why.rfind(path, 0) == 0) why = "the file" + why.substr(path.size());
+    throw NotFound("game " + std::to_string(chunk_number) + "/" + std::to_string(index) +
+                   " cannot be read: " + quote_input(why, 200));
+  }
   try {
     states = selfplay::replay(r);
   } catch (const std::exception& e) {

@@ -95,14 +95,17 @@ class RunReader {
     bool adjudicated = false;
     bool resigned = false;
     std::int16_t score[2] = {0, 0};
+    std::uint32_t offset = 0;      // where its record lies (a game file is at most 1 GiB)
   };
   struct Chunk {
     std::string path;
     std::uint64_t number = 0;
     std::uintmax_t size = 0;
     std::int64_t mtime = 0;
+    std::uint32_t version = 0;     // the file's format version
     std::vector<GameEntry> games;
     int problems = 0;
+    std::string first_problem;     // said without the server's path
   };
   struct ConfigInfo {
     std::string game;

@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(s.positions >= 0, "index positions not negative");
     }
     FUZZ_CHECK(!store.chunks().empty(), "the chunk is listed");
-    (void)store.read_chunk(store.chunks().front());
+    (void)selfplay::read_game_file(store.chunks().front());
   } catch (const util::FileError&) {
   } catch (const std::runtime_error&) {
   }
