@@ -53,6 +53,56 @@ RedisReply convert(const redisReply* r) {
   return out;
 }
 
+// The objects one reply may make (strings, numbers, nils and arrays, each counted; an array's
+// announced length counts before its slots are allocated). hiredis bounds neither: a reply within
+// its byte cap can still be 16 million one-byte items, each an object of about 50 bytes plus its
+// slot, about 2 GB for 64 MiB. The largest reply oppidum expects is a few thousand items.
+constexpr std::size_t kMaxReplyObjects = std::size_t{1} << 20;
+
+// A reply's objects are counted against kMaxReplyObjects as hiredis's reader makes them (in the
+// reader's privdata, which it hands to every task); the objects themselves are hiredis's own. A
+// refused object is a null, which the reader reports as out of memory; read_reply says what it was.
+const redisReplyObjectFunctions& hiredis_objects() {
+  static const redisReplyObjectFunctions functions = [] {
+    redisReader* reader = redisReaderCreate();
+    if (reader == nullptr) throw std::bad_alloc();
+    const redisReplyObjectFunctions copy = *reader->fn;
+    redisReaderFree(reader);
+    return copy;
+  }();
+  return functions;
+}
+
+bool take_objects(const redisReadTask* task, std::size_t count) {
+  auto* objects = static_cast<ReplyObjects*>(task->privdata);
+  if (objects == nullptr) return true;
+  if (count > kMaxReplyObjects - std::min(objects->made, kMaxReplyObjects)) {
+    objects->refused = true;
+    return false;
+  }
+  objects->made += count;
+  return true;
+}
+
+redisReplyObjectFunctions counted_objects() {
+  redisReplyObjectFunctions f{};
+  f.createString = [](const redisReadTask* task, char* str, size_t len) -> void* {
+    return take_objects(task, 1) ? hiredis_objects().createString(task, str, len) : nullptr;
+  };
+  f.createArray = [](const redisReadTask* task, int elements) -> void* {
+    const std::size_t slots = elements > 0 ? static_cast<std::size_t>(elements) : 0;
+    return take_objects(task, 1 + slots) ? hiredis_objects().createArray(task, elements) : nullptr;
+  };
+  f.createInteger = [](const redisReadTask* task, long long value) -> void* {
+    return take_objects(task, 1) ? hiredis_objects().createInteger(task, value) : nullptr;
+  };
+  f.createNil = [](const redisReadTask* task) -> void* {
+    return take_objects(task, 1) ? hiredis_objects().createNil(task) : nullptr;
+  };
+  f.freeObject = [](void* object) { hiredis_objects().freeObject(object); };
+  return f;
+}
+
 // Appends one command to the context's output buffer.
 void append(redisContext* c, const std::vector<std::string>& argv) {
   std::vector<const char*> args;
@@ -175,9 +225,15 @@ bool send_commands(redisContext* c, Transfer& transfer, const std::atomic<bool>*
 bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, Transfer& transfer,
                 const std::atomic<bool>* stop, std::string& error) {
   std::size_t read = 0;
+  // The reader makes one reply's objects only while it is asked for that reply.
+  auto* objects = static_cast<ReplyObjects*>(c->reader->privdata);
+  *objects = ReplyObjects{};
   for (;;) {
     if (redisGetReplyFromReader(c, raw) != REDIS_OK) {
-      error = c->errstr[0] != '\0' ? c->errstr : "a malformed reply";
+      error = objects->refused ? "a reply of more than " + std::to_string(kMaxReplyObjects) +
+                                     " items, more than any it expects"
+              : c->errstr[0] != '\0' ? c->errstr
+                                     : "a malformed reply";
       return false;
     }
     if (*raw != nullptr) return true;
@@ -225,6 +281,9 @@ void RedisClient::connect() {
     drop();
     throw RedisError("cannot connect to " + url_.to_string() + ": " + why);
   }
+  static redisReplyObjectFunctions counted = counted_objects();
+  context_->reader->fn = &counted;
+  context_->reader->privdata = &reply_objects_;
   if (url_.password.empty()) return;
   std::vector<std::string> auth = {"AUTH"};
   if (!url_.user.empty()) auth.push_back(url_.user);

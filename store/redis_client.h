@@ -49,6 +49,12 @@ struct RedisReply {
   bool is_nil() const { return type == Type::kNil; }
 };
 
+// The objects hiredis's reader made of the reply being read (redis_client.cpp bounds them).
+struct ReplyObjects {
+  std::size_t made = 0;
+  bool refused = false;
+};
+
 class RedisClient {
  public:
   // The largest reply taken by default (each reply of a pipeline): a batch of games is a few MB.
@@ -90,6 +96,7 @@ class RedisClient {
   RedisUrl url_;
   util::LogLine log_;
   redisContext* context_ = nullptr;
+  ReplyObjects reply_objects_;  // what the context's reader counts of the reply it reads
   bool lost_ = false;  // a loss was logged and not yet its end
   std::chrono::steady_clock::time_point lost_at_;
   double seconds_disconnected_ = 0;

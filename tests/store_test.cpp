@@ -595,6 +595,50 @@ TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
       << "the stop flag was not looked at while the command waited to be taken";
 }
 
+// A reply within the byte cap can still be millions of tiny items (hiredis makes an object of
+// about 50 bytes and a slot for each: 64 MiB of ":1" items took about 2 GB), or announce an array
+// of two billion slots: both are refused by their count, as a reply too large is, before the
+// objects are made, while a reply of a thousand items is read whole.
+TEST(RedisClientTest, AReplysItemsAreCounted) {
+  const auto serve_reply = [](std::string head, std::string item, std::size_t count) {
+    return [=](int fd, const std::atomic<bool>& done) {
+      char command[4096];
+      if (::recv(fd, command, sizeof command, 0) <= 0) return;
+      std::string batch;
+      for (std::size_t i = 0; i < 4096; ++i) batch += item;
+      if (::send(fd, head.data(), head.size(), MSG_NOSIGNAL) <= 0) return;
+      for (std::size_t sent = 0; sent < count && !done.load(); sent += 4096)
+        if (::send(fd, batch.data(), batch.size(), MSG_NOSIGNAL) <= 0) return;
+      while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    };
+  };
+  const auto refused_by_count = [](FakeServer& server) {
+    std::atomic<bool> stop{false};
+    std::vector<std::string> log;
+    RedisClient client(parse_redis_url(server.url(), nullptr),
+                       [&](const std::string& line) { log.push_back(line); });
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      stop = true;
+    });
+    EXPECT_THROW(client.command({"GET", "k"}, &stop), RedisStopped);
+    stopper.join();
+    return log.empty() ? std::string() : log[0];
+  };
+  const std::size_t many = (std::size_t{1} << 20) + 4096;
+  FakeServer tiny(serve_reply("*" + std::to_string(many) + "\r\n", ":1\r\n", many));
+  EXPECT_NE(refused_by_count(tiny).find("a reply of more than 1048576 items"), std::string::npos);
+  FakeServer nested(serve_reply("*1\r\n*2000000000\r\n", "", 0));
+  EXPECT_NE(refused_by_count(nested).find("a reply of more than 1048576 items"),
+            std::string::npos);
+
+  FakeServer fine(serve_reply("*4096\r\n", "$1\r\nx\r\n", 4096));
+  RedisClient client(parse_redis_url(fine.url(), nullptr), [](const std::string&) {});
+  const RedisReply reply = client.command({"GET", "k"});
+  ASSERT_EQ(reply.elements.size(), 4096u);
+  EXPECT_EQ(reply.elements.back().str, "x");
+}
+
 // A server at its memory limit (maxmemory, nothing to evict) answers OOM and applies nothing;
 // nothing a node does would free its memory, so the node stops with an error naming the command,
 // the key and the server's words, at once.
