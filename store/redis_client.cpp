@@ -55,8 +55,9 @@ RedisReply convert(const redisReply* r) {
 
 // The objects one reply may make (strings, numbers, nils and arrays, each counted; an array's
 // announced length counts before its slots are allocated). hiredis bounds neither: a reply within
-// its byte cap can still be 16 million one-byte items, each an object of about 50 bytes plus its
-// slot, about 2 GB for 64 MiB. The largest reply oppidum expects is a few thousand items.
+// its byte cap can still be 16 million four-byte items (":1\r\n"), each an object of about 50 bytes
+// and a slot: more than a gigabyte for 64 MiB. The largest reply oppidum expects is a few thousand
+// items.
 constexpr std::size_t kMaxReplyObjects = std::size_t{1} << 20;
 
 // A reply's objects are counted against kMaxReplyObjects as hiredis's reader makes them (in the

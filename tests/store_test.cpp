@@ -596,7 +596,7 @@ TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
 }
 
 // A reply within the byte cap can still be millions of tiny items (hiredis makes an object of
-// about 50 bytes and a slot for each: 64 MiB of ":1" items took about 2 GB), or announce an array
+// about 50 bytes and a slot for each: 64 MiB of ":1" items, over a gigabyte), or announce an array
 // of two billion slots: both are refused by their count, as a reply too large is, before the
 // objects are made, while a reply of a thousand items is read whole.
 TEST(RedisClientTest, AReplysItemsAreCounted) {
