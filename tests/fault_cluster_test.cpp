@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "games/registry.h"
+#include "model/checkpoint.h"
 #include "selfplay/game_record.h"
 #include "selfplay/replay_store.h"
 #include "tests/process_util.h"
@@ -264,6 +266,28 @@ TEST(FaultCluster, AWorkerOfAnotherVersionIsRefused) {
                            " --node old 2>&1");
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("encoding version 99"), std::string::npos) << r.out;
+}
+
+// A published network of the run's game but another architecture than the run's config names is
+// none the trainer published (a run's keys written by something else): the worker refuses it,
+// naming what differs, instead of playing with it.
+TEST(FaultCluster, AWorkerRefusesANetworkOfAnotherArchitecture) {
+  RedisServer redis;
+  redis.command({"SET", "oppidum:arch:config", read_file(kConfig)});
+  const oppidum::Game& game = oppidum::game_by_name("mg");
+  const std::vector<char> bytes = oppidum::model::serialize_checkpoint(
+      oppidum::model::random_checkpoint(game, oppidum::model::NetConfig::sized(2, 16), 5));
+  const std::string checkpoint(bytes.begin(), bytes.end());
+  redis.command({"HSET", "oppidum:arch:network", "checkpoint", checkpoint, "crc32",
+                 std::to_string(oppidum::util::crc32(checkpoint.data(), checkpoint.size())),
+                 "step", "0", "generation", "0", "game", "mg", "encoding_version",
+                 std::to_string(game.encoding_version()), "version", "1"});
+  const auto r = run_shell("timeout 60 " + kBinary + " selfplay --store " + redis.url("arch") +
+                           " --node n --threads 1 2>&1");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("does not fit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("network 2x16"), std::string::npos) << r.out;
+  EXPECT_EQ(redis.command({"XLEN", "oppidum:arch:games"}), ":0\r\n") << "a game was played";
 }
 
 // Entries that fail their checksum or replay an illegal move are dropped and counted, never
