@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
@@ -227,6 +228,7 @@ int above_standard_fds(int fd) {
 class ChildProcess {
  public:
   enum class Read { kLine, kTimeout, kEnd, kTooLong };
+  enum class Write { kWritten, kClosed, kTimeout };
 
   explicit ChildProcess(const std::string& command) {
     // Pipes: to the program, from it, its exit status (from the keeper), and the control pipe the
@@ -240,6 +242,9 @@ class ChildProcess {
       }
     }
     to_child_ = fds[1];
+    // Writes wait for the program with a deadline (write_line): a program that never reads its
+    // input, or fills it itself, cannot hold the match. Only this end: the program's is its own.
+    fcntl(to_child_, F_SETFL, fcntl(to_child_, F_GETFL) | O_NONBLOCK);
     from_child_ = fds[2];
     status_ = fds[4];
     control_ = fds[7];
@@ -306,9 +311,10 @@ class ChildProcess {
     }
   }
 
-  // Writes `line` and a newline; false when the program no longer reads its input.
-  bool write_line(const std::string& line) {
-    if (to_child_ < 0) return false;
+  // Writes `line` and a newline before `deadline`: kClosed when the program no longer reads its
+  // input, kTimeout when it has not taken it by then (its input pipe stays full).
+  Write write_line(const std::string& line, Clock::time_point deadline) {
+    if (to_child_ < 0) return Write::kClosed;
     const std::string data = line + '\n';
     // Block SIGPIPE on this thread while writing, and swallow the one a closed pipe raises, so a
     // program that quit does not kill the arena.
@@ -316,13 +322,24 @@ class ChildProcess {
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-    bool ok = true;
+    Write result = Write::kWritten;
     std::size_t done = 0;
     while (done < data.size()) {
       const ssize_t n = write(to_child_, data.data() + done, data.size() - done);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) {
+          result = Write::kTimeout;
+          break;
+        }
+        pollfd fd{to_child_, POLLOUT, 0};
+        poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)) + 1);
+        continue;  // ready, closed (the write says EPIPE), or the deadline: looked at above
+      }
       if (n < 0) {
-        ok = false;
+        result = Write::kClosed;
         if (errno == EPIPE) {
           const timespec zero{0, 0};
           while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {}
@@ -332,7 +349,7 @@ class ChildProcess {
       done += static_cast<std::size_t>(n);
     }
     pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-    return ok;
+    return result;
   }
 
   // Reads the next line that is not blank (without its newline and a trailing '\r') before
@@ -636,13 +653,17 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
   // first lines (its start-up is not charged).
   const bool first_move = !session->known;
   const auto sent = Clock::now();
+  auto deadline = sent + std::chrono::milliseconds(config_.timeout_ms);
   std::size_t written = 0;
   for (const auto& message : messages) {
-    if (!session->process.write_line(message)) break;
+    const ChildProcess::Write write = session->process.write_line(message, deadline);
+    if (write == ChildProcess::Write::kTimeout)
+      forfeit("timeout: the program did not read its input within " +
+              std::to_string(config_.timeout_ms) + " ms (" + after + ")");
+    if (write == ChildProcess::Write::kClosed) break;
     written += message.size() + 1;
   }
   std::string line;
-  auto deadline = sent + std::chrono::milliseconds(config_.timeout_ms);
   if (first_move && config_.clock_seconds > 0)
     session->process.wait_until_reading(written, deadline);
   const auto move_start = first_move && config_.clock_seconds > 0 ? Clock::now() : sent;
@@ -707,7 +728,7 @@ void ExternalPlayer::game_ended(int game_id) noexcept {
     }
   }
   for (auto& session : ended) {
-    session->process.write_line("Quit");
+    session->process.write_line("Quit", Clock::now() + kQuitGrace);
     session->process.finish(kQuitGrace);
   }
 }

@@ -374,6 +374,24 @@ TEST(ExternalMatchTest, CheatingAndStallingProgramsForfeit) {
   }
 }
 
+// A program that stops reading its input, and fills it itself (it can: /proc/self/fd/0), once
+// held the match forever: writing the opponent's move blocked before any deadline ran. A write
+// now waits until the move's deadline, then the program forfeits, saying why.
+TEST(ExternalMatchTest, AProgramThatDoesNotReadItsInputForfeitsInTime) {
+  const std::string full = script(
+      "full",
+      "read line\nexec 3>/proc/self/fd/0\ntimeout 1 yes '' >&3\n"
+      "case \"$line\" in *b2*) echo a1 ;; *) echo b2 ;; esac\nsleep 20\n");
+  const Played p = play(game_by_name("ttt"), "random",
+                        "external:cmd=\"" + full + "\",timeout_ms=2000", 2);
+  EXPECT_LT(p.seconds, 15.0) << "the match waited for a program that does not read";
+  EXPECT_EQ(p.status.forfeits, 2);
+  for (const GameRecord& g : p.games)
+    EXPECT_NE(g.forfeit.find("timeout: the program did not read its input within 2000 ms"),
+              std::string::npos)
+        << g.forfeit;
+}
+
 TEST(ExternalMatchTest, BlankLinesAndSpacesAroundAMoveAreIgnored) {
   // docs/FORMATS.md: blank lines, surrounding spaces and a \r before the \n are ignored.
   const std::string padded =
