@@ -137,8 +137,15 @@ Action HumanPlayer::choose_move(const GameState& state, std::uint64_t seed) {
          << std::flush;
     try {
       if (!util::read_line(in_, line)) throw QuitGame();
-    } catch (const util::LineTooLong&) {
-      in_.ignore(std::numeric_limits<std::streamsize>::max(), '\n');  // its rest, unkept
+    } catch (const util::LineTooLong& e) {
+      // Its rest is skipped, unkept, up to a limit: a line with no end (/dev/zero) is no person's,
+      // and skipping it would read forever.
+      constexpr std::streamsize kMaxSkipped = std::streamsize{1} << 20;
+      in_.ignore(kMaxSkipped, '\n');
+      if (in_.gcount() >= kMaxSkipped)
+        throw std::runtime_error(std::string("standard input: ") + e.what() +
+                                 " that does not end within " + std::to_string(kMaxSkipped) +
+                                 " more; no move is that long");
       out_ << "That line is too long; type a move.\n";
       continue;
     }

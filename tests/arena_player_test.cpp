@@ -145,6 +145,17 @@ TEST(HumanPlayerTest, AnOverlongLineIsDroppedAndTheNextOneRead) {
   EXPECT_EQ(state->action_to_string(human.choose_move(*state, 0)), "c1-c3");
   EXPECT_NE(out.str().find("That line is too long"), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find("Not playable"), std::string::npos) << "the line's rest was read";
+
+  // A line with no end in sight (standard input from /dev/zero) is an error, not read forever.
+  std::istringstream endless(std::string(util::kMaxLineBytes + (std::size_t{2} << 20), 'c'));
+  HumanPlayer reader(endless, out);
+  try {
+    reader.choose_move(*state, 0);
+    ADD_FAILURE() << "an endless line was skipped";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("standard input: a line longer than"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(HumanPlayerTest, QuitAndEndOfInputEndTheGame) {
