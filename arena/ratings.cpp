@@ -174,7 +174,8 @@ std::string name_list(const std::vector<std::string>& names, const std::vector<i
 }  // namespace
 
 void check_result_players(const std::string& a, const std::string& b) {
-  if (a == b) throw ResultsFileError(a + " cannot play itself in a results file");
+  if (a == b)
+    throw ResultsFileError("\"" + quote_input(a, 60) + "\" cannot play itself in a results file");
   // A name the file could not hold as one: '#' starts a comment, and blanks and control
   // characters split or hide it (a "\v# x ..." line once rated a player "#").
   for (const std::string* name : {&a, &b})
@@ -219,10 +220,12 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source,
       const std::string name = trim(line.substr(kGameLine.size()));
       const std::string where = source + " line " + std::to_string(number) + ": ";
       if (name.empty() || name.find_first_of(" \t") != std::string::npos)
-        throw ResultsFileError(where + "expected `# game: NAME`, got \"" + line + "\"");
+        throw ResultsFileError(where + "expected `# game: NAME`, got \"" + quote_input(line, 60) +
+                               "\"");
       if (!lines.empty() || !game.empty())
         throw ResultsFileError(where + "a game line after " +
-                               (game.empty() ? "matches" : "the game line of " + game) +
+                               (game.empty() ? "matches"
+                                             : "the game line of " + quote_input(game, 60)) +
                                ": one file holds the matches of one game, its line first");
       game = name;
       continue;
@@ -233,7 +236,8 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source,
     std::string extra;
     if (!(fields >> m.a >> m.b >> m.wins >> m.draws >> m.losses) || (fields >> extra))
       throw ResultsFileError(source + " line " + std::to_string(number) +
-                             ": expected `A B wins draws losses`, got \"" + line + "\"");
+                             ": expected `A B wins draws losses`, got \"" +
+                             quote_input(line, 60) + "\"");
     try {
       check_result_line(m);
     } catch (const ResultsFileError& e) {
@@ -279,7 +283,7 @@ std::pair<std::string, bool> results_file_game(const std::string& path) {
 bool check_game(const std::string& path, const std::string& game) {
   const auto [held, holds_anything] = results_file_game(path);
   if (!held.empty() && held != game)
-    throw ResultsFileError(path + " holds matches of " + held + ", not of " + game +
+    throw ResultsFileError(path + " holds matches of " + quote_input(held, 60) + ", not of " + game +
                            ": give each game a results file of its own (ratings rates the "
                            "players of one game)");
   return holds_anything;

@@ -247,6 +247,18 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
   } catch (const ResultsFileError& e) {
     EXPECT_NE(std::string(e.what()).find("results.txt line 1"), std::string::npos) << e.what();
   }
+  // A line is quoted, shortened and with its control characters escaped (a 60 MB line was said
+  // whole, and a terminal's escape sequences reached the terminal).
+  std::istringstream hostile("a b 1 0 0 \x1b]0;title\x07" + std::string(1 << 20, 'x') + "\n");
+  try {
+    read_results(hostile, "results.txt");
+    FAIL() << "expected an error";
+  } catch (const ResultsFileError& e) {
+    const std::string what = e.what();
+    EXPECT_LT(what.size(), 300u);
+    EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
+    EXPECT_NE(what.find("\\x1b]0;title\\x07"), std::string::npos) << what;
+  }
 
   const std::string path = ::testing::TempDir() + "arena_results_test.txt";
   std::remove(path.c_str());

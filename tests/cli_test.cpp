@@ -319,12 +319,12 @@ TEST(Cli, ArenaExplainsBadPlayersAndSprt) {
   std::remove(results.c_str());
   r = run("arena --game ttt --a random --b random --games 2 --results " + results);
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("--results: random cannot play itself"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--results: \"random\" cannot play itself"), std::string::npos) << r.out;
   EXPECT_FALSE(std::ifstream(results).good());
   r = run("gauntlet --game ttt --player random --opponent uct:sims=2 --opponent random --games 2 "
           "--results " + results);
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("--results: random cannot play itself"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--results: \"random\" cannot play itself"), std::string::npos) << r.out;
   EXPECT_FALSE(std::ifstream(results).good());
   // A ply limit inside the random openings would end every game before a move.
   r = run("arena --game mg --a random --b random --games 2 --max-plies 2");
