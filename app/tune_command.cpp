@@ -80,24 +80,28 @@ void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
 }
 
 // One arena record line: <game> <spec> <spec> <result> <move>...
+// Read a line at a time (arena::for_each_record_line): the memory of a line, not of the file.
 void read_arena_file(const Game& game, const std::string& path, Reading& r) {
-  const std::string text = util::read_regular_file(path);
-  std::istringstream lines(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(lines, line)) {
-    ++number;
-    const std::optional<arena::GameLine> g = arena::split_game_line(line);
-    if (!g && util::trim_blanks(line).empty()) continue;
+  arena::for_each_record_line(path, arena::kMaxRecordFileBytes, 0, [&](const arena::RecordFileLine& l) {
+    const std::uint64_t number = l.number;
+    if (l.too_long) {
+      std::cerr << "warning: " << path << ":" << number << ": a line longer than "
+                << arena::kMaxRecordLineBytes << " bytes, longer than any game; line skipped\n";
+      ++r.skipped;
+      return;
+    }
+    const std::optional<arena::GameLine> g = arena::split_game_line(l.text);
+    if (!g && util::trim_blanks(std::string(l.text)).empty()) return;
     if (g && g->game != &game) {
       ++r.skipped;
-      continue;
+      return;
     }
     if (!g) {
-      std::cerr << "warning: " << path << ":" << number << ": no result (1-0, 0-1 or 1/2-1/2) "
-                << "in the fourth field; line skipped\n";
+      std::cerr << "warning: " << path << ":" << number << ": not a game (no result 1-0, 0-1 or "
+                << "1/2-1/2 in the fourth field, a player with a control character, or more or "
+                << "longer moves than any game has); line skipped\n";
       ++r.skipped;
-      continue;
+      return;
     }
     const int result_first = g->result == "1-0" ? 1 : g->result == "0-1" ? -1 : 0;
     std::vector<Action> moves;
@@ -108,13 +112,13 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
         moves.push_back(a);
         state->apply(a);
       }
-      if (!r.first_time("", moves)) continue;
+      if (!r.first_time("", moves)) return;
       if (!arena::add_game_samples(game, "", moves, result_first, r.samples)) ++r.unfinished;
     } catch (const std::exception& e) {
       std::cerr << "warning: " << path << ":" << number << ": " << e.what() << "; line skipped\n";
       ++r.skipped;
     }
-  }
+  });
 }
 
 void read_input(const Game& game, const std::string& path, Reading& r) {

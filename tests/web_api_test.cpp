@@ -1757,6 +1757,36 @@ TEST(ArenaReaderTest, RecordLinesNameTheirGame) {
   fs::remove_all(dir);
 }
 
+// A record file is read a line at a time and kept as an index of where each game's line starts: a
+// file that grows (a match still recording) is read on from its last whole line, a last line
+// without its newline is counted and read again once it is whole, a rewritten file is read again
+// from its start, a line longer than any game is skipped, and a game asked for is read from its
+// line alone.
+TEST(ArenaReaderTest, AGrowingFileIsReadOnAndEachGameFromItsLine) {
+  const fs::path dir = test_util::process_temp_dir("web_arena_growing");
+  fs::create_directories(dir);
+  const fs::path file = dir / "m.txt";
+  std::ofstream(file) << "ttt a b 1-0 a1 a2 b1 b2 c1\n"
+                      << "ttt a b 1-0 " << std::string(arena::kMaxRecordLineBytes, 'x') << "\n"
+                      << "ttt b a 0-1 a1 a2 b1 b2 c3 c2";  // no newline yet
+  ArenaReader reader("m.txt", file);
+  EXPECT_EQ(reader.info()["games"], 2) << reader.info().dump();
+  EXPECT_EQ(reader.info()["skipped"], 1) << "the line longer than any game";
+  EXPECT_EQ(reader.game_record(1)["moves"].size(), 6u);
+  std::ofstream(file, std::ios::app) << "\nttt c a 1/2-1/2 a1 b2 c3 b1 b3 a3 c1 c2 a2\n";
+  EXPECT_EQ(reader.info()["games"], 3) << "the last line was counted twice or not again";
+  EXPECT_EQ(reader.game_record(1)["second"], "a");
+  EXPECT_EQ(reader.game_record(2)["first"], "c");
+  EXPECT_EQ(reader.game_record(2)["result"], "1/2-1/2");
+  EXPECT_EQ(reader.list_games(0, 10, "c", "")["total"], 1);
+  std::ofstream(file, std::ios::trunc) << "ttt d e 0-1 a1 a2 b1 b2 c3 c2\n";  // rewritten, shorter
+  EXPECT_EQ(reader.info()["games"], 1);
+  EXPECT_EQ(reader.info()["skipped"], 0);
+  EXPECT_EQ(reader.game_record(0)["first"], "d");
+  EXPECT_THROW(reader.game_record(1), NotFound);
+  fs::remove_all(dir);
+}
+
 // A match's games come with both colour orders (and two matches of the same players may share a
 // file): the ratings count one line per pair of players, from its first player's view.
 TEST(ArenaReaderTest, ResultsAreOneLinePerPairOfPlayersWhoeverMovedFirst) {

@@ -1,6 +1,10 @@
 #include "web/arena_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -30,63 +34,93 @@ ArenaReader::ArenaReader(std::string name, fs::path path)
                              "`oppidum arena --record FILE`)");
 }
 
+std::uint32_t ArenaReader::player(Index& index, const std::string& spec) {
+  const auto [it, added] =
+      index.player_index.emplace(spec, static_cast<std::uint32_t>(index.players.size()));
+  if (added) index.players.push_back(spec);
+  return it->second;
+}
+
 void ArenaReader::refresh_locked() {
-  std::error_code ec;
-  const std::uintmax_t size = fs::file_size(path_, ec);
-  const auto mtime = static_cast<std::int64_t>(fs::last_write_time(path_, ec).time_since_epoch().count());
-  if (ec) throw NotFound(name_ + ": the record file cannot be read (" + ec.message() + ")");
-  if (size == size_ && mtime == mtime_) return;
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0)
+    throw NotFound(name_ + ": the record file cannot be read (" + std::strerror(errno) + ")");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const auto inode = static_cast<std::uint64_t>(st.st_ino);
+  const std::int64_t mtime =
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (size == index_.size && mtime == index_.mtime && inode == index_.inode) return;
   if (size > kMaxFileBytes)
     throw BadRequest(name_ + ": the record file is larger than 256 MiB");
-  std::string text;
-  try {
-    text = util::read_regular_file(path_.string(), kMaxFileBytes);
-  } catch (const util::FileError& e) {
-    throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
+  // A file that grew (a match still recording) is read on from its last whole line; anything else
+  // from its start, into a new index that replaces the old one only when it is whole.
+  const bool grew = index_.mtime >= 0 && inode == index_.inode && size > index_.size;
+  Index fresh;
+  Index& index = grew ? index_ : fresh;
+  if (grew) {  // a last line without its newline was counted; it is read again, whole
+    index.games.resize(index.games.size() - index.tail_games);
+    index.skipped -= index.tail_skipped;
   }
-  std::istringstream in(text);
-  games_.clear();
-  skipped_ = 0;
-  game_.clear();
-  std::string line;
-  while (std::getline(in, line)) {
-    std::optional<arena::GameLine> split = arena::split_game_line(line);
+  index.tail_games = index.tail_skipped = 0;
+  const auto visit = [&](const arena::RecordFileLine& l) {
+    if (l.ended) index.read_until = l.next;
+    const auto skip = [&] {
+      ++index.skipped;
+      if (!l.ended) index.tail_skipped = 1;
+    };
+    if (l.too_long) return skip();
+    std::optional<arena::GameLine> split = arena::split_game_line(l.text);
     if (!split) {
-      skipped_ += !util::trim_blanks(line).empty();
-      continue;
+      if (!util::trim_blanks(std::string(l.text)).empty()) skip();
+      return;
     }
-    arena::GameLine g = std::move(*split);
-    const oppidum::Game* named = g.game;
-    g.game = nullptr;
+    const arena::GameLine& g = *split;
     // The line's game: the one it names, else the first in which its moves are legal; a file
     // holds one game.
+    const oppidum::Game* found = nullptr;
     for (const oppidum::Game* game : all_games()) {
-      if (named && game != named) continue;
-      if (!game_.empty() && game_ != game->name()) continue;
+      if (g.game && game != g.game) continue;
+      if (!index.game.empty() && index.game != game->name()) continue;
       auto state = game->initial_state();
       try {
         for (const std::string& m : g.moves) state->apply(state->parse_action(m));
       } catch (const GameError&) {
         continue;
       }
-      g.game = game;
-      if (game_.empty() && !g.moves.empty()) game_ = game->name();
+      found = game;
+      if (index.game.empty() && !g.moves.empty()) index.game = game->name();
       break;
     }
-    if (g.game == nullptr) {
-      ++skipped_;
-      continue;
-    }
-    games_.push_back(std::move(g));
+    if (found == nullptr) return skip();
+    Entry e;
+    e.offset = l.offset;
+    e.first = player(index, g.first);
+    e.second = player(index, g.second);
+    e.plies = static_cast<std::uint32_t>(g.moves.size());
+    e.result = static_cast<std::int8_t>(g.result == "1-0" ? 1 : g.result == "0-1" ? -1 : 0);
+    e.game = found;
+    index.games.push_back(e);
+    if (!l.ended) index.tail_games = 1;
+  };
+  try {
+    arena::for_each_record_line(path_.string(), kMaxFileBytes, grew ? index.read_until : 0, visit);
+  } catch (const std::exception& e) {
+    if (grew) index_ = Index{};  // read again from the start next time
+    throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
   }
-  size_ = size;
-  mtime_ = mtime;
+  index.size = size;
+  index.mtime = mtime;
+  index.inode = inode;
+  if (!grew) index_ = std::move(fresh);
 }
 
 json ArenaReader::info() {
   std::lock_guard<std::mutex> lock(mutex_);
   refresh_locked();
-  return {{"name", name_}, {"game", game_}, {"games", games_.size()}, {"skipped", skipped_}};
+  return {{"name", name_},
+          {"game", index_.game},
+          {"games", index_.games.size()},
+          {"skipped", index_.skipped}};
 }
 
 json ArenaReader::list_games(int page, int per_page, const std::string& player,
@@ -103,19 +137,22 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
   json games = json::array();
   std::int64_t total = 0;
   const std::int64_t first = static_cast<std::int64_t>(page) * per_page;
-  for (std::size_t i = games_.size(); i-- > 0;) {
-    const arena::GameLine& g = games_[i];
-    if (!wanted.empty() && g.result != wanted) continue;
-    if (!player.empty() && g.first.find(player) == std::string::npos &&
-        g.second.find(player) == std::string::npos)
+  for (std::size_t i = index_.games.size(); i-- > 0;) {
+    const Entry& g = index_.games[i];
+    const std::string result_text = arena::result_notation(g.result);
+    const std::string& a = index_.players[g.first];
+    const std::string& b = index_.players[g.second];
+    if (!wanted.empty() && result_text != wanted) continue;
+    if (!player.empty() && a.find(player) == std::string::npos &&
+        b.find(player) == std::string::npos)
       continue;
     if (total >= first && total < first + per_page)
-      games.push_back({{"index", i}, {"first", g.first}, {"second", g.second},
-                       {"result", g.result}, {"plies", g.moves.size()}});
+      games.push_back({{"index", i}, {"first", a}, {"second", b},
+                       {"result", result_text}, {"plies", g.plies}});
     ++total;
   }
   return {{"total", total},
-          {"all", games_.size()},
+          {"all", index_.games.size()},
           {"page", page},
           {"per_page", per_page},
           {"pages", (total + per_page - 1) / per_page},
@@ -128,26 +165,26 @@ std::vector<SourceResults> ArenaReader::results() {
   std::vector<SourceResults> out;
   // One line per game and pair of players, whoever moved first: (game, players) -> line.
   std::map<std::pair<std::string, std::pair<std::string, std::string>>, std::size_t> line_of;
-  for (const arena::GameLine& g : games_) {
-    if (!g.game) continue;
+  for (const Entry& g : index_.games) {
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const SourceResults& s) { return s.game == g.game->name(); });
     if (it == out.end()) {
       out.push_back({g.game->name(), name_, {}, {}});
       it = out.end() - 1;
     }
-    const auto key = std::make_pair(g.game->name(), g.first < g.second
-                                                        ? std::make_pair(g.first, g.second)
-                                                        : std::make_pair(g.second, g.first));
+    const std::string& a = index_.players[g.first];
+    const std::string& b = index_.players[g.second];
+    const auto key =
+        std::make_pair(g.game->name(), a < b ? std::make_pair(a, b) : std::make_pair(b, a));
     auto line = line_of.find(key);
     if (line == line_of.end()) {
       line = line_of.emplace(key, it->matches.size()).first;
-      it->matches.push_back({g.first, g.second, 0, 0, 0});
+      it->matches.push_back({a, b, 0, 0, 0});
     }
     arena::MatchLine& m = it->matches[line->second];
-    const bool first_is_a = m.a == g.first;  // the line counts from its first-seen player's view
-    if (g.result == "1-0") (first_is_a ? m.wins : m.losses) += 1;
-    else if (g.result == "0-1") (first_is_a ? m.losses : m.wins) += 1;
+    const bool first_is_a = m.a == a;  // the line counts from its first-seen player's view
+    if (g.result > 0) (first_is_a ? m.wins : m.losses) += 1;
+    else if (g.result < 0) (first_is_a ? m.losses : m.wins) += 1;
     else m.draws += 1;
   }
   return out;
@@ -156,17 +193,37 @@ std::vector<SourceResults> ArenaReader::results() {
 json ArenaReader::game_record(int index) {
   std::lock_guard<std::mutex> lock(mutex_);
   refresh_locked();
-  if (index < 0 || static_cast<std::size_t>(index) >= games_.size())
+  if (index < 0 || static_cast<std::size_t>(index) >= index_.games.size())
     throw NotFound(name_ + " has no game " + std::to_string(index) + " (" +
-                   std::to_string(games_.size()) + " games)");
-  const arena::GameLine& g = games_[static_cast<std::size_t>(index)];
-  // Replayed again (the file was checked when read): positions and views are not kept in memory.
-  auto state = g.game->initial_state();
+                   std::to_string(index_.games.size()) + " games)");
+  const Entry& entry = index_.games[static_cast<std::size_t>(index)];
+  // Its line read again from where it starts (the file was checked when it was read) and replayed:
+  // moves, positions and views are not kept in memory.
+  std::optional<std::string> text;
+  try {
+    text = arena::read_record_line(path_.string(), kMaxFileBytes, entry.offset);
+  } catch (const std::exception& e) {
+    throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
+  }
+  std::optional<arena::GameLine> line;
+  if (text) line = arena::split_game_line(*text);
+  if (!line || line->first != index_.players[entry.first] ||
+      line->second != index_.players[entry.second] || line->moves.size() != entry.plies)
+    throw NotFound(name_ + ": game " + std::to_string(index) +
+                   " changed since the file was read; ask again");
+  const arena::GameLine& g = *line;
+  auto state = entry.game->initial_state();
   json moves = json::array();
   json positions = {state->to_string()};
   json boards = {board_json(*state)};
   for (const std::string& m : g.moves) {
-    const Action action = state->parse_action(m);
+    Action action = -1;
+    try {
+      action = state->parse_action(m);
+    } catch (const GameError&) {
+      throw NotFound(name_ + ": game " + std::to_string(index) +
+                     " changed since the file was read; ask again");
+    }
     json move = move_json(*state, action);
     move["side"] = state->current_player();
     moves.push_back(std::move(move));
@@ -174,7 +231,7 @@ json ArenaReader::game_record(int index) {
     positions.push_back(state->to_string());
     boards.push_back(board_json(*state));
   }
-  return {{"file", name_},       {"index", index},      {"game", g.game->name()},
+  return {{"file", name_},       {"index", index},      {"game", entry.game->name()},
           {"first", g.first},    {"second", g.second},  {"result", g.result},
           {"forfeit", g.forfeit}, {"moves", moves},     {"positions", positions},
           {"boards", boards}};

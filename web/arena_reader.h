@@ -3,10 +3,12 @@
 // result and the moves from the initial position). `oppidum serve --arena-games FILE` names them;
 // the gate matches of `train` keep no moves, so a run folder holds none of its own.
 //
-// A file is read whole when it changed (size or modification time) and kept parsed in memory; a
-// line that is not a game (too few fields, an unknown result, a move that is not legal where it is
-// played) is counted and skipped. The game of a file is the first registered game (games/registry.h)
-// its first moves are legal in.
+// A file is read a line at a time; what is kept of each game is its players, result, length and
+// where its line starts (a game asked for is read again from there), about 32 bytes a game. A file
+// that grew is read on from where the last read ended; one that changed otherwise (shorter, or
+// rewritten) is read again from its start. A line that is not a game (too few fields, an unknown
+// result, a move that is not legal where it is played) is counted and skipped. The game of a file
+// is the first registered game (games/registry.h) its first moves are legal in.
 // Read-only and thread-safe.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,16 +47,33 @@ class ArenaReader {
   std::vector<SourceResults> results();
 
  private:
+  // What is kept of one game.
+  struct Entry {
+    std::uint64_t offset = 0;       // where its line starts
+    std::uint32_t first = 0, second = 0;  // its players, in players_
+    std::uint32_t plies = 0;
+    std::int8_t result = 0;         // for the first player: +1, 0, -1
+    const Game* game = nullptr;     // the game its moves are legal in
+  };
+  // What a read of the file found; replaces the reader's all at once when it is whole.
+  struct Index {
+    std::uint64_t size = 0, inode = 0, read_until = 0;  // read_until: after its last whole line
+    std::int64_t mtime = -1;
+    std::string game;
+    std::vector<Entry> games;
+    std::vector<std::string> players;
+    std::unordered_map<std::string, std::uint32_t> player_index;
+    int skipped = 0;
+    // What a last line without its newline added (read again once the file grows).
+    int tail_games = 0, tail_skipped = 0;
+  };
   void refresh_locked();
+  std::uint32_t player(Index& index, const std::string& spec);
 
   std::string name_;
   std::filesystem::path path_;
   std::mutex mutex_;
-  std::uintmax_t size_ = 0;
-  std::int64_t mtime_ = -1;
-  std::string game_;
-  std::vector<arena::GameLine> games_;  // `game`: the game the moves are legal in
-  int skipped_ = 0;
+  Index index_;
 };
 
 }  // namespace oppidum::web
