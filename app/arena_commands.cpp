@@ -429,7 +429,9 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   auto* play_cmd = app.add_subcommand(
       "play", "Play a game against a program in the terminal (moves in docs/RULES.md notation).");
   add_game_option(*play_cmd, p->game)->required();
-  play_cmd->add_option("--opponent", p->opponent, "the program: " + kSpecHelp)->required();
+  play_cmd->add_option("--opponent", p->opponent,
+                       std::string("the program: ") + arena::kProgramList)
+      ->required();
   play_cmd->add_option("--color", p->color, "first (the game's side 0: Light, White, X) or second")
       ->check(CLI::IsMember({"first", "second"}))
       ->capture_default_str();

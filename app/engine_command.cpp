@@ -78,7 +78,7 @@ void register_engine_command(CLI::App& app, arena::NetEvaluatorFactory net_facto
       "error; an unplayable opponent move exits with status 1.");
   add_game_option(*cmd, o->game)->required();
   cmd->add_option("--player", o->player,
-                  std::string("the player, any but human: ") + arena::kPlayerList)
+                  std::string("the player: ") + arena::kProgramList)
       ->required();
   auto* seed_opt =
       cmd->add_option("--seed", o->seed, "seed of the player's random choices (default: random)")

@@ -168,10 +168,13 @@ struct PlayerOptions {
   std::ostream* human_out = nullptr;  // and draws the board here (default std::cout)
 };
 
-// The players a spec can name, for error messages and --help.
-inline constexpr const char* kPlayerList =
-    "random, uct:sims=N, alphabeta:depth=N, classic:ms=N, net:checkpoint=PATH,sims=N (each also "
-    "with ms=T or clock=S instead of or beside sims/depth), human, external:cmd=\"PROGRAM\"";
+// The players a spec can name, for error messages and --help: the programs, and a person.
+#define OPPIDUM_PROGRAM_PLAYERS                                                                  \
+  "random, uct:sims=N, alphabeta:depth=N, classic:ms=N, net:checkpoint=PATH,sims=N (each also " \
+  "with ms=T or clock=S instead of or beside sims/depth), external:cmd=\"PROGRAM\""
+inline constexpr const char* kProgramList = OPPIDUM_PROGRAM_PLAYERS;
+inline constexpr const char* kPlayerList = OPPIDUM_PROGRAM_PLAYERS ", human";
+#undef OPPIDUM_PROGRAM_PLAYERS
 
 // Makes the player named by `spec` for `game`; throws PlayerSpecError saying what is wrong with the
 // spec (unknown player, unknown key, value out of range, no network factory for `net:`).

@@ -36,6 +36,10 @@ mkdir -p "$data" "$(dirname "$run")" "$logs"
 data=$(cd "$data" && pwd)
 logs=$(cd "$logs" && pwd)
 
+# Each node in a process group of its own (job control): a terminal's Ctrl-C reaches this script
+# alone, which stops the nodes with one SIGINT each (a second one makes the trainer exit at once,
+# unsaved) and Redis after them.
+set -m
 pids=()
 stop_all() {
   trap - INT TERM EXIT

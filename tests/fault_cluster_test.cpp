@@ -290,6 +290,52 @@ TEST(FaultCluster, AWorkerRefusesANetworkOfAnotherArchitecture) {
   EXPECT_EQ(redis.command({"XLEN", "oppidum:arch:games"}), ":0\r\n") << "a game was played";
 }
 
+// scripts/cluster.sh stopped as a terminal's Ctrl-C stops it (SIGINT to its whole process group):
+// the trainer used to get the terminal's SIGINT and then the script's, and a second one makes it
+// exit at once, unsaved (no `stopped:` line, no stop row; the steps since its last save lost).
+// Each node now has a process group of its own, so the script alone hears the terminal and stops
+// each node once, Redis after the trainer.
+TEST(FaultCluster, ClusterScriptStopsTheTrainerCleanlyOnCtrlC) {
+  const fs::path root = fs::path(OPPIDUM_SOURCE_DIR);
+  if (fs::path(kBinary) != root / "build" / "bin" / "oppidum")
+    GTEST_SKIP() << "scripts/cluster.sh runs build/bin/oppidum; this test's binary is " << kBinary;
+  const fs::path dir = fresh_dir("script");
+  const fs::path run = dir / "run";
+  fs::create_directories(dir);
+  BackgroundProcess script("env CONFIG=" + kConfig + " RUN=" + run.string() + " " +
+                           (root / "scripts" / "cluster.sh").string() +
+                           " 1 -- --set run.max_generations=1000 >" +
+                           (dir / "script.out").string() + " 2>&1");
+  ASSERT_TRUE(script.started());
+  const fs::path metrics = run / "metrics.csv";
+  const bool started = wait_until(
+      [&] {
+        return fs::exists(metrics) &&
+               read_file(metrics.string()).find("\nstart,") != std::string::npos;
+      },
+      std::chrono::seconds(90));
+  ASSERT_TRUE(started) << read_file((dir / "script.out").string());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ::kill(-script.pid(), SIGINT);  // the terminal's Ctrl-C: the script's whole process group
+  const auto status = script.wait_for(std::chrono::seconds(90));
+  ASSERT_TRUE(status.has_value()) << "the script did not end";
+  const std::string trainer_log = read_file((dir / "run-logs" / "trainer.log").string());
+  EXPECT_NE(trainer_log.find("stopped: "), std::string::npos) << trainer_log;
+  EXPECT_NE(read_file(metrics.string()).find("\nstop,"), std::string::npos)
+      << read_file(metrics.string());
+  const std::string out = read_file((dir / "script.out").string());
+  EXPECT_NE(out.find("cluster: stopped"), std::string::npos) << out;
+  const long long port = number_after(out, "redis-server on 127.0.0.1:");
+  EXPECT_GT(port, 0) << out;
+  EXPECT_NE(run_shell("redis-cli -p " + std::to_string(port) + " ping 2>&1").out, "PONG\n")
+      << "redis-server is left running";
+  // The pattern's "[r]un" does not match the shell that runs pgrep, whose command holds "[r]un".
+  const std::string pattern = (dir / "[r]un").string();
+  EXPECT_NE(run_shell("pgrep -f -- '" + pattern + "'").status, 0)
+      << "a node or redis-server of the run is left running";
+  run_shell("pkill -9 -f -- '" + pattern + "'");
+}
+
 // Entries that fail their checksum or replay an illegal move are dropped and counted, never
 // trained on. Entries of another run (or of none: a node of an older version), valid games
 // included, are never trained on either: skipped, counted, and said once per run, not per entry
