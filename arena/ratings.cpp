@@ -322,7 +322,12 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     if (inserted) names.push_back(name);
     return it->second;
   };
-  for (const auto& m : matches) id(m.a), id(m.b);
+  for (const auto& match : matches) {
+    id(match.a), id(match.b);
+    if (names.size() > kMaxRatedPlayers)
+      throw std::invalid_argument("ratings: more than " + std::to_string(kMaxRatedPlayers) +
+                                  " players, more than one fit takes; rate fewer players at once");
+  }
   const auto anchor_it = index.find(options.anchor);
   if (anchor_it == index.end())
     throw std::invalid_argument("ratings: the anchor '" + quote_input(options.anchor, 60) +
@@ -432,6 +437,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   SparseMatrix ordered(m, m);
   Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> factor;
   derivatives(theta);
+  double factor_work = 0.0;  // the multiplications of one factor
   if (m > 0) {
     Eigen::AMDOrdering<int>()(neg_hessian.selfadjointView<Eigen::Upper>(), order);
     reorder = order.inverse();
@@ -449,7 +455,21 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
                 : "more than " + std::to_string(kMaxRatingFactorSize / 1'000'000) +
                       " million entries") +
           "); rate fewer players at once");
+    factor_work = std::max(1.0, cost->factor_work);
   }
+  // The work of every step, counted against kMaxRatingFitWork (a steep chain of a million players
+  // once took five minutes of Newton steps and line searches).
+  const double pass_work = kRatingPairWork * static_cast<double>(pairs.size());
+  double spent = 0.0;
+  const auto spend = [&](double work, int iteration) {
+    spent += work;
+    if (spent > kMaxRatingFitWork)
+      throw std::invalid_argument(
+          "ratings: the fit of " + std::to_string(n) + " players in " +
+          std::to_string(pairs.size()) + " pairs did not settle within the work one fit takes (" +
+          std::to_string(iteration + 1) + " Newton steps); rate fewer players at once, or use a "
+          "prior of virtual draws (--prior-draws) if some won or lost nearly every game");
+  };
   const auto factorise = [&] {
     ordered.selfadjointView<Eigen::Upper>() =
         neg_hessian.selfadjointView<Eigen::Upper>().twistedBy(reorder);
@@ -458,11 +478,14 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   };
 
   constexpr double kDivergence = 40.0;  // about 7000 Elo
-  for (int iteration = 0; iteration < 500 && m > 0; ++iteration) {
+  constexpr int kMaxSteps = 500;
+  bool settled = m == 0;
+  for (int iteration = 0; iteration < kMaxSteps && !settled; ++iteration) {
     if (options.on_progress)
       options.on_progress("fitting " + std::to_string(n) + " players: iteration " +
                           std::to_string(iteration + 1));
     if (iteration > 0) derivatives(theta);
+    spend(factor_work + pass_work, iteration);
     if (!factorise())
       throw std::invalid_argument("ratings: the results do not determine the ratings (a player "
                                   "won or lost every game; use a prior of virtual draws)");
@@ -472,6 +495,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     std::vector<double> next = theta;
     for (int halving = 0; halving < 40; ++halving, scale *= 0.5) {
       for (int k = 0; k < m; ++k) next[player_of[k]] = theta[player_of[k]] + scale * step[k];
+      spend(pass_work, iteration);
       if (log_likelihood(next) >= before - 1e-12) break;
     }
     for (int k = 0; k < m; ++k) largest = std::max(largest, std::abs(scale * step[k]));
@@ -484,8 +508,12 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
           throw std::invalid_argument("ratings: a rating runs off to infinity (a player won or "
                                       "lost every game); use a prior of virtual draws "
                                       "(--prior-draws)");
-    if (largest < 1e-10) break;
+    settled = largest < 1e-10;
   }
+  if (!settled)  // ratings still moving are no fit
+    throw std::invalid_argument("ratings: the fit of " + std::to_string(n) +
+                                " players did not settle in " + std::to_string(kMaxSteps) +
+                                " Newton steps; rate fewer players at once");
   std::vector<double> variance(static_cast<std::size_t>(m), 0.0);
   if (m > 0) {
     derivatives(theta);

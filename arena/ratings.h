@@ -85,12 +85,17 @@ struct Rating {
   double score = 0.0;       // points (wins + draws / 2) per game, over all its games
 };
 
-// The largest fit: the factor of its Hessian (sparse, players in approximate-minimum-degree
-// order) holds at most this many entries and costs at most this many multiplications, a few
-// seconds and a few hundred MB at most (a chain of generations of any length fits; so do about
-// 1,100 players who all met each other).
+// The largest fit: at most kMaxRatedPlayers players; the factor of its Hessian (sparse, players in
+// approximate-minimum-degree order) holds at most kMaxRatingFactorSize entries and costs at most
+// kMaxRatingFactorWork multiplications a step; all its steps together cost at most
+// kMaxRatingFitWork (the factors' multiplications, and kRatingPairWork for each pair each time
+// the likelihood or its derivatives are evaluated). A few seconds and a few hundred MB at most: a
+// chain of 250,000 generations fits, and so do about 1,100 players who all met each other.
+inline constexpr std::size_t kMaxRatedPlayers = 250'000;
 inline constexpr std::int64_t kMaxRatingFactorSize = 10'000'000;
 inline constexpr double kMaxRatingFactorWork = 5e8;
+inline constexpr double kMaxRatingFitWork = 5e9;
+inline constexpr double kRatingPairWork = 50.0;
 
 // Fits ratings; sorted from the highest. Throws std::invalid_argument when the anchor played no
 // game, a player has no chain of games to the anchor, (prior_draws = 0) a rating diverges, or the

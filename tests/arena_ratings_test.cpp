@@ -163,6 +163,19 @@ TEST(RatingsTest, LongLaddersFitAndOversizedResultsAreRefused) {
               std::string::npos)
         << e.what();
   }
+  // More players than one fit takes are refused as they are counted (a 64 MiB results file held
+  // 2.7 million, and their fit took five minutes and 2 GB).
+  std::vector<MatchLine> crowd;
+  for (std::size_t i = 0; i < kMaxRatedPlayers; ++i)
+    crowd.push_back({"c" + std::to_string(i), "c" + std::to_string(i + 1), 1, 0, 1});
+  options.anchor = "c0";
+  try {
+    fit_ratings(crowd, options);
+    ADD_FAILURE() << "fitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 250000 players"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RatingsTest, PerfectScoresNeedThePrior) {
