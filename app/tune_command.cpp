@@ -80,9 +80,9 @@ void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
 }
 
 // One arena record line: <game> <spec> <spec> <result> <move>...
-// Read a line at a time (arena::for_each_record_line): the memory of a line, not of the file.
+// Read a line at a time (util::for_each_line): the memory of a line, not of the file.
 void read_arena_file(const Game& game, const std::string& path, Reading& r) {
-  arena::for_each_record_line(path, arena::kMaxRecordFileBytes, 0, [&](const arena::RecordFileLine& l) {
+  const auto visit = [&](const util::FileLine& l) {
     const std::uint64_t number = l.number;
     if (l.too_long) {
       std::cerr << "warning: " << path << ":" << number << ": a line longer than "
@@ -118,7 +118,8 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
       std::cerr << "warning: " << path << ":" << number << ": " << e.what() << "; line skipped\n";
       ++r.skipped;
     }
-  });
+  };
+  util::for_each_line(path, arena::kMaxRecordFileBytes, arena::kMaxRecordLineBytes, 0, visit);
 }
 
 void read_input(const Game& game, const std::string& path, Reading& r) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -58,70 +57,6 @@ std::optional<GameLine> split_game_line(std::string_view line) {
     g.moves.push_back(move);
   }
   return g;
-}
-
-void for_each_record_line(const std::string& path, std::uint64_t max_bytes, std::uint64_t from,
-                          const std::function<void(const RecordFileLine&)>& visit) {
-  util::RegularFileReader file(path, max_bytes);
-  file.seek(from);
-  std::string pending;              // the line read so far
-  RecordFileLine line;
-  line.offset = from;
-  line.number = 1;
-  const auto hand_over = [&](bool ended) {
-    std::string_view text = line.too_long ? std::string_view() : std::string_view(pending);
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    line.text = text;
-    line.ended = ended;
-    visit(line);
-  };
-  std::vector<char> block(std::size_t{1} << 16);
-  std::uint64_t at = from;
-  for (std::size_t n; (n = file.read(block.data(), block.size())) > 0;) {
-    for (std::size_t i = 0; i < n;) {
-      const char* newline = static_cast<const char*>(std::memchr(block.data() + i, '\n', n - i));
-      const std::size_t end = newline ? static_cast<std::size_t>(newline - block.data()) : n;
-      if (!line.too_long) {
-        if (pending.size() + (end - i) > kMaxRecordLineBytes) {
-          line.too_long = true;
-          pending.clear();
-          pending.shrink_to_fit();
-        } else {
-          pending.append(block.data() + i, end - i);
-        }
-      }
-      at += end - i;
-      i = end;
-      if (!newline) break;
-      line.next = at + 1;
-      hand_over(true);
-      ++i;
-      ++at;
-      pending.clear();
-      const std::uint64_t next = line.number + 1;
-      line = RecordFileLine{};
-      line.offset = at;
-      line.number = next;
-    }
-  }
-  line.next = at;
-  if (!pending.empty() || line.too_long) hand_over(false);
-}
-
-std::optional<std::string> read_record_line(const std::string& path, std::uint64_t max_bytes,
-                                            std::uint64_t offset) {
-  util::RegularFileReader file(path, max_bytes);
-  if (offset >= file.size()) return std::nullopt;
-  file.seek(offset);
-  std::string line(static_cast<std::size_t>(
-                       std::min<std::uint64_t>(file.size() - offset, kMaxRecordLineBytes + 1)),
-                   '\0');
-  line.resize(file.read(line.data(), line.size()));
-  const auto newline = line.find('\n');
-  if (newline == std::string::npos && line.size() > kMaxRecordLineBytes) return std::nullopt;
-  if (newline != std::string::npos) line.resize(newline);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  return line;
 }
 
 RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {

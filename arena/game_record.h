@@ -15,7 +15,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,7 +51,7 @@ inline constexpr std::size_t kMaxRecordedMoves = 100000;
 inline constexpr std::size_t kMaxRecordedMoveBytes = 64;
 // The longest record line read: kMaxRecordedMoves moves and two specs fit in it.
 inline constexpr std::size_t kMaxRecordLineBytes = std::size_t{2} << 20;
-// The largest record file `tune` reads (a line at a time; millions of games).
+// The largest record file `tune` reads (a line at a time, util::for_each_line; millions of games).
 inline constexpr std::uint64_t kMaxRecordFileBytes = std::uint64_t{1} << 31;
 
 // Splits a record line; nothing for a blank line, one without a result (`1-0`, `0-1`,
@@ -60,26 +59,6 @@ inline constexpr std::uint64_t kMaxRecordFileBytes = std::uint64_t{1} << 31;
 // moves or a move longer than kMaxRecordedMoveBytes. The one reader of the format (tune, the web
 // page).
 std::optional<GameLine> split_game_line(std::string_view line);
-
-// One line of a record file, as for_each_record_line hands it over.
-struct RecordFileLine {
-  std::string_view text;     // without its newline (and a '\r' before it); empty when too_long
-  std::uint64_t offset = 0;  // the byte it starts at
-  std::uint64_t next = 0;    // the byte after its newline (where the next line starts)
-  std::uint64_t number = 0;  // 1 for the first line read (the file's first when read from 0)
-  bool too_long = false;     // longer than kMaxRecordLineBytes: its text was not kept
-  bool ended = true;         // false for a last line that no newline ends (yet)
-};
-// Reads the record file at `path` (a regular file of at most `max_bytes`) from byte `from`, a line
-// at a time: the memory of one line, whatever the file's size. Throws util::FileError naming the
-// file when it cannot be read.
-void for_each_record_line(const std::string& path, std::uint64_t max_bytes, std::uint64_t from,
-                          const std::function<void(const RecordFileLine&)>& visit);
-// The line that starts at byte `offset` of the record file at `path` (for reading one game again
-// without reading the file again); nothing when no line of at most kMaxRecordLineBytes is there.
-// Throws util::FileError naming the file when it cannot be read.
-std::optional<std::string> read_record_line(const std::string& path, std::uint64_t max_bytes,
-                                            std::uint64_t offset);
 
 // Appends lines to a record file, creating it; throws std::runtime_error naming the file when it
 // cannot (the path is not a regular file, the disk is full).

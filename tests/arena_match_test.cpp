@@ -2,8 +2,6 @@
 // play_game.
 #include <atomic>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,7 +19,6 @@
 #include "arena/player.h"
 #include "arena/players.h"
 #include "games/game.h"
-#include "util/file_io.h"
 
 namespace oppidum::arena {
 namespace {
@@ -447,48 +444,10 @@ TEST(RecordLine, WhatIsWrittenIsReadBack) {
   for (std::size_t i = 0; i < kMaxRecordedMoves; ++i) longest += " c1-c3";
   EXPECT_TRUE(split_game_line(longest).has_value());
   EXPECT_FALSE(split_game_line(longest + " c1-c3").has_value());
-}
-
-// Record files are read a line at a time: each line with where it starts and ends, a '\r' before
-// its newline dropped, a line past kMaxRecordLineBytes handed over as too long without its text, a
-// last line without a newline as not ended; read_record_line reads one line from where it starts.
-TEST(RecordFileTest, LinesOneAtATimeWithWhereTheyStart) {
-  const std::string path = ::testing::TempDir() + "record_lines.txt";
-  const std::string long_line(kMaxRecordLineBytes + 1, 'x');
-  std::ofstream(path, std::ios::binary) << "ttt a b 1-0 a1\r\n\n" << long_line << "\nlast";
-  std::vector<RecordFileLine> lines;
-  std::vector<std::string> texts;
-  for_each_record_line(path, 1u << 30, 0, [&](const RecordFileLine& l) {
-    lines.push_back(l);
-    texts.emplace_back(l.text);
-  });
-  ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(texts, (std::vector<std::string>{"ttt a b 1-0 a1", "", "", "last"}));
-  EXPECT_EQ(lines[0].offset, 0u);
-  EXPECT_EQ(lines[0].next, 16u);
-  EXPECT_EQ(lines[1].offset, 16u);
-  EXPECT_EQ(lines[2].offset, 17u);
-  EXPECT_TRUE(lines[2].too_long);
-  EXPECT_FALSE(lines[1].too_long);
-  EXPECT_EQ(lines[3].offset, 17u + long_line.size() + 1);
-  EXPECT_EQ(lines[3].number, 4u);
-  EXPECT_FALSE(lines[3].ended);
-  EXPECT_TRUE(lines[0].ended);
-  EXPECT_EQ(read_record_line(path, 1u << 30, 0), std::optional<std::string>("ttt a b 1-0 a1"));
-  EXPECT_EQ(read_record_line(path, 1u << 30, lines[3].offset), std::optional<std::string>("last"));
-  EXPECT_EQ(read_record_line(path, 1u << 30, 17), std::nullopt) << "a line too long";
-  EXPECT_EQ(read_record_line(path, 1u << 30, 1u << 29), std::nullopt) << "past the end";
-  // Read on from a line's start, as a reader of a growing file does.
-  std::vector<std::string> rest;
-  for_each_record_line(path, 1u << 30, lines[3].offset,
-                       [&](const RecordFileLine& l) { rest.emplace_back(l.text); });
-  EXPECT_EQ(rest, std::vector<std::string>{"last"});
-  EXPECT_THROW(for_each_record_line(path, 100, 0, [](const RecordFileLine&) {}), util::FileError)
-      << "a file over the limit";
   // A move longer than any move's notation is no game (a 500 MB token took gigabytes).
   EXPECT_FALSE(split_game_line("ttt a b 1-0 " + std::string(kMaxRecordedMoveBytes + 1, 'a')));
-  std::filesystem::remove(path);
 }
+
 
 }  // namespace
 }  // namespace oppidum::arena

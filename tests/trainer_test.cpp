@@ -539,6 +539,17 @@ TEST(RunFolderState, ALogCutShortRebuildsAStateTheNextStartAccepts) {
   EXPECT_EQ(s.run_id, id) << "the whole id of an earlier line, not the cut one";
   folder.save_state(s);
   EXPECT_NO_THROW(folder.load_state(false)) << "the next start reads what --recover wrote";
+  // A log that is there but cannot be read is no log of no sessions: --recover says why.
+  std::filesystem::remove(dir / "state.yaml");
+  std::filesystem::remove(dir / "log.txt");
+  std::filesystem::create_directories(dir / "log.txt");
+  try {
+    folder.load_state(true);
+    ADD_FAILURE() << "a state was made from a log that cannot be read";
+  } catch (const RunFolderError& e) {
+    EXPECT_NE(std::string(e.what()).find("log.txt: not a regular file"), std::string::npos)
+        << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -425,5 +425,47 @@ TEST(ProgressLine, OffATerminalOnlyTheLastTextIsPrinted) {
   EXPECT_EQ(quiet.text(), "");
 }
 
+// Files are read a line at a time (record files, log.txt): each line with where it starts and
+// ends, a '\r' before its newline dropped, a line past the limit handed over as too long without
+// its text, a last line without a newline as not ended; read_line_at reads one line from where it
+// starts.
+TEST(FileLines, OneAtATimeWithWhereTheyStart) {
+  const std::string path = ::testing::TempDir() + "record_lines.txt";
+  constexpr std::size_t kLine = 1000;
+  const std::string long_line(kLine + 1, 'x');
+  std::ofstream(path, std::ios::binary) << "ttt a b 1-0 a1\r\n\n" << long_line << "\nlast";
+  std::vector<FileLine> lines;
+  std::vector<std::string> texts;
+  for_each_line(path, 1u << 30, kLine, 0, [&](const FileLine& l) {
+    lines.push_back(l);
+    texts.emplace_back(l.text);
+  });
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(texts, (std::vector<std::string>{"ttt a b 1-0 a1", "", "", "last"}));
+  EXPECT_EQ(lines[0].offset, 0u);
+  EXPECT_EQ(lines[0].next, 16u);
+  EXPECT_EQ(lines[1].offset, 16u);
+  EXPECT_EQ(lines[2].offset, 17u);
+  EXPECT_TRUE(lines[2].too_long);
+  EXPECT_FALSE(lines[1].too_long);
+  EXPECT_EQ(lines[3].offset, 17u + long_line.size() + 1);
+  EXPECT_EQ(lines[3].number, 4u);
+  EXPECT_FALSE(lines[3].ended);
+  EXPECT_TRUE(lines[0].ended);
+  EXPECT_EQ(read_line_at(path, 1u << 30, kLine, 0), std::optional<std::string>("ttt a b 1-0 a1"));
+  EXPECT_EQ(read_line_at(path, 1u << 30, kLine, lines[3].offset),
+            std::optional<std::string>("last"));
+  EXPECT_EQ(read_line_at(path, 1u << 30, kLine, 17), std::nullopt) << "a line too long";
+  EXPECT_EQ(read_line_at(path, 1u << 30, kLine, 1u << 29), std::nullopt) << "past the end";
+  // Read on from a line's start, as a reader of a growing file does.
+  std::vector<std::string> rest;
+  for_each_line(path, 1u << 30, kLine, lines[3].offset,
+                [&](const FileLine& l) { rest.emplace_back(l.text); });
+  EXPECT_EQ(rest, std::vector<std::string>{"last"});
+  EXPECT_THROW(for_each_line(path, 100, kLine, 0, [](const FileLine&) {}), FileError)
+      << "a file over the limit";
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace oppidum::util

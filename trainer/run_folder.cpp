@@ -20,6 +20,10 @@ namespace fs = std::filesystem;
 using util::fixed;
 namespace {
 
+// log.txt is read a line at a time, whatever its size (a run appends to it for as long as it runs).
+constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 40;
+constexpr std::size_t kMaxLogLineBytes = std::size_t{64} << 10;
+
 const util::CsvTable::Row kArenaHeader = {
     "generation", "step",     "opponent_generation", "games",        "wins",
     "draws",      "losses",   "elo",                 "elo_low",      "elo_high",
@@ -205,35 +209,41 @@ std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std
 }
 
 // What log.txt says: the highest "(session N", 0 when there is none, and the run id that the
-// last session line names ("starting run ... (session N): ...; run id X").
+// last session line names ("starting run ... (session N): ...; run id X"). Read a line at a time
+// (a long run's log grows without end); a log that is there but cannot be read is an error, not a
+// run without sessions.
 RunState state_from_log(const fs::path& log) {
   RunState s;
-  std::string text;
-  try {
-    text = util::read_regular_file(log.string());
-  } catch (const util::FileError&) {
-    return s;
-  }
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(log, ec))) return s;
   // Only what such a line holds in full: a session number of digits closed by ')', a run id of
   // exactly 32 hexadecimal digits (a line cut short by a kill gives nothing, never a value that
   // load_state would refuse at the next start).
   const std::string session = "(session ", run_id = "; run id ";
   constexpr std::size_t kIdDigits = 32;
-  for (auto at = text.find(session); at != std::string::npos; at = text.find(session, at + 1)) {
-    const std::size_t from = at + session.size();
-    const std::size_t digits_end = text.find_first_not_of("0123456789", from);
-    if (digits_end == std::string::npos || text[digits_end] != ')' || digits_end == from ||
-        digits_end - from > 15)
-      continue;
-    s.sessions =
-        std::max<std::uint64_t>(s.sessions, std::stoull(text.substr(from, digits_end - from)));
-    const auto end = std::min(text.find('\n', at), text.size());
-    const auto id = text.find(run_id, at);
-    if (id == std::string::npos || id > end) continue;
-    const std::size_t id_from = id + run_id.size();
-    const std::size_t id_to =
-        std::min(text.find_first_not_of("0123456789abcdef", id_from), text.size());
-    if (id_to - id_from == kIdDigits) s.run_id = text.substr(id_from, kIdDigits);
+  const auto visit = [&](const util::FileLine& l) {
+    const std::string_view text = l.text;
+    for (auto at = text.find(session); at != std::string_view::npos;
+         at = text.find(session, at + 1)) {
+      const std::size_t from = at + session.size();
+      const std::size_t digits_end = text.find_first_not_of("0123456789", from);
+      if (digits_end == std::string_view::npos || text[digits_end] != ')' || digits_end == from ||
+          digits_end - from > 15)
+        continue;
+      s.sessions = std::max<std::uint64_t>(
+          s.sessions, std::stoull(std::string(text.substr(from, digits_end - from))));
+      const auto id = text.find(run_id, at);
+      if (id == std::string_view::npos) continue;
+      const std::size_t id_from = id + run_id.size();
+      const std::size_t id_to =
+          std::min(text.find_first_not_of("0123456789abcdef", id_from), text.size());
+      if (id_to - id_from == kIdDigits) s.run_id = std::string(text.substr(id_from, kIdDigits));
+    }
+  };
+  try {
+    util::for_each_line(log.string(), kMaxLogBytes, kMaxLogLineBytes, 0, visit);
+  } catch (const util::FileError& e) {
+    throw RunFolderError(std::string(e.what()) + " (the run's sessions and id are read from it)");
   }
   return s;
 }

@@ -23,6 +23,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -62,6 +64,26 @@ void fsync_directory(const std::string& folder);
 std::string read_regular_file(const std::string& path,
                               std::size_t max_bytes = std::size_t{1} << 31,
                               bool follow_links = true);
+
+// One line of a file, as for_each_line hands it over.
+struct FileLine {
+  std::string_view text;     // without its newline (and a '\r' before it); empty when too_long
+  std::uint64_t offset = 0;  // the byte it starts at
+  std::uint64_t next = 0;    // the byte after its newline (where the next line starts)
+  std::uint64_t number = 0;  // 1 for the first line read (the file's first when read from 0)
+  bool too_long = false;     // longer than the limit: its text was not kept
+  bool ended = true;         // false for a last line that no newline ends (yet)
+};
+// Reads the regular file at `path` (of at most `max_bytes`) from byte `from`, a line at a time:
+// the memory of one line of at most `max_line` bytes, whatever the file's size. Throws FileError
+// naming the file when it cannot be read.
+void for_each_line(const std::string& path, std::uint64_t max_bytes, std::size_t max_line,
+                   std::uint64_t from, const std::function<void(const FileLine&)>& visit);
+// The line that starts at byte `offset` (from for_each_line), for reading one line again without
+// reading the file again; nothing when no line of at most `max_line` bytes is there. Throws
+// FileError naming the file when it cannot be read.
+std::optional<std::string> read_line_at(const std::string& path, std::uint64_t max_bytes,
+                                        std::size_t max_line, std::uint64_t offset);
 
 // A regular file of at most `max_bytes` opened for reading in pieces, for a reader that checks a
 // header before it allocates for the rest (checked as read_regular_file does).

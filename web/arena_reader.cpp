@@ -62,7 +62,7 @@ void ArenaReader::refresh_locked() {
     index.skipped -= index.tail_skipped;
   }
   index.tail_games = index.tail_skipped = 0;
-  const auto visit = [&](const arena::RecordFileLine& l) {
+  const auto visit = [&](const util::FileLine& l) {
     if (l.ended) index.read_until = l.next;
     const auto skip = [&] {
       ++index.skipped;
@@ -103,7 +103,8 @@ void ArenaReader::refresh_locked() {
     if (!l.ended) index.tail_games = 1;
   };
   try {
-    arena::for_each_record_line(path_.string(), kMaxFileBytes, grew ? index.read_until : 0, visit);
+    util::for_each_line(path_.string(), kMaxFileBytes, arena::kMaxRecordLineBytes,
+                        grew ? index.read_until : 0, visit);
   } catch (const std::exception& e) {
     if (grew) index_ = Index{};  // read again from the start next time
     throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
@@ -201,7 +202,8 @@ json ArenaReader::game_record(int index) {
   // moves, positions and views are not kept in memory.
   std::optional<std::string> text;
   try {
-    text = arena::read_record_line(path_.string(), kMaxFileBytes, entry.offset);
+    text = util::read_line_at(path_.string(), kMaxFileBytes, arena::kMaxRecordLineBytes,
+                              entry.offset);
   } catch (const std::exception& e) {
     throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
   }
