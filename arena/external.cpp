@@ -244,7 +244,12 @@ class ChildProcess {
     to_child_ = fds[1];
     // Writes wait for the program with a deadline (write_line): a program that never reads its
     // input, or fills it itself, cannot hold the match. Only this end: the program's is its own.
-    fcntl(to_child_, F_SETFL, fcntl(to_child_, F_GETFL) | O_NONBLOCK);
+    const int flags = fcntl(to_child_, F_GETFL);
+    if (flags < 0 || fcntl(to_child_, F_SETFL, flags | O_NONBLOCK) != 0) {
+      const int error = errno;
+      for (int fd : fds) close(fd);
+      throw std::runtime_error(system_error("fcntl", error));
+    }
     from_child_ = fds[2];
     status_ = fds[4];
     control_ = fds[7];

@@ -140,12 +140,13 @@ Action HumanPlayer::choose_move(const GameState& state, std::uint64_t seed) {
     } catch (const util::LineTooLong& e) {
       // Its rest is skipped, unkept, up to a limit: a line with no end (/dev/zero) is no person's,
       // and skipping it would read forever.
-      constexpr std::streamsize kMaxSkipped = std::streamsize{1} << 20;
-      in_.ignore(kMaxSkipped, '\n');
-      if (in_.gcount() >= kMaxSkipped)
-        throw std::runtime_error(std::string("standard input: ") + e.what() +
-                                 " that does not end within " + std::to_string(kMaxSkipped) +
-                                 " more; no move is that long");
+      constexpr std::size_t kMaxSkipped = std::size_t{1} << 20;
+      std::size_t skipped = 0;
+      for (int c = in_.get(); c != std::char_traits<char>::eof() && c != '\n'; c = in_.get())
+        if (++skipped > kMaxSkipped)
+          throw std::runtime_error(std::string("standard input: ") + e.what() +
+                                   " that does not end within " + std::to_string(kMaxSkipped) +
+                                   " more; no move is that long");
       out_ << "That line is too long; type a move.\n";
       continue;
     }

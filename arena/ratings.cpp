@@ -460,15 +460,18 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   // The work of every step, counted against kMaxRatingFitWork (a steep chain of a million players
   // once took five minutes of Newton steps and line searches).
   const double pass_work = kRatingPairWork * static_cast<double>(pairs.size());
+  const double budget = std::max(kMaxRatingFitWork, kRatingFitSteps * (factor_work + pass_work));
   double spent = 0.0;
   const auto spend = [&](double work, int iteration) {
     spent += work;
-    if (spent > kMaxRatingFitWork)
+    if (spent > budget)
       throw std::invalid_argument(
           "ratings: the fit of " + std::to_string(n) + " players in " +
           std::to_string(pairs.size()) + " pairs did not settle within the work one fit takes (" +
-          std::to_string(iteration + 1) + " Newton steps); rate fewer players at once, or use a "
-          "prior of virtual draws (--prior-draws) if some won or lost nearly every game");
+          std::to_string(iteration + 1) + " Newton steps); rate fewer players at once" +
+          (options.prior_draws == 0.0 ? ", or use a prior of virtual draws (--prior-draws) if "
+                                        "some won or lost nearly every game"
+                                      : ""));
   };
   const auto factorise = [&] {
     ordered.selfadjointView<Eigen::Upper>() =

@@ -88,13 +88,15 @@ struct Rating {
 // The largest fit: at most kMaxRatedPlayers players; the factor of its Hessian (sparse, players in
 // approximate-minimum-degree order) holds at most kMaxRatingFactorSize entries and costs at most
 // kMaxRatingFactorWork multiplications a step; all its steps together cost at most
-// kMaxRatingFitWork (the factors' multiplications, and kRatingPairWork for each pair each time
-// the likelihood or its derivatives are evaluated). A few seconds and a few hundred MB at most: a
-// chain of 250,000 generations fits, and so do about 1,100 players who all met each other.
+// kMaxRatingFitWork or kRatingFitSteps full steps of the fit, whichever is more (the factors'
+// multiplications, and kRatingPairWork for each pair each time the likelihood or its derivatives
+// are evaluated). Seconds and a few hundred MB at most: a chain of 250,000 generations fits, and
+// so do about 1,100 players who all met each other.
 inline constexpr std::size_t kMaxRatedPlayers = 250'000;
 inline constexpr std::int64_t kMaxRatingFactorSize = 10'000'000;
 inline constexpr double kMaxRatingFactorWork = 5e8;
 inline constexpr double kMaxRatingFitWork = 5e9;
+inline constexpr int kRatingFitSteps = 30;
 inline constexpr double kRatingPairWork = 50.0;
 
 // Fits ratings; sorted from the highest. Throws std::invalid_argument when the anchor played no

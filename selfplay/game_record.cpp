@@ -227,54 +227,64 @@ ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
   // The file ends where it ended when it was opened (files are written whole and renamed).
   const std::uint64_t size = file->size();
   std::uint64_t at = kGameFileHeaderBytes;
-  std::uint32_t index = 0, intact = 0;
+  std::uint32_t index = 0;
   std::string payload;
-  try {
-    for (; at < size; ++index) {
-      const std::string where =
-          path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);
-      char frame[8];
-      if (at + 8 > size || file->read(frame, 8) < 8) {
-        result.problems.push_back(where + ": truncated frame");
-        break;
-      }
-      std::uint32_t length, crc;
-      std::memcpy(&length, frame, 4);
-      std::memcpy(&crc, frame + 4, 4);
-      // No record is empty: a zero length is the zero-filled tail a crash can leave, not a frame.
-      if (length == 0 || length > kMaxRecordBytes || at + 8 + length > size) {
-        result.problems.push_back(where +
-                                  ": truncated or damaged length; the rest of the file is skipped");
-        break;
-      }
-      if (result.problems.size() >= kMaxProblemsPerFile) {
-        result.problems.push_back(where + ": " + std::to_string(result.problems.size()) +
-                                  " damaged records before it; the rest of the file is skipped");
-        break;
-      }
-      payload.resize(length);
-      if (file->read(payload.data(), length) < length) {
-        result.problems.push_back(where + ": truncated record (the file shrank while it was read)");
-        break;
-      }
-      const RecordPlace place{at, version};
-      at += 8 + length;
-      if (crc_of(payload) != crc) {
-        result.problems.push_back(where + ": CRC mismatch, record skipped");
-        continue;
-      }
-      GameRecord record;
-      try {
-        record = decode_record(payload, version);
-      } catch (const std::exception& e) {
-        result.problems.push_back(where + ": " + e.what() + ", record skipped");
-        continue;
-      }
-      ++intact;
-      if (!visit(std::move(record), place)) return result;
+  // A read error ends the file, said as a problem (only the reads: what `visit` throws is its own).
+  std::string read_error;
+  const auto read = [&](char* out, std::size_t bytes) -> std::size_t {
+    try {
+      return file->read(out, bytes);
+    } catch (const util::FileError& e) {
+      read_error = e.what();
+      return 0;
     }
-  } catch (const util::FileError& e) {
-    result.problems.push_back(e.what());
+  };
+  for (; at < size; ++index) {
+    const std::string where =
+        path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);
+    char frame[8];
+    if (at + 8 > size || read(frame, 8) < 8) {
+      if (!read_error.empty()) break;
+      result.problems.push_back(where + ": truncated frame");
+      break;
+    }
+    std::uint32_t length, crc;
+    std::memcpy(&length, frame, 4);
+    std::memcpy(&crc, frame + 4, 4);
+    // No record is empty: a zero length is the zero-filled tail a crash can leave, not a frame.
+    if (length == 0 || length > kMaxRecordBytes || at + 8 + length > size) {
+      result.problems.push_back(where +
+                                ": truncated or damaged length; the rest of the file is skipped");
+      break;
+    }
+    if (result.problems.size() >= kMaxProblemsPerFile) {
+      result.problems.push_back(where + ": " + std::to_string(result.problems.size()) +
+                                " damaged records before it; the rest of the file is skipped");
+      break;
+    }
+    payload.resize(length);
+    if (read(payload.data(), length) < length) {
+      if (!read_error.empty()) break;
+      result.problems.push_back(where + ": truncated record (the file shrank while it was read)");
+      break;
+    }
+    const RecordPlace place{at, version};
+    at += 8 + length;
+    if (crc_of(payload) != crc) {
+      result.problems.push_back(where + ": CRC mismatch, record skipped");
+      continue;
+    }
+    GameRecord record;
+    try {
+      record = decode_record(payload, version);
+    } catch (const std::exception& e) {
+      result.problems.push_back(where + ": " + e.what() + ", record skipped");
+      continue;
+    }
+    if (!visit(std::move(record), place)) return result;
+  }
+  if (!read_error.empty()) {  // the rest of the file could not be read: no count to compare
+    result.problems.push_back(read_error);
     return result;
   }
   if (index != count)

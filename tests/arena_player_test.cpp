@@ -45,7 +45,7 @@ TEST(PlayerSpecTest, FactoryExplainsBadSpecs) {
   EXPECT_EQ(spec_error("foo"),
             "unknown player 'foo'; players: random, uct:sims=N, alphabeta:depth=N, classic:ms=N, "
             "net:checkpoint=PATH,sims=N (each also with ms=T or clock=S instead of or beside "
-            "sims/depth), human, external:cmd=\"PROGRAM\"");
+            "sims/depth), external:cmd=\"PROGRAM\", human");
   EXPECT_EQ(spec_error("uct:sims=-3"), "uct: sims must be 1..10000000, got -3");
   EXPECT_EQ(spec_error("uct:sims=abc"), "uct: sims must be an integer 1..10000000, got 'abc'");
   EXPECT_EQ(spec_error("uct"), "uct: sims is required (e.g. uct:sims=1000)");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <set>
 #include <string>
@@ -302,10 +303,25 @@ TEST(FaultCluster, ClusterScriptStopsTheTrainerCleanlyOnCtrlC) {
   const fs::path dir = fresh_dir("script");
   const fs::path run = dir / "run";
   fs::create_directories(dir);
+  // The nodes are in process groups of their own: whatever this test ends by, none outlives it.
+  // The trainer's command names the run, the worker's and redis-server's the port (the patterns'
+  // "[r]un" and "[1]27" do not match the shell that runs pgrep, whose command holds them).
+  const fs::path out_file = dir / "script.out";
+  const auto leftovers = [&] {
+    const long long port = number_after(read_file(out_file.string()), "redis-server on 127.0.0.1:");
+    return std::vector<std::string>{(dir / "[r]un").string(),
+                                    "[1]27.0.0.1:" + std::to_string(port) + "\\b"};
+  };
+  struct Cleanup {
+    std::function<std::vector<std::string>()> patterns;
+    ~Cleanup() {
+      for (const std::string& p : patterns()) run_shell("pkill -9 -f -- '" + p + "'");
+    }
+  } cleanup{leftovers};
   BackgroundProcess script("env CONFIG=" + kConfig + " RUN=" + run.string() + " " +
                            (root / "scripts" / "cluster.sh").string() +
                            " 1 -- --set run.max_generations=1000 >" +
-                           (dir / "script.out").string() + " 2>&1");
+                           out_file.string() + " 2>&1");
   ASSERT_TRUE(script.started());
   const fs::path metrics = run / "metrics.csv";
   const bool started = wait_until(
@@ -314,7 +330,7 @@ TEST(FaultCluster, ClusterScriptStopsTheTrainerCleanlyOnCtrlC) {
                read_file(metrics.string()).find("\nstart,") != std::string::npos;
       },
       std::chrono::seconds(90));
-  ASSERT_TRUE(started) << read_file((dir / "script.out").string());
+  ASSERT_TRUE(started) << read_file(out_file.string());
   std::this_thread::sleep_for(std::chrono::seconds(2));
   ::kill(-script.pid(), SIGINT);  // the terminal's Ctrl-C: the script's whole process group
   const auto status = script.wait_for(std::chrono::seconds(90));
@@ -323,17 +339,15 @@ TEST(FaultCluster, ClusterScriptStopsTheTrainerCleanlyOnCtrlC) {
   EXPECT_NE(trainer_log.find("stopped: "), std::string::npos) << trainer_log;
   EXPECT_NE(read_file(metrics.string()).find("\nstop,"), std::string::npos)
       << read_file(metrics.string());
-  const std::string out = read_file((dir / "script.out").string());
+  const std::string out = read_file(out_file.string());
   EXPECT_NE(out.find("cluster: stopped"), std::string::npos) << out;
   const long long port = number_after(out, "redis-server on 127.0.0.1:");
   EXPECT_GT(port, 0) << out;
   EXPECT_NE(run_shell("redis-cli -p " + std::to_string(port) + " ping 2>&1").out, "PONG\n")
       << "redis-server is left running";
-  // The pattern's "[r]un" does not match the shell that runs pgrep, whose command holds "[r]un".
-  const std::string pattern = (dir / "[r]un").string();
-  EXPECT_NE(run_shell("pgrep -f -- '" + pattern + "'").status, 0)
-      << "a node or redis-server of the run is left running";
-  run_shell("pkill -9 -f -- '" + pattern + "'");
+  for (const std::string& p : leftovers())
+    EXPECT_NE(run_shell("pgrep -f -- '" + p + "'").status, 0)
+        << "a node or redis-server of the run is left running: " << p;
 }
 
 // Entries that fail their checksum or replay an illegal move are dropped and counted, never

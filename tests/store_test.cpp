@@ -308,6 +308,25 @@ TEST_F(RunChannelTest, TheCapEvictsAndEntriesAddedStillCountsEverything) {
   EXPECT_EQ(read, info.length) << "what is left is exactly what can be read";
 }
 
+// A game too large for any chunk (a record over selfplay::kMaxRecordBytes) is one the trainer
+// would drop: a worker drops it itself, saying so, and pushes the others of its batch (it used to
+// stop the node).
+TEST_F(RunChannelTest, AGameTooLargeForAnyChunkIsDroppedAndTheOthersPushed) {
+  RunChannel c = channel();
+  selfplay::GameRecord huge = finished_game(4);
+  huge.start.assign(selfplay::kMaxRecordBytes + 1, 'x');
+  log_.clear();
+  EXPECT_NO_THROW(c.push_games("w", "r", {finished_game(1), huge, finished_game(2)}, 100));
+  EXPECT_EQ(c.stream_info().entries_added, 2);
+  const auto entries = c.read_games("0-0", 10);
+  ASSERT_EQ(entries.size(), 2u);
+  for (const StreamEntry& e : entries) EXPECT_EQ(e.problem, "") << e.problem;
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_NE(log_[0].find("dropped a game of " + std::to_string(huge.moves.size()) + " moves"),
+            std::string::npos)
+      << log_[0];
+}
+
 // A run owns its keys: a new run finds them in use, another run's claim is refused, and so is a
 // second trainer of the same run while the first one's process lives; the lease of one whose
 // process is gone is taken over at once.

@@ -575,6 +575,19 @@ TEST(RunFolderState, AStateThatLostItsRunIdIsDamaged) {
         << e.what();
   }
   EXPECT_EQ(folder.load_state(true).run_id, id);
+  // A log that cannot be read is named as such, not as a damaged state that --recover (which
+  // reads the log) would mend.
+  std::filesystem::remove(dir / "log.txt");
+  std::filesystem::create_directories(dir / "log.txt");
+  try {
+    folder.load_state(false);
+    ADD_FAILURE() << "a state without its run id was taken beside a log that cannot be read";
+  } catch (const RunFolderError& e) {
+    EXPECT_EQ(std::string(e.what()).find("state.yaml is damaged"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("log.txt: not a regular file"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir / "log.txt");
   std::ofstream(dir / "state.yaml", std::ios::trunc)
       << "sessions: 18446744073709551615\nrun_id: \"" << id << "\"\n";
   EXPECT_THROW(folder.load_state(false), RunFolderError);

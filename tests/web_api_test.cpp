@@ -1784,6 +1784,15 @@ TEST(ArenaReaderTest, AGrowingFileIsReadOnAndEachGameFromItsLine) {
   EXPECT_EQ(reader.info()["skipped"], 0);
   EXPECT_EQ(reader.game_record(0)["first"], "d");
   EXPECT_THROW(reader.game_record(1), NotFound);
+  // Rewritten in place and longer (the same inode, as `cp` over it makes): read again from its
+  // start, not read on from where the old content ended.
+  std::ofstream(file, std::ios::trunc) << "ttt f g 1-0 a1 a2 b1 b2 c1\n"
+                                       << "ttt h i 0-1 a1 a2 b1 b2 c3 c2\n"
+                                       << "ttt j k 1-0 a1 a2 b1 b2 c1\n";
+  EXPECT_EQ(reader.info()["games"], 3) << reader.info().dump();
+  EXPECT_EQ(reader.info()["skipped"], 0);
+  EXPECT_EQ(reader.game_record(0)["first"], "f");
+  EXPECT_EQ(reader.game_record(2)["first"], "j");
   fs::remove_all(dir);
 }
 

@@ -126,7 +126,6 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   if (!fs::exists(paths.config()))
     throw std::runtime_error(run_dir + ": not a run folder (no config.yaml)");
   int bad_rows = 0;
-  const std::vector<MetricsRow> metrics = read_metrics(paths.metrics(), &bad_rows, true);
   const std::vector<GateRow> gates = read_gates(paths.arena(), &bad_rows, true);
 
   Series policy{"policy loss", "#1f77b4", {}}, value{"value loss", "#d62728", {}};
@@ -138,7 +137,9 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   const auto known = [](double v) { return std::isfinite(v); };
   // Ratings and speed against the generation: it only grows, across the sessions of a resumed run
   // (each session's clock starts at 0). Each number from the one row that holds it.
-  for (const MetricsRow& row : metrics) {
+  std::int64_t metric_rows = 0;
+  for_each_metrics_row(paths.metrics(), &bad_rows, true, [&](const MetricsRow& row) {
+    ++metric_rows;
     if (row.kind == "train" && known(row.step)) {
       if (known(row.policy_loss)) policy.points.emplace_back(row.step, row.policy_loss);
       if (known(row.value_loss)) value.points.emplace_back(row.step, row.value_loss);
@@ -146,7 +147,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
     if (row.kind == "selfplay" && known(row.generation) &&
         known(row.selfplay_positions_per_second))
       speed.points.emplace_back(row.generation, row.selfplay_positions_per_second);
-  }
+  });
   for (const GateRow& g : gates) {
     if (known(g.rating)) best.points.emplace_back(g.generation, g.rating);
     if (known(g.elo)) gate.points.emplace_back(g.generation, g.elo);
@@ -191,7 +192,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << name << "</title><style>body{font-family:sans-serif;max-width:700px;"
        << "margin:2em auto}figure{margin:1em 0}</style></head><body><h1>Run "
        << name << "</h1><p>" << games << " self-play games, "
-       << metrics.size() << " metric rows, " << gates.size() << " gates"
+       << metric_rows << " metric rows, " << gates.size() << " gates"
        << (bad_rows ? ", " + std::to_string(bad_rows) + " damaged rows skipped" : "")
        << (problems ? ", " + std::to_string(problems) + " damaged game records skipped" : "")
        << ".</p>"

@@ -369,15 +369,18 @@ MetricsRow MetricsRowReader::operator()(const util::CsvTable::Row& row) const {
   return m;
 }
 
-std::vector<MetricsRow> read_metrics(const fs::path& path, int* skipped, bool check_header) {
-  util::CsvTable::Row header;
-  const std::vector<util::CsvTable::Row> rows = util::CsvTable::read(
-      path.string(), &header, skipped, check_header ? &kMetricsHeader : nullptr);
-  const MetricsRowReader reader(header);
-  std::vector<MetricsRow> out;
-  out.reserve(rows.size());
-  for (const util::CsvTable::Row& row : rows) out.push_back(reader(row));
-  return out;
+void for_each_metrics_row(const fs::path& path, int* skipped, bool check_header,
+                          const std::function<void(const MetricsRow&)>& visit) {
+  util::CsvTable::Position at;
+  bool restarted = false;  // from its start: a first read always is
+  std::optional<MetricsRowReader> reader;
+  util::CsvTable::read_new(
+      path.string(), at, &restarted, skipped,
+      [&](const util::CsvTable::Row& row) {
+        if (!reader) reader.emplace(at.header);
+        visit((*reader)(row));
+      },
+      check_header ? &kMetricsHeader : nullptr);
 }
 
 std::vector<GateRow> read_gates(const fs::path& path, int* skipped, bool check_header) {
@@ -505,6 +508,8 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
                                    " says the run's id is " + logged);
       }
       return s;
+    } catch (const RunFolderError&) {
+      throw;  // log.txt's, not state.yaml's: a rebuild from it could not help
     } catch (const std::exception& e) {
       problem = path + " is damaged (" + std::string(e.what()).substr(0, 200) + ")";
     }

@@ -41,6 +41,16 @@ std::uint32_t ArenaReader::player(Index& index, const std::string& spec) {
   return it->second;
 }
 
+std::uint32_t ArenaReader::fingerprint(const Index& index) const {
+  if (index.read_until == 0) return 0;
+  util::RegularFileReader file(path_.string(), kMaxFileBytes);
+  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(index.read_until, 4096)), '\0');
+  std::uint32_t crc = util::crc32(bytes.data(), file.read(bytes.data(), bytes.size()));
+  bytes.assign(static_cast<std::size_t>(index.read_until - index.last_line), '\0');
+  file.seek(index.last_line);
+  return util::crc32(bytes.data(), file.read(bytes.data(), bytes.size()), crc);
+}
+
 void ArenaReader::refresh_locked() {
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0)
@@ -54,7 +64,12 @@ void ArenaReader::refresh_locked() {
     throw BadRequest(name_ + ": the record file is larger than 256 MiB");
   // A file that grew (a match still recording) is read on from its last whole line; anything else
   // from its start, into a new index that replaces the old one only when it is whole.
-  const bool grew = index_.mtime >= 0 && inode == index_.inode && size > index_.size;
+  bool grew = index_.mtime >= 0 && inode == index_.inode && size > index_.size;
+  try {
+    grew = grew && fingerprint(index_) == index_.fingerprint;
+  } catch (const util::FileError&) {
+    grew = false;  // read again from the start, which says what is wrong
+  }
   Index fresh;
   Index& index = grew ? index_ : fresh;
   if (grew) {  // a last line without its newline was counted; it is read again, whole
@@ -63,7 +78,7 @@ void ArenaReader::refresh_locked() {
   }
   index.tail_games = index.tail_skipped = 0;
   const auto visit = [&](const util::FileLine& l) {
-    if (l.ended) index.read_until = l.next;
+    if (l.ended) index.read_until = l.next, index.last_line = l.offset;
     const auto skip = [&] {
       ++index.skipped;
       if (!l.ended) index.tail_skipped = 1;
@@ -105,6 +120,7 @@ void ArenaReader::refresh_locked() {
   try {
     util::for_each_line(path_.string(), kMaxFileBytes, arena::kMaxRecordLineBytes,
                         grew ? index.read_until : 0, visit);
+    index.fingerprint = fingerprint(index);
   } catch (const std::exception& e) {
     if (grew) index_ = Index{};  // read again from the start next time
     throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
@@ -207,12 +223,16 @@ json ArenaReader::game_record(int index) {
   } catch (const std::exception& e) {
     throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
   }
+  const auto changed = [&] {
+    index_ = Index{};  // the next request reads the file again from its start
+    return NotFound(name_ + ": game " + std::to_string(index) +
+                    " changed since the file was read; ask again");
+  };
   std::optional<arena::GameLine> line;
   if (text) line = arena::split_game_line(*text);
   if (!line || line->first != index_.players[entry.first] ||
       line->second != index_.players[entry.second] || line->moves.size() != entry.plies)
-    throw NotFound(name_ + ": game " + std::to_string(index) +
-                   " changed since the file was read; ask again");
+    throw changed();
   const arena::GameLine& g = *line;
   auto state = entry.game->initial_state();
   json moves = json::array();
@@ -223,8 +243,7 @@ json ArenaReader::game_record(int index) {
     try {
       action = state->parse_action(m);
     } catch (const GameError&) {
-      throw NotFound(name_ + ": game " + std::to_string(index) +
-                     " changed since the file was read; ask again");
+      throw changed();
     }
     json move = move_json(*state, action);
     move["side"] = state->current_player();

@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           if (mode == 2)
             (void)trainer::read_gates(p, &skipped, check);
           else
-            (void)trainer::read_metrics(p, &skipped, check);
+            trainer::for_each_metrics_row(p, &skipped, check, [](const trainer::MetricsRow&) {});
         } catch (const util::FileError&) {
         }
       }
