@@ -49,7 +49,8 @@ struct GameLine {
 inline constexpr std::size_t kMaxRecordedMoves = 100000;
 // The longest move a record line may hold: longer than any move's notation.
 inline constexpr std::size_t kMaxRecordedMoveBytes = 64;
-// The longest record line read: kMaxRecordedMoves moves and two specs fit in it.
+// The longest record line read: kMaxRecordedMoves moves of a registered game's notation (at most
+// 6 bytes, such as `a1-off`, and a blank) and two specs fit in it.
 inline constexpr std::size_t kMaxRecordLineBytes = std::size_t{2} << 20;
 // The largest record file `tune` reads (a line at a time, util::for_each_line; millions of games).
 inline constexpr std::uint64_t kMaxRecordFileBytes = std::uint64_t{1} << 31;

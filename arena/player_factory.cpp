@@ -74,7 +74,7 @@ std::unique_ptr<Player> make_classic(PlayerSpec spec, const PlayerOptions& optio
 
 std::unique_ptr<Player> make_net(const Game& game, PlayerSpec spec, const PlayerOptions& options) {
   SpecReader reader(std::move(spec), {"checkpoint", "sims", "cpuct", "root", "ms", "clock"});
-  const std::string checkpoint = reader.get_string("checkpoint", "net:checkpoint=runs/x/best.pt,sims=800");
+  const std::string checkpoint = reader.get_string("checkpoint", "net:checkpoint=runs/x/checkpoints/best.ckpt,sims=800");
   const bool own_time = reader.has("ms") || reader.has("clock");
   const TimeControl time = time_of(reader, options);
   const bool has_sims = reader.has("sims");

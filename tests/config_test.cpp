@@ -67,6 +67,13 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(error_of("net:\n  global_pooling: maybe\n").find("net.global_pooling: expected true or false"), std::string::npos);
   EXPECT_NE(error_of("run:\n  game: chess\n").find("run.game: \"chess\" is not one of " + game_names()), std::string::npos);
   EXPECT_NE(error_of("run:\n  seed: -1\n").find("run.seed"), std::string::npos);
+  // The gate's test is checked as the gate checks it, before a run is made (alpha 0.5 was taken
+  // by the key's range, and the first gate then failed the run for good).
+  EXPECT_NE(error_of("arena:\n  alpha: 0.5\n").find("arena: sprt: alpha must be in (0, 0.5)"),
+            std::string::npos)
+      << error_of("arena:\n  alpha: 0.5\n");
+  EXPECT_NE(error_of("arena:\n  elo0: 5\n  elo1: 5\n").find("elo0 must be below elo1"),
+            std::string::npos);
   // A space before the sign (which strtoull skips) is no way round it (before: 2^64 - 1).
   EXPECT_NE(error_of("run:\n  seed: \" -1\"\n").find("run.seed: expected a whole number"),
             std::string::npos);

@@ -18,6 +18,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "arena/elo.h"
 #include "games/game.h"
 #include "games/quote.h"
 #include "util/file_io.h"
@@ -189,8 +190,12 @@ void check_cross_field_rules(const RunConfig& c, const std::string& where) {
                               "hold no position to train on)");
   if (c.selfplay.fast_simulations > c.selfplay.simulations)
     throw ConfigError(where + "selfplay.fast_simulations must not exceed selfplay.simulations");
-  if (c.arena.elo1 <= c.arena.elo0)
-    throw ConfigError(where + "arena.elo1 must be larger than arena.elo0");
+  // The gate's test as the gate will check it (elo1 above elo0, alpha and beta below 0.5).
+  try {
+    arena::SprtConfig{c.arena.elo0, c.arena.elo1, c.arena.alpha, c.arena.beta}.validate();
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(where + "arena: " + e.what());
+  }
   if (c.selfplay.threads == 0 && c.run.store.empty())
     throw ConfigError(where + "selfplay.threads 0 needs run.store: a run without self-play of its "
                               "own gets its games from self-play nodes through a Redis store");
