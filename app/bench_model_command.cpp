@@ -440,7 +440,7 @@ void register_bench_model(CLI::App& bench) {
                   "inference server forward workers (inference.workers), each count measured in "
                   "turn: e.g. 1,2 puts them side by side")
       ->delimiter(',')
-      ->check(CLI::Range(1, 64))
+      ->check(CLI::Range(1, model::kMaxInferenceWorkers))
       ->capture_default_str();
   cmd->add_option("--seconds", o->seconds, "seconds per measurement")
       ->check(number_in(0.01, 60.0))

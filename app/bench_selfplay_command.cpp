@@ -174,7 +174,7 @@ void register_bench_selfplay(CLI::App& bench) {
   cmd->add_option("--threads", o->threads,
                   "self-play thread counts, each measured in turn (default: selfplay.threads)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, config::kMaxSelfplayThreads));
   cmd->add_option("--networks", o->networks,
                   "free (a forward pass that costs nothing) and/or net (the config's network, "
                   "random weights, on its inference device)")

@@ -232,7 +232,7 @@ void register_bench_train(CLI::App& bench) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_option("--batch-size", o->batch_size, "positions per step (0: training.batch_size)")
-      ->check(CLI::Range(0, 65536))
+      ->check(CLI::Range(0, config::kMaxBatchSize))
       ->capture_default_str();
   cmd->callback([o] { run_bench_train(*o); });
 }

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       "(AlphaZero-style),\nand checks, plays and measures them.",
       "oppidum"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "oppidum 0.1.0");
+  app.set_version_flag("--version", "oppidum " OPPIDUM_VERSION);
   oppidum::app::register_rules_commands(app);
   oppidum::app::register_bench_command(app);
   oppidum::app::register_train_command(app);

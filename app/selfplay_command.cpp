@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "app/option_checks.h"
 #include "app/stop_signal.h"
+#include "trainer/config.h"
 #include "worker/worker.h"
 
 namespace oppidum::app {
@@ -22,7 +23,7 @@ void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptio
       ->required();
   cmd.add_option("--threads", o->threads,
                  "self-play threads (default: the run's selfplay.threads, at least 1)")
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, config::kMaxSelfplayThreads));
   cmd.add_option("--node", o->node, "this node's name in records and metrics (default host-pid)")
       ->check(non_empty("leave --node out for the default name"));
   cmd.add_option("--minutes", o->stop_after_minutes,

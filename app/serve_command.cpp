@@ -8,6 +8,8 @@
 
 #include "app/commands.h"
 #include "app/stop_signal.h"
+#include "arena/alphabeta.h"
+#include "arena/player.h"
 #include "web/server.h"
 
 namespace oppidum::app {
@@ -53,11 +55,11 @@ void register_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-sims", o->limits.max_simulations,
                   "most simulations a uct or net player may ask for")
-      ->check(CLI::Range(1, 10000000))
+      ->check(CLI::Range(std::int64_t{1}, arena::kMaxSimulations))
       ->capture_default_str();
   cmd->add_option("--max-depth", o->limits.max_alphabeta_depth,
                   "deepest alphabeta:depth=N allowed")
-      ->check(CLI::Range(1, 12))
+      ->check(CLI::Range(1, arena::kMaxAlphaBetaDepth))
       ->capture_default_str();
   cmd->callback([o] {
     web::WebServer server(*o);

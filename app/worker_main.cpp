@@ -12,7 +12,7 @@
 int main(int argc, char** argv) {
   CLI::App app{std::string("oppidum-worker: ") + oppidum::app::kWorkerDescription,
                "oppidum-worker"};
-  app.set_version_flag("--version", "oppidum-worker 0.1.0");
+  app.set_version_flag("--version", "oppidum-worker " OPPIDUM_VERSION);
   oppidum::app::add_worker_options(app, std::make_shared<oppidum::worker::WorkerOptions>());
   oppidum::app::require_decimal_integers(app);
   try {

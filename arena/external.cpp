@@ -552,7 +552,8 @@ ExternalConfig parse_external_spec(PlayerSpec spec) {
       throw PlayerSpecError("external: protocol must be codecup (the only one), got '" + protocol +
                             "'");
   }
-  config.timeout_ms = static_cast<int>(reader.get_int_or("timeout_ms", 1, 3'600'000, 10000));
+  config.timeout_ms = static_cast<int>(
+      reader.get_int_or("timeout_ms", 1, kMaxMoveMs, ExternalConfig{}.timeout_ms));
   config.clock_seconds = reader.get_double_or("clock", kMinClockSeconds, kMaxClockSeconds, 0.0);
   config.openings = reader.get_int_or("openings", 0, 1, 0) == 1;
   if (reader.has("name")) config.name = reader.get_string("name", "name=myengine");

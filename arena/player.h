@@ -168,6 +168,9 @@ struct PlayerOptions {
   std::ostream* human_out = nullptr;  // and draws the board here (default std::cout)
 };
 
+// The most simulations a spec may ask of a search (`sims=`).
+inline constexpr std::int64_t kMaxSimulations = 10'000'000;
+
 // The players a spec can name, for error messages and --help: the programs, and a person.
 #define OPPIDUM_PROGRAM_PLAYERS                                                                  \
   "random, uct:sims=N, alphabeta:depth=N, classic:ms=N, net:checkpoint=PATH,sims=N (each also " \

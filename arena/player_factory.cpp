@@ -14,7 +14,6 @@
 namespace oppidum::arena {
 namespace {
 
-constexpr std::int64_t kMaxSimulations = 10'000'000;
 // Tuned roughly for rollout values with uniform priors (docs/BASELINES.md): 3 beat 1.5 in DVONN
 // (+76 +-46 Elo over 200 games at 1000 simulations) and tied in Murus Gallicus.
 constexpr double kDefaultUctCpuct = 3.0;

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "arena/elo.h"
+
 namespace oppidum::arena {
 
 struct MatchLine {
@@ -72,7 +74,7 @@ void append_result(const std::string& path, const MatchLine& line, const std::st
 struct RatingOptions {
   std::string anchor = "random";  // rated 0
   double prior_draws = 1.0;       // virtual draws per pair that met, >= 0
-  double z = 1.959963984540054;   // interval half-width in standard errors
+  double z = kZ95;                // interval half-width in standard errors
   // Told how the fit goes ("fitting 12 players: iteration 3"); may be empty.
   std::function<void(const std::string& text)> on_progress;
 };

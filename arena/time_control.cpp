@@ -24,7 +24,7 @@ TimeControl read_time_control(SpecReader& reader) {
   if (reader.has("ms") && reader.has("clock"))
     throw PlayerSpecError(reader.name() + ": give ms= (time per move) or clock= (seconds per "
                           "game), not both");
-  control.move_ms = static_cast<int>(reader.get_int_or("ms", 1, 3'600'000, 0));
+  control.move_ms = static_cast<int>(reader.get_int_or("ms", 1, kMaxMoveMs, 0));
   control.clock_seconds = reader.get_double_or("clock", kMinClockSeconds, kMaxClockSeconds, 0.0);
   return control;
 }

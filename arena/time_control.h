@@ -57,6 +57,9 @@ inline constexpr double kMinBudgetSeconds = 0.001;
 // 2-core box has shown stalls of 190 ms).
 inline constexpr double kTimeGrace = 0.25;
 
+// The longest time a move may be given (ms=, an external program's timeout_ms=): an hour.
+inline constexpr int kMaxMoveMs = 3'600'000;
+
 // The range of a clock= (and of `engine --time`, `gauntlet --clock`), in seconds.
 inline constexpr double kMinClockSeconds = 0.01;
 inline constexpr double kMaxClockSeconds = 86'400;

@@ -23,6 +23,11 @@
 
 namespace oppidum::config {
 
+// Limits of keys that options beside the config share (`oppidum selfplay --threads`, the
+// benchmarks' options).
+inline constexpr int kMaxSelfplayThreads = 256;
+inline constexpr int kMaxBatchSize = 65536;
+
 // F(type, name, default, min, max, resumable, description). Strings list their allowed values in
 // `min` (a '|'-separated list, empty = any) and ignore `max`; booleans (true/false) ignore both.
 // `resumable`: the key may change when a run continues (where and how fast it runs, its stop
@@ -45,7 +50,7 @@ namespace oppidum::config {
 // The net section is model::NetConfig, declared with its field list in model/net_config.h.
 
 #define OPPIDUM_SELFPLAY_FIELDS(F)                                                                 \
-  F(int, threads, 1, 0, 256, true,                                                                 \
+  F(int, threads, 1, 0, kMaxSelfplayThreads, true,                                                                 \
     "self-play threads, each playing many games at once (0: none here; needs run.store)")          \
   F(int, concurrent_games, 64, 1, 4096, true,                                                      \
     "games in progress per thread (the evaluation batch)")                                         \
@@ -86,7 +91,7 @@ namespace oppidum::config {
 
 #define OPPIDUM_TRAINING_FIELDS(F)                                                                 \
   F(std::string, optimizer, "sgd", "sgd|adamw", 0, false, "sgd (with momentum) or adamw")          \
-  F(int, batch_size, 256, 1, 65536, false, "positions per optimiser step")                         \
+  F(int, batch_size, 256, 1, kMaxBatchSize, false, "positions per optimiser step")                 \
   F(double, learning_rate, 0.02, 1e-7, 10, false, "peak learning rate")                            \
   F(int, warmup_steps, 100, 0, 10000000, false, "steps of linear learning-rate warm-up")           \
   F(double, lr_decay_steps, 0, 0, 1e12, false,                                                     \

@@ -23,6 +23,8 @@ namespace {
 // log.txt is read a line at a time, whatever its size (a run appends to it for as long as it runs).
 constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 40;
 constexpr std::size_t kMaxLogLineBytes = std::size_t{64} << 10;
+// state.yaml holds four short values.
+constexpr std::size_t kMaxStateBytes = std::size_t{1} << 20;
 
 const util::CsvTable::Row kArenaHeader = {
     "generation", "step",     "opponent_generation", "games",        "wins",
@@ -477,7 +479,7 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
     problem = path + " is missing";
   } else {
     try {
-      const YAML::Node n = YAML::Load(util::read_regular_file(path, 1 << 20));
+      const YAML::Node n = YAML::Load(util::read_regular_file(path, kMaxStateBytes));
       if (!n.IsMap() || !n["sessions"]) throw std::runtime_error("no sessions counter");
       s.sessions = n["sessions"].as<std::uint64_t>();
       if (n["stream_cursor"]) s.stream_cursor = n["stream_cursor"].as<std::string>();

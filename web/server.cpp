@@ -324,7 +324,8 @@ struct WebServer::Impl {
       const unsigned long long length = std::strtoull(text.c_str(), nullptr, 10);
       if (length > kMaxBodyBytes)
         return refuse(res, 413, "the request body is " + text + " bytes; at most " +
-                                    std::to_string(kMaxBodyBytes) + " (64 KiB)");
+                                    std::to_string(kMaxBodyBytes) + " (" +
+                                    std::to_string(kMaxBodyBytes >> 10) + " KiB)");
       if (!post && length > 0)
         return refuse(res, 400, quote_input(req.method) + " requests carry no body");
     } else if (post && !chunked) {
@@ -395,7 +396,8 @@ struct WebServer::Impl {
     Connection* connection = GuardedServer::current_connection();
     if (connection != nullptr) connection->close_after_answer();
     if (too_large)
-      throw TooLarge("the request body is over " + std::to_string(kMaxBodyBytes) + " bytes (64 KiB)");
+      throw TooLarge("the request body is over " + std::to_string(kMaxBodyBytes) + " bytes (" +
+                     std::to_string(kMaxBodyBytes >> 10) + " KiB)");
     if (connection != nullptr) {
       // What the connection ran into (its deadline, its size), as the request line's own failures
       // are answered.
@@ -585,7 +587,8 @@ struct WebServer::Impl {
         send_error(res, 404, "no such page or API call: " + quote_input(req.method) + " " +
                                  quote_input(req.path));
       else if (res.status == 413)
-        send_error(res, 413, "the request is too large (at most 64 KiB)");
+        send_error(res, 413, "the request is too large (at most " +
+                                 std::to_string(kMaxBodyBytes >> 10) + " KiB)");
       else if (res.status == 416)
         send_error(res, 416, "a malformed Range header; this server sends whole answers only, "
                              "so send none");
