@@ -26,12 +26,14 @@
 #include "app/game_dispatch.h"
 #include "app/option_checks.h"
 #include "arena/game_record.h"
+#include "arena/elo.h"
 #include "arena/external.h"
 #include "arena/match.h"
 #include "arena/play.h"
 #include "arena/player.h"
 #include "arena/players.h"
 #include "arena/ratings.h"
+#include "arena/spec.h"
 #include "games/game.h"
 #include "util/file_io.h"
 #include "util/progress.h"
@@ -110,11 +112,7 @@ void check_results_file(const std::string& path, const Game& game) {
 
 struct ArenaOptions {
   std::string game, a, b, sprt, results, record;
-  int games = 200;
-  int threads = 1;
-  std::uint64_t seed = 1;
-  int opening_plies = -1;
-  int max_plies = 0;
+  arena::MatchConfig match;  // its defaults are the command's (--sprt is parsed into it)
   double progress_seconds = 10.0;
 };
 
@@ -124,12 +122,7 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   player_options.net_factory = net_factory;
   auto a = arena::make_player(game, o.a, player_options);
   auto b = arena::make_player(game, o.b, player_options);
-  arena::MatchConfig config;
-  config.games = o.games;
-  config.threads = o.threads;
-  config.seed = o.seed;
-  config.opening_plies = o.opening_plies;
-  config.max_plies = o.max_plies;
+  arena::MatchConfig config = o.match;
   if (!o.sprt.empty()) config.sprt = arena::parse_sprt(o.sprt);
 
   std::unique_ptr<arena::RecordWriter> record;
@@ -165,7 +158,8 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
     };
   }
   std::cerr << "[arena] " << a->spec() << " vs " << b->spec() << " on " << game.name() << ", up to "
-            << 2 * ((o.games + 1) / 2) << " games, " << o.threads << " thread(s)" << std::endl;
+            << 2 * ((o.match.games + 1) / 2) << " games, " << o.match.threads << " thread(s)"
+            << std::endl;
   const arena::MatchStatus status = arena::run_match(game, *a, *b, config, hooks);
   progress.done();
   std::cout << arena::format_match_report(status);
@@ -189,11 +183,11 @@ struct GauntletOptions {
   std::string game, player, results, record;
   std::vector<std::string> opponents;
   double clock = 0;
-  int games = 100;
-  int threads = 1;
-  std::uint64_t seed = 1;
-  int opening_plies = -1;
-  int max_plies = 0;
+  arena::MatchConfig match = [] {  // a match's defaults, but 100 games an opponent
+    arena::MatchConfig m;
+    m.games = 100;
+    return m;
+  }();
 };
 
 // One player against each opponent in turn, then one table (arena::format_gauntlet_table).
@@ -216,12 +210,7 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
     check_results_file(o.results, game);
   }
-  arena::MatchConfig config;
-  config.games = o.games;
-  config.threads = o.threads;
-  config.seed = o.seed;
-  config.opening_plies = o.opening_plies;
-  config.max_plies = o.max_plies;
+  const arena::MatchConfig config = o.match;
   std::vector<arena::MatchStatus> done;
   for (auto& opponent : opponents) {
     if (g_arena_stop.load()) break;
@@ -235,7 +224,7 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
       };
     }
     std::cerr << "[gauntlet] " << player->spec() << " vs " << opponent->spec() << ", up to "
-              << 2 * ((o.games + 1) / 2) << " games" << std::endl;
+              << 2 * ((o.match.games + 1) / 2) << " games" << std::endl;
     done.push_back(arena::run_match(game, *player, *opponent, config, hooks));
     const arena::MatchStatus& status = done.back();
     std::cerr << "[gauntlet] " << arena::format_progress(status) << std::endl;
@@ -329,22 +318,25 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   add_game_option(*arena_cmd, o->game)->required();
   arena_cmd->add_option("--a", o->a, "player A: " + kSpecHelp)->required();
   arena_cmd->add_option("--b", o->b, "player B: " + kSpecHelp)->required();
-  arena_cmd->add_option("--games", o->games, "most games to play (rounded up to whole pairs)")
+  arena_cmd
+      ->add_option("--games", o->match.games, "most games to play (rounded up to whole pairs)")
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
-  arena_cmd->add_option("--threads", o->threads, "worker threads")
+  arena_cmd->add_option("--threads", o->match.threads, "worker threads")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   arena_cmd->add_option("--sprt", o->sprt,
-                        "stop early by the SPRT: elo0=E0,elo1=E1[,alpha=0.05,beta=0.05]");
-  arena_cmd->add_option("--seed", o->seed, "seed of the openings and every random choice")
+                        "stop early by the SPRT: elo0=E0,elo1=E1[,alpha=" +
+                            arena::format_number(arena::SprtConfig{}.alpha) + ",beta=" +
+                            arena::format_number(arena::SprtConfig{}.beta) + "]");
+  arena_cmd->add_option("--seed", o->match.seed, "seed of the openings and every random choice")
       ->check(unsigned_whole_number())
       ->capture_default_str();
-  arena_cmd->add_option("--openings-plies", o->opening_plies,
+  arena_cmd->add_option("--openings-plies", o->match.opening_plies,
                         "random plies of each opening (default: the game's, " + opening_plies_text() +
                         "; 0 with an external player that lacks openings=1)")
       ->check(CLI::Range(0, 1000));
-  arena_cmd->add_option("--max-plies", o->max_plies,
+  arena_cmd->add_option("--max-plies", o->match.max_plies,
                         "adjudicate a draw at this ply (default: the game's bound)")
       ->check(CLI::Range(1, 100000));
   arena_cmd->add_option("--results", o->results,
@@ -384,20 +376,21 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
                            "whose spec names no budget (no sims=, depth=, nodes=, ms= or clock=; "
                            "0: none)")
       ->check(zero_or_number_in(arena::kMinClockSeconds, arena::kMaxClockSeconds));
-  gauntlet_cmd->add_option("--games", g->games, "most games per opponent (whole pairs)")
+  gauntlet_cmd->add_option("--games", g->match.games, "most games per opponent (whole pairs)")
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
-  gauntlet_cmd->add_option("--threads", g->threads, "worker threads of each match")
+  gauntlet_cmd->add_option("--threads", g->match.threads, "worker threads of each match")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  gauntlet_cmd->add_option("--seed", g->seed, "seed of the openings and every random choice")
+  gauntlet_cmd
+      ->add_option("--seed", g->match.seed, "seed of the openings and every random choice")
       ->check(unsigned_whole_number())
       ->capture_default_str();
-  gauntlet_cmd->add_option("--openings-plies", g->opening_plies,
+  gauntlet_cmd->add_option("--openings-plies", g->match.opening_plies,
                            "random plies of each opening (default: the game's, " +
                                opening_plies_text() + ")")
       ->check(CLI::Range(0, 1000));
-  gauntlet_cmd->add_option("--max-plies", g->max_plies,
+  gauntlet_cmd->add_option("--max-plies", g->match.max_plies,
                            "adjudicate a draw at this ply (default: the game's bound)")
       ->check(CLI::Range(1, 100000));
   gauntlet_cmd->add_option("--results", g->results,

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/game_dispatch.h"
 #include "arena/game_record.h"
 #include "app/option_checks.h"
 #include "arena/tune.h"
@@ -33,7 +34,7 @@ struct TuneCommandOptions {
   std::string game;
   std::vector<std::string> inputs;
   std::string out;
-  int holdout_every = 10;
+  int holdout_every = arena::TuneOptions{}.holdout_every;
   double k = 0;
 };
 
@@ -200,7 +201,7 @@ void register_tune_command(CLI::App& app) {
       "Fit the classical engine's evaluation weights (classic: players) to recorded game results "
       "by logistic regression (Texel tuning: K first, then the weights; docs/BASELINES.md), and "
       "write them as a header the engine compiles in (games/<game>/classic_weights.h).");
-  cmd->add_option("--game", o->game, "the game (mg, dvonn, ttt)")->required();
+  add_game_option(*cmd, o->game)->required();
   cmd->add_option("--games", o->inputs,
                   "game files: self-play chunks (*.bin, e.g. runs/x/games/), arena record files "
                   "(`arena --record`), or folders searched for self-play chunks (a run folder)")

@@ -24,7 +24,6 @@ arena::MatchConfig match_config(const config::RunConfig& c, int games, std::uint
   mc.opening_plies = c.arena.opening_plies;
   mc.seed = seed;
   if (sprt) mc.sprt = arena::SprtConfig{c.arena.elo0, c.arena.elo1, c.arena.alpha, c.arena.beta};
-  mc.pairs_per_runner = 32;
   mc.max_plies = c.selfplay.max_plies;
   return mc;
 }

@@ -17,6 +17,7 @@
 #include "util/text.h"
 #include "web/board_json.h"
 #include "web/errors.h"
+#include "web/run_reader.h"
 
 namespace oppidum::web {
 namespace fs = std::filesystem;
@@ -143,7 +144,9 @@ json ArenaReader::info() {
 json ArenaReader::list_games(int page, int per_page, const std::string& player,
                              const std::string& result) {
   if (page < 0) throw BadRequest("page must be 0 or more");
-  if (per_page < 1 || per_page > 200) throw BadRequest("per_page must be 1..200");
+  if (per_page < 1 || per_page > kMaxGamesPerPage)
+    throw BadRequest("per_page must be 1.." + std::to_string(kMaxGamesPerPage) + ", got " +
+                     std::to_string(per_page));
   // Both listings take both spellings of a draw.
   const std::string wanted = result == "draw" ? "1/2-1/2" : result;
   if (!wanted.empty() && wanted != "1-0" && wanted != "0-1" && wanted != "1/2-1/2")

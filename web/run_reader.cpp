@@ -25,7 +25,6 @@ using trainer::RunPaths;
 namespace {
 
 constexpr std::size_t kMaxCurvePoints = 400;
-constexpr int kMaxPerPage = 200;
 constexpr int kTopVisits = 5;
 
 std::int64_t mtime_of(const fs::path& path) {
@@ -420,8 +419,8 @@ json RunReader::summary() {
 
 json RunReader::list_games(const GameFilter& f) {
   if (f.page < 0) throw BadRequest("page must be 0 or more, got " + std::to_string(f.page));
-  if (f.per_page < 1 || f.per_page > kMaxPerPage)
-    throw BadRequest("per_page must be 1.." + std::to_string(kMaxPerPage) + ", got " +
+  if (f.per_page < 1 || f.per_page > kMaxGamesPerPage)
+    throw BadRequest("per_page must be 1.." + std::to_string(kMaxGamesPerPage) + ", got " +
                      std::to_string(f.per_page));
   std::lock_guard<std::mutex> lock(mutex_);
   const ConfigInfo config = config_locked();

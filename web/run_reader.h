@@ -37,13 +37,18 @@ struct MetricsRow;
 namespace oppidum::web {
 
 // Filters and page of a game listing; the defaults list everything, newest first.
+// A listing's page of games: this many unless asked otherwise, at most kMaxGamesPerPage (runs'
+// games and arena record files alike).
+inline constexpr int kGamesPerPage = 50;
+inline constexpr int kMaxGamesPerPage = 200;
+
 struct GameFilter {
   std::optional<int> generation;  // of the network that played
   std::optional<int> result;      // for the first player: +1, 0 (draws, adjudicated included), -1
   int min_plies = 0;
   int max_plies = 1 << 30;
   int page = 0;
-  int per_page = 50;
+  int per_page = kGamesPerPage;
 };
 
 class RunReader {

@@ -97,7 +97,7 @@ int int_param(const httplib::Request& req, const char* key, int fallback, int mi
 GameFilter filter_of(const httplib::Request& req) {
   GameFilter f;
   f.page = int_param(req, "page", 0, 0, 1 << 30);
-  f.per_page = int_param(req, "per_page", 50, 1, 200);
+  f.per_page = int_param(req, "per_page", kGamesPerPage, 1, kMaxGamesPerPage);
   if (req.has_param("generation") && !req.get_param_value("generation").empty())
     f.generation = int_param(req, "generation", 0, -1, 1 << 30);
   if (req.has_param("result") && !req.get_param_value("result").empty()) {
@@ -557,7 +557,7 @@ struct WebServer::Impl {
       guarded(res, [&] {
         ArenaReader& a = arena_file(req.matches[1]);
         return a.list_games(int_param(req, "page", 0, 0, 1 << 30),
-                            int_param(req, "per_page", 50, 1, 200),
+                            int_param(req, "per_page", kGamesPerPage, 1, kMaxGamesPerPage),
                             req.get_param_value("player"), req.get_param_value("result"));
       });
     });
