@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "games/game.h"
+#include "selfplay/resignation.h"
+#include "selfplay/selfplay.h"
 #include "trainer/config.h"
 #include "trainer/settings.h"
 
@@ -513,6 +515,18 @@ TEST(Config, AConfigThatHoldsEveryKeyMustHoldThemAll) {
 // sections, and the modules below the trainer (search, self-play, resignation, the inference
 // server and backend) keep defaults equal to the config's, so that a module used without a config
 // (the arena, the benches, tests) behaves as a default run.
+// Numbers the keys' descriptions state that live in a module, not in the config: the description
+// is a literal, so this keeps it with the module's constant.
+TEST(Config, DescriptionsStateTheModulesNumbers) {
+  const std::string keys = describe_keys();
+  const auto seconds = static_cast<int>(selfplay::SelfPlaySettings{}.max_chunk_seconds);
+  EXPECT_NE(keys.find("once its first game waited " + std::to_string(seconds) + " s"),
+            std::string::npos);
+  EXPECT_NE(keys.find("of the last " + std::to_string(selfplay::ResignControl::kRecentChecks) +
+                      " checks"),
+            std::string::npos);
+}
+
 TEST(Config, ModuleDefaultsAreTheConfigDefaults) {
   const RunConfig c = parse_config("", "x");
   EXPECT_EQ(c.net, model::NetConfig{});
