@@ -14,6 +14,7 @@
 #include <limits>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -112,7 +113,9 @@ std::size_t column(const CsvTable::Row& header, const std::string& name) {
 }
 
 // What every run folder must hold after any sequence of kills and resumes: every checkpoint
-// loads; one metrics row per step from 1 to the trainer's step and one per gate; one arena row
+// loads; train rows that account for every step from 1 to the trainer's step once (each row the
+// steps since the row before: their loss_steps add up, the last at the trainer's step, and none
+// covers a step another does) and one row per gate; one arena row
 // per generation in order, each decided by the promotion rule; best.ckpt the last promoted
 // generation; every game record replays.
 void expect_consistent(const fs::path& dir) {
@@ -122,7 +125,7 @@ void expect_consistent(const fs::path& dir) {
 
   CsvTable::Row mh;
   const auto metrics = table(dir / "metrics.csv", mh);
-  std::set<long> steps;
+  std::map<long, long> steps;  // a train row's step -> the steps it covers (loss_steps)
   std::set<int> gate_rows, selfplay_rows;
   bool session_open = false;  // a start row seen since the last stop row
   for (const auto& row : metrics) {
@@ -133,7 +136,10 @@ void expect_consistent(const fs::path& dir) {
       EXPECT_TRUE(session_open) << "a stop row without its session's start row";
       session_open = false;
     } else if (row[0] == "train") {
-      EXPECT_TRUE(steps.insert(std::stol(row[column(mh, "step")])).second)
+      EXPECT_TRUE(steps
+                      .emplace(std::stol(row[column(mh, "step")]),
+                               std::stol(row[column(mh, "loss_steps")]))
+                      .second)
           << "two rows for step " << row[column(mh, "step")];
     } else if (row[0] == "gate") {
       EXPECT_TRUE(gate_rows.insert(std::stoi(row[column(mh, "generation")])).second);
@@ -146,12 +152,14 @@ void expect_consistent(const fs::path& dir) {
       ADD_FAILURE() << "a metrics row of kind " << row[0];
     }
   }
-  if (trainer.step > 0) {
-    ASSERT_FALSE(steps.empty());
-    EXPECT_EQ(*steps.begin(), 1);
-    EXPECT_EQ(*steps.rbegin(), trainer.step);
+  long covered = 0;
+  for (const auto& [step, count] : steps) {
+    EXPECT_GE(count, 1) << "step " << step;
+    EXPECT_EQ(step - count, covered) << "the row of step " << step << " does not start where "
+                                     << "the row before ended";
+    covered = step;
   }
-  EXPECT_EQ(static_cast<long>(steps.size()), trainer.step) << "a step without its row";
+  EXPECT_EQ(covered, trainer.step) << "a step without its row";
 
   CsvTable::Row ah;
   const auto gates = table(dir / "arena.csv", ah);

@@ -393,6 +393,33 @@ TEST(WebSummaryTest, ALongLossCurveSaysHowManyStepsEachPointAverages) {
   fs::remove_all(root);
 }
 
+// A train row holds the mean losses of the steps since the row before (loss_steps of them): a
+// curve point weighs each row by its steps, and the summary counts steps, not rows.
+TEST(WebSummaryTest, RowsOfSeveralStepsWeighByTheirSteps) {
+  const fs::path root = test_util::process_temp_dir("web_loss_steps_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    for (int row = 1; row <= 1000; ++row)  // rows of 1 and 9 steps, in turn
+      folder.append_train({1.0 * row, 5 * row, 0, 100LL * row, 2LL * row,
+                           row % 2 ? 1.0 : 2.0, 0.5, 0.02, row % 2 ? 1 : 9});
+  }
+  RunReader reader("run", run.dir);
+  const json s = reader.summary();
+  const json& losses = s["losses"];
+  ASSERT_FALSE(losses.empty());
+  // Past the tiny run's own rows, the points' policy losses average (1 x 1.0 + 9 x 2.0) / 10 =
+  // 1.9 by the steps (rows alike would make it 1.5).
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::size_t i = losses.size() / 4; i < losses.size(); ++i, ++count)
+    sum += losses[i][1].get<double>();
+  EXPECT_NEAR(sum / static_cast<double>(count), 1.9, 0.02) << losses.dump();
+  EXPECT_GE(s["steps_per_loss_point"].get<int>(), 10);
+  fs::remove_all(root);
+}
+
 // A run that has gated nothing yet shows no last gated generation (it once showed 0).
 TEST(WebSummaryTest, NoGateYetIsNoGeneration) {
   const fs::path root = test_util::process_temp_dir("web_no_gate_test");

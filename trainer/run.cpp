@@ -344,10 +344,18 @@ class Session {
         batches.emplace(*window_, config_.training.batch_size,
                         mcts::derive_seed(config_.run.seed, kSampleStream, state_.sessions));
       last_step_ = trainer_->step(batches->next());
-      folder_->append_train({elapsed(), trainer_->steps(), generation(), positions,
-                             intake_->games(), last_step_.policy_loss, last_step_.value_loss,
-                             last_step_.learning_rate});
-      if (trainer_->steps() % config_.training.steps_per_generation == 0) end_generation();
+      losses_.policy += last_step_.policy_loss;
+      losses_.value += last_step_.value_loss;
+      ++losses_.steps;
+      const bool generation_end = trainer_->steps() % config_.training.steps_per_generation == 0;
+      if (generation_end || Clock::now() - losses_.since >= kTrainRowEvery) {
+        const auto n = static_cast<double>(losses_.steps);
+        folder_->append_train({elapsed(), trainer_->steps(), generation(), positions,
+                               intake_->games(), losses_.policy / n, losses_.value / n,
+                               last_step_.learning_rate, losses_.steps});
+        losses_ = StepLosses{};
+      }
+      if (generation_end) end_generation();
       ++pace_.steps;
       pace_.stepping_seconds += seconds_since(now);
     }
@@ -471,6 +479,15 @@ class Session {
   std::unique_ptr<selfplay::SelfPlay> selfplay_;  // none with selfplay.threads 0
   int pending_gate_ = 0;  // a generation saved but not gated yet
   StepStats last_step_;
+  // The losses of the steps since the last train row: a row at most every kTrainRowEvery and at
+  // each generation's last step (trainer/run_folder.h, TrainRow).
+  struct StepLosses {
+    double policy = 0, value = 0;
+    std::int64_t steps = 0;
+    Clock::time_point since = Clock::now();
+  };
+  static constexpr std::chrono::seconds kTrainRowEvery{1};
+  StepLosses losses_;
   TrainerPace pace_;
   Clock::time_point start_ = Clock::now();
   std::string last_gate_;  // gate_summary of the last gate

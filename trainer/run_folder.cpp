@@ -39,7 +39,8 @@ const util::CsvTable::Row kMetricsHeader = {
     "promoted",   "best_elo",      "gate_games", "anchor_score", "anchor_elo",
     "node",       "games_per_second", "nodes",  "stream_lag",   "stream_evicted",
     "selfplay_positions_per_second", "evals_per_position", "forward_busy", "forward_rate",
-    "mean_batch", "selfplay_bound", "resigned", "resign_checks", "resign_false_rate"};
+    "mean_batch", "selfplay_bound", "resigned", "resign_checks", "resign_false_rate",
+    "loss_steps"};
 
 double number(const std::string& text) {
   if (text.empty()) return std::nan("");
@@ -267,6 +268,7 @@ util::CsvTable::Row metrics_row(const TrainRow& r) {
                              std::to_string(r.games), fixed(r.policy_loss, 5),
                              fixed(r.value_loss, 5), fixed(r.learning_rate, 6)};
   row.resize(kMetricsHeader.size());
+  row[util::CsvTable::column_of(kMetricsHeader, "loss_steps")] = std::to_string(r.loss_steps);
   return row;
 }
 
@@ -367,6 +369,7 @@ MetricsRow MetricsRowReader::operator()(const util::CsvTable::Row& row) const {
   OPPIDUM_READ_METRIC(forward_rate) OPPIDUM_READ_METRIC(mean_batch)
   OPPIDUM_READ_METRIC(selfplay_bound) OPPIDUM_READ_METRIC(resigned)
   OPPIDUM_READ_METRIC(resign_checks) OPPIDUM_READ_METRIC(resign_false_rate)
+  OPPIDUM_READ_METRIC(loss_steps)
 #undef OPPIDUM_READ_METRIC
   return m;
 }

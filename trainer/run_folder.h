@@ -27,10 +27,11 @@
 //   6. best.ckpt, a copy of gen-N, when promoted
 // Resume (check_and_repair) rolls a kill between any two steps forward or back to one state: the
 // trainer's saved step S decides; train rows after S and gate rows of ungated generations are
-// dropped (so every step and every gate has exactly one row), a missing gen-N.ckpt is rewritten
-// from the trainer (the same network), a gate without its arena.csv row is played again (same
-// seed, same candidate), and a best.ckpt that is not the last promoted generation is copied from
-// it. No generation is gated twice and every step has one network.
+// dropped (so the train rows account for every step once, and every gate has exactly one row), a
+// missing gen-N.ckpt is rewritten from the trainer (the same network), a gate without its
+// arena.csv row is played again (same seed, same candidate), and a best.ckpt that is not the last
+// promoted generation is copied from it. No generation is gated twice and every step has one
+// network.
 //
 // Missing or damaged files are errors that say what is missing and how to recover, never a fresh
 // start (arena.csv and metrics.csv included, once the run has progress): `oppidum train --recover`
@@ -127,13 +128,16 @@ inline double chained_rating(double previous, bool promoted, double elo) {
   return promoted ? previous + (std::isfinite(elo) ? elo : std::nan("")) : previous;
 }
 
-// One training step: a "train" row of metrics.csv.
+// The training steps since the row before (at most a second's, and each generation's last step
+// ends one): a "train" row of metrics.csv. One row a step made a long run's table too large to
+// resume (a day at 20 steps/s was 1.7 million rows).
 struct TrainRow {
   double seconds = 0;
   std::int64_t step = 0;
   int generation = 0;
   std::int64_t positions = 0, games = 0;
-  double policy_loss = 0, value_loss = 0, learning_rate = 0;
+  double policy_loss = 0, value_loss = 0, learning_rate = 0;  // the losses: the steps' means
+  std::int64_t loss_steps = 1;  // the steps whose losses the row holds, the last being `step`
 };
 
 // The self-play pipeline over one generation of a session: a "selfplay" row of metrics.csv. The
@@ -207,7 +211,7 @@ struct MetricsRow {
       gate_elo, promoted, best_elo, gate_games, anchor_score, anchor_elo, games_per_second, nodes,
       stream_lag, stream_evicted, selfplay_positions_per_second, evals_per_position,
       forward_busy, forward_rate, mean_batch, selfplay_bound, resigned, resign_checks,
-      resign_false_rate;
+      resign_false_rate, loss_steps;  // loss_steps: NaN in rows from before it (one step each)
 };
 
 // metrics.csv's rows as MetricsRow, by the columns of a file's own header (an older layout has
@@ -262,7 +266,7 @@ class RunFolder {
   // checks; std::logic_error otherwise).
   std::vector<std::string> drop_rows_after(std::int64_t trainer_step, int steps_per_generation);
   // Once the resume is done with metrics.csv's rows: frees them and keeps no row appended in
-  // memory (a row a step: a long run's table took gigabytes). drop_rows_after and open_tables's
+  // memory (a long run's table is millions of rows). drop_rows_after and open_tables's
   // checks read them, so they come first.
   void let_go_of_metrics_rows();
   // --recover only, when no intact network of the gated generations after `generation` is left:

@@ -55,7 +55,7 @@ class CsvTable {
   // Appends one row (as many fields as the header). Throws FileError when the write fails.
   void append(const Row& row);
   // Frees the rows read and keeps no appended one in memory from now on: for an owner that only
-  // appends once it has checked the table (the trainer's metrics.csv, a row a step). rows(),
+  // appends once it has checked the table (the trainer's metrics.csv, a row a second). rows(),
   // retain() and set_aside() then throw std::logic_error.
   void let_go_of_rows();
 

@@ -104,19 +104,32 @@ std::size_t curve_group(std::size_t points) {
   return points <= kMaxCurvePoints ? 1 : (points + kMaxCurvePoints - 1) / kMaxCurvePoints;
 }
 
-// Means over consecutive groups of points so that a curve of many thousand steps stays small.
-json downsample(const std::vector<std::array<double, 3>>& points) {
+// Means over consecutive groups of loss rows so that a curve of many thousand steps stays small:
+// each point the mean of its steps (a row holds the means of its loss_steps steps), at the mean of
+// its rows' steps.
+json downsample(const std::vector<std::array<double, 4>>& rows) {
   json out = json::array();
-  const std::size_t group = curve_group(points.size());
-  for (std::size_t i = 0; i < points.size(); i += group) {
-    const std::size_t end = std::min(points.size(), i + group);
-    double sums[3] = {0, 0, 0};
-    for (std::size_t k = i; k < end; ++k)
-      for (int c = 0; c < 3; ++c) sums[c] += points[k][static_cast<std::size_t>(c)];
-    const auto n = static_cast<double>(end - i);
-    out.push_back({sums[0] / n, sums[1] / n, sums[2] / n});
+  const std::size_t group = curve_group(rows.size());
+  for (std::size_t i = 0; i < rows.size(); i += group) {
+    const std::size_t end = std::min(rows.size(), i + group);
+    double step = 0, policy = 0, value = 0, steps = 0;
+    for (std::size_t k = i; k < end; ++k) {
+      const auto& [s, p, v, n] = rows[k];
+      step += s, policy += n * p, value += n * v, steps += n;
+    }
+    out.push_back({step / static_cast<double>(end - i), policy / steps, value / steps});
   }
   return out;
+}
+
+// The mean number of steps behind a point of downsample(rows), rounded.
+std::int64_t steps_per_point(const std::vector<std::array<double, 4>>& rows) {
+  if (rows.empty()) return 1;
+  double steps = 0;
+  for (const auto& row : rows) steps += row[3];
+  const std::size_t group = curve_group(rows.size());
+  const auto points = static_cast<double>((rows.size() + group - 1) / group);
+  return std::llround(std::min(1e15, steps / points));
 }
 
 json or_null(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
@@ -304,7 +317,8 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
   }
   if (k == "train") {
     const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
-    if (s && pl && vl) losses.push_back({*s, *pl, *vl});
+    const double steps = value(row.loss_steps).value_or(1.0);
+    if (s && pl && vl && steps >= 1) losses.push_back({*s, *pl, *vl, steps});
     last["step"] = or_null(s);
     last["learning_rate"] = or_null(value(row.learning_rate));
     last["generation"] = or_null(value(row.generation));
@@ -383,7 +397,7 @@ json RunReader::summary() {
   }
   const MetricsFold& metrics = metrics_;
   out["losses"] = downsample(metrics.losses);
-  out["steps_per_loss_point"] = curve_group(metrics.losses.size());
+  out["steps_per_loss_point"] = steps_per_point(metrics.losses);
   out["speed"] = metrics.speed;
   out["speed_now"] = metrics.last_speed;
   out["cluster"] = metrics.cluster;

@@ -141,7 +141,8 @@ class RunReader {
   // a live run's table by its new rows only (util::CsvTable::read_new), where reading it whole at
   // every change took a second and more for a long run.
   struct MetricsFold {
-    std::vector<std::array<double, 3>> losses;  // step, policy, value
+    // step, policy, value, and the steps the row's losses are the means of (1 in old rows)
+    std::vector<std::array<double, 4>> losses;
     nlohmann::json speed = nlohmann::json::array();  // [generation, positions per second]
     nlohmann::json last = nlohmann::json::object(), last_speed, cluster;
     int sessions = 0;

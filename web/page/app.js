@@ -186,7 +186,7 @@ function dashboard(s) {
          time.sessions ? `${fmt(time.seconds / 60, 1)} min` : "–", "time")));
   const gates = s.gates || [];
   const losses = s.losses || [];
-  const averaged = s.steps_per_loss_point > 1 ? `; each point the mean of ${s.steps_per_loss_point} steps` : "";
+  const averaged = s.steps_per_loss_point > 1 ? `; each point the mean of about ${s.steps_per_loss_point} steps` : "";
   out.push(h("div", { class: "charts" },
     lineChart("Training loss", { x: "optimiser step", y: "loss" }, [
       { name: `policy loss (cross-entropy, nats${averaged})`, color: "#1f77b4", points: losses.map((l) => [l[0], l[1]]) },
