@@ -286,9 +286,10 @@ std::vector<int> parse_cuda_devices(std::string_view text) {
       ok = ok && ch >= '0' && ch <= '9';
       if (ok) value = value * 10 + (ch - '0');  // at most two digits: never overflows
     }
-    if (!ok || value > 63)
+    if (!ok || value > kMaxGpuIndex)
       throw ConfigError("inference.cuda_devices: \"" + quote_input(std::string(text)) +
-                        "\" is not a list of GPU indices 0..63 such as \"0,1\"");
+                        "\" is not a list of GPU indices 0.." + std::to_string(kMaxGpuIndex) +
+                        " such as \"0,1\"");
     devices.push_back(value);
     if (comma == text.size()) break;
     at = comma + 1;
@@ -309,10 +310,10 @@ std::string training_device(const RunConfig& c) {
     for (std::size_t i = 5; i < d.size(); ++i)
       index = d[i] >= '0' && d[i] <= '9' && index >= 0 ? index * 10 + (d[i] - '0') : -1;
   }
-  if (index < 0 || index > 63)
+  if (index < 0 || index > kMaxGpuIndex)
     throw ConfigError("training.device: \"" + quote_input(d) +
-                      "\" is not cpu, cuda or cuda:N (N a GPU index 0..63), or empty for "
-                      "inference.device");
+                      "\" is not cpu, cuda or cuda:N (N a GPU index 0.." +
+                      std::to_string(kMaxGpuIndex) + "), or empty for inference.device");
   return "cuda:" + std::to_string(index);
 }
 

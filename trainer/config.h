@@ -27,6 +27,8 @@ namespace oppidum::config {
 // benchmarks' options).
 inline constexpr int kMaxSelfplayThreads = 256;
 inline constexpr int kMaxBatchSize = 65536;
+// The highest GPU index a config names (inference.cuda_devices, training.device cuda:N).
+inline constexpr int kMaxGpuIndex = 63;
 
 // F(type, name, default, min, max, resumable, description). Strings list their allowed values in
 // `min` (a '|'-separated list, empty = any) and ignore `max`; booleans (true/false) ignore both.
@@ -211,7 +213,7 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 RunConfig load_config_or_defaults(const std::string& path,
                                   const std::vector<std::string>& overrides);
 // inference.cuda_devices as GPU indices: "" -> {}, "0,1" -> {0, 1}; throws ConfigError naming
-// the key for anything but comma-separated whole numbers 0..63.
+// the key for anything but comma-separated whole numbers 0..kMaxGpuIndex.
 std::vector<int> parse_cuda_devices(std::string_view text);
 
 // ConfigError (`where` first) when an Eigen inference server would run more than
