@@ -104,7 +104,7 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
       ++r.skipped;
       return;
     }
-    const int result_first = g->result == "1-0" ? 1 : g->result == "0-1" ? -1 : 0;
+    const int result_first = arena::result_of_notation(g->result);
     std::vector<Action> moves;
     try {
       auto state = game.initial_state();

@@ -16,6 +16,10 @@ const char* result_notation(double result_first) {
   return "1/2-1/2";
 }
 
+int result_of_notation(std::string_view notation) {
+  return notation == "1-0" ? 1 : notation == "0-1" ? -1 : 0;
+}
+
 std::string format_game_line(const Game& game, const std::array<std::string, 2>& specs,
                              const std::vector<Action>& moves, double result_first,
                              const std::string& forfeit) {

@@ -182,6 +182,22 @@ std::optional<FileHeader> file_header(const char* bytes, std::size_t size) {
   return h;
 }
 
+// A record's frame: its payload's length and CRC-32, the 8 bytes before the payload.
+struct Frame {
+  std::uint32_t length = 0, crc = 0;
+};
+Frame frame_of(const char (&bytes)[8]) {
+  Frame f;
+  std::memcpy(&f.length, bytes, 4);
+  std::memcpy(&f.crc, bytes + 4, 4);
+  return f;
+}
+// Whether a frame at byte `at` of a file of `size` bytes can hold a record. No record is empty: a
+// zero length is the zero-filled tail a crash can leave, not a frame.
+bool frame_fits(const Frame& f, std::uint64_t at, std::uint64_t size) {
+  return f.length != 0 && f.length <= kMaxRecordBytes && at + 8 + f.length <= size;
+}
+
 }  // namespace
 
 std::optional<std::uint32_t> game_file_record_count(const std::string& path) {
@@ -242,17 +258,14 @@ ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
   for (; at < size; ++index) {
     const std::string where =
         path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);
-    char frame[8];
-    if (at + 8 > size || read(frame, 8) < 8) {
+    char bytes[8];
+    if (at + 8 > size || read(bytes, 8) < 8) {
       if (!read_error.empty()) break;
       result.problems.push_back(where + ": truncated frame");
       break;
     }
-    std::uint32_t length, crc;
-    std::memcpy(&length, frame, 4);
-    std::memcpy(&crc, frame + 4, 4);
-    // No record is empty: a zero length is the zero-filled tail a crash can leave, not a frame.
-    if (length == 0 || length > kMaxRecordBytes || at + 8 + length > size) {
+    const Frame frame = frame_of(bytes);
+    if (!frame_fits(frame, at, size)) {
       result.problems.push_back(where +
                                 ": truncated or damaged length; the rest of the file is skipped");
       break;
@@ -262,15 +275,15 @@ ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
                                 " damaged records before it; the rest of the file is skipped");
       break;
     }
-    payload.resize(length);
-    if (read(payload.data(), length) < length) {
+    payload.resize(frame.length);
+    if (read(payload.data(), frame.length) < frame.length) {
       if (!read_error.empty()) break;
       result.problems.push_back(where + ": truncated record (the file shrank while it was read)");
       break;
     }
     const RecordPlace place{at, version};
-    at += 8 + length;
-    if (crc_of(payload) != crc) {
+    at += 8 + frame.length;
+    if (crc_of(payload) != frame.crc) {
       result.problems.push_back(where + ": CRC mismatch, record skipped");
       continue;
     }
@@ -312,16 +325,13 @@ GameRecord read_game_at(const std::string& path, const RecordPlace& place) {
     char head[kGameFileHeaderBytes];
     const auto header = file_header(head, file.read(head, sizeof head));
     if (!header || header->version != place.version) fail("is in a file that changed");
-    char frame[8];
+    char bytes[8];
     file.seek(place.offset);
-    if (place.offset < kGameFileHeaderBytes || file.read(frame, 8) < 8) fail("is gone");
-    std::uint32_t length, crc;
-    std::memcpy(&length, frame, 4);
-    std::memcpy(&crc, frame + 4, 4);
-    if (length == 0 || length > kMaxRecordBytes || place.offset + 8 + length > file.size())
-      fail("has a damaged length");
-    std::string payload(length, '\0');
-    if (file.read(payload.data(), length) < length || crc_of(payload) != crc)
+    if (place.offset < kGameFileHeaderBytes || file.read(bytes, 8) < 8) fail("is gone");
+    const Frame frame = frame_of(bytes);
+    if (!frame_fits(frame, place.offset, file.size())) fail("has a damaged length");
+    std::string payload(frame.length, '\0');
+    if (file.read(payload.data(), frame.length) < frame.length || crc_of(payload) != frame.crc)
       fail("does not match its CRC");
     return decode_record(payload, place.version);
   } catch (const util::FileError& e) {

@@ -113,7 +113,7 @@ void ArenaReader::refresh_locked() {
     e.first = player(index, g.first);
     e.second = player(index, g.second);
     e.plies = static_cast<std::uint32_t>(g.moves.size());
-    e.result = static_cast<std::int8_t>(g.result == "1-0" ? 1 : g.result == "0-1" ? -1 : 0);
+    e.result = static_cast<std::int8_t>(arena::result_of_notation(g.result));
     e.game = found;
     index.games.push_back(e);
     if (!l.ended) index.tail_games = 1;

@@ -134,6 +134,11 @@ std::int64_t steps_per_point(const std::vector<std::array<double, 4>>& rows) {
 
 json or_null(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
+// A problem with a file as a client may read it: without the server's path to the file.
+std::string without_path(const std::string& problem, const std::string& path) {
+  return problem.rfind(path, 0) == 0 ? "the file" + problem.substr(path.size()) : problem;
+}
+
 // The registered name of a game ("murus-gallicus" is "mg"), or "" for no registered game.
 std::string registered_name(const std::string& game) {
   try {
@@ -274,11 +279,7 @@ void RunReader::refresh_index_locked() {
           return true;
         });
     chunk.problems = static_cast<int>(read.problems.size());
-    if (!read.problems.empty()) {
-      chunk.first_problem = read.problems.front();
-      if (chunk.first_problem.rfind(path, 0) == 0)
-        chunk.first_problem = "the file" + chunk.first_problem.substr(path.size());
-    }
+    if (!read.problems.empty()) chunk.first_problem = without_path(read.problems.front(), path);
     chunks_.push_back(std::move(chunk));
   }
 }
@@ -505,10 +506,8 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
   } catch (const std::exception& e) {
     // Replaced or damaged since it was indexed (the next request indexes it again); said without
     // the server's path.
-    std::string why = e.what();
-    if (why.rfind(path, 0) == 0) why = "the file" + why.substr(path.size());
     throw NotFound("game " + std::to_string(chunk_number) + "/" + std::to_string(index) +
-                   " cannot be read: " + quote_input(why, 200));
+                   " cannot be read: " + quote_input(without_path(e.what(), path), 200));
   }
   try {
     states = selfplay::replay(r);
