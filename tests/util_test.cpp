@@ -46,6 +46,30 @@ TEST(FileIo, AtomicWriteReplacesWholeAndLeavesNoTemporary) {
   }
 }
 
+// A file written in pieces appears whole at commit() and not before; one abandoned leaves the old
+// file and no temporary behind.
+TEST(FileIo, AtomicFileAppearsWholeAtCommit) {
+  const fs::path file = fresh("pieces.txt");
+  write_file_atomically(file.string(), "old");
+  const std::string big(3u << 20, 'b');  // past the write buffer
+  {
+    AtomicFile out(file.string());
+    out.write("a");
+    out.write(big);
+    out.write("c");
+    EXPECT_EQ(read_file(file), "old");
+  }
+  EXPECT_EQ(read_file(file), "old") << "abandoned";
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  AtomicFile out(file.string());
+  out.write("a");
+  out.write(big);
+  out.write("c");
+  out.commit();
+  EXPECT_EQ(read_file(file), "a" + big + "c");
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+}
+
 TEST(FileIo, FramedFilesDetectEveryKindOfDamage) {
   constexpr char kMagic[8] = {'T', 'E', 'S', 'T', 'F', 'I', 'L', 'E'};
   const std::string framed = frame(kMagic, 3, "payload bytes");
@@ -232,20 +256,50 @@ TEST(CsvTable, AppendsQuotesAndReadsBack) {
   EXPECT_EQ(again.dropped_on_open(), 0);
 }
 
-// An owner that only appends lets go of the rows: the file keeps every row, the memory none, and
-// nothing that would rewrite the file without them can run.
-TEST(CsvTable, RowsLetGoOfStayInTheFileOnly) {
-  const fs::path file = fresh("let_go.csv");
-  {
-    CsvTable t(file.string(), {"a", "b"}, false);
-    t.append({"1", "2"});
-    t.let_go_of_rows();
-    t.append({"3", "4"});
-    EXPECT_THROW(t.rows(), std::logic_error);
-    EXPECT_THROW(t.retain([](const CsvTable::Row&) { return false; }), std::logic_error);
-    EXPECT_THROW(t.set_aside([](const CsvTable::Row&) { return true; }), std::logic_error);
-  }
+// The owner holds no row: what it reads comes from the file, so a line written behind its back
+// is an error naming the line, never a row taken for the table's; retain asks of each row once,
+// in order, and writes the file again only when a row goes.
+TEST(CsvTable, TheOwnerReadsItsRowsFromTheFile) {
+  const fs::path file = fresh("owner.csv");
+  fs::remove(file.string() + ".damaged");
+  CsvTable t(file.string(), {"a", "b"}, false);
+  t.append({"1", "2"});
+  t.append({"3", "4"});
+  EXPECT_EQ(t.rows(), (std::vector<CsvTable::Row>{{"1", "2"}, {"3", "4"}}));
+  std::vector<std::string> asked;
+  const auto inode = [&] {
+    struct stat st {};
+    return ::stat(file.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  const auto inode_before = inode();
+  EXPECT_EQ(t.retain([&](const CsvTable::Row& r) {
+              asked.push_back(r[0]);
+              return true;
+            }),
+            0);
+  EXPECT_EQ(asked, (std::vector<std::string>{"1", "3"}));
+  EXPECT_EQ(inode(), inode_before) << "nothing went: the file is not written again";
+  EXPECT_EQ(t.set_aside([](const CsvTable::Row& r) { return r[0] == "1"; }), 1);
+  t.append({"5", "6"});
+  EXPECT_EQ(read_file(file), "a,b\n3,4\n5,6\n");
+  EXPECT_EQ(read_file(t.set_aside_path()), "1,2\n");
+  { std::ofstream(file, std::ios::app) << "7,8,9\n"; }  // behind the owner's back
+  const std::string error = file_error_of([&] { t.rows(); });
+  EXPECT_NE(error.find(file.string() + ": line 4 is not a row of its columns"),
+            std::string::npos) << error;
+}
+
+// A line too long to be a row is set aside whole, byte for byte, as a short damaged one is.
+TEST(CsvTable, AnOverlongLineIsSetAsideWhole) {
+  const fs::path file = fresh("overlong.csv");
+  fs::remove(file.string() + ".damaged");
+  const std::string overlong(CsvTable::kMaxLineBytes + 10, 'x');
+  std::ofstream(file) << "a,b\n1,2\n" << overlong << "\n3,4\n" << overlong;
+  CsvTable t(file.string(), {"a", "b"}, false);
+  EXPECT_EQ(t.dropped_on_open(), 2);
+  EXPECT_EQ(t.rows(), (std::vector<CsvTable::Row>{{"1", "2"}, {"3", "4"}}));
   EXPECT_EQ(read_file(file), "a,b\n1,2\n3,4\n");
+  EXPECT_EQ(read_file(t.set_aside_path()), overlong + "\n" + overlong + "\n");
 }
 
 // A reader that follows a table reads only what was appended since it last looked; a row being
@@ -464,6 +518,38 @@ TEST(FileLines, OneAtATimeWithWhereTheyStart) {
   EXPECT_EQ(rest, std::vector<std::string>{"last"});
   EXPECT_THROW(for_each_line(path, 100, kLine, 0, [](const FileLine&) {}), FileError)
       << "a file over the limit";
+  std::filesystem::remove(path);
+}
+
+// A follower's mark tells a file that only grew from one rewritten: in place to the same size,
+// behind its first 4 KiB (the last line read is not the same), within them, or shortened.
+TEST(FileLines, AFollowersMarkTellsGrowthFromARewrite) {
+  const std::string path = ::testing::TempDir() + "followed.txt";
+  std::string text(5000, 'h');
+  text += "\nlast line\n";
+  const std::uint64_t last_line = 5001;
+  const auto mark_of = [&](const std::string& content) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+    RegularFileReader file(path, 1u << 20);
+    return follow_mark(file, content.size(), last_line);
+  };
+  const auto follows = [&](const FollowMark& mark, const std::string& now) {
+    { std::ofstream(path, std::ios::binary | std::ios::in | std::ios::out) << now; }
+    fs::resize_file(path, now.size());
+    RegularFileReader file(path, 1u << 20);
+    return still_follows(file, mark);
+  };
+  const FollowMark mark = mark_of(text);
+  EXPECT_TRUE(follows(mark, text));
+  EXPECT_TRUE(follows(mark, text + "more\n")) << "grew";
+  std::string behind = text;
+  behind[5003] = 'X';  // the last line read, past the first 4 KiB
+  EXPECT_FALSE(follows(mark, behind));
+  std::string within = text;
+  within[10] = 'X';
+  EXPECT_FALSE(follows(mark, within));
+  EXPECT_FALSE(follows(mark, text.substr(0, 5005))) << "shorter";
+  EXPECT_FALSE(follows(FollowMark{}, text)) << "a mark of nothing read";
   std::filesystem::remove(path);
 }
 

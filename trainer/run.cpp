@@ -218,7 +218,6 @@ class Session {
       info_(repairs == 0 ? "--recover: nothing to repair, every file of the run is intact"
                          : "--recover: " + std::to_string(repairs) +
                                " repair(s) or warning(s), each in a line above");
-    folder_->let_go_of_metrics_rows();
     best_step_ = resumed.best_step;
     pending_gate_ = resumed.pending_gate;
     if (!server_)  // a new run's is already on its initial network, which best.ckpt holds

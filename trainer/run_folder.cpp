@@ -173,14 +173,15 @@ std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std
   std::map<int, GateRow> by_generation;
   const std::size_t kind = metrics.column("kind");
   const TableView view{metrics.header(), metrics.path()};
-  for (std::size_t i = 0; i < metrics.rows().size(); ++i) {
-    const util::CsvTable::Row& row = metrics.rows()[i];
-    if (row[kind] != "gate") continue;
+  std::size_t i = 0;
+  metrics.for_each_row([&](const util::CsvTable::Row& row) {
+    const std::size_t index = i++;
+    if (row[kind] != "gate") return;
     const auto at = [&](const char* column) { return row[metrics.column(column)]; };
     GateRow g;
-    g.generation = static_cast<int>(whole(view, row, "generation", i, 1));
-    g.step = whole(view, row, "step", i, 0, std::numeric_limits<std::int64_t>::max());
-    g.games = count(view, row, "gate_games", i);
+    g.generation = static_cast<int>(whole(view, row, "generation", index, 1));
+    g.step = whole(view, row, "step", index, 0, std::numeric_limits<std::int64_t>::max());
+    g.games = count(view, row, "gate_games", index);
     g.wins = g.draws = g.losses = -1;
     g.elo = number(at("gate_elo"));
     g.elo_low = g.elo_high = g.llr = std::nan("");
@@ -196,7 +197,7 @@ std::vector<GateRow> gates_from_metrics(const util::CsvTable& metrics, const std
       g.anchor_elo_low = g.anchor_elo_high = std::nan("");
     }
     by_generation[g.generation] = g;
-  }
+  });
   std::vector<GateRow> gates;
   int best = 0;
   double rating = 0;
@@ -593,7 +594,9 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
       if (!recover)
         throw RunFolderError(what + "; restore arena.csv, or run the same command with --recover "
                                     "to rebuild those rows from metrics.csv");
-      write_arena(arena_->path(), arena_->rows(), beyond);
+      const std::vector<util::CsvTable::Row> kept = arena_->rows();  // a row a gate
+      arena_.reset();
+      write_arena(paths_.arena().string(), kept, beyond);
       arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
       repairs.push_back(what + "; rebuilt " + std::to_string(beyond.size()) +
                         " row(s) from metrics.csv (which does not keep the wins, draws, losses "
@@ -607,9 +610,10 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
 void RunFolder::read_gates() {
   gates_.clear();
   double rating = 0;
-  for (std::size_t i = 0; i < arena_->rows().size(); ++i) {
+  const std::vector<util::CsvTable::Row> rows = arena_->rows();  // a row a gate
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     const TableView table{arena_->header(), arena_->path()};
-    gates_.push_back(gate_from_row(table, arena_->rows()[i], i, rating));
+    gates_.push_back(gate_from_row(table, rows[i], i, rating));
     rating = gates_.back().rating;
     if (i > 0 && gates_[i].generation <= gates_[i - 1].generation)
       throw RunFolderError(arena_->path() + ": row " + std::to_string(i + 2) + " gates generation " +
@@ -641,18 +645,25 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
                            std::to_string(gated) + " after the trainer's step " +
                            std::to_string(trainer_step));
   std::set<int> gate_rows_seen, selfplay_rows_seen;
-  std::map<std::int64_t, std::size_t> last_row_of_step;
-  const auto& rows = metrics_->rows();
   const std::size_t kind = metrics_->column("kind"), step = metrics_->column("step"),
                     generation = metrics_->column("generation");
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i][kind] == "train") last_row_of_step[std::atoll(rows[i][step].c_str())] = i;
-  std::size_t index = 0;
+  // The newest train row of a step counts: a pass finds the older ones, by (step, place) pairs
+  // (16 bytes a train row; the table itself is never held), before the pass that drops them.
+  std::vector<std::pair<std::int64_t, std::uint32_t>> train_rows;
+  std::uint32_t trains = 0;
+  metrics_->for_each_row([&](const util::CsvTable::Row& row) {
+    if (row[kind] == "train") train_rows.emplace_back(std::atoll(row[step].c_str()), trains++);
+  });
+  std::sort(train_rows.begin(), train_rows.end());
+  std::vector<bool> superseded(trains);
+  for (std::size_t i = 0; i + 1 < train_rows.size(); ++i)
+    if (train_rows[i].first == train_rows[i + 1].first) superseded[train_rows[i].second] = true;
+  std::vector<std::pair<std::int64_t, std::uint32_t>>().swap(train_rows);
+  std::uint32_t train = 0;
   const int gone_metrics = metrics_->retain([&](const util::CsvTable::Row& row) {
-    const std::size_t i = index++;
     if (row[kind] == "train") {
-      const std::int64_t s = std::atoll(row[step].c_str());
-      return s <= trainer_step && last_row_of_step[s] == i;  // the newest row of a step counts
+      const bool older = superseded[train++];
+      return std::atoll(row[step].c_str()) <= trainer_step && !older;
     }
     if (row[kind] == "gate") {
       const int g = std::atoi(row[generation].c_str());
@@ -686,8 +697,6 @@ std::optional<GateRow> RunFolder::last_promoted() const {
     if (it->promoted) return *it;
   return std::nullopt;
 }
-
-void RunFolder::let_go_of_metrics_rows() { metrics_->let_go_of_rows(); }
 
 void RunFolder::append_train(const TrainRow& r) { metrics_->append(metrics_row(r)); }
 

@@ -11,7 +11,8 @@
 //   checkpoints/gen-NNNN.ckpt the candidate of generation N; gen-0000 is the initial network
 //   checkpoints/best.ckpt     a copy of the best network: the last generation promoted in arena.csv
 //   arena.csv                 one row per gated generation; a gate counts once its row is written
-//   metrics.csv               one row per training step ("train", keyed by step) and per gate
+//   metrics.csv               a "train" row at most once a second of training (keyed by its
+//                             last step; see TrainRow) and one per gate
 //                             ("gate", keyed by generation); with a Redis store, "node" and
 //                             "stream" rows every 30 s; a "selfplay" row per generation (the
 //                             self-play pipeline's rate against its bound, see SelfplayRow)
@@ -265,10 +266,6 @@ class RunFolder {
   // arena.csv is never trimmed: it must gate no generation after `trainer_step` (the resume
   // checks; std::logic_error otherwise).
   std::vector<std::string> drop_rows_after(std::int64_t trainer_step, int steps_per_generation);
-  // Once the resume is done with metrics.csv's rows: frees them and keeps no row appended in
-  // memory (a long run's table is millions of rows). drop_rows_after and open_tables's
-  // checks read them, so they come first.
-  void let_go_of_metrics_rows();
   // --recover only, when no intact network of the gated generations after `generation` is left:
   // moves their arena.csv rows to arena.csv.damaged (kept, never deleted), so that the run goes on
   // from `generation` without gating a generation twice. Returns the line for the log ("" when

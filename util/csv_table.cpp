@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "util/file_io.h"
@@ -19,22 +20,11 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 || errno != ENOENT;
 }
 
-// Splits `text` into complete lines; a last line without its newline goes to `torn`.
-std::vector<std::string> complete_lines(const std::string& text, bool* torn,
-                                        std::string* torn_text = nullptr) {
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const auto newline = text.find('\n', at);
-    if (newline == std::string::npos) {
-      *torn = true;
-      if (torn_text) *torn_text = text.substr(at);
-      break;
-    }
-    lines.push_back(text.substr(at, newline - at));
-    at = newline + 1;
-  }
-  return lines;
+// A line's text, or what stands for it when it was too long to keep.
+std::string line_text(const FileLine& line) {
+  return line.too_long
+             ? "(a line of more than " + std::to_string(CsvTable::kMaxLineBytes) + " bytes)"
+             : std::string(line.text);
 }
 
 std::string header_text(const CsvTable::Row& header) { return CsvTable::format(header); }
@@ -102,21 +92,22 @@ std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, 
                                           const Row* expected) {
   std::vector<Row> rows;
   if (!exists(path)) return rows;
-  bool torn = false;
-  const auto lines = complete_lines(read_regular_file(path, kMaxTableBytes), &torn);
-  if (torn && skipped) ++*skipped;
-  if (lines.empty()) return rows;
-  if (expected) check_header(path, lines.front(), *expected);
-  const Row head = parse(lines.front());
-  if (header) *header = head;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    Row row = parse(lines[i]);
-    if (row.size() != head.size()) {
-      if (skipped) ++*skipped;
-      continue;
+  std::optional<Row> head;
+  for_each_line(path, kMaxTableBytes, kMaxLineBytes, 0, [&](const FileLine& l) {
+    if (!head && l.ended) {
+      const std::string text = line_text(l);
+      if (expected) check_header(path, text, *expected);
+      head = parse(text);
+      if (header) *header = *head;
+      return;
     }
-    rows.push_back(std::move(row));
-  }
+    Row row = l.ended && !l.too_long && head ? parse(std::string(l.text)) : Row{};
+    if (head && row.size() == head->size()) {
+      rows.push_back(std::move(row));
+    } else if (skipped) {
+      ++*skipped;
+    }
+  });
   return rows;
 }
 
@@ -124,90 +115,123 @@ void CsvTable::read_new(const std::string& path, Position& at, bool* restarted, 
                         const std::function<void(const Row&)>& visit, const Row* expected) {
   *restarted = false;
   if (!exists(path)) {
-    *restarted = at.offset != 0;
+    *restarted = at.mark.until != 0;
     at = Position{};
     return;
   }
   RegularFileReader file(path, kMaxTableBytes);
-  bool same = at.offset != 0 && file.inode() == at.inode && file.size() >= at.offset &&
-              at.last_line.size() <= at.offset;
-  if (same) {
-    std::string before(at.last_line.size(), '\0');
-    file.seek(at.offset - at.last_line.size());
-    same = file.read(before.data(), before.size()) == before.size() && before == at.last_line;
-  }
-  if (!same) {
-    *restarted = at.offset != 0;
+  if (!still_follows(file, at.mark)) {
+    *restarted = at.mark.until != 0;
     at = Position{};
-    at.inode = file.inode();
-    file.seek(0);
   }
-  const std::string text = file.read_to_size();
-  // Line by line, each parsed as it comes; a last line without its newline is a row being
+  std::uint64_t until = at.mark.until, last_line = at.mark.last_line;
+  // A line at a time, each parsed as it comes; a last line without its newline is a row being
   // written, read once it is whole.
-  for (std::size_t from = 0;;) {
-    const std::size_t newline = text.find('\n', from);
-    if (newline == std::string::npos) break;
-    const std::string line = text.substr(from, newline - from);
-    from = newline + 1;
-    const bool header = at.offset == 0;
-    at.offset += line.size() + 1;
-    at.last_line = line + "\n";
+  for_each_line(file, kMaxLineBytes, until, [&](const FileLine& l) {
+    if (!l.ended) return;
+    const bool header = until == 0;
+    until = l.next;
+    last_line = l.offset;
     if (header) {
-      if (expected) check_header(path, line, *expected);
-      at.header = parse(line);
-      continue;
+      const std::string text = line_text(l);
+      if (expected) check_header(path, text, *expected);
+      at.header = parse(text);
+      return;
     }
-    const Row row = parse(line);
+    const Row row = l.too_long ? Row{} : parse(std::string(l.text));
     if (row.size() != at.header.size()) {
       if (skipped) ++*skipped;
-      continue;
+      return;
     }
     visit(row);
+  });
+  at.mark = follow_mark(file, until, last_line);
+}
+
+namespace {
+
+// Appends the bytes [from, to) of the file at `path` to `out`, a block at a time: a line too long
+// to hold, kept as it was.
+void copy_bytes(const std::string& path, std::uint64_t from, std::uint64_t to, std::string& out) {
+  RegularFileReader file(path, kMaxTableBytes);
+  file.seek(from);
+  std::vector<char> block(std::size_t{1} << 16);
+  while (from < to) {
+    const std::size_t n = file.read(
+        block.data(), static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), to - from)));
+    if (n == 0) break;
+    out.append(block.data(), n);
+    from += n;
   }
+}
+
+}  // namespace
+
+// A line of the file that the table keeps as a row: whole, and of the found header's field count
+// or of this one's (a row of the current layout under a shorter header means the header was cut,
+// not that the file is older: the row is kept and the header rewritten).
+bool CsvTable::usable(const FileLine& line, std::size_t found_fields, Row* row) const {
+  if (!line.ended || line.too_long) return false;
+  *row = parse(std::string(line.text));
+  return row->size() == found_fields || row->size() == header_.size();
 }
 
 CsvTable::CsvTable(std::string path, Row header, bool durable)
     : path_(std::move(path)), header_(std::move(header)), durable_(durable) {
-  bool repair = false;
+  // A first pass checks the header and counts what the table cannot use; a second, only when
+  // there is something to repair, writes the table again without it. No row is kept.
+  std::optional<Row> found;
+  bool older = false;
   if (exists(path_)) {
-    bool torn = false;
-    std::string torn_text;
-    const auto lines =
-        complete_lines(read_regular_file(path_, kMaxTableBytes), &torn, &torn_text);
-    std::string set_aside;  // the lines the table drops, kept in set_aside_path()
-    if (lines.empty()) {
-      repair = true;  // empty, or a header cut off by a kill: start again with the header
-    } else {
-      check_header(path_, lines.front(), header_);
-    }
-    // Columns are only ever added at the end: an older file's header is a prefix of this one, and
-    // its rows get empty new fields. A row of the current layout under a shorter header means the
-    // header was cut, not that the file is older: the row is kept (and the header rewritten).
-    const Row found = lines.empty() ? header_ : parse(lines.front());
-    const bool older = found.size() < header_.size();
-    for (std::size_t i = 1; i < lines.size(); ++i) {
-      Row row = parse(lines[i]);
-      if (row.size() != found.size() && row.size() != header_.size()) {
-        ++dropped_;
-        set_aside += lines[i] + '\n';
-        continue;
+    Row row;
+    for_each_line(path_, kMaxTableBytes, kMaxLineBytes, 0, [&](const FileLine& l) {
+      if (!found && l.ended) {
+        check_header(path_, line_text(l), header_);
+        found = parse(std::string(l.text));
+        older = found->size() < header_.size();
+      } else if (!found || !usable(l, found->size(), &row)) {
+        ++dropped_;  // a header cut off by a kill, a row cut off, or a malformed row
       }
-      row.resize(header_.size());
-      rows_.push_back(std::move(row));
-    }
-    if (torn) {
-      ++dropped_;
-      set_aside += torn_text + '\n';
-    }
-    // Nothing read is lost: what the table cannot use goes to a file beside it first.
-    if (dropped_ > 0) append_to_file(set_aside_path(), set_aside);
-    repair = repair || older || dropped_ > 0;
-  } else {
-    repair = true;
+    });
   }
-  if (repair) rewrite();
+  if (!found || older || dropped_ > 0) rewrite_repaired(found ? found->size() : 0);
   open_for_append();
+}
+
+void CsvTable::rewrite_repaired(std::size_t found_fields) {
+  // Columns are only ever added at the end: an older file's header is a prefix of this one, and
+  // its rows get empty new fields. Nothing read is lost: what the table cannot use goes to a file
+  // beside it before the table is replaced.
+  AtomicFile out(path_);
+  out.write(format(header_) + "\n");
+  if (exists(path_)) {
+    std::string set_aside;
+    bool header = true;
+    Row row;
+    for_each_line(path_, kMaxTableBytes, kMaxLineBytes, 0, [&](const FileLine& l) {
+      if (header && l.ended && found_fields > 0) {
+        header = false;
+        return;
+      }
+      if (found_fields > 0 && usable(l, found_fields, &row)) {
+        row.resize(header_.size());
+        out.write(format(row) + "\n");
+        return;
+      }
+      if (l.too_long) {
+        copy_bytes(path_, l.offset, l.next, set_aside);
+        if (!l.ended) set_aside += '\n';
+      } else {
+        set_aside.append(l.text.data(), l.text.size()) += '\n';
+      }
+      if (set_aside.size() >= (std::size_t{1} << 20)) {
+        append_to_file(set_aside_path(), set_aside);
+        set_aside.clear();
+      }
+    });
+    if (!set_aside.empty()) append_to_file(set_aside_path(), set_aside);
+  }
+  out.commit();
 }
 
 CsvTable::~CsvTable() {
@@ -220,17 +244,8 @@ std::size_t CsvTable::column_of(const Row& header, const std::string& name) {
   throw std::logic_error("CSV table: no column " + name);
 }
 
-void CsvTable::rewrite() {
-  std::string text = header_text(header_) + "\n";
-  for (const Row& row : rows_) text += format(row) + "\n";
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  write_file_atomically(path_, text);
-}
-
 void CsvTable::open_for_append() {
+  if (fd_ >= 0) ::close(fd_);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd_ < 0) {
     const int error = errno;
@@ -241,45 +256,75 @@ void CsvTable::open_for_append() {
   }
 }
 
-void CsvTable::let_go_of_rows() {
-  rows_kept_ = false;
-  std::vector<Row>().swap(rows_);
+void CsvTable::for_each_row(const std::function<void(const Row&)>& visit) const {
+  // The table was checked and repaired when it was opened, and only its owner appends to it: a
+  // line that is not a row now was written behind the owner's back.
+  const std::string expected_header = format(header_);
+  for_each_line(path_, kMaxTableBytes, kMaxLineBytes, 0, [&](const FileLine& l) {
+    if (l.number == 1 && l.ended && !l.too_long && l.text == expected_header) return;
+    if (l.number > 1 && l.ended && !l.too_long) {
+      const Row row = parse(std::string(l.text));
+      if (row.size() == header_.size()) return visit(row);
+    }
+    throw FileError(path_ + ": line " + std::to_string(l.number) +
+                    " is not " + (l.number == 1 ? "the table's header" : "a row of its columns") +
+                    "; the file was changed while this program held it");
+  });
 }
 
-void CsvTable::check_rows_kept() const {
-  // A rewrite without the rows would leave the header alone: never.
-  if (!rows_kept_)
-    throw std::logic_error("CsvTable " + path_ +
-                           ": its rows were let go of; reopen it to read them");
+std::vector<CsvTable::Row> CsvTable::rows() const {
+  std::vector<Row> rows;
+  for_each_row([&](const Row& row) { rows.push_back(row); });
+  return rows;
 }
 
-const std::vector<CsvTable::Row>& CsvTable::rows() const {
-  check_rows_kept();
-  return rows_;
+int CsvTable::rewrite_without(const std::vector<std::uint64_t>& gone) {
+  if (gone.empty()) return 0;
+  {
+    AtomicFile out(path_);
+    out.write(format(header_) + "\n");
+    std::uint64_t index = 0;
+    std::size_t next_gone = 0;
+    for_each_row([&](const Row& row) {
+      if (next_gone < gone.size() && gone[next_gone] == index++) {
+        ++next_gone;
+        return;
+      }
+      out.write(format(row) + "\n");
+    });
+    out.commit();
+  }
+  open_for_append();  // the new file's
+  return static_cast<int>(gone.size());
 }
 
 int CsvTable::retain(const std::function<bool(const Row&)>& keep) {
-  check_rows_kept();
-  std::vector<Row> kept;
-  for (Row& row : rows_)
-    if (keep(row)) kept.push_back(std::move(row));
-  const int gone = static_cast<int>(rows_.size() - kept.size());
-  rows_ = std::move(kept);
-  if (gone > 0) {
-    rewrite();
-    open_for_append();
-  }
-  return gone;
+  std::vector<std::uint64_t> gone;  // the rows' places, in order
+  std::uint64_t index = 0;
+  for_each_row([&](const Row& row) {
+    if (!keep(row)) gone.push_back(index);
+    ++index;
+  });
+  return rewrite_without(gone);
 }
 
 int CsvTable::set_aside(const std::function<bool(const Row&)>& drop) {
-  check_rows_kept();
+  std::vector<std::uint64_t> gone;
   std::string moved;
-  for (const Row& row : rows_)
-    if (drop(row)) moved += format(row) + "\n";
-  if (moved.empty()) return 0;
-  append_to_file(set_aside_path(), moved);  // kept before it leaves the table
-  return retain([&](const Row& row) { return !drop(row); });
+  std::uint64_t index = 0;
+  for_each_row([&](const Row& row) {
+    if (drop(row)) {
+      gone.push_back(index);
+      moved += format(row) + "\n";
+      if (moved.size() >= (std::size_t{1} << 20)) {
+        append_to_file(set_aside_path(), moved);  // kept before it leaves the table
+        moved.clear();
+      }
+    }
+    ++index;
+  });
+  if (!moved.empty()) append_to_file(set_aside_path(), moved);
+  return rewrite_without(gone);
 }
 
 void CsvTable::append(const Row& row) {
@@ -300,7 +345,6 @@ void CsvTable::append(const Row& row) {
   }
   if (durable_ && ::fdatasync(fd_) != 0)
     throw FileError("cannot sync " + path_ + ": " + std::strerror(errno));
-  if (rows_kept_) rows_.push_back(row);
 }
 
 }  // namespace oppidum::util

@@ -7,10 +7,13 @@
 // empty file gets the header. A path that is not a regular file (a directory), or a file whose
 // first line is not the expected header (another layout), is refused with FileError naming it.
 // Columns are only ever added at the end, so a file with an older header (a prefix of this one)
-// is read with empty new fields and rewritten. Every append is checked; a durable table also fsyncs each row before append()
-// returns, so a row that was appended survives a crash. A table is read whole, up to
-// kMaxTableBytes (a larger one is refused by name), and appended to in place, never through a
-// symbolic link.
+// is read with empty new fields and rewritten. Every append is checked; a durable table also
+// fsyncs each row before append() returns, so a row that was appended survives a crash.
+//
+// The table holds no row: it is read a line at a time, up to kMaxTableBytes (a larger file is
+// refused by name) and lines of up to kMaxLineBytes (a longer one is no row, and is set aside
+// whole), so its memory does not grow with the file (metrics.csv grows for as long as a run
+// trains). It is appended to in place, never through a symbolic link.
 //
 // Fields holding a comma, a quote or a newline are quoted ("a ""b"""), as RFC 4180 does.
 #pragma once
@@ -20,6 +23,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "util/file_io.h"
 
 namespace oppidum::util {
 
@@ -35,10 +40,16 @@ class CsvTable {
   CsvTable(const CsvTable&) = delete;
   CsvTable& operator=(const CsvTable&) = delete;
 
+  // The longest line read as a row.
+  static constexpr std::size_t kMaxLineBytes = std::size_t{64} << 10;
+
   const std::string& path() const { return path_; }
   const Row& header() const { return header_; }
-  // Throws std::logic_error once let_go_of_rows() was called.
-  const std::vector<Row>& rows() const;
+  // Each row in order, read from the file (a line at a time). Throws FileError when the file can
+  // no longer be read, or holds a line that is not a row: one written behind the owner's back.
+  void for_each_row(const std::function<void(const Row&)>& visit) const;
+  // Every row, read from the file: for a small table (arena.csv, a game folder's index).
+  std::vector<Row> rows() const;
   int dropped_on_open() const { return dropped_; }
   // Where the lines dropped on open were kept.
   std::string set_aside_path() const { return path_ + ".damaged"; }
@@ -47,17 +58,13 @@ class CsvTable {
   static std::size_t column_of(const Row& header, const std::string& name);
 
   // Keeps the rows for which keep(row) is true, in order; rewrites the file (atomically) when any
-  // goes. Returns how many went.
+  // goes. keep is asked once of each row, in order. Returns how many went.
   int retain(const std::function<bool(const Row&)>& keep);
   // Moves the rows for which drop(row) is true to set_aside_path() (appended there first), and
   // keeps the others as retain does. Returns how many moved.
   int set_aside(const std::function<bool(const Row&)>& drop);
   // Appends one row (as many fields as the header). Throws FileError when the write fails.
   void append(const Row& row);
-  // Frees the rows read and keeps no appended one in memory from now on: for an owner that only
-  // appends once it has checked the table (the trainer's metrics.csv, a row a second). rows(),
-  // retain() and set_aside() then throw std::logic_error.
-  void let_go_of_rows();
 
   // One CSV line (without its newline), and back.
   static std::string format(const Row& row);
@@ -72,33 +79,32 @@ class CsvTable {
                                const Row* expected = nullptr);
   // Where a reader that follows a growing table is in it (read_new).
   struct Position {
-    std::uint64_t inode = 0, offset = 0;  // offset 0: nothing read yet
+    FollowMark mark;  // after the last whole line read
     Row header;
-    std::string last_line;  // the last line read, its newline included, ending at `offset`
   };
   // The complete rows added to the file since `at`, each given to `visit` as it is parsed and
-  // none kept (the new bytes are read at once, the rows one at a time), for a reader that
-  // follows a table as its owner appends to it: only the new bytes are read. A file that is new
-  // to `at`, replaced (another inode: the owner rewrites a table whole), shorter than `at`, or
-  // whose bytes before `at` no longer end with the last line read (rewritten in place, or a new
-  // file that took the old one's inode) is read from its start, and `restarted` says so before
-  // the first row is visited; a missing one has no rows (and restarts `at`). `at` moves past the
-  // last complete line; `skipped` counts rows of another field count. Throws FileError as read
-  // does.
+  // none kept, for a reader that follows a table as its owner appends to it: only the new bytes
+  // are read. A file that is new to `at`, replaced (another inode: the owner rewrites a table
+  // whole), shorter than `at`, or whose first bytes or last line read are no longer the ones
+  // read (rewritten in place, or a new file that took the old one's inode: util::FollowMark) is
+  // read from its start, and `restarted` says so before the first row is visited; a missing one
+  // has no rows (and restarts `at`). `at` moves past the last complete line; `skipped` counts rows
+  // of another field count. Throws FileError as read does.
   static void read_new(const std::string& path, Position& at, bool* restarted, int* skipped,
                        const std::function<void(const Row&)>& visit,
                        const Row* expected = nullptr);
 
  private:
-  void rewrite();
+  bool usable(const FileLine& line, std::size_t found_fields, Row* row) const;
+  // Writes the table again without the lines it cannot use, which go to set_aside_path() first.
+  void rewrite_repaired(std::size_t found_fields);
+  // Writes the table again without the rows at these places (in order); returns how many.
+  int rewrite_without(const std::vector<std::uint64_t>& gone);
   void open_for_append();
-  void check_rows_kept() const;
 
   std::string path_;
   Row header_;
   bool durable_;
-  std::vector<Row> rows_;
-  bool rows_kept_ = true;
   int dropped_ = 0;
   int fd_ = -1;
 };

@@ -72,41 +72,80 @@ void check_replaceable(const std::string& path) {
                     ", not a regular file; refusing to replace it");
 }
 
-void write_file_atomically(const std::string& path, const void* data, std::size_t size) {
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
   // A link at `path` is replaced by the rename (its target is left alone); anything else that is
   // not a regular file (a directory, /dev/full, a FIFO) is refused before anything is written.
-  check_replaceable(path);
-  const std::string tmp = path + ".tmp";
+  check_replaceable(path_);
   // O_NOFOLLOW: never write through a link planted at the temporary name; O_NONBLOCK: a FIFO there
   // fails the open instead of blocking it.
-  const int fd =
-      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-  if (fd < 0) {
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+               0644);
+  if (fd_ < 0) {
     const int error = errno;
     if (error == ELOOP)
-      throw FileError("cannot write " + tmp +
+      throw FileError("cannot write " + tmp_ +
                       ": it is a symbolic link; refusing to write through it");
-    throw FileError("cannot write " + tmp + ": " + reason(error));
+    throw FileError("cannot write " + tmp_ + ": " + reason(error));
   }
   struct stat opened {};
-  if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode)) {
+  if (::fstat(fd_, &opened) != 0 || !S_ISREG(opened.st_mode)) {
     const std::string what = describe_file_type(opened.st_mode);
-    ::close(fd);
-    throw FileError("cannot write " + tmp + ": it is " + what + ", not a regular file");
+    ::close(fd_);
+    fd_ = -1;
+    throw FileError("cannot write " + tmp_ + ": it is " + what + ", not a regular file");
   }
-  bool ok = write_all(fd, static_cast<const char*>(data), size) && ::fsync(fd) == 0;
-  int error = errno;
-  if (::close(fd) != 0 && ok) ok = false, error = errno;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    throw FileError("cannot write " + tmp + ": " + reason(error));
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(tmp_.c_str());
+}
+
+void AtomicFile::fail(int error) {
+  ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  throw FileError("cannot write " + tmp_ + ": " + reason(error));
+}
+
+void AtomicFile::flush() {
+  if (fd_ < 0) throw std::logic_error("AtomicFile " + path_ + ": written after its end");
+  if (!write_all(fd_, buffer_.data(), buffer_.size())) fail(errno);
+  buffer_.clear();
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  if (buffer_.size() + bytes.size() < kBufferBytes) {
+    buffer_.append(bytes);
+    return;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = errno;
-    ::unlink(tmp.c_str());
-    throw FileError("cannot rename " + tmp + " to " + path + ": " + reason(error));
+  flush();  // and a large piece goes as it is, not through a copy
+  if (!write_all(fd_, bytes.data(), bytes.size())) fail(errno);
+}
+
+void AtomicFile::commit() {
+  flush();
+  if (::fsync(fd_) != 0) fail(errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(tmp_.c_str());
+    throw FileError("cannot write " + tmp_ + ": " + reason(error));
   }
-  fsync_directory(std::filesystem::path(path).parent_path().string());
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(tmp_.c_str());
+    throw FileError("cannot rename " + tmp_ + " to " + path_ + ": " + reason(error));
+  }
+  fsync_directory(std::filesystem::path(path_).parent_path().string());
+}
+
+void write_file_atomically(const std::string& path, const void* data, std::size_t size) {
+  AtomicFile file(path);
+  file.write(std::string_view(static_cast<const char*>(data), size));
+  file.commit();
 }
 
 void append_to_file(const std::string& path, std::string_view bytes) {
@@ -201,6 +240,11 @@ std::string RegularFileReader::read_to_size() {
 void for_each_line(const std::string& path, std::uint64_t max_bytes, std::size_t max_line,
                    std::uint64_t from, const std::function<void(const FileLine&)>& visit) {
   RegularFileReader file(path, max_bytes);
+  for_each_line(file, max_line, from, visit);
+}
+
+void for_each_line(RegularFileReader& file, std::size_t max_line, std::uint64_t from,
+                   const std::function<void(const FileLine&)>& visit) {
   file.seek(from);
   std::string pending;              // the line read so far
   FileLine line;
@@ -260,6 +304,33 @@ std::optional<std::string> read_line_at(const std::string& path, std::uint64_t m
   if (newline != std::string::npos) line.resize(newline);
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return line;
+}
+
+namespace {
+
+std::uint32_t follow_check(RegularFileReader& file, std::uint64_t until, std::uint64_t last_line) {
+  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(until, 4096)), '\0');
+  file.seek(0);
+  std::uint32_t crc = crc32(bytes.data(), file.read(bytes.data(), bytes.size()));
+  bytes.assign(static_cast<std::size_t>(until - std::min(last_line, until)), '\0');
+  file.seek(last_line);
+  return crc32(bytes.data(), file.read(bytes.data(), bytes.size()), crc);
+}
+
+}  // namespace
+
+FollowMark follow_mark(RegularFileReader& file, std::uint64_t until, std::uint64_t last_line) {
+  FollowMark mark;
+  mark.inode = file.inode();
+  mark.until = until;
+  mark.last_line = std::min(last_line, until);
+  if (until > 0) mark.check = follow_check(file, until, mark.last_line);
+  return mark;
+}
+
+bool still_follows(RegularFileReader& file, const FollowMark& mark) {
+  return mark.until > 0 && file.inode() == mark.inode && file.size() >= mark.until &&
+         follow_check(file, mark.until, mark.last_line) == mark.check;
 }
 
 std::string read_regular_file(const std::string& path, std::size_t max_bytes, bool follow_links) {

@@ -37,6 +37,29 @@ class FileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A file written in pieces and put in place as write_file_atomically puts one, by commit(): for a
+// writer whose content is too large to hold. Until then `path` is untouched; a file destroyed
+// without commit() leaves no temporary file. Every member throws FileError naming the file and the
+// system's reason.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::string_view bytes);
+  void commit();
+
+ private:
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+  void flush();
+  [[noreturn]] void fail(int error);
+
+  std::string path_, tmp_, buffer_;
+  int fd_ = -1;
+};
+
 // Throws FileError naming the file and the system's reason.
 void write_file_atomically(const std::string& path, const void* data, std::size_t size);
 inline void write_file_atomically(const std::string& path, std::string_view bytes) {
@@ -79,6 +102,10 @@ struct FileLine {
 // naming the file when it cannot be read.
 void for_each_line(const std::string& path, std::uint64_t max_bytes, std::size_t max_line,
                    std::uint64_t from, const std::function<void(const FileLine&)>& visit);
+class RegularFileReader;
+// The same, of a file already open (read from `from` to its end).
+void for_each_line(RegularFileReader& file, std::size_t max_line, std::uint64_t from,
+                   const std::function<void(const FileLine&)>& visit);
 // The line that starts at byte `offset` (from for_each_line), for reading one line again without
 // reading the file again; nothing when no line of at most `max_line` bytes is there. Throws
 // FileError naming the file when it cannot be read.
@@ -112,6 +139,23 @@ class RegularFileReader {
   std::uint64_t size_ = 0, max_bytes_ = 0, read_ = 0, inode_ = 0;
   int fd_ = -1;
 };
+
+// Where a reader that follows a file its writer only appends to (a table, a record file) stands
+// in it: after the last whole line it read, with a check of what it read, so that a file that
+// only grew is read on from there and one rewritten in place, or made again on the same inode, is
+// read again from its start.
+struct FollowMark {
+  std::uint64_t inode = 0;
+  std::uint64_t until = 0;      // after the last whole line read; 0: nothing read yet
+  std::uint64_t last_line = 0;  // where that line starts
+  std::uint32_t check = 0;      // CRC-32 of the file's first 4 KiB and of that line
+};
+// The mark of a reader that read `file` up to `until`, its last whole line starting at
+// `last_line` (a line no longer than the limit its reader keeps).
+FollowMark follow_mark(RegularFileReader& file, std::uint64_t until, std::uint64_t last_line);
+// Whether `file` still holds what `mark` was made of: the same inode, at least `until` bytes,
+// and the same first 4 KiB and last line. False for a mark of nothing read.
+bool still_follows(RegularFileReader& file, const FollowMark& mark);
 
 // What a file of this st_mode is, in words ("a directory", "a FIFO", "a character device", ...).
 std::string describe_file_type(unsigned mode);

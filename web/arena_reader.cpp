@@ -42,16 +42,6 @@ std::uint32_t ArenaReader::player(Index& index, const std::string& spec) {
   return it->second;
 }
 
-std::uint32_t ArenaReader::fingerprint(const Index& index) const {
-  if (index.read_until == 0) return 0;
-  util::RegularFileReader file(path_.string(), kMaxFileBytes);
-  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(index.read_until, 4096)), '\0');
-  std::uint32_t crc = util::crc32(bytes.data(), file.read(bytes.data(), bytes.size()));
-  bytes.assign(static_cast<std::size_t>(index.read_until - index.last_line), '\0');
-  file.seek(index.last_line);
-  return util::crc32(bytes.data(), file.read(bytes.data(), bytes.size()), crc);
-}
-
 void ArenaReader::refresh_locked() {
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0)
@@ -60,16 +50,18 @@ void ArenaReader::refresh_locked() {
   const auto inode = static_cast<std::uint64_t>(st.st_ino);
   const std::int64_t mtime =
       static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  if (size == index_.size && mtime == index_.mtime && inode == index_.inode) return;
+  if (size == index_.size && mtime == index_.mtime && inode == index_.mark.inode) return;
   if (size > kMaxFileBytes)
     throw BadRequest(name_ + ": the record file is larger than 256 MiB");
   // A file that grew (a match still recording) is read on from its last whole line; anything else
   // from its start, into a new index that replaces the old one only when it is whole.
-  bool grew = index_.mtime >= 0 && inode == index_.inode && size > index_.size;
+  std::optional<util::RegularFileReader> file;
+  bool grew = false;
   try {
-    grew = grew && fingerprint(index_) == index_.fingerprint;
-  } catch (const util::FileError&) {
-    grew = false;  // read again from the start, which says what is wrong
+    file.emplace(path_.string(), kMaxFileBytes);
+    grew = index_.mtime >= 0 && size > index_.size && util::still_follows(*file, index_.mark);
+  } catch (const util::FileError& e) {
+    throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
   }
   Index fresh;
   Index& index = grew ? index_ : fresh;
@@ -78,8 +70,9 @@ void ArenaReader::refresh_locked() {
     index.skipped -= index.tail_skipped;
   }
   index.tail_games = index.tail_skipped = 0;
+  std::uint64_t until = grew ? index.mark.until : 0, last_line = grew ? index.mark.last_line : 0;
   const auto visit = [&](const util::FileLine& l) {
-    if (l.ended) index.read_until = l.next, index.last_line = l.offset;
+    if (l.ended) until = l.next, last_line = l.offset;
     const auto skip = [&] {
       ++index.skipped;
       if (!l.ended) index.tail_skipped = 1;
@@ -119,16 +112,14 @@ void ArenaReader::refresh_locked() {
     if (!l.ended) index.tail_games = 1;
   };
   try {
-    util::for_each_line(path_.string(), kMaxFileBytes, arena::kMaxRecordLineBytes,
-                        grew ? index.read_until : 0, visit);
-    index.fingerprint = fingerprint(index);
+    util::for_each_line(*file, arena::kMaxRecordLineBytes, until, visit);
+    index.mark = util::follow_mark(*file, until, last_line);
   } catch (const std::exception& e) {
     if (grew) index_ = Index{};  // read again from the start next time
     throw NotFound(name_ + ": the record file cannot be read (" + e.what() + ")");
   }
   index.size = size;
   index.mtime = mtime;
-  index.inode = inode;
   if (!grew) index_ = std::move(fresh);
 }
 

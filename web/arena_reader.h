@@ -23,6 +23,7 @@
 
 #include "arena/game_record.h"
 #include "games/game.h"
+#include "util/file_io.h"
 #include "web/ladder.h"
 
 namespace oppidum::web {
@@ -57,9 +58,8 @@ class ArenaReader {
   };
   // What a read of the file found; replaces the reader's all at once when it is whole.
   struct Index {
-    std::uint64_t size = 0, inode = 0, read_until = 0;  // read_until: after its last whole line
-    std::uint64_t last_line = 0;    // where the last whole line starts
-    std::uint32_t fingerprint = 0;  // of what was read (fingerprint())
+    util::FollowMark mark;  // after its last whole line
+    std::uint64_t size = 0;
     std::int64_t mtime = -1;
     std::string game;
     std::vector<Entry> games;
@@ -71,9 +71,6 @@ class ArenaReader {
   };
   void refresh_locked();
   std::uint32_t player(Index& index, const std::string& spec);
-  // A CRC of the file's first 4 KiB and of the index's last whole line as the file holds them now:
-  // a file rewritten in place (or made again on the same inode) is told from one that grew.
-  std::uint32_t fingerprint(const Index& index) const;
 
   std::string name_;
   std::filesystem::path path_;
