@@ -159,10 +159,14 @@ void register_bench_store(CLI::App& bench) {
       "Uses (and deletes) the stream of the URL's run name: give a run name of its own.");
   cmd->add_option("--store", o->store, "redis://host:port/RUN (a scratch run name)")->required();
   add_game_option(*cmd, o->game)->capture_default_str();
-  cmd->add_option("--pushers", o->pushers, "comma-separated pusher counts (default 1,2,4)");
-  cmd->add_option("--seconds", o->seconds, "seconds per setting")->check(number_in(0.5, 600.0));
+  cmd->add_option("--pushers", o->pushers, "comma-separated pusher counts")
+      ->capture_default_str();
+  cmd->add_option("--seconds", o->seconds, "seconds per setting")
+      ->check(number_in(0.5, 600.0))
+      ->capture_default_str();
   cmd->add_option("--batch", o->batch, "games per push (a worker pushes games_per_chunk)")
-      ->check(CLI::Range(1, 10000));
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   cmd->callback([o] { run_bench_store(*o); });
 }
 

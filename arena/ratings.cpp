@@ -457,10 +457,12 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
           "); rate fewer players at once");
     factor_work = std::max(1.0, cost->factor_work);
   }
-  // The work of every step, counted against kMaxRatingFitWork (a steep chain of a million players
+  // The work of every step, counted against the budget (kMaxRatingFitWork; a steep chain of a
+  // million players
   // once took five minutes of Newton steps and line searches).
   const double pass_work = kRatingPairWork * static_cast<double>(pairs.size());
-  const double budget = std::max(kMaxRatingFitWork, kRatingFitSteps * (factor_work + pass_work));
+  const double budget =
+      std::max(options.min_fit_budget, kRatingFitSteps * (factor_work + pass_work));
   double spent = 0.0;
   const auto spend = [&](double work, int iteration) {
     spent += work;

@@ -71,22 +71,6 @@ void check_results_game(const std::string& path, const std::string& game);
 // of another game), when a spec holds whitespace, or for a line that read_results would refuse.
 void append_result(const std::string& path, const MatchLine& line, const std::string& game);
 
-struct RatingOptions {
-  std::string anchor = "random";  // rated 0
-  double prior_draws = 1.0;       // virtual draws per pair that met, >= 0
-  double z = kZ95;                // interval half-width in standard errors
-  // Told how the fit goes ("fitting 12 players: iteration 3"); may be empty.
-  std::function<void(const std::string& text)> on_progress;
-};
-
-struct Rating {
-  std::string player;
-  double elo = 0.0;
-  double half_width = 0.0;  // the interval is elo +- half_width (0 for the anchor)
-  std::int64_t games = 0;
-  double score = 0.0;       // points (wins + draws / 2) per game, over all its games
-};
-
 // The largest fit: at most kMaxRatedPlayers players; the factor of its Hessian (sparse, players in
 // approximate-minimum-degree order) holds at most kMaxRatingFactorSize entries and costs at most
 // kMaxRatingFactorWork multiplications a step; all its steps together cost at most
@@ -100,6 +84,24 @@ inline constexpr double kMaxRatingFactorWork = 5e8;
 inline constexpr double kMaxRatingFitWork = 5e9;
 inline constexpr int kRatingFitSteps = 30;
 inline constexpr double kRatingPairWork = 50.0;
+
+struct RatingOptions {
+  std::string anchor = "random";  // rated 0
+  double prior_draws = 1.0;       // virtual draws per pair that met, >= 0
+  double z = kZ95;                // interval half-width in standard errors
+  // The work all steps of a fit may take at least (the budget above; a test makes it small).
+  double min_fit_budget = kMaxRatingFitWork;
+  // Told how the fit goes ("fitting 12 players: iteration 3"); may be empty.
+  std::function<void(const std::string& text)> on_progress;
+};
+
+struct Rating {
+  std::string player;
+  double elo = 0.0;
+  double half_width = 0.0;  // the interval is elo +- half_width (0 for the anchor)
+  std::int64_t games = 0;
+  double score = 0.0;       // points (wins + draws / 2) per game, over all its games
+};
 
 // Fits ratings; sorted from the highest. Throws std::invalid_argument when the anchor played no
 // game, a player has no chain of games to the anchor, (prior_draws = 0) a rating diverges, or the

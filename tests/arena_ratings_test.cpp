@@ -178,6 +178,29 @@ TEST(RatingsTest, LongLaddersFitAndOversizedResultsAreRefused) {
   }
 }
 
+// A fit's steps together have a budget of work (at least kRatingFitSteps full steps): a steep
+// chain, whose Newton steps are cut short by their line searches, runs out of a small one and is
+// an error that says so, not a fit that runs for minutes. It fits within the real one.
+TEST(RatingsTest, AFitThatOutrunsItsWorkBudgetIsAnError) {
+  std::vector<MatchLine> chain;
+  for (int i = 0; i < 2000; ++i)
+    chain.push_back({"s" + std::to_string(i + 1), "s" + std::to_string(i), 10000, 0, 0});
+  RatingOptions options;
+  options.anchor = "s0";
+  const auto ratings = by_player(fit_ratings(chain, options));
+  EXPECT_GT(ratings.at("s2000").elo, ratings.at("s1999").elo);
+  options.min_fit_budget = 0;
+  try {
+    fit_ratings(chain, options);
+    ADD_FAILURE() << "fitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ratings: the fit of 2001 players in 2000 pairs did not "
+                                         "settle within the work one fit takes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RatingsTest, PerfectScoresNeedThePrior) {
   const std::vector<MatchLine> lines = {{"strong", "random", 200, 0, 0}};
   RatingOptions raw;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "games/game.h"
+#include "model/inference_server.h"
 #include "selfplay/resignation.h"
 #include "selfplay/selfplay.h"
 #include "trainer/config.h"
@@ -524,6 +525,15 @@ TEST(Config, DescriptionsStateTheModulesNumbers) {
             std::string::npos);
   EXPECT_NE(keys.find("of the last " + std::to_string(selfplay::ResignControl::kRecentChecks) +
                       " checks"),
+            std::string::npos);
+}
+
+// The config takes as many inference workers as the server starts, and no more.
+TEST(Config, InferenceWorkersAreTheServersRange) {
+  const std::string most = std::to_string(model::kMaxInferenceWorkers);
+  EXPECT_EQ(error_of("inference:\n  workers: " + most), "");
+  EXPECT_NE(error_of("inference:\n  workers: " + std::to_string(model::kMaxInferenceWorkers + 1))
+                .find("1.." + most),
             std::string::npos);
 }
 

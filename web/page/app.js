@@ -12,6 +12,7 @@
 "use strict";
 
 const POLL_MS = 2000;
+const MATCH_GAMES = 10; // of a match between two checkpoints
 
 let info = { runs: [], arena: [], limits: {} };
 let games = {};     // name -> an entry of /api/games
@@ -473,7 +474,7 @@ async function gameViewer(g, header, fileName) {
     const sims = matchSims.value.trim();
     const [a, b] = [ckpt.value, other.value].map((c) => `net:checkpoint=${c},sims=${sims}`);
     matchBox.textContent = `playing ${a} against ${b}…`;
-    const m = await guard(() => api("/api/match", { game: g.game, a, b, games: 10 }));
+    const m = await guard(() => api("/api/match", { game: g.game, a, b, games: MATCH_GAMES }));
     if (me !== view) return;
     if (!m) { matchBox.textContent = ""; return; }
     const elo = m.elo === null ? "–" : signed(m.elo);
@@ -547,7 +548,7 @@ async function gameViewer(g, header, fileName) {
           h("button", { id: "open-analyse", onclick: openAnalyse, text: "Analyse this position" })),
         h("div", { class: "controls" }, h("label", { text: "network's view:" }), ckpt,
           h("label", { text: "compare with:" }), other), netInfo, compareBox,
-        h("div", { class: "controls" }, h("button", { id: "match-go", onclick: playMatch, text: "Play a match (10 games)" }),
+        h("div", { class: "controls" }, h("button", { id: "match-go", onclick: playMatch, text: `Play a match (${MATCH_GAMES} games)` }),
           h("label", { text: "simulations" }), matchSims), matchBox),
       h("div", { class: "panel" }, h("h2", { text: "Moves" }), list,
         h("h2", { text: "As text" }), textBox,
