@@ -586,6 +586,30 @@ std::string format_seconds(double seconds) {
   return buffer;
 }
 
+namespace {
+
+// A match's score, and its Elo with the interval: unknown ("–") before a game is counted, not the
+// prior's 50% and 0 Elo.
+std::string score_text(const MatchStatus& s) {
+  if (s.games_counted == 0) return "–";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * s.elo.score);
+  return buffer;
+}
+
+std::string elo_text(const MatchStatus& s, const char* interval) {
+  if (s.games_counted == 0) return "– (no game counted)";
+  return format_elo(s.elo.elo) + interval + "[" + format_elo(s.elo.elo_low) + ", " +
+         format_elo(s.elo.elo_high) + "]";
+}
+
+// A side's mean time a move: unknown without a move.
+std::string per_move_text(const SideTime& t) {
+  return t.moves > 0 ? format_seconds(t.per_move()) : "–";
+}
+
+}  // namespace
+
 std::string format_gauntlet_table(const std::vector<MatchStatus>& matches) {
   std::ostringstream out;
   if (matches.empty()) return "gauntlet: no match played\n";
@@ -596,19 +620,15 @@ std::string format_gauntlet_table(const std::vector<MatchStatus>& matches) {
       {"opponent", "games", "+W =D -L", "score", "Elo [95%]", "pairs 0/.5/1/1.5/2",
        "time (player)", "time (opponent)", "forfeits p/o (time)", "distinct"}};
   auto time_text = [](const SideTime& t) {
-    return format_seconds(t.per_move()) +
+    return per_move_text(t) +
            (t.max_move > 0 ? " (" + format_seconds(t.max_move) + ")" : std::string());
   };
   for (const MatchStatus& m : matches) {
-    char score[32];
-    std::snprintf(score, sizeof score, "%.1f%%", 100.0 * m.elo.score);
     rows.push_back(
         {m.b + (m.stopped ? " (stopped)" : ""), std::to_string(m.games_counted),
          "+" + std::to_string(m.wins) + " =" + std::to_string(m.draws) + " -" +
              std::to_string(m.losses),
-         score,
-         format_elo(m.elo.elo) + " [" + format_elo(m.elo.elo_low) + ", " +
-             format_elo(m.elo.elo_high) + "]",
+         score_text(m), elo_text(m, " "),
          format_pairs(m), time_text(m.time[0]), time_text(m.time[1]),
          std::to_string(m.forfeits_by[0]) + "/" + std::to_string(m.forfeits_by[1]) + " (" +
              std::to_string(m.time_losses[0]) + "/" + std::to_string(m.time_losses[1]) + ")",
@@ -633,10 +653,9 @@ std::string format_gauntlet_table(const std::vector<MatchStatus>& matches) {
 
 std::string format_progress(const MatchStatus& s) {
   char buffer[256];
-  std::snprintf(buffer, sizeof buffer, "%d/%d games  +%d =%d -%d  score %.1f%%  Elo %s [%s, %s]",
-                s.games_counted, s.games_cap, s.wins, s.draws, s.losses, 100.0 * s.elo.score,
-                format_elo(s.elo.elo).c_str(), format_elo(s.elo.elo_low).c_str(),
-                format_elo(s.elo.elo_high).c_str());
+  std::snprintf(buffer, sizeof buffer, "%d/%d games  +%d =%d -%d  score %s  Elo %s",
+                s.games_counted, s.games_cap, s.wins, s.draws, s.losses, score_text(s).c_str(),
+                elo_text(s, " ").c_str());
   std::string line = buffer;
   if (s.sprt) {
     std::snprintf(buffer, sizeof buffer, "  LLR %.2f [%.2f, %.2f]", s.llr, s.bounds.lower,
@@ -653,8 +672,8 @@ std::string format_match_report(const MatchStatus& s) {
   out << "match: " << s.a << " (A) vs " << s.b << " (B), " << s.game << ", " << s.games_counted
       << " games (" << s.games_counted / 2 << " pairs; cap " << s.games_cap << "), openings "
       << s.opening_plies << " random plies, seed " << s.seed << ", " << s.threads << " thread(s)\n";
-  std::snprintf(buffer, sizeof buffer, "result (A's view): +%d =%d -%d  score %.1f%%", s.wins,
-                s.draws, s.losses, 100.0 * s.elo.score);
+  std::snprintf(buffer, sizeof buffer, "result (A's view): +%d =%d -%d  score %s", s.wins,
+                s.draws, s.losses, score_text(s).c_str());
   out << buffer;
   if (s.adjudicated > 0) out << "  (" << s.adjudicated << " draws by the ply limit)";
   if (s.forfeits > 0)
@@ -669,9 +688,8 @@ std::string format_match_report(const MatchStatus& s) {
     out << "forfeit: " << s.forfeit_lines[i] << '\n';
   if (s.forfeit_lines.size() > kShownForfeits)
     out << "forfeit: ... and " << s.forfeit_lines.size() - kShownForfeits << " more\n";
-  out << "Elo (A - B): " << format_elo(s.elo.elo) << "  95% [" << format_elo(s.elo.elo_low) << ", "
-      << format_elo(s.elo.elo_high) << "]  pairs 0/0.5/1/1.5/2 points: " << format_pairs(s)
-      << '\n';
+  out << "Elo (A - B): " << elo_text(s, "  95% ")
+      << "  pairs 0/0.5/1/1.5/2 points: " << format_pairs(s) << '\n';
   for (const std::string& caveat : elo_caveats(s)) out << "(" << caveat << ")\n";
   if (s.sprt) {
     std::snprintf(buffer, sizeof buffer, "SPRT %s: %s  LLR %.2f (bounds %.2f, %.2f)\n",
@@ -683,7 +701,7 @@ std::string format_match_report(const MatchStatus& s) {
     out << "stopped: the match was stopped after " << s.games_counted << " of up to " << s.games_cap
         << " games; the games in progress were abandoned\n";
   auto side_time = [](const SideTime& t) {
-    std::string text = format_seconds(t.per_move());
+    std::string text = per_move_text(t);
     if (t.max_move > 0) text += ", max " + format_seconds(t.max_move);
     return text + " (" + std::to_string(t.moves) + " moves)";
   };

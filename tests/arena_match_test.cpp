@@ -117,6 +117,28 @@ TEST(MatchTest, SprtStopsWhenTheEvidenceDecides) {
 }
 
 // What an Elo does not show is said beside it, in arena's report and under the gauntlet's table.
+// A match stopped before a game was counted has no score, Elo or time a move to show: unknown,
+// not the prior's 50% and +0.0 Elo [-605.8, +605.8], nor 0.0 us a move.
+TEST(MatchReport, NoGameCountedIsNoNumber) {
+  MatchStatus s;
+  s.a = "a";
+  s.b = "b";
+  s.game = "mg";
+  s.games_cap = 10;
+  s.stopped = true;
+  const std::string report = format_match_report(s);
+  EXPECT_NE(report.find("score –\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("Elo (A - B): – (no game counted)"), std::string::npos) << report;
+  EXPECT_NE(report.find("time per move: A – (0 moves), B – (0 moves)"), std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("50.0%"), std::string::npos) << report;
+  EXPECT_NE(format_progress(s).find("score –  Elo – (no game counted)"), std::string::npos)
+      << format_progress(s);
+  const std::string table = format_gauntlet_table({s});
+  EXPECT_EQ(table.find("50.0%"), std::string::npos) << table;
+  EXPECT_EQ(table.find("us"), std::string::npos) << table;
+}
+
 TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
   MatchStatus s;
   s.a = "a";

@@ -605,6 +605,38 @@ TEST(FaultRun, DamagedStateValuesAreNamed) {
 
 // Item 7: Ctrl-C during a gate stops within seconds (not after arena.max_games games); the gate
 // leaves no row and is played again when the run continues.
+// A clean stop in the middle of a generation keeps every step (trainer.ckpt) and its rows account
+// for each of them: the steps since the last train row get a row of their own before the stop row
+// (before: up to a second of steps had none, and the page's step lagged the trainer's for good).
+TEST(FaultRun, ACleanStopWritesTheStepsSinceTheLastTrainRow) {
+  const fs::path dir = fresh_dir("clean_stop");
+  BackgroundProcess run(train_command(dir, "--set training.steps_per_generation=1000000 --set "
+                                           "training.sample_reuse=1000 --set run.max_generations=5"));
+  ASSERT_TRUE(run.started());
+  const auto train_rows = [&] {
+    CsvTable::Row header;
+    int n = 0;
+    if (fs::exists(dir / "metrics.csv"))
+      for (const auto& row : table(dir / "metrics.csv", header)) n += row[0] == "train";
+    return n;
+  };
+  ASSERT_TRUE(wait_until([&] { return train_rows() >= 2; }, 120s));
+  std::this_thread::sleep_for(500ms);  // half a second of steps after the last row
+  run.signal(SIGINT);
+  const auto status = run.wait_for(60s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(*status, 0) << read_file(dir.string() + ".out");
+  expect_consistent(dir);
+  CsvTable::Row mh;
+  const auto rows = table(dir / "metrics.csv", mh);
+  ASSERT_GE(rows.size(), 2u);
+  const auto& last = rows[rows.size() - 1];
+  const auto& before = rows[rows.size() - 2];
+  EXPECT_EQ(last[0], "stop");
+  EXPECT_EQ(before[0], "train");
+  EXPECT_EQ(before[column(mh, "step")], last[column(mh, "step")]);
+}
+
 TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {
   const fs::path dir = fresh_dir("ctrl_c");
   BackgroundProcess run(train_command(dir, "--set arena.max_games=100000 --set arena.elo1=1000"

@@ -113,8 +113,8 @@ TEST(Pipeline, NumbersFromTheStatsOfAnInterval) {
   EXPECT_DOUBLE_EQ(row->resign_false_rate, 0.25);
   EXPECT_EQ(pipeline_line("generation 3", *row, 2),
             "generation 3 self-play: 100.0 positions/s, 10.0 evaluations/position, forward busy "
-            "25% (2 workers, mean batch 100.0), forward alone 2000 positions/s, so the bound is "
-            "400.0 positions/s: 25% of it");
+            "25% (2 workers, mean batch 100.0), forward alone 2000 evaluations/s a worker, so the "
+            "bound is 400.0 positions/s: 25% of it");
   EXPECT_NE(pipeline_line("session", *row, 1).find("(1 worker, mean"), std::string::npos);
 
   EXPECT_EQ(pipeline_row(from, to, now, false)->resign_checks, -1) << "resignation off";
@@ -168,8 +168,10 @@ TEST(TrainerPace, BeforeTheFirstStepItSaysWhatItWaitsFor) {
   Progress p;
   p.positions = 1200;
   EXPECT_EQ(trainer_pace_line(p, 256, 4, 5000),
-            "trainer this session: no step (the replay window holds 1200 positions; training "
+            "trainer this session: no step (the run has 1200 self-play positions; training "
             "starts at 5000)");
+  p.positions = 6000;  // enough: it stopped for another reason (a generation limit reached)
+  EXPECT_EQ(trainer_pace_line(p, 256, 4, 5000), "trainer this session: no step");
 }
 
 Progress some_progress() {
@@ -199,30 +201,35 @@ TEST(StatusLine, TextFromAProgress) {
   inf.forward_share = 0.756;
   const std::string base = "gen 2 | games 50 pos 4000 (123/s) | eval 457/s fill 0.50 fwd 76% | "
                            "step 25 loss 1.750 (p 1.235 v 0.500";
-  EXPECT_EQ(status_text(p, sp, inf, false, ""), base + ") | best gen 1 chained +35.3 Elo");
-  EXPECT_EQ(status_text(p, sp, inf, true, ""), base + " s 0.125) | best gen 1 chained +35.3 Elo");
+  EXPECT_EQ(status_text(p, &sp, inf, false, ""), base + ") | best gen 1 chained +35.3 Elo");
+  EXPECT_EQ(status_text(p, &sp, inf, true, ""), base + " s 0.125) | best gen 1 chained +35.3 Elo");
   const std::string cluster = "nodes 1 (w1 0.5/s) lag 0 evicted 0";
   p.last_gate = "gen 2 -3.0 [-40.0, +30.0] over 8 games: rejected";
-  EXPECT_EQ(status_text(p, sp, inf, false, cluster),
+  EXPECT_EQ(status_text(p, &sp, inf, false, cluster),
             base + ") | best gen 1 chained +35.3 Elo | " + cluster + " | last gate " + p.last_gate);
   p.gate = "12/40 games";
-  EXPECT_EQ(status_text(p, sp, inf, false, ""),
+  EXPECT_EQ(status_text(p, &sp, inf, false, ""),
             base + ") | best gen 1 chained +35.3 Elo | gate 12/40 games")
       << "a gate in progress shows instead of the last one";
   p.seconds = 0;
-  EXPECT_NE(status_text(p, sp, inf, false, "").find("pos 4000 (1234000000000/s)"),
+  EXPECT_NE(status_text(p, &sp, inf, false, "").find("pos 4000 (1234000000000/s)"),
             std::string::npos)
       << "a rate at time 0 divides by 1e-9 s, never by zero";
   // The chain of a run without gates is unknown: no Elo, rather than "+0.0 Elo".
   p.rating = std::nan("");
-  EXPECT_NE(status_text(p, sp, inf, false, "").find(") | best gen 1 | gate"), std::string::npos)
-      << status_text(p, sp, inf, false, "");
+  EXPECT_NE(status_text(p, &sp, inf, false, "").find(") | best gen 1 | gate"), std::string::npos)
+      << status_text(p, &sp, inf, false, "");
   p.rating = 35.3;
+  // A trainer without self-play threads of its own (fed by nodes) has no rate of its own to show:
+  // its line once said "pos 647771 (0/s) | eval 0/s" while the nodes played 6,000 a second.
+  EXPECT_EQ(status_text(p, nullptr, inf, false, ""),
+            "gen 2 | games 50 pos 4000 | step 25 loss 1.750 (p 1.235 v 0.500) | best gen 1 "
+            "chained +35.3 Elo | gate 12/40 games");
   // A resumed run before its first step once showed "loss 0.000".
   p.last_step = {};
-  EXPECT_NE(status_text(p, sp, inf, true, "").find("step 25 loss - (no step yet this session) |"),
+  EXPECT_NE(status_text(p, &sp, inf, true, "").find("step 25 loss - (no step yet this session) |"),
             std::string::npos)
-      << status_text(p, sp, inf, true, "");
+      << status_text(p, &sp, inf, true, "");
 }
 
 GateMatches promoted_with_anchor() {
@@ -390,7 +397,7 @@ TEST(Telemetry, GenerationAndSessionLinesAndSelfplayRows) {
   Progress p = some_progress();
   telemetry.update(p);
   ASSERT_EQ(lines.size(), 1u) << "off a terminal the status line is logged (every 30 s)";
-  EXPECT_EQ(lines[0], status_text(p, selfplay, inference, true, ""));
+  EXPECT_EQ(lines[0], status_text(p, &selfplay, inference, true, ""));
   telemetry.update(p);
   EXPECT_EQ(lines.size(), 1u) << "at most once a second, and logged every 30 s";
 
@@ -424,7 +431,7 @@ TEST(Telemetry, GenerationAndSessionLinesAndSelfplayRows) {
   EXPECT_EQ(lines[0].rfind("generation 3: step 25 losses:", 0), 0u) << lines[0];
   EXPECT_EQ(lines[1].rfind("generation 3 self-play: ", 0), 0u) << lines[1];
   EXPECT_NE(lines[1].find(" 10.0 evaluations/position, forward busy 100% (2 workers, mean batch "
-                          "100.0), forward alone 2000 positions/s"),
+                          "100.0), forward alone 2000 evaluations/s a worker"),
             std::string::npos)
       << lines[1];
   EXPECT_EQ(lines[2], "self-play resignations this session: 3 games resigned; 7 checked by playing "
@@ -532,7 +539,9 @@ TEST(ClusterMonitor, NodesRatesAndRows) {
   EXPECT_EQ(stream[0].at("stream_lag"), "0");
   EXPECT_EQ(stream[0].at("stream_evicted"), "1");
 
-  // A node silent for over a minute is no longer counted; the trainer played nothing since.
+  // A node silent for 15 s (w1's last beat was seen at 25 s) plays no games: its rate is 0, not
+  // the 0.8 it last had; silent for over a minute, it is no longer counted.
+  EXPECT_EQ(monitor.poll(p, t0 + seconds(40)), "nodes 2 (trainer 1.0/s, w1 0.0/s) lag 0 evicted 1");
   EXPECT_EQ(monitor.poll(p, t0 + seconds(90)), "nodes 1 (trainer 0.0/s) lag 0 evicted 1");
 }
 

@@ -331,6 +331,52 @@ TEST(WebSummaryTest, NumbersComeFromTheStoreAndTheSelfplayRows) {
   EXPECT_EQ(s["time"]["sessions"], 5);
   EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0 + 2.0 + 7.5);
   EXPECT_DOUBLE_EQ(s["time"]["session_seconds"].get<double>(), 7.5);
+  // Once sessions have start rows, a row with an earlier clock is one written again at a resume
+  // (a gate's rebuilt row), not a session: it once made 3 sessions of 2. The trainer's step is a
+  // stop row's too (the steps after the last train row): the card once lagged it.
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_session({true, 0, 42, 4, 17100, 410});
+    folder.append_train({3, 48, 4, 17200, 420, 1.5, 0.6, 0.02});
+    folder.append_session({false, 4, 50, 4, 17300, 430});
+    trainer::SelfplayRow rebuilt;
+    rebuilt.seconds = 1.0;
+    rebuilt.generation = 4;
+    folder.append_selfplay(rebuilt);
+  }
+  s = reader.summary();
+  EXPECT_EQ(s["time"]["sessions"], 6);
+  EXPECT_DOUBLE_EQ(s["time"]["seconds"].get<double>(), 750.0 + 90.0 + 2.0 + 7.5 + 4.0);
+  EXPECT_EQ(s["progress"]["step"], 50);
+  // Nodes that stop: a round of rows without them (its stream row alone) is a cluster of none, and
+  // a stopped trainer has no cluster rate, not its last round's.
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_session({true, 0, 50, 4, 17300, 430});
+    folder.append_node({30, "a", 200, 3.5});
+    folder.append_stream({30, 17400, 440, 1, 0, 0});
+  }
+  s = reader.summary();
+  EXPECT_EQ(s["cluster"]["nodes"], 1) << s["cluster"].dump();
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_stream({60, 17400, 440, 0, 0, 0});
+  }
+  s = reader.summary();
+  EXPECT_EQ(s["cluster"]["nodes"], 0) << s["cluster"].dump();
+  EXPECT_DOUBLE_EQ(s["cluster"]["games_per_second"].get<double>(), 0.0);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    folder.append_node({90, "a", 300, 3.0});
+    folder.append_stream({90, 17500, 450, 1, 0, 0});
+    folder.append_session({false, 91, 50, 4, 17500, 450});
+  }
+  s = reader.summary();
+  EXPECT_TRUE(s["cluster"].is_null()) << s["cluster"].dump();
   fs::remove_all(root);
 }
 
@@ -417,6 +463,29 @@ TEST(WebSummaryTest, RowsOfSeveralStepsWeighByTheirSteps) {
     sum += losses[i][1].get<double>();
   EXPECT_NEAR(sum / static_cast<double>(count), 1.9, 0.02) << losses.dump();
   EXPECT_GE(s["steps_per_loss_point"].get<int>(), 10);
+  fs::remove_all(root);
+}
+
+// A chunk may hold more games than 65,535 (games_per_chunk goes to 100,000): all are counted and
+// listed (the index once stopped at 65,535 without a word).
+TEST(WebSummaryTest, AChunkOfMoreThan65535GamesIsCountedWhole) {
+  const fs::path root = test_util::process_temp_dir("web_big_chunk_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "ttt", 1);
+  {
+    selfplay::FolderReplayStore store(trainer::RunPaths{run.dir}.games().string(),
+                                      selfplay::FolderReplayStore::Mode::kOwner);
+    store.append(std::vector<selfplay::GameRecord>(70000, run.records[0]));
+  }
+  RunReader reader("run", run.dir);
+  EXPECT_EQ(reader.indexed_games(), 70001);
+  GameFilter all;
+  all.per_page = 1;
+  const json list = reader.list_games(all);
+  EXPECT_EQ(list["total"], 70001);
+  EXPECT_EQ(list["games"][0]["index"], 69999) << "newest first: the big chunk's last game";
+  EXPECT_EQ(reader.game_record(list["games"][0]["chunk"].get<std::uint64_t>(), 69999)["moves"]
+                .size(),
+            run.records[0].moves.size());
   fs::remove_all(root);
 }
 
@@ -914,6 +983,14 @@ TEST_F(WebApiTest, AnalysesAndEvaluates) {
   EXPECT_EQ(a["top"][0]["cells"], a["best_cells"]);
   for (const auto& t : a["top"]) expect_cells_of(t["move"], t["cells"]);
   EXPECT_FALSE(a["pv"].empty());
+  // A move the search never visited has no value (it once showed Q 0.000, a draw).
+  const json few = post("/api/analyse", {{"game", "mg"}, {"player", "uct:sims=3"}}, 200);
+  int unvisited = 0;
+  for (const auto& t : few["top"]) {
+    EXPECT_EQ(t["q"].is_null(), t["visits"] == 0) << t.dump();
+    unvisited += t["visits"] == 0;
+  }
+  EXPECT_GT(unvisited, 0) << few.dump();
   const json ab = post("/api/analyse", {{"game", "dvonn"}, {"player", "alphabeta:depth=2"}}, 200);
   EXPECT_EQ(ab["kind"], "alphabeta");
   EXPECT_EQ(ab["depth"], 2);

@@ -1,11 +1,13 @@
 #include "trainer/progress.h"
 
+#include <optional>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -55,8 +57,8 @@ std::optional<SelfplayRow> pipeline_row(const PipelineMark& from, const Pipeline
 
 std::string pipeline_line(const std::string& what, const SelfplayRow& row, int workers) {
   return fmt::format("{} self-play: {} positions/s, {} evaluations/position, forward busy {}% ({} "
-                     "worker{}, mean batch {}), forward alone {} positions/s, so the bound is {} "
-                     "positions/s: {}% of it",
+                     "worker{}, mean batch {}), forward alone {} evaluations/s a worker, so the "
+                     "bound is {} positions/s: {}% of it",
                      what, fixed(row.positions_per_second, 1), fixed(row.evals_per_position, 1),
                      fixed(100.0 * row.forward_busy, 0), workers, workers == 1 ? "" : "s",
                      fixed(row.mean_batch, 1), fixed(row.forward_rate, 0), fixed(row.bound, 1),
@@ -67,9 +69,11 @@ std::string trainer_pace_line(const Progress& p, int batch_size, double sample_r
                               std::int64_t min_positions) {
   const TrainerPace& pace = p.pace;
   if (pace.steps == 0 || pace.stepping_seconds <= 0)
-    return fmt::format("trainer this session: no step (the replay window holds {} positions; "
-                       "training starts at {})",
-                       p.positions, min_positions);
+    return p.positions < min_positions
+               ? fmt::format("trainer this session: no step (the run has {} self-play positions; "
+                             "training starts at {})",
+                             p.positions, min_positions)
+               : std::string("trainer this session: no step");
   const double rate = static_cast<double>(pace.steps) / pace.stepping_seconds;
   const double waited = pace.waiting_seconds / (pace.waiting_seconds + pace.stepping_seconds);
   return fmt::format(
@@ -83,16 +87,19 @@ std::string trainer_pace_line(const Progress& p, int batch_size, double sample_r
           : std::string("-"));
 }
 
-std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfplay,
+std::string status_text(const Progress& p, const selfplay::SelfPlayStats* selfplay,
                         const model::InferenceStats& inference, bool score_head,
                         const std::string& cluster) {
   const double secs = std::max(1e-9, p.seconds);
   std::string line =
       "gen " + std::to_string(p.generation) + " | games " + std::to_string(p.games) + " pos " +
-      std::to_string(p.positions) + " (" +
-      fixed(static_cast<double>(selfplay.moves) / secs, 0) + "/s) | eval " +
-      fixed(inference.evals_per_second, 0) + "/s fill " + fixed(inference.mean_fill, 2) + " fwd " +
-      fixed(100.0 * inference.forward_share, 0) + "% | step " + std::to_string(p.steps) +
+      std::to_string(p.positions) +
+      (selfplay ? " (" + fixed(static_cast<double>(selfplay->moves) / secs, 0) + "/s) | eval " +
+                      fixed(inference.evals_per_second, 0) + "/s fill " +
+                      fixed(inference.mean_fill, 2) + " fwd " +
+                      fixed(100.0 * inference.forward_share, 0) + "%"
+                : std::string()) +
+      " | step " + std::to_string(p.steps) +
       // Zeros before this session's first step (a resumed run): no loss to show yet.
       (p.last_step.loss == 0.0 && p.last_step.policy_loss == 0.0
            ? std::string(" loss - (no step yet this session")
@@ -165,10 +172,12 @@ const std::string& ClusterMonitor::poll(const Progress& p, Clock::time_point now
   int active = 0;
   for (const auto& [node, seen] : nodes_) {
     if (now - seen.changed > std::chrono::minutes(1)) continue;
+    // A silent node's last rate is not its rate now.
+    const double rate = now - seen.changed >= kSilent ? 0.0 : seen.games_per_second;
     // The status line names the first few nodes: it is logged every 30 s.
     if (++active <= kNodesNamed)
-      rates += (rates.empty() ? "" : ", ") + node + " " + fixed(seen.games_per_second, 1) + "/s";
-    if (record) folder_.append_node({p.seconds, node, seen.games, seen.games_per_second});
+      rates += (rates.empty() ? "" : ", ") + node + " " + fixed(rate, 1) + "/s";
+    if (record) folder_.append_node({p.seconds, node, seen.games, rate});
   }
   if (active > kNodesNamed) rates += ", " + std::to_string(active - kNodesNamed) + " more";
   if (record)
@@ -212,11 +221,11 @@ void Telemetry::update(const Progress& p) {
   const auto now = Clock::now();
   if (now - last_status_ < std::chrono::seconds(1)) return;
   last_status_ = now;
-  const selfplay::SelfPlayStats sp = sources_.selfplay ? sources_.selfplay()
-                                                       : selfplay::SelfPlayStats{};
+  std::optional<selfplay::SelfPlayStats> sp;
+  if (sources_.selfplay) sp = sources_.selfplay();
   const model::InferenceStats inference = sources_.inference();
   const std::string cluster = cluster_ ? cluster_->poll(p, now) : "";
-  const std::string line = status_text(p, sp, inference, score_head_, cluster);
+  const std::string line = status_text(p, sp ? &*sp : nullptr, inference, score_head_, cluster);
   if (terminal_) {
     std::fprintf(stderr, "\r%s\033[K", line.c_str());
     status_shown_ = true;

@@ -86,8 +86,10 @@ std::string pipeline_line(const std::string& what, const SelfplayRow& row, int w
 std::string trainer_pace_line(const Progress& p, int batch_size, double sample_reuse,
                               std::int64_t min_positions);
 
-// The status line. `cluster` is the cluster monitor's text; empty: a run without a store.
-std::string status_text(const Progress& p, const selfplay::SelfPlayStats& selfplay,
+// The status line. `selfplay`: this process's self-play threads, none where it has none (a
+// trainer fed by nodes: then the line shows no self-play or evaluation rate of its own).
+// `cluster` is the cluster monitor's text; empty: a run without a store.
+std::string status_text(const Progress& p, const selfplay::SelfPlayStats* selfplay,
                         const model::InferenceStats& inference, bool score_head,
                         const std::string& cluster);
 
@@ -107,14 +109,18 @@ class ClusterMonitor {
 
   // "nodes 2 (trainer 1.5/s, w1 0.3/s) lag 0 evicted 0": the nodes seen in the last minute with
   // their games per second (taken over 20 s or more: games arrive a chunk at a time; the first
-  // kNodesNamed by name, then "N more") and the stream's lag. At most store::kMaxNodes nodes are
-  // tracked (those silent for a minute make room); names the channel would not take are skipped. Polls the store when 5 s have passed since the last poll (else the last text),
-  // and writes the rows when 30 s have passed since the last rows.
+  // kNodesNamed by name, then "N more"; 0 for a node silent for kSilent) and the stream's lag. At
+  // most store::kMaxNodes nodes are tracked (those silent for a minute make room); names the
+  // channel would not take are skipped. Polls the store when 5 s have passed since the last poll
+  // (else the last text), and writes the rows when 30 s have passed since the last rows.
   const std::string& poll(const Progress& p, Clock::time_point now);
 
   static constexpr int kNodesNamed = 8;
 
  private:
+  // A node whose heartbeat (every 2 s: worker/worker.cpp) has not changed for this long plays no
+  // games: its rate shows as 0 until it beats again, or is forgotten after a minute.
+  static constexpr std::chrono::seconds kSilent{15};
   void forget_silent_nodes(Clock::time_point now);
 
   struct NodeSeen {

@@ -103,22 +103,25 @@ std::string chart(const std::string& title, const std::string& x_label,
   return svg.str();
 }
 
-// Averages y over consecutive groups so a chart of thousands of steps stays readable.
+}  // namespace
+
 std::vector<std::pair<double, double>> smooth(const std::vector<std::pair<double, double>>& p,
+                                              const std::vector<double>& weights,
                                               std::size_t max_points) {
   if (p.size() <= max_points) return p;
   const std::size_t group = (p.size() + max_points - 1) / max_points;
   std::vector<std::pair<double, double>> out;
   for (std::size_t i = 0; i < p.size(); i += group) {
-    double x = 0, y = 0;
+    double x = 0, y = 0, total = 0;
     const std::size_t end = std::min(p.size(), i + group);
-    for (std::size_t k = i; k < end; ++k) x += p[k].first, y += p[k].second;
-    out.emplace_back(x / static_cast<double>(end - i), y / static_cast<double>(end - i));
+    for (std::size_t k = i; k < end; ++k) {
+      const double w = weights.empty() ? 1.0 : weights[k];
+      x += w * p[k].first, y += w * p[k].second, total += w;
+    }
+    out.emplace_back(x / total, y / total);
   }
   return out;
 }
-
-}  // namespace
 
 std::string write_report(const std::string& run_dir, const std::string& out_path) {
   const fs::path dir(run_dir);
@@ -138,11 +141,20 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   // Ratings and speed against the generation: it only grows, across the sessions of a resumed run
   // (each session's clock starts at 0). Each number from the one row that holds it.
   std::int64_t metric_rows = 0;
+  // A train row holds the mean losses of its `loss_steps` steps (one in older tables).
+  std::vector<double> policy_steps, value_steps;
   for_each_metrics_row(paths.metrics(), &bad_rows, true, [&](const MetricsRow& row) {
     ++metric_rows;
     if (row.kind == "train" && known(row.step)) {
-      if (known(row.policy_loss)) policy.points.emplace_back(row.step, row.policy_loss);
-      if (known(row.value_loss)) value.points.emplace_back(row.step, row.value_loss);
+      const double steps = known(row.loss_steps) && row.loss_steps >= 1 ? row.loss_steps : 1.0;
+      if (known(row.policy_loss)) {
+        policy.points.emplace_back(row.step, row.policy_loss);
+        policy_steps.push_back(steps);
+      }
+      if (known(row.value_loss)) {
+        value.points.emplace_back(row.step, row.value_loss);
+        value_steps.push_back(steps);
+      }
     }
     if (row.kind == "selfplay" && known(row.generation) &&
         known(row.selfplay_positions_per_second))
@@ -154,10 +166,11 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
     if (!g.anchor.empty() && known(g.anchor_elo))
       anchor.points.emplace_back(g.generation, g.anchor_elo);
   }
-  policy.points = smooth(policy.points, 300);
-  value.points = smooth(value.points, 300);
+  policy.points = smooth(policy.points, policy_steps, 300);
+  value.points = smooth(value.points, value_steps, 300);
 
   Series length{"mean game length (plies)", "#8c564b", {}};
+  std::vector<double> chunk_games;  // the weight of each chunk's mean length
   int problems = 0;
   std::int64_t games = 0;
   if (fs::exists(paths.games())) {
@@ -179,9 +192,10 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
       if (records == 0) continue;
       games += records;
       length.points.emplace_back(index++, plies / static_cast<double>(records));
+      chunk_games.push_back(static_cast<double>(records));
     }
   }
-  length.points = smooth(length.points, 300);
+  length.points = smooth(length.points, chunk_games, 300);
 
   // The folder's name is anybody's text (a run unpacked from someone's archive): escaped, and the
   // page runs no script at all.

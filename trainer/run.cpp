@@ -83,6 +83,7 @@ class Session {
       }
       telemetry_->log_tree_reuse();
       trainer_->save_state(paths_.trainer_prefix());  // a clean stop keeps every step
+      append_train_row();  // and the rows account for each of them
       folder_->append_session(session_row(false));
       telemetry_->end_status_line();
       log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
@@ -347,17 +348,21 @@ class Session {
       losses_.value += last_step_.value_loss;
       ++losses_.steps;
       const bool generation_end = trainer_->steps() % config_.training.steps_per_generation == 0;
-      if (generation_end || Clock::now() - losses_.since >= kTrainRowEvery) {
-        const auto n = static_cast<double>(losses_.steps);
-        folder_->append_train({elapsed(), trainer_->steps(), generation(), positions,
-                               intake_->games(), losses_.policy / n, losses_.value / n,
-                               last_step_.learning_rate, losses_.steps});
-        losses_ = StepLosses{};
-      }
+      if (generation_end || Clock::now() - losses_.since >= kTrainRowEvery) append_train_row();
       if (generation_end) end_generation();
       ++pace_.steps;
       pace_.stepping_seconds += seconds_since(now);
     }
+  }
+
+  // The train row of the steps since the last one (none when there is none).
+  void append_train_row() {
+    if (losses_.steps == 0) return;
+    const auto n = static_cast<double>(losses_.steps);
+    folder_->append_train({elapsed(), trainer_->steps(), generation(),
+                           window_->total_positions(), intake_->games(), losses_.policy / n,
+                           losses_.value / n, last_step_.learning_rate, losses_.steps});
+    losses_ = StepLosses{};
   }
 
   static double seconds_since(Clock::time_point t) {

@@ -422,7 +422,8 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
       top.push_back({{"move", state->action_to_string(children[i].action)},
                      {"cells", cells_json(*state, children[i].action)},
                      {"visits", children[i].visits},
-                     {"q", children[i].value},
+                     // An unvisited move's value is unknown, not a draw.
+                     {"q", children[i].visits > 0 ? json(children[i].value) : json(nullptr)},
                      {"prior", children[i].prior},
                      {"proven", mcts::to_string(children[i].proven)}});
     json pv = json::array();

@@ -263,10 +263,8 @@ void RunReader::refresh_index_locked() {
     // One record at a time; where each lies is kept, so a game asked for is read alone.
     const selfplay::ReadResult read = selfplay::for_each_game(
         path, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace& place) {
-          if (chunk.games.size() >= 65535) return true;
           GameEntry e;
           e.network_step = r.network_step;
-          e.index = static_cast<std::uint16_t>(chunk.games.size());
           e.plies = static_cast<std::uint16_t>(std::min<std::size_t>(r.moves.size(), 65535));
           e.result = r.result;
           e.adjudicated = r.adjudicated;
@@ -305,25 +303,32 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
   ++rows;
   const std::string& k = row.kind;
   // Sessions: each opens with a "start" row (seconds 0) and its clock runs on in every row; in runs
-  // from before start rows, a row earlier than the one before opens one. A session's time is its
-  // last row's (its "stop" row at a clean stop).
+  // from before start rows, a row earlier than the one before opens one (once a start row was seen,
+  // an earlier clock is a row written again at a resume: a gate's rebuilt row). A session's time
+  // is its latest row's (its "stop" row at a clean stop).
   if (const auto t = value(row.seconds)) {
-    if (sessions == 0 || k == "start" || *t < session_seconds) {
+    start_rows = start_rows || k == "start";
+    if (sessions == 0 || k == "start" || (!start_rows && *t < session_seconds)) {
       before += session_seconds;
       session_seconds = 0;
       ++sessions;
       cluster = nullptr;  // the nodes of an earlier session
     }
-    session_seconds = *t;
+    session_seconds = std::max(session_seconds, *t);
+  }
+  // The trainer's step: a train row's, or a session's at its start and clean stop (the steps after
+  // the last train row of a session are in the next train row only).
+  if (k == "train" || k == "start" || k == "stop") {
+    if (const auto s = value(row.step)) last["step"] = *s;
   }
   if (k == "train") {
     const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
     const double steps = value(row.loss_steps).value_or(1.0);
     if (s && pl && vl && steps >= 1) losses.push_back({*s, *pl, *vl, steps});
-    last["step"] = or_null(s);
     last["learning_rate"] = or_null(value(row.learning_rate));
     last["generation"] = or_null(value(row.generation));
   }
+  if (k == "stop") cluster = nullptr;  // a stopped trainer counts no node
   if (k == "selfplay") {
     const auto g = value(row.generation), r = value(row.selfplay_positions_per_second);
     if (g && r) {
@@ -335,6 +340,8 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
   }
   // A run with self-play nodes (a Redis store): every 30 s one "node" row per active node, all at
   // one time, with its games per second; the newest such round gives the cluster's rate.
+  // Each round ends with a "stream" row of the same time: a round without node rows (every node
+  // stopped) is a cluster of none.
   if (k == "node") {
     const auto t = value(row.seconds), r = value(row.games_per_second);
     if (t && r) {
@@ -343,6 +350,11 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
       cluster["nodes"] = cluster["nodes"].get<int>() + 1;
       cluster["games_per_second"] = cluster["games_per_second"].get<double>() + *r;
     }
+  }
+  if (k == "stream") {
+    const auto t = value(row.seconds);
+    if (t && (cluster.is_null() || cluster["seconds"] != *t))
+      cluster = {{"seconds", *t}, {"nodes", 0}, {"games_per_second", 0.0}};
   }
 }
 
@@ -453,7 +465,7 @@ json RunReader::list_games(const GameFilter& f) {
       if (e->plies < f.min_plies || e->plies > f.max_plies) continue;
       if (total >= first && total < first + f.per_page) {
         games.push_back({{"chunk", c->number},
-                         {"index", e->index},
+                         {"index", c->games.rend() - e - 1},
                          {"plies", e->plies},
                          {"result", result_text(e->result, e->adjudicated, e->resigned)},
                          {"scores", {e->score[0], e->score[1]}},

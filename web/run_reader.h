@@ -94,8 +94,7 @@ class RunReader {
  private:
   struct GameEntry {
     std::int64_t network_step = -1;
-    std::uint16_t index = 0;       // in its chunk
-    std::uint16_t plies = 0;
+    std::uint16_t plies = 0;       // (its index in its chunk is its place in Chunk::games)
     std::int8_t result = 0;
     bool adjudicated = false;
     bool resigned = false;
@@ -146,6 +145,7 @@ class RunReader {
     nlohmann::json speed = nlohmann::json::array();  // [generation, positions per second]
     nlohmann::json last = nlohmann::json::object(), last_speed, cluster;
     int sessions = 0;
+    bool start_rows = false;  // seen: from then on only they open a session
     double before = 0, session_seconds = 0;
     std::size_t rows = 0;
     int skipped = 0;

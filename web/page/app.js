@@ -204,9 +204,10 @@ function dashboard(s) {
   if (gates.length) {
     const rows = gates.slice(-12).reverse().map((g) => h("tr", {},
       h("td", { text: g.generation }), h("td", { text: g.step }), h("td", { text: `gen-${g.opponent_generation}` }),
-      h("td", { text: `+${g.wins} =${g.draws} -${g.losses}` }),
-      h("td", { text: g.wins + g.draws + g.losses === 0 ? "– (no games)"
-                    : g.elo_low === null ? `${fmt(g.elo, 1)} (no interval in arena.csv)`
+      // A gate rebuilt by --recover from metrics.csv has no counts (null) and no interval.
+      h("td", { text: g.wins === null ? "–" : `+${g.wins} =${g.draws} -${g.losses}` }),
+      h("td", { text: g.wins !== null && g.wins + g.draws + g.losses === 0 ? "– (no games)"
+                    : g.elo_low === null ? (g.elo === null ? "–" : `${fmt(g.elo, 1)} (no interval in arena.csv)`)
                                          : `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
       h("td", { text: g.verdict }), h("td", { text: g.promoted ? "promoted" : "" }),
       h("td", { text: fmt(g.rating, 1) })));
@@ -479,10 +480,10 @@ async function gameViewer(g, header, fileName) {
     if (!m) { matchBox.textContent = ""; return; }
     const elo = m.elo === null ? "–" : signed(m.elo);
     matchBox.textContent = `${ckpt.value} against ${other.value}: +${m.wins} =${m.draws} -${m.losses} in ` +
-      `${m.games} games (score ${fmt(100 * m.score, 1)}%), Elo ${elo} ` +
+      `${m.games} games (score ${m.score === null ? "–" : fmt(100 * m.score, 1) + "%"}), Elo ${elo} ` +
       (m.elo_low === null ? "(no interval yet)" : `95% [${fmt(m.elo_low, 0)}, ${fmt(m.elo_high, 0)}]`) +
       (m.games > 0 && (m.wins === m.games || m.losses === m.games)
-        ? " (a perfect score: the estimate counts one virtual drawn game)" : "") +
+        ? " (a perfect score: the estimate counts one virtual game, half a win and half a loss)" : "") +
       (m.out_of_time ? `; stopped at the server's time limit after ${m.games} of ${m.games_cap} games` : "");
   };
   // The position shown, in Play (its moves so far, you to move) or in Analyse (its text).
