@@ -75,14 +75,21 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
       std::error_code ec;
       fs::remove(entry.path(), ec);
     }
+    // Every name of a chunk keeps its number, whatever is there (a link to /dev/zero is no chunk,
+    // but its name is taken: the writer never writes over it).
+    const std::string digits = chunk_digits(name);
+    const auto first = digits.find_first_not_of('0');
+    if (!digits.empty() && (first == std::string::npos || digits.size() - first <= kMaxDigits))
+      next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(digits) + 1);
   }
   open_index();
   for (const std::string& path : chunks()) {
     const std::string digits = chunk_digits(fs::path(path).filename().string());
     next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(digits) + 1);
   }
-  for (const auto& row : index_->rows())  // chunks that are gone keep their numbers
+  index_->for_each_row([&](const util::CsvTable::Row& row) {  // gone chunks keep their numbers
     next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(row[0]) + 1);
+  });
 }
 
 void FolderReplayStore::open_index() {
@@ -98,7 +105,31 @@ void FolderReplayStore::open_index() {
     return;
   }
   const std::string why = index_disagreement();
-  if (!why.empty()) rebuild_index(why);
+  if (!why.empty()) return rebuild_index(why);
+  // Chunks the index does not list (a kill between a chunk and its row, an index deleted): their
+  // rows, from the chunks alone.
+  std::map<std::uint64_t, std::string> unlisted;  // the chunks on disk, less those listed
+  for (const std::string& chunk : chunks())
+    unlisted[std::stoull(chunk_digits(fs::path(chunk).filename().string()))] = chunk;
+  index_->for_each_row([&](const util::CsvTable::Row& row) {
+    if (const auto chunk = count_of(row[0])) unlisted.erase(static_cast<std::uint64_t>(*chunk));
+  });
+  int added = 0;
+  for (const auto& [number, chunk] : unlisted) {
+    std::int64_t games = 0, positions = 0;
+    for_each_game(chunk, [&](GameRecord&& g, const RecordPlace&) {
+      ++games;
+      positions += static_cast<std::int64_t>(g.moves.size());
+      return true;
+    });
+    std::error_code ec;
+    const auto bytes = fs::file_size(chunk, ec);
+    index_->append({std::to_string(number), std::to_string(games), std::to_string(positions),
+                    ec ? "" : std::to_string(bytes)});
+    ++added;
+  }
+  if (added > 0)
+    index_repair_ = path + ": listed " + std::to_string(added) + " chunk(s) it did not list";
 }
 
 std::string FolderReplayStore::index_disagreement() const {
@@ -111,39 +142,53 @@ std::string FolderReplayStore::index_disagreement() const {
     bytes_on_disk[std::stoull(chunk_digits(fs::path(path).filename().string()))] =
         ec ? -1 : static_cast<std::int64_t>(size);
   }
-  std::set<std::int64_t> listed;
-  const auto& rows = index_->rows();
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const util::CsvTable::Row& row = rows[i];
-    const std::string where = "row " + std::to_string(i + 2);
-    const auto chunk = count_of(row[0]), games = count_of(row[1]), positions = count_of(row[2]),
-               bytes = count_of(row[3]);
-    if (!chunk || !games || !positions || (!row[3].empty() && !bytes))
-      return where + " is not a chunk number and three counts (\"" +
-             util::CsvTable::format(row).substr(0, 60) + "\")";
-    const std::string name = chunk_name(static_cast<std::uint64_t>(*chunk));
-    if (!listed.insert(*chunk).second) return where + " lists " + name + " a second time";
-    const auto on_disk = bytes_on_disk.find(static_cast<std::uint64_t>(*chunk));
-    if (on_disk == bytes_on_disk.end()) {
-      if (*games > 0 || *positions > 0)
-        return where + " counts " + std::to_string(*games) + " games in " + name +
-               ", which is not there";
-      continue;  // a chunk that is gone, kept so that its number is never used again
-    }
-    if (bytes && *bytes != on_disk->second)
-      return where + " says " + name + " has " + std::to_string(*bytes) + " bytes; it has " +
-             std::to_string(on_disk->second);
-    if (kFileHeaderBytes + *games * kMinRecordBytes + *positions * kMinMoveBytes > on_disk->second)
-      return where + " counts " + std::to_string(*games) + " games and " +
-             std::to_string(*positions) + " positions in " + name + ", more than its " +
-             std::to_string(on_disk->second) + " bytes can hold";
-    // A row may count fewer games than the chunk's header (damaged records are not counted), never
-    // more.
-    const auto announced = game_file_record_count((fs::path(folder_) / name).string());
-    if (announced && *games > static_cast<std::int64_t>(*announced))
+  std::vector<std::int64_t> listed;  // 8 bytes a row: a row is kept for every chunk ever written
+  std::string why;
+  std::size_t i = 0;
+  // The first row that disagrees is named; a table of a row a chunk is read a row at a time.
+  index_->for_each_row([&](const util::CsvTable::Row& row) {
+    if (why.empty()) why = row_disagreement(row, i, bytes_on_disk);
+    if (const auto chunk = count_of(row[0])) listed.push_back(*chunk);
+    ++i;
+  });
+  if (!why.empty()) return why;
+  std::sort(listed.begin(), listed.end());
+  const auto twice = std::adjacent_find(listed.begin(), listed.end());
+  if (twice != listed.end())
+    return "it lists " + chunk_name(static_cast<std::uint64_t>(*twice)) + " twice";
+  return "";
+}
+
+std::string FolderReplayStore::row_disagreement(
+    const util::CsvTable::Row& row, std::size_t i,
+    const std::map<std::uint64_t, std::int64_t>& bytes_on_disk) const {
+  const std::string where = "row " + std::to_string(i + 2);
+  const auto chunk = count_of(row[0]), games = count_of(row[1]), positions = count_of(row[2]),
+             bytes = count_of(row[3]);
+  if (!chunk || !games || !positions || (!row[3].empty() && !bytes))
+    return where + " is not a chunk number and three counts (\"" +
+           util::CsvTable::format(row).substr(0, 60) + "\")";
+  const std::string name = chunk_name(static_cast<std::uint64_t>(*chunk));
+  const auto on_disk = bytes_on_disk.find(static_cast<std::uint64_t>(*chunk));
+  if (on_disk == bytes_on_disk.end()) {
+    if (*games > 0 || *positions > 0)
       return where + " counts " + std::to_string(*games) + " games in " + name +
-             ", whose header holds " + std::to_string(*announced);
+             ", which is not there";
+    return "";  // a chunk that is gone, kept so that its number is never used again
   }
+  if (bytes && *bytes != on_disk->second)
+    return where + " says " + name + " has " + std::to_string(*bytes) + " bytes; it has " +
+           std::to_string(on_disk->second);
+  if (kFileHeaderBytes + *games * kMinRecordBytes + *positions * kMinMoveBytes > on_disk->second)
+    return where + " counts " + std::to_string(*games) + " games and " +
+           std::to_string(*positions) + " positions in " + name + ", more than its " +
+           std::to_string(on_disk->second) + " bytes can hold";
+  // A row may count fewer games than the chunk's header (damaged records are not counted), never
+  // more.
+  const auto announced = game_file_record_count((fs::path(folder_) / name).string());
+  if (announced && *games > static_cast<std::int64_t>(*announced))
+    return where + " counts " + std::to_string(*games) + " games in " + name +
+           ", whose header holds " + std::to_string(*announced);
   return "";
 }
 
@@ -151,9 +196,10 @@ void FolderReplayStore::rebuild_index(const std::string& why) {
   const std::string path = (fs::path(folder_) / "index.csv").string();
   std::map<std::uint64_t, util::CsvTable::Row> rows;
   if (index_)  // the numbers of chunks that are gone are kept
-    for (const auto& row : index_->rows())
+    index_->for_each_row([&](const util::CsvTable::Row& row) {
       if (const auto chunk = count_of(row[0]))
         rows[static_cast<std::uint64_t>(*chunk)] = {row[0], "0", "0", ""};
+    });
   const auto chunk_paths = chunks();
   for (const std::string& chunk : chunk_paths) {
     const std::uint64_t number = std::stoull(chunk_digits(fs::path(chunk).filename().string()));
@@ -180,9 +226,11 @@ void FolderReplayStore::rebuild_index(const std::string& why) {
 std::map<std::string, FolderReplayStore::ChunkSize> FolderReplayStore::sizes() const {
   std::map<std::string, ChunkSize> out;
   if (!index_) return out;
-  for (const auto& row : index_->rows())
+  index_->for_each_row([&](const util::CsvTable::Row& row) {
+    if (row[1] == "0") return;  // a chunk that is gone (none is written without a game)
     out[(fs::path(folder_) / chunk_name(std::stoull(row[0]))).string()] = {std::stoll(row[1]),
                                                                           std::stoll(row[2])};
+  });
   return out;
 }
 
@@ -194,7 +242,7 @@ void FolderReplayStore::append(const std::vector<GameRecord>& games) {
   if (next_chunk_ > kMaxChunkNumber)
     throw std::runtime_error(folder_ + ": a chunk is numbered " + std::to_string(next_chunk_ - 1) +
                              ", the largest number there is; no chunk can follow it (move that "
-                             "file aside)");
+                             "file aside, or drop its row from index.csv if it is gone)");
   const std::string path = (fs::path(folder_) / chunk_name(next_chunk_)).string();
   // Never over a file: next_chunk_ is above every number seen, so one there now was put there
   // behind this store's back.

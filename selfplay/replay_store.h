@@ -69,7 +69,8 @@ class FolderReplayStore final : public GameSink {
   };
   // Owner only: the sizes index.csv records, by chunk file path.
   std::map<std::string, ChunkSize> sizes() const;
-  // Owner only: why index.csv was rebuilt when the store was opened; empty when it held up.
+  // Owner only: why index.csv was rebuilt or completed when the store was opened; empty when it
+  // held up.
   const std::string& index_repair() const { return index_repair_; }
 
  private:
@@ -79,6 +80,9 @@ class FolderReplayStore final : public GameSink {
   void open_index();
   // Why the open index disagrees with the chunks on disk; empty when it holds up.
   std::string index_disagreement() const;
+  // Why row `i` (from 0) disagrees with the chunks' sizes on disk.
+  std::string row_disagreement(const util::CsvTable::Row& row, std::size_t i,
+                               const std::map<std::uint64_t, std::int64_t>& bytes_on_disk) const;
   void rebuild_index(const std::string& why);
 
   std::unique_ptr<util::CsvTable> index_;  // owner only

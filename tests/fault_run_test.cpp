@@ -637,6 +637,26 @@ TEST(FaultRun, ACleanStopWritesTheStepsSinceTheLastTrainRow) {
   EXPECT_EQ(before[column(mh, "step")], last[column(mh, "step")]);
 }
 
+// arena.csv that lost its last row: the resume refuses or plays that gate again, and the gate's
+// metrics.csv row, its one other record, is kept beside the table whichever it does (it was
+// dropped before the refusal, and --recover then said the gate's results were lost).
+TEST(FaultRun, AGateRowOfAnUngatedGenerationIsSetAsideNotDropped) {
+  const fs::path dir = finished_run("lost_gate_row");
+  CsvTable::Row mh;
+  std::string gate_two;
+  for (const auto& row : table(dir / "metrics.csv", mh))
+    if (row[0] == "gate" && row[column(mh, "generation")] == "2") gate_two = CsvTable::format(row);
+  ASSERT_FALSE(gate_two.empty());
+  std::string arena = read_file(dir / "arena.csv");
+  arena.erase(arena.rfind('\n', arena.size() - 2) + 1);  // its last row
+  std::ofstream(dir / "arena.csv", std::ios::trunc) << arena;
+  const CommandResult r = train(dir, "--set run.max_generations=3");
+  EXPECT_NE(r.out.find("gate row(s) of generations after 1 (the last in arena.csv) to"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(read_file(dir.string() + "/metrics.csv.damaged").find(gate_two), std::string::npos);
+}
+
 TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {
   const fs::path dir = fresh_dir("ctrl_c");
   BackgroundProcess run(train_command(dir, "--set arena.max_games=100000 --set arena.elo1=1000"

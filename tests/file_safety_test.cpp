@@ -311,4 +311,23 @@ TEST_F(FileSafety, ASymlinkedLockFileIsRefusedAndItsTargetKept) {
   EXPECT_EQ(read_file(path("victim.txt")), "precious");
 }
 
+// The log and a table's set-aside file are the run's own: a link planted at either once had its
+// target written (the whole log, or the damaged rows), a FIFO at log.txt held `train` forever.
+TEST_F(FileSafety, TheLogAndSetAsideFilesAreNeverWrittenThroughALinkOrAFifo) {
+  std::ofstream(path("victim.txt")) << "precious";
+  const fs::path linked = make_run("linked");
+  fs::create_symlink(path("victim.txt"), linked / "log.txt");
+  expect_refused(oppidum("train --no-status --run linked"), "linked/log.txt", "symbolic link",
+                 "train");
+  const fs::path fifo = make_run("fifo");
+  ASSERT_EQ(::mkfifo((fifo / "log.txt").c_str(), 0600), 0);
+  expect_refused(oppidum("train --no-status --run fifo"), "fifo/log.txt", "a FIFO", "train");
+  const fs::path aside = make_run("aside");
+  std::ofstream(aside / "metrics.csv") << "kind,seconds\ntrain,1,2";  // a row to set aside
+  fs::create_symlink(path("victim.txt"), aside / "metrics.csv.damaged");
+  expect_refused(oppidum("train --no-status --run aside"), "aside/metrics.csv.damaged",
+                 "symbolic link", "train");
+  EXPECT_EQ(read_file(path("victim.txt")), "precious");
+}
+
 }  // namespace

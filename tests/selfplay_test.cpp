@@ -358,6 +358,30 @@ TEST(FolderReplayStore, AnIndexRowCountsNoMoreGamesThanItsChunkHolds) {
   EXPECT_EQ(again.sizes().begin()->second.games, 1);
 }
 
+// A chunk the index does not list (a kill between a chunk and its row, an index deleted) gets its
+// row back from the chunk; a name like a chunk's that is no file of games keeps its number, so the
+// writer never meets it (both once stopped a run: a chunk left out for good, or self-play failing
+// at that number with "appeared while this run owned the folder").
+TEST(FolderReplayStore, UnlistedChunksAreListedAndEveryChunkNameKeepsItsNumber) {
+  namespace fs = std::filesystem;
+  const std::string folder = temp_folder("store_unlisted");
+  {
+    FolderReplayStore owner(folder, FolderReplayStore::Mode::kOwner);
+    owner.append({empty_mg_record()});
+    owner.append({empty_mg_record(), empty_mg_record()});
+  }
+  fs::remove(fs::path(folder) / "index.csv");
+  fs::create_symlink("/dev/zero", fs::path(folder) / "chunk-00000005.bin");
+  FolderReplayStore again(folder, FolderReplayStore::Mode::kOwner);
+  EXPECT_NE(again.index_repair().find("listed 2 chunk(s) it did not list"), std::string::npos)
+      << again.index_repair();
+  const auto sizes = again.sizes();
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_EQ(sizes.rbegin()->second.games, 2);
+  again.append({empty_mg_record()});
+  EXPECT_TRUE(fs::exists(fs::path(folder) / "chunk-00000006.bin"));
+}
+
 // Self-play can be started again after a stop, and then plays and stores games as before.
 // Search trees no machine holds (the fewest nodes they make, one per simulation, already far past
 // its memory) are refused when self-play is made, naming the keys, not killed for memory later.

@@ -826,7 +826,7 @@ TEST(Intake, AnIndexThatDisagreesWithTheChunksIsRebuilt) {
       {"a chunk that is gone", [&] { fs::remove(dir / "games" / "chunk-00000009.bin"); },
        "chunk-00000009.bin, which is not there", 90},
       {"a chunk listed twice", [&] { replace_row(3, "2,2,10,"); },
-       "lists chunk-00000002.bin a second time", 100},
+       "it lists chunk-00000002.bin twice", 100},
       {"a wrong size", [&] { replace_row(4, "4,2,10,7"); }, "has 7 bytes", 100},
   };
   for (const Damage& d : damages) {

@@ -289,6 +289,17 @@ TEST(CsvTable, TheOwnerReadsItsRowsFromTheFile) {
             std::string::npos) << error;
 }
 
+// A header of this layout written otherwise ("a" quoted) is written again as this program writes
+// it, so that the owner's reads, which compare it, find it (it once stopped a resume as a file
+// "changed while this program held it").
+TEST(CsvTable, AHeaderWrittenOtherwiseIsWrittenAgain) {
+  const fs::path file = fresh("quoted_header.csv");
+  std::ofstream(file) << "\"a\",b\n1,2\n";
+  CsvTable t(file.string(), {"a", "b"}, false);
+  EXPECT_EQ(t.rows(), (std::vector<CsvTable::Row>{{"1", "2"}}));
+  EXPECT_EQ(read_file(file), "a,b\n1,2\n");
+}
+
 // A line too long to be a row is set aside whole, byte for byte, as a short damaged one is.
 TEST(CsvTable, AnOverlongLineIsSetAsideWhole) {
   const fs::path file = fresh("overlong.csv");

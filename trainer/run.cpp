@@ -46,6 +46,8 @@ constexpr std::uint64_t kInitStream = 0x494E495400000000ULL;    // initial netwo
 constexpr std::uint64_t kSampleStream = 0x53414D504C450000ULL;  // batch sampling, by session
 
 std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths) {
+  // spdlog opens whatever is there: a link (its target written), a FIFO (a hang) are refused first.
+  util::append_to_file(paths.log().string(), "", false);
   auto console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(paths.log().string());
   auto logger = std::make_shared<spdlog::logger>("train", spdlog::sinks_init_list{console, file});

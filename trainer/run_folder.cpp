@@ -157,6 +157,11 @@ util::CsvTable::Row gate_arena_row(const GateRow& g) {
 }
 
 // Writes arena.csv whole and atomically: the header, the `kept` rows, then the rows of `added`. A
+std::string more_gates_than_any_run(const std::string& path) {
+  return path + ": more than " + std::to_string(kMaxGates) +
+         " gates (a row a generation), more than any run holds; it is not a table of a run";
+}
+
 // --recover stopped while rebuilding gates leaves the table as it was or complete, never cut short
 // (a table missing one gate would read as a gate to play again).
 void write_arena(const std::string& path, const std::vector<util::CsvTable::Row>& kept,
@@ -390,21 +395,25 @@ void for_each_metrics_row(const fs::path& path, int* skipped, bool check_header,
 }
 
 std::vector<GateRow> read_gates(const fs::path& path, int* skipped, bool check_header) {
-  util::CsvTable::Row header;
-  const std::vector<util::CsvTable::Row> rows = util::CsvTable::read(
-      path.string(), &header, skipped, check_header ? &kArenaHeader : nullptr);
   const std::string name = path.string();
-  const TableView view{header, name};
+  util::CsvTable::Position at;
+  bool restarted = false;  // from its start: a first read always is
   std::vector<GateRow> gates;
   double rating = 0;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    try {
-      gates.push_back(gate_from_row(view, rows[i], i, rating));
-      rating = gates.back().rating;
-    } catch (const std::exception&) {
-      if (skipped) ++*skipped;
-    }
-  }
+  std::size_t i = 0;
+  util::CsvTable::read_new(
+      name, at, &restarted, skipped,
+      [&](const util::CsvTable::Row& row) {
+        if (gates.size() >= kMaxGates) throw util::FileError(more_gates_than_any_run(name));
+        try {
+          gates.push_back(gate_from_row(TableView{at.header, name}, row, i, rating));
+          rating = gates.back().rating;
+        } catch (const std::exception&) {
+          if (skipped) ++*skipped;
+        }
+        ++i;
+      },
+      check_header ? &kArenaHeader : nullptr);
   return gates;
 }
 
@@ -610,17 +619,18 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
 void RunFolder::read_gates() {
   gates_.clear();
   double rating = 0;
-  const std::vector<util::CsvTable::Row> rows = arena_->rows();  // a row a gate
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const TableView table{arena_->header(), arena_->path()};
-    gates_.push_back(gate_from_row(table, rows[i], i, rating));
+  const TableView table{arena_->header(), arena_->path()};
+  arena_->for_each_row([&](const util::CsvTable::Row& row) {
+    const std::size_t i = gates_.size();
+    if (i >= kMaxGates) throw RunFolderError(more_gates_than_any_run(arena_->path()));
+    gates_.push_back(gate_from_row(table, row, i, rating));
     rating = gates_.back().rating;
     if (i > 0 && gates_[i].generation <= gates_[i - 1].generation)
       throw RunFolderError(arena_->path() + ": row " + std::to_string(i + 2) + " gates generation " +
                            std::to_string(gates_[i].generation) + " after generation " +
                            std::to_string(gates_[i - 1].generation) +
                            "; the table is out of order (edited by hand?)");
-  }
+  });
 }
 
 std::string RunFolder::set_aside_gates_after(int generation) {
@@ -647,6 +657,15 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
   std::set<int> gate_rows_seen, selfplay_rows_seen;
   const std::size_t kind = metrics_->column("kind"), step = metrics_->column("step"),
                     generation = metrics_->column("generation");
+  // A gate row of an ungated generation is the one record of a gate whose arena.csv row is lost
+  // (or that is played again): kept beside the table, never only dropped.
+  const int aside = metrics_->set_aside([&](const util::CsvTable::Row& row) {
+    return row[kind] == "gate" && std::atoi(row[generation].c_str()) > gated;
+  });
+  if (aside > 0)
+    repairs.push_back(metrics_->path() + ": moved " + std::to_string(aside) +
+                      " gate row(s) of generations after " + std::to_string(gated) +
+                      " (the last in arena.csv) to " + metrics_->set_aside_path());
   // The newest train row of a step counts: a pass finds the older ones, by (step, place) pairs
   // (16 bytes a train row; the table itself is never held), before the pass that drops them.
   std::vector<std::pair<std::int64_t, std::uint32_t>> train_rows;

@@ -229,8 +229,10 @@ class MetricsRowReader {
 // The rows of a run's metrics.csv or arena.csv, read without taking the folder (readers never
 // write): damaged lines and, in arena.csv, rows whose numbers do not parse are left out and
 // counted in `skipped`. Throw util::FileError when the file cannot be read, or, with
-// `check_header`, when its header is not one `train` accepts (util::CsvTable::read). metrics.csv
-// (a row a training step: millions in a long run) is handed over a row at a time, none kept.
+// `check_header`, when its header is not one `train` accepts (util::CsvTable::read). Both are
+// read a line at a time; metrics.csv (a row a second of training) is handed over a row at a time,
+// none kept, and at most kMaxGates gates are (an arena.csv of more throws util::FileError).
+inline constexpr std::size_t kMaxGates = 1'000'000;  // a row a generation: more than any run
 void for_each_metrics_row(const std::filesystem::path& path, int* skipped, bool check_header,
                           const std::function<void(const MetricsRow&)>& visit);
 std::vector<GateRow> read_gates(const std::filesystem::path& path, int* skipped,

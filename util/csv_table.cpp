@@ -150,9 +150,10 @@ void CsvTable::read_new(const std::string& path, Position& at, bool* restarted, 
 
 namespace {
 
-// Appends the bytes [from, to) of the file at `path` to `out`, a block at a time: a line too long
-// to hold, kept as it was.
-void copy_bytes(const std::string& path, std::uint64_t from, std::uint64_t to, std::string& out) {
+// Appends the bytes [from, to) of the file at `path` to the file at `out`, a block at a time: a
+// line too long to hold, kept as it was.
+void copy_bytes(const std::string& path, std::uint64_t from, std::uint64_t to,
+                const std::string& out) {
   RegularFileReader file(path, kMaxTableBytes);
   file.seek(from);
   std::vector<char> block(std::size_t{1} << 16);
@@ -160,7 +161,7 @@ void copy_bytes(const std::string& path, std::uint64_t from, std::uint64_t to, s
     const std::size_t n = file.read(
         block.data(), static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), to - from)));
     if (n == 0) break;
-    out.append(block.data(), n);
+    append_to_file(out, std::string_view(block.data(), n), false);
     from += n;
   }
 }
@@ -181,20 +182,20 @@ CsvTable::CsvTable(std::string path, Row header, bool durable)
   // A first pass checks the header and counts what the table cannot use; a second, only when
   // there is something to repair, writes the table again without it. No row is kept.
   std::optional<Row> found;
-  bool older = false;
+  bool rewrite_header = false;  // an older layout, or this one written otherwise ("kind",...)
   if (exists(path_)) {
     Row row;
     for_each_line(path_, kMaxTableBytes, kMaxLineBytes, 0, [&](const FileLine& l) {
       if (!found && l.ended) {
         check_header(path_, line_text(l), header_);
         found = parse(std::string(l.text));
-        older = found->size() < header_.size();
+        rewrite_header = l.text != format(header_);
       } else if (!found || !usable(l, found->size(), &row)) {
         ++dropped_;  // a header cut off by a kill, a row cut off, or a malformed row
       }
     });
   }
-  if (!found || older || dropped_ > 0) rewrite_repaired(found ? found->size() : 0);
+  if (!found || rewrite_header || dropped_ > 0) rewrite_repaired(found ? found->size() : 0);
   open_for_append();
 }
 
@@ -218,18 +219,20 @@ void CsvTable::rewrite_repaired(std::size_t found_fields) {
         out.write(format(row) + "\n");
         return;
       }
-      if (l.too_long) {
-        copy_bytes(path_, l.offset, l.next, set_aside);
+      if (l.too_long) {  // after what came before it, and straight to the file
+        append_to_file(set_aside_path(), set_aside, false);
+        set_aside.clear();
+        copy_bytes(path_, l.offset, l.next, set_aside_path());
         if (!l.ended) set_aside += '\n';
       } else {
         set_aside.append(l.text.data(), l.text.size()) += '\n';
       }
       if (set_aside.size() >= (std::size_t{1} << 20)) {
-        append_to_file(set_aside_path(), set_aside);
+        append_to_file(set_aside_path(), set_aside, false);
         set_aside.clear();
       }
     });
-    if (!set_aside.empty()) append_to_file(set_aside_path(), set_aside);
+    if (!set_aside.empty()) append_to_file(set_aside_path(), set_aside, false);
   }
   out.commit();
 }
@@ -317,13 +320,13 @@ int CsvTable::set_aside(const std::function<bool(const Row&)>& drop) {
       gone.push_back(index);
       moved += format(row) + "\n";
       if (moved.size() >= (std::size_t{1} << 20)) {
-        append_to_file(set_aside_path(), moved);  // kept before it leaves the table
+        append_to_file(set_aside_path(), moved, false);  // kept before it leaves the table
         moved.clear();
       }
     }
     ++index;
   });
-  if (!moved.empty()) append_to_file(set_aside_path(), moved);
+  if (!moved.empty()) append_to_file(set_aside_path(), moved, false);
   return rewrite_without(gone);
 }
 

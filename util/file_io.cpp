@@ -148,19 +148,38 @@ void write_file_atomically(const std::string& path, const void* data, std::size_
   file.commit();
 }
 
-void append_to_file(const std::string& path, std::string_view bytes) {
+namespace {
+
+int open_for_appending(const std::string& path, bool follow_links) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+  if ((follow_links ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) == 0 &&
+      !S_ISREG(st.st_mode))
     throw FileError("cannot append to " + path + ": it is " + describe_file_type(st.st_mode) +
                     ", not a regular file");
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd < 0) throw FileError("cannot append to " + path + ": " + reason(errno));
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK |
+                            (follow_links ? 0 : O_NOFOLLOW),
+                        0644);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ELOOP)
+      throw FileError("cannot append to " + path +
+                      ": it is a symbolic link; this file is written in place, never through a "
+                      "link");
+    throw FileError("cannot append to " + path + ": " + reason(error));
+  }
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     throw FileError("cannot append to " + path + ": it is " + describe_file_type(st.st_mode) +
                     ", not a regular file");
   }
+  return fd;
+}
+
+}  // namespace
+
+void append_to_file(const std::string& path, std::string_view bytes, bool follow_links) {
+  const int fd = open_for_appending(path, follow_links);
   bool ok = write_all(fd, bytes.data(), bytes.size());
   int error = errno;
   if (::close(fd) != 0 && ok) ok = false, error = errno;
@@ -308,13 +327,24 @@ std::optional<std::string> read_line_at(const std::string& path, std::uint64_t m
 
 namespace {
 
+// The CRC of the bytes [from, to) of `file` (fewer where it is shorter), read a block at a time.
+std::uint32_t crc_of_range(RegularFileReader& file, std::uint64_t from, std::uint64_t to,
+                           std::uint32_t crc) {
+  std::vector<char> block(std::size_t{1} << 16);
+  file.seek(from);
+  while (from < to) {
+    const std::size_t n = file.read(
+        block.data(), static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), to - from)));
+    if (n == 0) break;
+    crc = crc32(block.data(), n, crc);
+    from += n;
+  }
+  return crc;
+}
+
 std::uint32_t follow_check(RegularFileReader& file, std::uint64_t until, std::uint64_t last_line) {
-  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(until, 4096)), '\0');
-  file.seek(0);
-  std::uint32_t crc = crc32(bytes.data(), file.read(bytes.data(), bytes.size()));
-  bytes.assign(static_cast<std::size_t>(until - std::min(last_line, until)), '\0');
-  file.seek(last_line);
-  return crc32(bytes.data(), file.read(bytes.data(), bytes.size()), crc);
+  return crc_of_range(file, last_line, until,
+                      crc_of_range(file, 0, std::min<std::uint64_t>(until, 4096), 0));
 }
 
 }  // namespace

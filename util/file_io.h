@@ -71,10 +71,12 @@ inline void write_file_atomically(const std::string& path, std::string_view byte
 // writer that should refuse at its start rather than after its work.
 void check_replaceable(const std::string& path);
 
-// Appends `bytes` to the file at `path` (created if missing; a link to a regular file is
-// followed), for logs kept by the user such as arena results. Anything but a regular file (a
-// directory, a device, a FIFO) is refused with FileError naming it, without blocking.
-void append_to_file(const std::string& path, std::string_view bytes);
+// Appends `bytes` to the file at `path` (created if missing), for logs kept by the user such as
+// arena results (a link to a regular file is followed) and files of a run folder (with
+// `follow_links` false: a link is refused, never written through). Anything but a regular file (a
+// directory, a device, a FIFO) is refused with FileError naming it, without blocking. No bytes:
+// a check that the file can be appended to.
+void append_to_file(const std::string& path, std::string_view bytes, bool follow_links = true);
 
 // Makes the entries of `folder` (renames, new files) durable. Throws FileError.
 void fsync_directory(const std::string& folder);
