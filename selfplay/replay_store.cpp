@@ -61,6 +61,24 @@ std::string chunk_digits(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// A chunk's row of index.csv, from the chunk alone: its intact games, their positions, its size.
+util::CsvTable::Row index_row_of_chunk(std::uint64_t number, const std::string& chunk) {
+  std::int64_t games = 0, positions = 0;
+  for_each_game(chunk, [&](GameRecord&& g, const RecordPlace&) {
+    ++games;
+    positions += static_cast<std::int64_t>(g.moves.size());
+    return true;
+  });
+  std::error_code ec;
+  const auto bytes = fs::file_size(chunk, ec);
+  return {std::to_string(number), std::to_string(games), std::to_string(positions),
+          ec ? "" : std::to_string(bytes)};
+}
+
+}  // namespace
+
 FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
     : folder_(std::move(folder)), mode_(mode) {
   if (mode_ == Mode::kReadOnly) {
@@ -116,16 +134,7 @@ void FolderReplayStore::open_index() {
   });
   int added = 0;
   for (const auto& [number, chunk] : unlisted) {
-    std::int64_t games = 0, positions = 0;
-    for_each_game(chunk, [&](GameRecord&& g, const RecordPlace&) {
-      ++games;
-      positions += static_cast<std::int64_t>(g.moves.size());
-      return true;
-    });
-    std::error_code ec;
-    const auto bytes = fs::file_size(chunk, ec);
-    index_->append({std::to_string(number), std::to_string(games), std::to_string(positions),
-                    ec ? "" : std::to_string(bytes)});
+    index_->append(index_row_of_chunk(number, chunk));
     ++added;
   }
   if (added > 0)
@@ -203,16 +212,7 @@ void FolderReplayStore::rebuild_index(const std::string& why) {
   const auto chunk_paths = chunks();
   for (const std::string& chunk : chunk_paths) {
     const std::uint64_t number = std::stoull(chunk_digits(fs::path(chunk).filename().string()));
-    std::int64_t games = 0, positions = 0;
-    for_each_game(chunk, [&](GameRecord&& g, const RecordPlace&) {
-      ++games;
-      positions += static_cast<std::int64_t>(g.moves.size());
-      return true;
-    });
-    std::error_code ec;
-    const auto bytes = fs::file_size(chunk, ec);
-    rows[number] = {std::to_string(number), std::to_string(games),
-                    std::to_string(positions), ec ? "" : std::to_string(bytes)};
+    rows[number] = index_row_of_chunk(number, chunk);
   }
   std::string text = util::CsvTable::format(kIndexHeader) + "\n";
   for (const auto& [number, row] : rows) text += util::CsvTable::format(row) + "\n";
