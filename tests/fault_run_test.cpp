@@ -599,6 +599,13 @@ TEST(FaultRun, DamagedStateValuesAreNamed) {
     EXPECT_NE(r.out.find("state.yaml is damaged (" + message), std::string::npos)
         << line << ": " << r.out;
   }
+  // A key given twice was read with its first value, without a word.
+  oppidum::util::write_file_atomically((dir / "state.yaml").string(), state + "sessions: 5\n");
+  const CommandResult twice = train(dir, "--set run.max_generations=3");
+  EXPECT_NE(twice.status, 0) << twice.out;
+  EXPECT_NE(twice.out.find("state.yaml is damaged (the key sessions is given twice"),
+            std::string::npos)
+      << twice.out;
   oppidum::util::write_file_atomically((dir / "state.yaml").string(), state);
   EXPECT_EQ(train(dir, "--set run.max_generations=3").status, 0);
 }
@@ -639,22 +646,29 @@ TEST(FaultRun, ACleanStopWritesTheStepsSinceTheLastTrainRow) {
 
 // arena.csv that lost its last row: the resume refuses or plays that gate again, and the gate's
 // metrics.csv row, its one other record, is kept beside the table whichever it does (it was
-// dropped before the refusal, and --recover then said the gate's results were lost).
+// dropped before the refusal, and --recover then said the gate's results were lost); so is a train
+// row whose step is no number (it was kept, read as step 0).
 TEST(FaultRun, AGateRowOfAnUngatedGenerationIsSetAsideNotDropped) {
   const fs::path dir = finished_run("lost_gate_row");
   CsvTable::Row mh;
-  std::string gate_two;
-  for (const auto& row : table(dir / "metrics.csv", mh))
+  std::string gate_two, no_step;
+  for (auto row : table(dir / "metrics.csv", mh)) {
     if (row[0] == "gate" && row[column(mh, "generation")] == "2") gate_two = CsvTable::format(row);
+    if (row[0] == "train") row[column(mh, "step")] = "abc", no_step = CsvTable::format(row);
+  }
   ASSERT_FALSE(gate_two.empty());
+  std::ofstream(dir / "metrics.csv", std::ios::app) << no_step << "\n";  // a step by hand
   std::string arena = read_file(dir / "arena.csv");
   arena.erase(arena.rfind('\n', arena.size() - 2) + 1);  // its last row
   std::ofstream(dir / "arena.csv", std::ios::trunc) << arena;
   const CommandResult r = train(dir, "--set run.max_generations=3");
-  EXPECT_NE(r.out.find("gate row(s) of generations after 1 (the last in arena.csv) to"),
+  EXPECT_NE(r.out.find("moved 2 gate row(s) of generations after 1 (the last in arena.csv), or "
+                       "train row(s) without a step, to"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(read_file(dir.string() + "/metrics.csv.damaged").find(gate_two), std::string::npos);
+  const std::string aside = read_file(dir.string() + "/metrics.csv.damaged");
+  EXPECT_NE(aside.find(gate_two), std::string::npos) << aside;
+  EXPECT_NE(aside.find(no_step), std::string::npos) << aside;
 }
 
 TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {

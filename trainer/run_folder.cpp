@@ -494,6 +494,11 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
     try {
       const YAML::Node n = YAML::Load(util::read_regular_file(path, kMaxStateBytes));
       if (!n.IsMap() || !n["sessions"]) throw std::runtime_error("no sessions counter");
+      std::set<std::string> keys;  // a key given twice would be read with its first value
+      for (const auto& entry : n)
+        if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second)
+          throw std::runtime_error("the key " + quote_input(entry.first.Scalar(), 60) +
+                                   " is given twice");
       s.sessions = n["sessions"].as<std::uint64_t>();
       if (n["stream_cursor"]) s.stream_cursor = n["stream_cursor"].as<std::string>();
       if (n["stream_read"]) s.stream_read = n["stream_read"].as<std::int64_t>();
@@ -658,14 +663,21 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
   const std::size_t kind = metrics_->column("kind"), step = metrics_->column("step"),
                     generation = metrics_->column("generation");
   // A gate row of an ungated generation is the one record of a gate whose arena.csv row is lost
-  // (or that is played again): kept beside the table, never only dropped.
+  // (or that is played again): kept beside the table, never only dropped; and so is a train row
+  // whose step is no step (edited by hand: "abc" once read as step 0 and stayed).
+  const auto no_step = [](const std::string& text) {
+    return text.empty() || text.size() > 18 ||
+           text.find_first_not_of("0123456789") != std::string::npos;
+  };
   const int aside = metrics_->set_aside([&](const util::CsvTable::Row& row) {
-    return row[kind] == "gate" && std::atoi(row[generation].c_str()) > gated;
+    return (row[kind] == "gate" && std::atoi(row[generation].c_str()) > gated) ||
+           (row[kind] == "train" && no_step(row[step]));
   });
   if (aside > 0)
     repairs.push_back(metrics_->path() + ": moved " + std::to_string(aside) +
                       " gate row(s) of generations after " + std::to_string(gated) +
-                      " (the last in arena.csv) to " + metrics_->set_aside_path());
+                      " (the last in arena.csv), or train row(s) without a step, to " +
+                      metrics_->set_aside_path());
   // The newest train row of a step counts: a pass finds the older ones, by (step, place) pairs
   // (16 bytes a train row; the table itself is never held), before the pass that drops them.
   std::vector<std::pair<std::int64_t, std::uint32_t>> train_rows;

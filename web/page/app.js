@@ -184,7 +184,8 @@ function dashboard(s) {
     s.cluster ? card(`games / s (${s.cluster.nodes} node${s.cluster.nodes === 1 ? "" : "s"})`,
                      fmt(s.cluster.games_per_second, 1), "cluster") : null,
     card(time.sessions > 1 ? `time trained (${time.sessions} sessions)` : "time trained",
-         time.sessions ? `${fmt(time.seconds / 60, 1)} min` : "–", "time")));
+         !time.sessions ? "–" : time.seconds < 60 ? `${fmt(time.seconds, 1)} s` : `${fmt(time.seconds / 60, 1)} min`,
+         "time")));
   const gates = s.gates || [];
   const losses = s.losses || [];
   const averaged = s.steps_per_loss_point > 1 ? `; each point the mean of about ${s.steps_per_loss_point} steps` : "";
