@@ -881,6 +881,11 @@ TEST_F(WebApiTest, BadPositionsAndMovesAreRefusedWithWhere) {
   expect_error(post("/api/position", {{"game", "chess"}}, 400), "game");
   expect_error(post("/api/position", json::object(), 400), "\"game\" is missing");
   expect_error(post("/api/position", {{"game", "mg"}, {"start", "xyz"}}, 400), "start position");
+  // More moves than the engines play is the server's limit, not a rule of the game (Murus Gallicus
+  // has no limit on a game's length).
+  expect_error(post("/api/position",
+                    {{"game", "mg"}, {"moves", json::array_t(513, json("a1-a3"))}}, 400),
+               "at most 512 of mg (the engines' ply limit");
   expect_error(post("/api/position", {{"game", "mg"}, {"moves", {"d1-d3", "d1-d3"}}}, 400),
                "move 2 (\"d1-d3\")");
   expect_error(post("/api/position", {{"game", "mg"}, {"moves", "d1-d3"}}, 400), "array");

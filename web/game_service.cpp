@@ -106,8 +106,9 @@ std::unique_ptr<GameState> state_of(const Game& game, const json& request) {
   if (moves.is_null()) return state;
   if (!moves.is_array()) throw BadRequest("\"moves\" must be an array of moves in notation");
   if (moves.size() > static_cast<std::size_t>(game.max_game_length()))
-    throw BadRequest("\"moves\" holds " + std::to_string(moves.size()) + " moves; a game of " +
-                     game.name() + " has at most " + std::to_string(game.max_game_length()));
+    throw BadRequest("\"moves\" holds " + std::to_string(moves.size()) + " moves; this server " +
+                     "plays and replays at most " + std::to_string(game.max_game_length()) +
+                     " of " + game.name() + " (the engines' ply limit, where a game is drawn)");
   for (std::size_t i = 0; i < moves.size(); ++i) {
     if (!moves[i].is_string())
       throw BadRequest("move " + std::to_string(i + 1) + " must be a string in notation");
