@@ -59,6 +59,14 @@ std::string chunk_digits(const std::string& name) {
   return digits;
 }
 
+// The number a chunk's digits name: at most kMaxDigits of them count (leading zeros do not), or
+// nothing (a number too large for a chunk).
+std::optional<std::uint64_t> chunk_number(const std::string& digits) {
+  const auto first = digits.find_first_not_of('0');
+  if (first != std::string::npos && digits.size() - first > kMaxDigits) return std::nullopt;
+  return std::stoull(digits);
+}
+
 }  // namespace
 
 namespace {
@@ -94,17 +102,13 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
       fs::remove(entry.path(), ec);
     }
     // Every name of a chunk keeps its number, whatever is there (a link to /dev/zero is no chunk,
-    // but its name is taken: the writer never writes over it).
+    // but its name is taken: the writer never writes over it); the chunks are among them.
     const std::string digits = chunk_digits(name);
-    const auto first = digits.find_first_not_of('0');
-    if (!digits.empty() && (first == std::string::npos || digits.size() - first <= kMaxDigits))
-      next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(digits) + 1);
+    if (digits.empty()) continue;
+    if (const auto number = chunk_number(digits))
+      next_chunk_ = std::max<std::uint64_t>(next_chunk_, *number + 1);
   }
   open_index();
-  for (const std::string& path : chunks()) {
-    const std::string digits = chunk_digits(fs::path(path).filename().string());
-    next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(digits) + 1);
-  }
   index_->for_each_row([&](const util::CsvTable::Row& row) {  // gone chunks keep their numbers
     next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(row[0]) + 1);
   });
@@ -273,13 +277,12 @@ std::vector<std::string> FolderReplayStore::chunks() const {
       problems.push_back(path.string() + ": named like a chunk but not a regular file; skipped");
       continue;
     }
-    const auto first = digits.find_first_not_of('0');
-    const std::size_t significant = first == std::string::npos ? 0 : digits.size() - first;
-    if (significant > kMaxDigits) {
+    const auto number = chunk_number(digits);
+    if (!number) {
       problems.push_back(path.string() + ": chunk number too large; skipped");
       continue;
     }
-    found.emplace_back(std::stoull(digits), path.string());
+    found.emplace_back(*number, path.string());
   }
   if (ec) problems.push_back(folder_ + ": cannot list: " + ec.message());
   // Several names for one number (chunk-571.bin beside chunk-00000571.bin): one chunk is read,

@@ -1,6 +1,5 @@
 #include "trainer/progress.h"
 
-#include <optional>
 #include <unistd.h>
 
 #include <algorithm>

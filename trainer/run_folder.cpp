@@ -156,12 +156,12 @@ util::CsvTable::Row gate_arena_row(const GateRow& g) {
           g.pairs, anchored ? g.anchor_pairs : ""};
 }
 
-// Writes arena.csv whole and atomically: the header, the `kept` rows, then the rows of `added`. A
 std::string more_gates_than_any_run(const std::string& path) {
   return path + ": more than " + std::to_string(kMaxGates) +
          " gates (a row a generation), more than any run holds; it is not a table of a run";
 }
 
+// Writes arena.csv whole and atomically: the header, the `kept` rows, then the rows of `added`. A
 // --recover stopped while rebuilding gates leaves the table as it was or complete, never cut short
 // (a table missing one gate would read as a gate to play again).
 void write_arena(const std::string& path, const std::vector<util::CsvTable::Row>& kept,

@@ -91,23 +91,15 @@ CsvTable::Row CsvTable::parse(const std::string& line) {
 std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, int* skipped,
                                           const Row* expected) {
   std::vector<Row> rows;
-  if (!exists(path)) return rows;
-  std::optional<Row> head;
-  for_each_line(path, kMaxTableBytes, kMaxLineBytes, 0, [&](const FileLine& l) {
-    if (!head && l.ended) {
-      const std::string text = line_text(l);
-      if (expected) check_header(path, text, *expected);
-      head = parse(text);
-      if (header) *header = *head;
-      return;
-    }
-    Row row = l.ended && !l.too_long && head ? parse(std::string(l.text)) : Row{};
-    if (head && row.size() == head->size()) {
-      rows.push_back(std::move(row));
-    } else if (skipped) {
-      ++*skipped;
-    }
-  });
+  Position at;
+  bool restarted = false;
+  read_new(path, at, &restarted, skipped, [&](const Row& row) { rows.push_back(row); }, expected);
+  if (header && at.mark.until > 0) *header = at.header;
+  // A last line without its newline, which a follower waits for, is no row to this reader.
+  struct stat st {};
+  if (skipped && ::stat(path.c_str(), &st) == 0 &&
+      static_cast<std::uint64_t>(st.st_size) > at.mark.until)
+    ++*skipped;
   return rows;
 }
 
@@ -147,26 +139,6 @@ void CsvTable::read_new(const std::string& path, Position& at, bool* restarted, 
   });
   at.mark = follow_mark(file, until, last_line);
 }
-
-namespace {
-
-// Appends the bytes [from, to) of the file at `path` to the file at `out`, a block at a time: a
-// line too long to hold, kept as it was.
-void copy_bytes(const std::string& path, std::uint64_t from, std::uint64_t to,
-                const std::string& out) {
-  RegularFileReader file(path, kMaxTableBytes);
-  file.seek(from);
-  std::vector<char> block(std::size_t{1} << 16);
-  while (from < to) {
-    const std::size_t n = file.read(
-        block.data(), static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), to - from)));
-    if (n == 0) break;
-    append_to_file(out, std::string_view(block.data(), n), false);
-    from += n;
-  }
-}
-
-}  // namespace
 
 // A line of the file that the table keeps as a row: whole, and of the found header's field count
 // or of this one's (a row of the current layout under a shorter header means the header was cut,
@@ -222,7 +194,10 @@ void CsvTable::rewrite_repaired(std::size_t found_fields) {
       if (l.too_long) {  // after what came before it, and straight to the file
         append_to_file(set_aside_path(), set_aside, false);
         set_aside.clear();
-        copy_bytes(path_, l.offset, l.next, set_aside_path());
+        RegularFileReader file(path_, kMaxTableBytes);
+        for_each_block(file, l.offset, l.next, [&](std::string_view bytes) {
+          append_to_file(set_aside_path(), bytes, false);
+        });
         if (!l.ended) set_aside += '\n';
       } else {
         set_aside.append(l.text.data(), l.text.size()) += '\n';

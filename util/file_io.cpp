@@ -325,20 +325,26 @@ std::optional<std::string> read_line_at(const std::string& path, std::uint64_t m
   return line;
 }
 
-namespace {
-
-// The CRC of the bytes [from, to) of `file` (fewer where it is shorter), read a block at a time.
-std::uint32_t crc_of_range(RegularFileReader& file, std::uint64_t from, std::uint64_t to,
-                           std::uint32_t crc) {
+void for_each_block(RegularFileReader& file, std::uint64_t from, std::uint64_t to,
+                    const std::function<void(std::string_view)>& visit) {
   std::vector<char> block(std::size_t{1} << 16);
   file.seek(from);
   while (from < to) {
     const std::size_t n = file.read(
         block.data(), static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), to - from)));
     if (n == 0) break;
-    crc = crc32(block.data(), n, crc);
+    visit(std::string_view(block.data(), n));
     from += n;
   }
+}
+
+namespace {
+
+// The CRC of the bytes [from, to) of `file` (fewer where it is shorter).
+std::uint32_t crc_of_range(RegularFileReader& file, std::uint64_t from, std::uint64_t to,
+                           std::uint32_t crc) {
+  for_each_block(file, from, to,
+                 [&](std::string_view bytes) { crc = crc32(bytes.data(), bytes.size(), crc); });
   return crc;
 }
 

@@ -142,6 +142,11 @@ class RegularFileReader {
   int fd_ = -1;
 };
 
+// The bytes [from, to) of `file` (fewer where it is shorter), handed to `visit` a block of at
+// most 64 KiB at a time: for a range too long to hold.
+void for_each_block(RegularFileReader& file, std::uint64_t from, std::uint64_t to,
+                    const std::function<void(std::string_view)>& visit);
+
 // Where a reader that follows a file its writer only appends to (a table, a record file) stands
 // in it: after the last whole line it read, with a check of what it read, so that a file that
 // only grew is read on from there and one rewritten in place, or made again on the same inode, is
@@ -153,7 +158,7 @@ struct FollowMark {
   std::uint32_t check = 0;      // CRC-32 of the file's first 4 KiB and of that line
 };
 // The mark of a reader that read `file` up to `until`, its last whole line starting at
-// `last_line` (a line no longer than the limit its reader keeps).
+// `last_line` (read again in blocks, whatever its length).
 FollowMark follow_mark(RegularFileReader& file, std::uint64_t until, std::uint64_t last_line);
 // Whether `file` still holds what `mark` was made of: the same inode, at least `until` bytes,
 // and the same first 4 KiB and last line. False for a mark of nothing read.
