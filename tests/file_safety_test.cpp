@@ -227,14 +227,24 @@ TEST_F(FileSafety, ChunkIndexFilesAreRegularAndAtMostOneGibibyte) {
   }
 }
 
+// A run's tables are read as files of their own, never through a link (their owner never appends
+// through one either): a link is refused as a link, whatever it points to, so a reader never shows
+// a file outside the run (the web server showed an arena.csv linked from elsewhere).
 TEST_F(FileSafety, RunTablesAreRegularAndAtMostOneGibibyte) {
   for (const Hostile kind : kEveryHostile) {
     const fs::path run = make_run(std::string("run-") + name_of(kind));
-    const std::string why = plant(run / "metrics.csv", kind, oppidum::util::kMaxTableBytes + 1);
+    std::string why = plant(run / "metrics.csv", kind, oppidum::util::kMaxTableBytes + 1);
+    if (kind == Hostile::kDevZero) why = "not a regular file (a symbolic link)";
     expect_refused(oppidum("report --run " + run.filename().string()), "metrics.csv", why,
                    run.filename().string());
     EXPECT_FALSE(fs::exists(run / "report.html"));
   }
+  const fs::path run = make_run("run-linked");
+  const fs::path elsewhere = path("elsewhere.csv");
+  std::ofstream(elsewhere) << "generation,step\n1,10\n";
+  fs::create_symlink(elsewhere, run / "arena.csv");
+  expect_refused(oppidum("report --run run-linked"), "arena.csv",
+                 "not a regular file (a symbolic link)", "run-linked");
 }
 
 TEST_F(FileSafety, ArenaResultsFilesAreRegularAndAtMost64Mebibytes) {

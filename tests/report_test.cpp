@@ -66,24 +66,6 @@ std::vector<std::vector<double>> curves(const std::string& html, const std::stri
   return out;
 }
 
-// A curve of more points than a chart shows is averaged over groups, each point weighted by what
-// it stands for: rows of 1 step at loss 10 and of 99 steps at loss 1 mean 1.09 a step (the page
-// once drew 5.5, the mean of the rows).
-TEST(Report, CurvesAreAveragedByWhatEachPointStandsFor) {
-  std::vector<std::pair<double, double>> rows;
-  std::vector<double> steps;
-  for (int i = 0; i < 600; ++i) {
-    rows.emplace_back(100 * (i / 2) + (i % 2 ? 100 : 1), i % 2 ? 1.0 : 10.0);
-    steps.push_back(i % 2 ? 99 : 1);
-  }
-  const auto points = smooth(rows, steps, 300);
-  ASSERT_EQ(points.size(), 300u);
-  for (const auto& [x, y] : points) EXPECT_NEAR(y, 1.09, 1e-9);
-  EXPECT_NEAR(points[0].first, (1 * 1 + 99 * 100) / 100.0, 1e-9);
-  EXPECT_NEAR(smooth(rows, {}, 300)[0].second, 5.5, 1e-9) << "without weights";
-  EXPECT_EQ(smooth(rows, steps, 600), rows) << "few enough points are drawn as they are";
-}
-
 // The rating and speed charts once used "minutes of each session", so a resumed run zigzagged
 // back to the left; they are by generation now, one point per generation.
 TEST(Report, ARunResumedOnceIsDrawnLeftToRight) {

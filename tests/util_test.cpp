@@ -1,9 +1,10 @@
 // util/: durable atomic writes, framed files, bounded reads of regular files only, the folder lock,
-// and CSV tables that repair what a kill leaves behind.
+// CSV tables that repair what a kill leaves behind, and curves in bounded memory.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "tests/process_util.h"
 #include "util/csv_table.h"
+#include "util/curve.h"
 #include "util/file_io.h"
 #include "util/folder_lock.h"
 #include "util/progress.h"
@@ -562,6 +564,77 @@ TEST(FileLines, AFollowersMarkTellsGrowthFromARewrite) {
   EXPECT_FALSE(follows(mark, text.substr(0, 5005))) << "shorter";
   EXPECT_FALSE(follows(FollowMark{}, text)) << "a mark of nothing read";
   std::filesystem::remove(path);
+}
+
+// A curve of more points than a chart shows is averaged over groups of consecutive points, each
+// weighted by what it stands for: rows of 1 step at loss 10 and of 99 steps at loss 1 mean 1.09 a
+// step (the page once drew 5.5, the mean of the rows); x is weighted the same way.
+TEST(BoundedCurve, PointsAreMeansWeightedByWhatEachStandsFor) {
+  BoundedCurve<1> weighted, plain;
+  for (int i = 0; i < 600; ++i) {
+    const double x = 100 * (i / 2) + (i % 2 ? 100 : 1);
+    weighted.add(x, {i % 2 ? 1.0 : 10.0}, i % 2 ? 99 : 1);
+    plain.add(x, {i % 2 ? 1.0 : 10.0});
+  }
+  const auto points = weighted.points(300);
+  ASSERT_EQ(points.size(), 300u);
+  for (const auto& p : points) EXPECT_NEAR(p.y[0], 1.09, 1e-9);
+  EXPECT_NEAR(points[0].x, (1 * 1 + 99 * 100) / 100.0, 1e-9);
+  EXPECT_DOUBLE_EQ(points[0].weight, 100);
+  EXPECT_NEAR(plain.points(300)[0].y[0], 5.5, 1e-9) << "without weights";
+  const auto all = weighted.points(600);
+  ASSERT_EQ(all.size(), 600u) << "few enough points are drawn as they are";
+  EXPECT_DOUBLE_EQ(all[1].x, 100);
+  EXPECT_DOUBLE_EQ(all[1].y[0], 1.0);
+  EXPECT_EQ(weighted.size(), 600u);
+  EXPECT_DOUBLE_EQ(weighted.weight(), 300 * 100);
+}
+
+// Past its capacity a curve merges neighbours pairwise: it holds at most `capacity` bins however
+// many points come, every drawn point is the mean of a run of consecutive whole points, and the
+// totals stay exact.
+TEST(BoundedCurve, ManyPointsInBoundedMemoryStayExactMeans) {
+  BoundedCurve<2> curve(64);
+  const int n = 100'000;  // x = 0..n-1, y = (x, 2x): a point's y is its x, whatever it averages
+  for (int i = 0; i < n; ++i) curve.add(i, {1.0 * i, 2.0 * i});
+  EXPECT_EQ(curve.size(), static_cast<std::size_t>(n));
+  EXPECT_DOUBLE_EQ(curve.weight(), n);
+  const auto all = curve.points(1000);
+  EXPECT_LE(all.size(), 64u) << "the bins, at most capacity";
+  EXPECT_GT(all.size(), 32u) << "merged only when full";
+  double weight = 0, next_first = 0;
+  for (const auto& p : all) {
+    // A run of points first..first+w-1 has its mean at first + (w-1)/2.
+    EXPECT_DOUBLE_EQ(p.x, next_first + (p.weight - 1) / 2);
+    EXPECT_DOUBLE_EQ(p.y[0], p.x);
+    EXPECT_DOUBLE_EQ(p.y[1], 2 * p.x);
+    next_first += p.weight;
+    weight += p.weight;
+  }
+  EXPECT_DOUBLE_EQ(weight, n);
+  const auto few = curve.points(10);
+  EXPECT_LE(few.size(), 10u);
+  EXPECT_DOUBLE_EQ(few.front().x, (few.front().weight - 1) / 2);
+}
+
+// A point with a number that is not finite, or a weight not above 0, is none; an empty curve
+// draws nothing.
+TEST(BoundedCurve, PointsThatAreNotNumbersAreLeftOut) {
+  BoundedCurve<1> curve;
+  EXPECT_TRUE(curve.points(10).empty());
+  curve.add(NAN, {1.0});
+  curve.add(1, {INFINITY});
+  curve.add(2, {1.0}, 0);
+  curve.add(3, {1.0}, -1);
+  curve.add(4, {1.0}, NAN);
+  curve.add(5, {1.0}, INFINITY);
+  EXPECT_EQ(curve.size(), 0u);
+  curve.add(6, {7.0}, 2);
+  const auto points = curve.points(10);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_DOUBLE_EQ(points[0].x, 6);
+  EXPECT_DOUBLE_EQ(points[0].y[0], 7);
+  EXPECT_DOUBLE_EQ(points[0].weight, 2);
 }
 
 }  // namespace

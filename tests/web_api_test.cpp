@@ -420,7 +420,7 @@ TEST(WebSummaryTest, AGameShowsItsPolicyTargetAsWhatItIs) {
 }
 
 // A long run's loss curve is averaged in groups of steps, and the summary says how many (the page
-// names it in the legend).
+// names it in the legend); the speed curve is averaged the same way.
 TEST(WebSummaryTest, ALongLossCurveSaysHowManyStepsEachPointAverages) {
   const fs::path root = test_util::process_temp_dir("web_loss_points_test");
   test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
@@ -429,9 +429,19 @@ TEST(WebSummaryTest, ALongLossCurveSaysHowManyStepsEachPointAverages) {
     folder.open_tables(false, "");
     for (int step = 31; step <= 1030; ++step)
       folder.append_train({25.0 * step, step, step / 10, 400LL * step, 5LL * step, 1.0, 0.5, 0.02});
+    for (int generation = 4; generation <= 1003; ++generation) {  // the speed curve is bounded too
+      trainer::SelfplayRow sp;
+      sp.generation = generation, sp.positions_per_second = 2.0 * generation;
+      folder.append_selfplay(sp);
+    }
   }
   RunReader reader("run", run.dir);
   const json s = reader.summary();
+  ASSERT_EQ(s["speed"].size(), 335u);  // 1,003 rows, 3 a point
+  EXPECT_DOUBLE_EQ(s["speed"][333][0].get<double>(), 1001);  // generations 1000 to 1002
+  EXPECT_DOUBLE_EQ(s["speed"][333][1].get<double>(), 2002);
+  EXPECT_DOUBLE_EQ(s["speed"][334][0].get<double>(), 1003);  // the last row alone
+  EXPECT_EQ(s["speed_now"]["generation"], 1003);
   EXPECT_EQ(s["steps_per_loss_point"], 3);  // 1,030 steps in at most 400 points
   ASSERT_EQ(s["losses"].size(), 344u);
   EXPECT_DOUBLE_EQ(s["losses"][0][0].get<double>(), 2.0);  // steps 1, 2 and 3
@@ -652,6 +662,98 @@ TEST(WebSummaryTest, GatesWithoutAnIntervalShowNone) {
     EXPECT_TRUE(s["gates"][i]["elo_high"].is_null()) << s["gates"][i].dump();
   }
   EXPECT_EQ(s.dump().find("inf"), std::string::npos) << s.dump();
+  fs::remove_all(root);
+}
+
+// A long run's gates: the summary holds the newest gates and curves of at most 400 points (means
+// of consecutive gates), not a row per gate (a run of 100,000 gates once sent them all, every
+// time a file changed). arena.csv is followed by its new rows: the chained rating goes on from
+// the rows read before.
+TEST(WebSummaryTest, ALongRunsGatesAreFollowedInBoundedCurves) {
+  const fs::path root = test_util::process_temp_dir("web_long_gates_test");
+  const test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  const auto append_gates = [&](int first, int last) {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "");
+    for (int generation = first; generation <= last; ++generation) {
+      trainer::GateRow g;
+      g.generation = generation, g.step = 10 * generation, g.opponent_generation = generation - 1;
+      g.games = 8, g.wins = 5, g.draws = 0, g.losses = 3, g.verdict = "cap", g.promoted = true;
+      g.elo = 10, g.elo_low = -50, g.elo_high = 70;
+      g.rating = std::numeric_limits<double>::quiet_NaN();  // the reader chains it: +10 a gate
+      if (generation % 2 == 0) g.anchor = "random", g.anchor_games = 4, g.anchor_elo = generation;
+      folder.append_gate(g, -1, -1);
+    }
+  };
+  append_gates(4, 1000);  // after the tiny run's three (chained rating 120 at generation 3)
+  RunReader reader("run", run.dir);
+  json s = reader.summary();
+  EXPECT_EQ(s["gate_count"], 1000);
+  EXPECT_EQ(s["generation"], 1000);
+  EXPECT_EQ(s["best"], 1000);
+  ASSERT_EQ(s["gates"].size(), 12u);
+  EXPECT_EQ(s["gates"][0]["generation"], 989);
+  EXPECT_EQ(s["gates"][11]["generation"], 1000);
+  EXPECT_DOUBLE_EQ(s["gates"][11]["rating"].get<double>(), 120 + 10 * 997);
+  EXPECT_TRUE(s["ratings"]["averaged"].get<bool>());
+  for (const char* curve : {"best", "gate", "anchor"}) {
+    const json& points = s["ratings"][curve];
+    EXPECT_LE(points.size(), 400u) << curve;
+    EXPECT_GE(points.size(), 200u) << curve;
+    for (std::size_t i = 1; i < points.size(); ++i)
+      EXPECT_GT(points[i][0].get<double>(), points[i - 1][0].get<double>()) << curve;
+  }
+  // Past the tiny run's gates each point is the mean of consecutive gates: its rating 120 + 10
+  // (generation - 3) at its mean generation, its anchor Elo the generation itself.
+  const json& best = s["ratings"]["best"];
+  const json& mid = best[best.size() / 2];
+  EXPECT_NEAR(mid[1].get<double>(), 120 + 10 * (mid[0].get<double>() - 3), 1e-6) << mid.dump();
+  const json& anchor = s["ratings"]["anchor"][10];
+  EXPECT_NEAR(anchor[1].get<double>(), anchor[0].get<double>(), 1e-6) << anchor.dump();
+
+  append_gates(1001, 1005);
+  s = reader.summary();
+  EXPECT_EQ(s["gate_count"], 1005);
+  EXPECT_EQ(s["gates"][11]["generation"], 1005);
+  EXPECT_DOUBLE_EQ(s["gates"][11]["rating"].get<double>(), 120 + 10 * 1002)
+      << "the chain goes on across reads";
+  EXPECT_DOUBLE_EQ(s["gates"][11]["rating"].get<double>(),
+                   trainer::read_gates(run.dir / "arena.csv", nullptr).back().rating)
+      << "as a whole read chains it";
+  EXPECT_LT(s.dump().size(), 200'000u);
+  fs::remove_all(root);
+}
+
+// A summary reads at most 32 MiB of each table at a time, so that a long run's tables, read whole
+// the first time, never hold the run (and the server's stop) for long: it says it is still
+// reading, the next reads go on from there, and the curve is then the whole table's.
+TEST(WebSummaryTest, ALongTableIsReadOverSeveralSummaries) {
+  const fs::path root = test_util::process_temp_dir("web_read_budget_test");
+  const test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  const int rows = 500'000;  // about 50 MB after the tiny run's rows
+  {
+    std::ofstream out(run.dir / "metrics.csv", std::ios::app);
+    for (int step = 31; step < 31 + rows; ++step) {
+      trainer::TrainRow row{1.0 * step, step, step / 10, 400LL * step, 5LL * step, 1.0, 0.5, 0.02};
+      out << util::CsvTable::format(trainer::metrics_row(row)) << '\n';
+    }
+  }
+  ASSERT_GT(fs::file_size(run.dir / "metrics.csv"), std::uintmax_t{33} << 20);
+  RunReader reader("run", run.dir);
+  json s = reader.summary();
+  EXPECT_EQ(s.value("reading", false), true) << "not all of it at once";
+  EXPECT_LT(s["progress"]["step"].get<double>(), 30.0 + rows);
+  const std::string version = s["version"];
+  int summaries = 1;
+  while (s.value("reading", false) && summaries < 10) s = reader.summary(), ++summaries;
+  EXPECT_EQ(summaries, 2);
+  EXPECT_EQ(s["version"], version) << "the files did not change";
+  EXPECT_EQ(s["progress"]["step"], 30 + rows);
+  EXPECT_EQ(s["metrics_rows"], 36 + rows);  // the tiny run's 30 train, 3 gate, 3 selfplay rows
+  const auto points = s["losses"].size();
+  EXPECT_LE(points, 400u);
+  EXPECT_GT(points, 300u);
+  EXPECT_EQ(s["steps_per_loss_point"], std::llround((30.0 + rows) / static_cast<double>(points)));
   fs::remove_all(root);
 }
 

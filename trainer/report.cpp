@@ -10,6 +10,7 @@
 
 #include "selfplay/replay_store.h"
 #include "trainer/run_folder.h"
+#include "util/curve.h"
 #include "util/file_io.h"
 
 namespace oppidum::trainer {
@@ -42,6 +43,14 @@ std::string html_text(const std::string& text) {
       default: out += c;
     }
   }
+  return out;
+}
+
+// A curve's points for a chart: at most kChartPoints.
+constexpr std::size_t kChartPoints = 300;
+std::vector<std::pair<double, double>> drawn(const util::BoundedCurve<1>& curve) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& p : curve.points(kChartPoints)) out.emplace_back(p.x, p.y[0]);
   return out;
 }
 
@@ -105,72 +114,50 @@ std::string chart(const std::string& title, const std::string& x_label,
 
 }  // namespace
 
-std::vector<std::pair<double, double>> smooth(const std::vector<std::pair<double, double>>& p,
-                                              const std::vector<double>& weights,
-                                              std::size_t max_points) {
-  if (p.size() <= max_points) return p;
-  const std::size_t group = (p.size() + max_points - 1) / max_points;
-  std::vector<std::pair<double, double>> out;
-  for (std::size_t i = 0; i < p.size(); i += group) {
-    double x = 0, y = 0, total = 0;
-    const std::size_t end = std::min(p.size(), i + group);
-    for (std::size_t k = i; k < end; ++k) {
-      const double w = weights.empty() ? 1.0 : weights[k];
-      x += w * p[k].first, y += w * p[k].second, total += w;
-    }
-    out.emplace_back(x / total, y / total);
-  }
-  return out;
-}
-
 std::string write_report(const std::string& run_dir, const std::string& out_path) {
   const fs::path dir(run_dir);
   const RunPaths paths{dir};
   if (!fs::exists(paths.config()))
     throw std::runtime_error(run_dir + ": not a run folder (no config.yaml)");
   int bad_rows = 0;
-  const std::vector<GateRow> gates = read_gates(paths.arena(), &bad_rows, true);
-
   Series policy{"policy loss", "#1f77b4", {}}, value{"value loss", "#d62728", {}};
   Series best{"best network: chained gate Elo from the initial network (biased upwards)",
               "#2ca02c", {}},
       gate{"each candidate against the best network (gate Elo)", "#ff7f0e", {}},
       anchor{"new best against the fixed anchor (Elo)", "#17becf", {}};
   Series speed{"self-play positions per second", "#9467bd", {}};
-  const auto known = [](double v) { return std::isfinite(v); };
   // Ratings and speed against the generation: it only grows, across the sessions of a resumed run
   // (each session's clock starts at 0). Each number from the one row that holds it.
+  std::int64_t gates = 0;
+  util::BoundedCurve<1> best_curve, gate_curve, anchor_curve;
+  for_each_gate(paths.arena(), &bad_rows, true, [&](const GateRow& g) {
+    ++gates;
+    best_curve.add(g.generation, {g.rating});
+    gate_curve.add(g.generation, {g.elo});
+    if (!g.anchor.empty()) anchor_curve.add(g.generation, {g.anchor_elo});
+  });
   std::int64_t metric_rows = 0;
   // A train row holds the mean losses of its `loss_steps` steps (one in older tables).
-  std::vector<double> policy_steps, value_steps;
+  util::BoundedCurve<1> policy_curve, value_curve, speed_curve;
   for_each_metrics_row(paths.metrics(), &bad_rows, true, [&](const MetricsRow& row) {
     ++metric_rows;
-    if (row.kind == "train" && known(row.step)) {
-      const double steps = known(row.loss_steps) && row.loss_steps >= 1 ? row.loss_steps : 1.0;
-      if (known(row.policy_loss)) {
-        policy.points.emplace_back(row.step, row.policy_loss);
-        policy_steps.push_back(steps);
-      }
-      if (known(row.value_loss)) {
-        value.points.emplace_back(row.step, row.value_loss);
-        value_steps.push_back(steps);
-      }
+    if (row.kind == "train") {
+      const bool counted = std::isfinite(row.loss_steps) && row.loss_steps >= 1;
+      const double steps = counted ? row.loss_steps : 1.0;
+      policy_curve.add(row.step, {row.policy_loss}, steps);
+      value_curve.add(row.step, {row.value_loss}, steps);
     }
-    if (row.kind == "selfplay" && known(row.generation) &&
-        known(row.selfplay_positions_per_second))
-      speed.points.emplace_back(row.generation, row.selfplay_positions_per_second);
+    if (row.kind == "selfplay") speed_curve.add(row.generation, {row.selfplay_positions_per_second});
   });
-  for (const GateRow& g : gates) {
-    if (known(g.rating)) best.points.emplace_back(g.generation, g.rating);
-    if (known(g.elo)) gate.points.emplace_back(g.generation, g.elo);
-    if (!g.anchor.empty() && known(g.anchor_elo))
-      anchor.points.emplace_back(g.generation, g.anchor_elo);
-  }
-  policy.points = smooth(policy.points, policy_steps, 300);
-  value.points = smooth(value.points, value_steps, 300);
+  policy.points = drawn(policy_curve);
+  value.points = drawn(value_curve);
+  best.points = drawn(best_curve);
+  gate.points = drawn(gate_curve);
+  anchor.points = drawn(anchor_curve);
+  speed.points = drawn(speed_curve);
 
   Series length{"mean game length (plies)", "#8c564b", {}};
-  std::vector<double> chunk_games;  // the weight of each chunk's mean length
+  util::BoundedCurve<1> length_curve;  // each chunk's mean length, weighed by its games
   int problems = 0;
   std::int64_t games = 0;
   if (fs::exists(paths.games())) {
@@ -191,11 +178,11 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
       problems += static_cast<int>(read.problems.size());
       if (records == 0) continue;
       games += records;
-      length.points.emplace_back(index++, plies / static_cast<double>(records));
-      chunk_games.push_back(static_cast<double>(records));
+      length_curve.add(index++, {plies / static_cast<double>(records)},
+                       static_cast<double>(records));
     }
   }
-  length.points = smooth(length.points, chunk_games, 300);
+  length.points = drawn(length_curve);
 
   // The folder's name is anybody's text (a run unpacked from someone's archive): escaped, and the
   // page runs no script at all.
@@ -206,7 +193,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << name << "</title><style>body{font-family:sans-serif;max-width:700px;"
        << "margin:2em auto}figure{margin:1em 0}</style></head><body><h1>Run "
        << name << "</h1><p>" << games << " self-play games, "
-       << metric_rows << " metric rows, " << gates.size() << " gates"
+       << metric_rows << " metric rows, " << gates << " gates"
        << (bad_rows ? ", " + std::to_string(bad_rows) + " damaged rows skipped" : "")
        << (problems ? ", " + std::to_string(problems) + " damaged game records skipped" : "")
        << ".</p>"
@@ -216,7 +203,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
        << chart("Self-play speed", "generation", {speed})
        << chart("Game length", "replay chunk (oldest first)", {length}) << "</body></html>\n";
   util::write_file_atomically(out_path, html.str());
-  return out_path + ": " + std::to_string(games) + " games, " + std::to_string(gates.size()) +
+  return out_path + ": " + std::to_string(games) + " games, " + std::to_string(gates) +
          " gates";
 }
 

@@ -394,26 +394,43 @@ void for_each_metrics_row(const fs::path& path, int* skipped, bool check_header,
       check_header ? &kMetricsHeader : nullptr);
 }
 
-std::vector<GateRow> read_gates(const fs::path& path, int* skipped, bool check_header) {
-  const std::string name = path.string();
+GateRowReader::GateRowReader(util::CsvTable::Row header, std::string path)
+    : header_(std::move(header)), path_(std::move(path)) {}
+
+GateRow GateRowReader::operator()(const util::CsvTable::Row& row) {
+  const std::size_t i = index_++;
+  GateRow g = gate_from_row(TableView{header_, path_}, row, i, rating_);
+  rating_ = g.rating;
+  return g;
+}
+
+void for_each_gate(const fs::path& path, int* skipped, bool check_header,
+                   const std::function<void(const GateRow&)>& visit) {
   util::CsvTable::Position at;
   bool restarted = false;  // from its start: a first read always is
-  std::vector<GateRow> gates;
-  double rating = 0;
-  std::size_t i = 0;
+  std::optional<GateRowReader> reader;
   util::CsvTable::read_new(
-      name, at, &restarted, skipped,
+      path.string(), at, &restarted, skipped,
       [&](const util::CsvTable::Row& row) {
-        if (gates.size() >= kMaxGates) throw util::FileError(more_gates_than_any_run(name));
+        if (!reader) reader.emplace(at.header, path.string());
+        GateRow g;
         try {
-          gates.push_back(gate_from_row(TableView{at.header, name}, row, i, rating));
-          rating = gates.back().rating;
+          g = (*reader)(row);
         } catch (const std::exception&) {
           if (skipped) ++*skipped;
+          return;
         }
-        ++i;
+        visit(g);
       },
       check_header ? &kArenaHeader : nullptr);
+}
+
+std::vector<GateRow> read_gates(const fs::path& path, int* skipped, bool check_header) {
+  std::vector<GateRow> gates;
+  for_each_gate(path, skipped, check_header, [&](const GateRow& g) {
+    if (gates.size() >= kMaxGates) throw util::FileError(more_gates_than_any_run(path.string()));
+    gates.push_back(g);
+  });
   return gates;
 }
 

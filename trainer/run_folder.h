@@ -226,15 +226,32 @@ class MetricsRowReader {
   std::vector<int> at_;  // our column -> the file's, -1 where it has none
 };
 
+// arena.csv's rows as GateRow, in order, by the columns of a file's own header: each gate's
+// chained rating goes on from the row before. Throws RunFolderError naming the file, the row and
+// the column when a number does not parse (the row counts all the same).
+class GateRowReader {
+ public:
+  GateRowReader(util::CsvTable::Row header, std::string path);
+  GateRow operator()(const util::CsvTable::Row& row);
+
+ private:
+  util::CsvTable::Row header_;
+  std::string path_;
+  std::size_t index_ = 0;  // the rows read
+  double rating_ = 0;      // the chain's last rating
+};
+
 // The rows of a run's metrics.csv or arena.csv, read without taking the folder (readers never
-// write): damaged lines and, in arena.csv, rows whose numbers do not parse are left out and
-// counted in `skipped`. Throw util::FileError when the file cannot be read, or, with
-// `check_header`, when its header is not one `train` accepts (util::CsvTable::read). Both are
-// read a line at a time; metrics.csv (a row a second of training) is handed over a row at a time,
-// none kept, and at most kMaxGates gates are (an arena.csv of more throws util::FileError).
+// write), a line at a time and handed over a row at a time, none kept: damaged lines and, in
+// arena.csv, rows whose numbers do not parse are left out and counted in `skipped`. Throw
+// util::FileError when the file cannot be read, or, with `check_header`, when its header is not
+// one `train` accepts (util::CsvTable::read). read_gates keeps at most kMaxGates gates (an
+// arena.csv of more throws util::FileError).
 inline constexpr std::size_t kMaxGates = 1'000'000;  // a row a generation: more than any run
 void for_each_metrics_row(const std::filesystem::path& path, int* skipped, bool check_header,
                           const std::function<void(const MetricsRow&)>& visit);
+void for_each_gate(const std::filesystem::path& path, int* skipped, bool check_header,
+                   const std::function<void(const GateRow&)>& visit);
 std::vector<GateRow> read_gates(const std::filesystem::path& path, int* skipped,
                                 bool check_header = false);
 

@@ -20,6 +20,12 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 || errno != ENOENT;
 }
 
+// The same of the name itself: a link is there even when what it points to is not.
+bool name_exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 || errno != ENOENT;
+}
+
 // A line's text, or what stands for it when it was too long to keep.
 std::string line_text(const FileLine& line) {
   return line.too_long
@@ -103,23 +109,29 @@ std::vector<CsvTable::Row> CsvTable::read(const std::string& path, Row* header, 
   return rows;
 }
 
-void CsvTable::read_new(const std::string& path, Position& at, bool* restarted, int* skipped,
-                        const std::function<void(const Row&)>& visit, const Row* expected) {
+bool CsvTable::read_new(const std::string& path, Position& at, bool* restarted, int* skipped,
+                        const std::function<void(const Row&)>& visit, const Row* expected,
+                        std::uint64_t max_bytes) {
   *restarted = false;
-  if (!exists(path)) {
+  if (!name_exists(path)) {
     *restarted = at.mark.until != 0;
     at = Position{};
-    return;
+    return false;
   }
-  RegularFileReader file(path, kMaxTableBytes);
+  // Never through a link: the owner writes its tables in place as files of their own, and a
+  // reader (the web server among them) shows what it reads.
+  RegularFileReader file(path, kMaxTableBytes, false);
   if (!still_follows(file, at.mark)) {
     *restarted = at.mark.until != 0;
     at = Position{};
   }
   std::uint64_t until = at.mark.until, last_line = at.mark.last_line;
+  const std::uint64_t stop_after = max_bytes >= UINT64_MAX - until ? UINT64_MAX : until + max_bytes;
+  bool more = false;
   // A line at a time, each parsed as it comes; a last line without its newline is a row being
   // written, read once it is whole.
   for_each_line(file, kMaxLineBytes, until, [&](const FileLine& l) {
+    more = l.ended && l.next >= stop_after;
     if (!l.ended) return;
     const bool header = until == 0;
     until = l.next;
@@ -136,8 +148,9 @@ void CsvTable::read_new(const std::string& path, Position& at, bool* restarted, 
       return;
     }
     visit(row);
-  });
+  }, stop_after);
   at.mark = follow_mark(file, until, last_line);
+  return more;
 }
 
 // A line of the file that the table keeps as a row: whole, and of the found header's field count

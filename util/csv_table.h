@@ -88,11 +88,14 @@ class CsvTable {
   // whole), shorter than `at`, or whose first bytes or last line read are no longer the ones
   // read (rewritten in place, or a new file that took the old one's inode: util::FollowMark) is
   // read from its start, and `restarted` says so before the first row is visited; a missing one
-  // has no rows (and restarts `at`). `at` moves past the last complete line; `skipped` counts rows
-  // of another field count. Throws FileError as read does.
-  static void read_new(const std::string& path, Position& at, bool* restarted, int* skipped,
+  // has no rows (and restarts `at`); a symbolic link is not followed but refused, as the owner
+  // refuses to append through one. `at` moves past the last complete line; `skipped` counts rows
+  // of another field count. With `max_bytes`, about that many bytes are read at most (whole
+  // lines), and the answer says whether the file may hold more: a reader that must answer soon
+  // takes the rest at its next read. Throws FileError as read does.
+  static bool read_new(const std::string& path, Position& at, bool* restarted, int* skipped,
                        const std::function<void(const Row&)>& visit,
-                       const Row* expected = nullptr);
+                       const Row* expected = nullptr, std::uint64_t max_bytes = UINT64_MAX);
 
  private:
   bool usable(const FileLine& line, std::size_t found_fields, Row* row) const;

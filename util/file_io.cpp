@@ -263,7 +263,7 @@ void for_each_line(const std::string& path, std::uint64_t max_bytes, std::size_t
 }
 
 void for_each_line(RegularFileReader& file, std::size_t max_line, std::uint64_t from,
-                   const std::function<void(const FileLine&)>& visit) {
+                   const std::function<void(const FileLine&)>& visit, std::uint64_t stop_after) {
   file.seek(from);
   std::string pending;              // the line read so far
   FileLine line;
@@ -296,6 +296,7 @@ void for_each_line(RegularFileReader& file, std::size_t max_line, std::uint64_t 
       if (!newline) break;
       line.next = at + 1;
       hand_over(true);
+      if (line.next >= stop_after) return;
       ++i;
       ++at;
       pending.clear();

@@ -105,9 +105,11 @@ struct FileLine {
 void for_each_line(const std::string& path, std::uint64_t max_bytes, std::size_t max_line,
                    std::uint64_t from, const std::function<void(const FileLine&)>& visit);
 class RegularFileReader;
-// The same, of a file already open (read from `from` to its end).
+// The same, of a file already open (read from `from` to its end, or, with `stop_after`, no
+// further than the first whole line that ends at or past that byte).
 void for_each_line(RegularFileReader& file, std::size_t max_line, std::uint64_t from,
-                   const std::function<void(const FileLine&)>& visit);
+                   const std::function<void(const FileLine&)>& visit,
+                   std::uint64_t stop_after = UINT64_MAX);
 // The line that starts at byte `offset` (from for_each_line), for reading one line again without
 // reading the file again; nothing when no line of at most `max_line` bytes is there. Throws
 // FileError naming the file when it cannot be read.

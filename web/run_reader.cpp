@@ -1,13 +1,13 @@
 #include "web/run_reader.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <system_error>
 
 #include <yaml-cpp/yaml.h>
 
+#include "arena/ratings.h"
 #include "games/game.h"
 #include "games/quote.h"
 #include "mcts/search.h"
@@ -26,6 +26,10 @@ namespace {
 
 constexpr std::size_t kMaxCurvePoints = 400;
 constexpr int kTopVisits = 5;
+constexpr std::size_t kRecentGates = 12;  // the page's table of gates
+// The most of each table a summary reads: about a second's work here (a long run's table is read
+// whole over a few polls).
+constexpr std::uint64_t kReadBudget = std::uint64_t{32} << 20;
 
 std::int64_t mtime_of(const fs::path& path) {
   std::error_code ec;
@@ -39,24 +43,6 @@ std::uintmax_t size_of(const fs::path& path) {
   const auto s = fs::file_size(path, ec);
   return ec ? 0 : s;
 }
-
-// The run's tables through the run folder's schema (trainer/run_folder.h); a table that cannot be
-// read gives no rows and its error.
-template <class Row>
-struct Table {
-  std::vector<Row> rows;
-  int skipped = 0;
-  std::string error;
-
-  template <class Read>
-  Table(const fs::path& path, Read read) {
-    try {
-      rows = read(path, &skipped, false);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  }
-};
 
 // A number of a row, or null when the row does not know it (NaN, or a count of -1).
 json known(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -99,37 +85,25 @@ json gate_json(const trainer::GateRow& g) {
   return out;
 }
 
-// Consecutive points averaged into one, so that a curve has at most kMaxCurvePoints.
-std::size_t curve_group(std::size_t points) {
-  return points <= kMaxCurvePoints ? 1 : (points + kMaxCurvePoints - 1) / kMaxCurvePoints;
-}
-
-// Means over consecutive groups of loss rows so that a curve of many thousand steps stays small:
-// each point the mean of its steps (a row holds the means of its loss_steps steps), at the mean of
-// its rows' steps.
-json downsample(const std::vector<std::array<double, 4>>& rows) {
+// A curve's points as [x, y...] (util::BoundedCurve: each the weighted mean of a run of
+// consecutive rows, at most kMaxCurvePoints).
+template <std::size_t N>
+json curve_json(const util::BoundedCurve<N>& curve) {
   json out = json::array();
-  const std::size_t group = curve_group(rows.size());
-  for (std::size_t i = 0; i < rows.size(); i += group) {
-    const std::size_t end = std::min(rows.size(), i + group);
-    double step = 0, policy = 0, value = 0, steps = 0;
-    for (std::size_t k = i; k < end; ++k) {
-      const auto& [s, p, v, n] = rows[k];
-      step += s, policy += n * p, value += n * v, steps += n;
-    }
-    out.push_back({step / static_cast<double>(end - i), policy / steps, value / steps});
+  for (const auto& p : curve.points(kMaxCurvePoints)) {
+    json point = json::array({p.x});
+    for (const double y : p.y) point.push_back(y);
+    out.push_back(std::move(point));
   }
   return out;
 }
 
-// The mean number of steps behind a point of downsample(rows), rounded.
-std::int64_t steps_per_point(const std::vector<std::array<double, 4>>& rows) {
-  if (rows.empty()) return 1;
-  double steps = 0;
-  for (const auto& row : rows) steps += row[3];
-  const std::size_t group = curve_group(rows.size());
-  const auto points = static_cast<double>((rows.size() + group - 1) / group);
-  return std::llround(std::min(1e15, steps / points));
+// The mean weight behind a point of a curve (for the losses, the steps), rounded.
+template <std::size_t N>
+std::int64_t weight_per_point(const util::BoundedCurve<N>& curve) {
+  const std::size_t points = curve.points(kMaxCurvePoints).size();
+  if (points == 0) return 1;
+  return std::llround(std::min(1e15, curve.weight() / static_cast<double>(points)));
 }
 
 json or_null(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
@@ -324,7 +298,7 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
   if (k == "train") {
     const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
     const double steps = value(row.loss_steps).value_or(1.0);
-    if (s && pl && vl && steps >= 1) losses.push_back({*s, *pl, *vl, steps});
+    if (s && pl && vl && steps >= 1) losses.add(*s, {*pl, *vl}, steps);
     last["learning_rate"] = or_null(value(row.learning_rate));
     last["generation"] = or_null(value(row.generation));
   }
@@ -332,7 +306,7 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
   if (k == "selfplay") {
     const auto g = value(row.generation), r = value(row.selfplay_positions_per_second);
     if (g && r) {
-      speed.push_back({*g, *r});
+      speed.add(*g, {*r});
       last_speed = {{"generation", *g},
                     {"positions_per_second", *r},
                     {"bound", or_null(value(row.selfplay_bound))}};
@@ -356,6 +330,108 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
     if (t && (cluster.is_null() || cluster["seconds"] != *t))
       cluster = {{"seconds", *t}, {"nodes", 0}, {"games_per_second", 0.0}};
   }
+}
+
+bool RunReader::follow_metrics_locked(std::uint64_t max_bytes) {
+  const std::string path = RunPaths{dir_}.metrics().string();
+  try {
+    bool restarted = false;
+    int skipped = 0;
+    std::optional<trainer::MetricsRowReader> reader;
+    const bool more = util::CsvTable::read_new(
+        path, metrics_at_, &restarted, &skipped,
+        [&](const util::CsvTable::Row& row) {
+          if (restarted) metrics_ = MetricsFold{}, restarted = false;
+          if (!reader) reader.emplace(metrics_at_.header);
+          metrics_.add((*reader)(row));
+        },
+        nullptr, max_bytes);
+    if (restarted) metrics_ = MetricsFold{};  // a table with no row now
+    metrics_.skipped += skipped;
+    metrics_error_.clear();
+    return more;
+  } catch (const std::exception& e) {
+    metrics_error_ = e.what();
+    metrics_at_ = {};
+    metrics_ = MetricsFold{};
+    return false;
+  }
+}
+
+bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
+  const RunPaths paths{dir_};
+  const std::string path = paths.arena().string();
+  try {
+    bool restarted = false;
+    int skipped = 0;
+    const bool more = util::CsvTable::read_new(
+        path, arena_at_, &restarted, &skipped,
+        [&](const util::CsvTable::Row& row) {
+          if (restarted) gates_ = GateFold{}, restarted = false;
+          if (!gates_.reader) gates_.reader.emplace(arena_at_.header, path);
+          trainer::GateRow g;
+          try {
+            g = (*gates_.reader)(row);
+          } catch (const trainer::RunFolderError&) {
+            ++gates_.skipped;
+            return;
+          }
+          if (gates_.gates >= static_cast<std::int64_t>(trainer::kMaxGates))
+            throw util::FileError(path + ": more than " + std::to_string(trainer::kMaxGates) +
+                                  " gates, more than any run");
+          gates_.add(g);
+          add_results(g, paths);
+        },
+        nullptr, max_bytes);
+    if (restarted) gates_ = GateFold{};
+    gates_.skipped += skipped;
+    arena_error_.clear();
+    return more;
+  } catch (const std::exception& e) {
+    arena_error_ = e.what();
+    arena_at_ = {};
+    gates_ = GateFold{};
+    return false;
+  }
+}
+
+// A gate's matches for the rating ladders: the candidate against the best network it challenged,
+// and a new best against the anchor. Counts beyond a results file's line (a damaged row) are
+// left out, as `ratings` refuses them.
+void RunReader::add_results(const trainer::GateRow& g, const RunPaths& paths) {
+  const auto network = [&](int generation) {
+    return name_ + "/" + paths.candidate(generation).stem().string();
+  };
+  const auto plausible = [](std::int64_t games) {
+    return games > 0 && games <= arena::kMaxGamesPerResultLine;
+  };
+  if (g.wins >= 0 && g.draws >= 0 && g.losses >= 0 &&
+      plausible(std::int64_t{g.wins} + g.draws + g.losses))
+    gates_.matches.push_back({network(g.generation), network(g.opponent_generation), g.wins,
+                              g.draws, g.losses});
+  if (!g.anchor.empty() && plausible(g.anchor_games) && std::isfinite(g.anchor_score) &&
+      g.anchor_score >= 0 && g.anchor_score <= 1) {
+    // The score (points per game) as wins and at most one draw: under the model (a draw is half a
+    // win and half a loss) only the points count, so this is the match's likelihood.
+    const auto halves = std::llround(2.0 * g.anchor_score * g.anchor_games);
+    const auto wins = static_cast<int>(halves / 2), draws = static_cast<int>(halves % 2);
+    gates_.matches.push_back({network(g.generation), g.anchor, wins, draws,
+                              g.anchor_games - wins - draws});
+    if (std::find(gates_.baselines.begin(), gates_.baselines.end(), g.anchor) ==
+        gates_.baselines.end())
+      gates_.baselines.push_back(g.anchor);
+  }
+}
+
+void RunReader::GateFold::add(const trainer::GateRow& g) {
+  ++gates;
+  last_generation = std::max(last_generation, g.generation);
+  if (g.promoted) best = g.generation;
+  recent.push_back(gate_json(g));
+  if (recent.size() > kRecentGates) recent.pop_front();
+  rating.add(g.generation, {g.rating});
+  elo.add(g.generation, {g.elo});
+  if (!g.anchor.empty()) anchor_elo.add(g.generation, {g.anchor_elo});
 }
 
 json RunReader::summary() {
@@ -389,29 +465,14 @@ json RunReader::summary() {
       std::to_string(config_mtime_);
   if (version == summary_version_) return summary_;
 
-  // metrics.csv's rows since the last summary, folded in (MetricsFold::add).
-  std::string metrics_error;
-  try {
-    bool restarted = false;
-    int skipped = 0;
-    std::optional<trainer::MetricsRowReader> reader;
-    util::CsvTable::read_new(paths.metrics().string(), metrics_at_, &restarted, &skipped,
-                             [&](const util::CsvTable::Row& row) {
-                               if (restarted) metrics_ = MetricsFold{}, restarted = false;
-                               if (!reader) reader.emplace(metrics_at_.header);
-                               metrics_.add((*reader)(row));
-                             });
-    if (restarted) metrics_ = MetricsFold{};  // a table with no row now
-    metrics_.skipped += skipped;
-  } catch (const std::exception& e) {
-    metrics_error = e.what();
-    metrics_at_ = {};
-    metrics_ = MetricsFold{};
-  }
+  // The tables' rows since the last summary, folded in (MetricsFold::add, GateFold::add), at most
+  // kReadBudget bytes of each at a time: a long run's tables, read whole the first time, never
+  // hold the run (and the server's stop) for long; the page has them all after a few polls.
+  const bool more = follow_metrics_locked(kReadBudget) | follow_arena_locked(kReadBudget);
   const MetricsFold& metrics = metrics_;
-  out["losses"] = downsample(metrics.losses);
-  out["steps_per_loss_point"] = steps_per_point(metrics.losses);
-  out["speed"] = metrics.speed;
+  out["losses"] = curve_json(metrics.losses);
+  out["steps_per_loss_point"] = weight_per_point(metrics.losses);
+  out["speed"] = curve_json(metrics.speed);
   out["speed_now"] = metrics.last_speed;
   out["cluster"] = metrics.cluster;
   out["progress"] = metrics.last;
@@ -420,26 +481,29 @@ json RunReader::summary() {
                  {"session_seconds", metrics.session_seconds}};
   out["metrics_rows"] = metrics.rows;
 
-  // arena.csv: one row per gate.
-  const Table<trainer::GateRow> arena(paths.arena(), trainer::read_gates);
-  json gates = json::array();
-  int best = 0, last_generation = 0;
-  for (const trainer::GateRow& g : arena.rows) {
-    last_generation = std::max(last_generation, g.generation);
-    if (g.promoted) best = g.generation;
-    gates.push_back(gate_json(g));
-  }
-  out["gates"] = gates;
-  out["generation"] = arena.rows.empty() ? json(nullptr) : json(last_generation);
-  out["best"] = best;
-  out["skipped_rows"] = metrics.skipped + arena.skipped;
-  std::string table_errors = metrics_error +
-                             (metrics_error.empty() || arena.error.empty() ? "" : "; ") +
-                             arena.error;
+  out["gates"] = gates_.recent;
+  out["gate_count"] = gates_.gates;
+  // "averaged": a curve's points are means of consecutive gates (more than kMaxCurvePoints).
+  const auto averaged = [](const util::BoundedCurve<1>& c) {
+    return c.points(kMaxCurvePoints).size() < c.size();
+  };
+  out["ratings"] = {{"best", curve_json(gates_.rating)},
+                    {"gate", curve_json(gates_.elo)},
+                    {"anchor", curve_json(gates_.anchor_elo)},
+                    {"averaged", averaged(gates_.rating) || averaged(gates_.elo) ||
+                                     averaged(gates_.anchor_elo)}};
+  out["generation"] = gates_.gates == 0 ? json(nullptr) : json(gates_.last_generation);
+  out["best"] = gates_.best;
+  out["skipped_rows"] = metrics.skipped + gates_.skipped;
+  std::string table_errors = metrics_error_ +
+                             (metrics_error_.empty() || arena_error_.empty() ? "" : "; ") +
+                             arena_error_;
   if (!table_errors.empty()) out["table_error"] = table_errors;
+  // Tables not read to their end yet: the next summary reads on.
+  if (more) out["reading"] = true;
 
   out["version"] = version;
-  summary_version_ = version;
+  summary_version_ = more ? "" : version;
   summary_ = out;
   return out;
 }
@@ -577,26 +641,11 @@ SourceResults RunReader::results() {
   SourceResults out;
   out.game = game();
   out.source = name_;
-  const RunPaths paths{dir_};
-  const Table<trainer::GateRow> arena(paths.arena(), trainer::read_gates);
-  const auto network = [&](int generation) {
-    return name_ + "/" + paths.candidate(generation).stem().string();
-  };
-  for (const trainer::GateRow& g : arena.rows) {
-    if (g.games > 0 && g.wins >= 0 && g.draws >= 0 && g.losses >= 0)
-      out.matches.push_back({network(g.generation), network(g.opponent_generation), g.wins,
-                             g.draws, g.losses});
-    if (!g.anchor.empty() && g.anchor_games > 0 && std::isfinite(g.anchor_score) &&
-        g.anchor_score >= 0 && g.anchor_score <= 1) {
-      // The score (points per game) as wins and at most one draw: under the model (a draw is
-      // half a win and half a loss) only the points count, so this is the match's likelihood.
-      const auto halves = static_cast<int>(std::lround(2.0 * g.anchor_score * g.anchor_games));
-      out.matches.push_back({network(g.generation), g.anchor, halves / 2, halves % 2,
-                             g.anchor_games - halves / 2 - halves % 2});
-      if (std::find(out.baselines.begin(), out.baselines.end(), g.anchor) == out.baselines.end())
-        out.baselines.push_back(g.anchor);
-    }
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  follow_arena_locked(UINT64_MAX);
+  // A table that cannot be read gives no results (the run's summary says why).
+  out.matches = gates_.matches;
+  out.baselines = gates_.baselines;
   return out;
 }
 

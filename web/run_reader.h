@@ -15,8 +15,8 @@
 // Thread-safe: the server calls it from many threads.
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -26,13 +26,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trainer/run_folder.h"
 #include "util/csv_table.h"
+#include "util/curve.h"
 #include "web/errors.h"
 #include "web/ladder.h"
-
-namespace oppidum::trainer {
-struct MetricsRow;
-}  // namespace oppidum::trainer
 
 namespace oppidum::web {
 
@@ -63,10 +61,12 @@ class RunReader {
   // names no registered game.
   std::string game();
 
-  // The dashboard: config, progress, curves (downsampled), gates; "version" changes whenever
-  // the files behind it do. Each number has one source: games and positions are the store's
-  // ("stored"), the training step and losses the "train" rows', the self-play speed the
-  // "selfplay" rows' ("speed": [generation, positions/s], "speed_now": the newest), the time every
+  // The dashboard: config, progress, curves (at most 400 points each), the newest
+  // gates; "version" changes whenever the files behind it do. Each number has one source: games
+  // and positions are the store's ("stored"), the training step and losses the "train" rows',
+  // the self-play speed the "selfplay" rows' ("speed": [generation, positions/s], "speed_now":
+  // the newest), the gates and ratings arena.csv's ("gates": the newest, "gate_count", "ratings":
+  // the best network's chained rating, each gate's Elo, the anchor's Elo by generation), the time every
   // session's clock added up ("time": sessions, seconds, session_seconds), and with self-play
   // nodes their games per second, the newest round of "node" rows ("cluster": seconds, nodes,
   // games_per_second; null without nodes).
@@ -139,10 +139,11 @@ class RunReader {
   // What the summary takes from metrics.csv, folded over its rows as they come: the page follows
   // a live run's table by its new rows only (util::CsvTable::read_new), where reading it whole at
   // every change took a second and more for a long run.
+  // Curves are held in bounded memory (util::BoundedCurve), whatever the length of the run.
   struct MetricsFold {
-    // step, policy, value, and the steps the row's losses are the means of (1 in old rows)
-    std::vector<std::array<double, 4>> losses;
-    nlohmann::json speed = nlohmann::json::array();  // [generation, positions per second]
+    // (step; policy, value) weighed by the steps the row's losses are the means of (1 in old rows)
+    util::BoundedCurve<2> losses;
+    util::BoundedCurve<1> speed;  // (generation; positions per second)
     nlohmann::json last = nlohmann::json::object(), last_speed, cluster;
     int sessions = 0;
     bool start_rows = false;  // seen: from then on only they open a session
@@ -153,6 +154,25 @@ class RunReader {
   };
   util::CsvTable::Position metrics_at_;
   MetricsFold metrics_;
+  // arena.csv folded the same way: the gates' count, the best and last generation, the newest
+  // gates and the rating curves by generation.
+  struct GateFold {
+    std::optional<trainer::GateRowReader> reader;  // the chained rating goes on across reads
+    std::int64_t gates = 0;
+    int best = 0, last_generation = 0, skipped = 0;
+    std::deque<nlohmann::json> recent;  // the newest gates, oldest first
+    util::BoundedCurve<1> rating, elo, anchor_elo;
+    std::vector<arena::MatchLine> matches;  // for the rating ladders (results())
+    std::vector<std::string> baselines;
+    void add(const trainer::GateRow& g);
+  };
+  util::CsvTable::Position arena_at_;
+  GateFold gates_;
+  std::string metrics_error_, arena_error_;  // why a table cannot be read
+  // Fold up to `max_bytes` of a table's new rows in; true when there may be more.
+  bool follow_metrics_locked(std::uint64_t max_bytes);
+  bool follow_arena_locked(std::uint64_t max_bytes);
+  void add_results(const trainer::GateRow& g, const trainer::RunPaths& paths);
 };
 
 }  // namespace oppidum::web

@@ -164,6 +164,7 @@ function dashboard(s) {
   ];
   if (s.config_error) out.push(h("p", { class: "muted", text: s.config_error }));
   if (s.table_error) out.push(h("p", { class: "muted", text: s.table_error }));
+  if (s.reading) out.push(h("p", { class: "muted", text: "reading the run's tables: the curves fill in over the next polls" }));
   const cfg = s.config || {};
   if (cfg.net) out.push(h("p", { class: "muted", text:
     `network ${cfg.net}, self-play ${cfg.selfplay_simulations} simulations on ${cfg.selfplay_threads} ` +
@@ -189,21 +190,21 @@ function dashboard(s) {
   const gates = s.gates || [];
   const losses = s.losses || [];
   const averaged = s.steps_per_loss_point > 1 ? `; each point the mean of about ${s.steps_per_loss_point} steps` : "";
+  // Curves hold at most 400 points: a longer run's are means of consecutive gates.
+  const ratings = s.ratings || {};
+  const gatesAveraged = ratings.averaged ? "; means of consecutive gates" : "";
   out.push(h("div", { class: "charts" },
     lineChart("Training loss", { x: "optimiser step", y: "loss" }, [
       { name: `policy loss (cross-entropy, nats${averaged})`, color: "#1f77b4", points: losses.map((l) => [l[0], l[1]]) },
       { name: `value loss (squared error${averaged})`, color: "#d62728", points: losses.map((l) => [l[0], l[2]]) }]),
     lineChart("Rating (Elo) by generation", { x: "generation", y: "Elo", integerX: true }, [
-      { name: "best network (chained, biased up)", color: "#2ca02c",
-        points: gates.map((g) => [g.generation, g.rating]) },
-      { name: "candidate vs the best network (gate)", color: "#ff7f0e",
-        points: gates.map((g) => [g.generation, g.elo]) },
-      { name: "new best vs anchor", color: "#17becf",
-        points: gates.filter((g) => g.anchor).map((g) => [g.generation, g.anchor_elo]) }]),
+      { name: `best network (chained, biased up${gatesAveraged})`, color: "#2ca02c", points: ratings.best || [] },
+      { name: `candidate vs the best network (gate${gatesAveraged})`, color: "#ff7f0e", points: ratings.gate || [] },
+      { name: `new best vs anchor${gatesAveraged}`, color: "#17becf", points: ratings.anchor || [] }]),
     lineChart("Self-play speed by generation", { x: "generation", y: "positions / s", integerX: true }, [
       { name: "self-play positions per second", color: "#9467bd", points: s.speed }])));
   if (gates.length) {
-    const rows = gates.slice(-12).reverse().map((g) => h("tr", {},
+    const rows = gates.slice().reverse().map((g) => h("tr", {},
       h("td", { text: g.generation }), h("td", { text: g.step }), h("td", { text: `gen-${g.opponent_generation}` }),
       // A gate rebuilt by --recover from metrics.csv has no counts (null) and no interval.
       h("td", { text: g.wins === null ? "–" : `+${g.wins} =${g.draws} -${g.losses}` }),
