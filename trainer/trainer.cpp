@@ -1,6 +1,7 @@
 #include "trainer/trainer.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -24,7 +25,20 @@ namespace oppidum::trainer {
 namespace {
 
 constexpr char kOptimizerMagic[8] = {'O', 'P', 'P', 'O', 'P', 'T', 'I', 'M'};
-constexpr std::uint32_t kOptimizerFormatVersion = 1;
+// 2: our own layout (save_optimizer); 1 was a LibTorch archive, whose loader compiles the
+// TorchScript source stored in the file (a crafted file crashed it).
+constexpr std::uint32_t kOptimizerFormatVersion = 2;
+
+// Little-endian whole numbers of `bytes` bytes, for trainer.optim.
+void put_le(std::string& out, std::uint64_t v, std::size_t bytes) {
+  for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+std::uint64_t get_le(std::string_view in, std::size_t bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < bytes; ++i)
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  return v;
+}
 
 // The first line of a message (LibTorch's errors carry a backtrace after it).
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -46,22 +60,6 @@ typename StateMap::key_type optimizer_state_key(const torch::Tensor& p) {
 
 bool all_finite(const torch::Tensor& t) {
   return !t.defined() || torch::isfinite(t).all().item<bool>();
-}
-
-// A tensor read from a file is a view of a storage with the dtype, size, offset and strides that
-// the file states; one whose elements lie outside its storage would be read out of bounds by the
-// first operation on it. True when `t` is a dense, contiguous tensor of `like`'s dtype, shape and
-// device whose elements all lie inside its storage: checked before anything reads its data.
-bool sound_like(const torch::Tensor& t, const torch::Tensor& like) {
-  if (!t.defined() || t.layout() != torch::kStrided || !t.has_storage() ||
-      t.scalar_type() != like.scalar_type() || t.device() != like.device() ||
-      t.sizes() != like.sizes() || !t.is_contiguous())
-    return false;
-  const auto bytes = static_cast<std::int64_t>(t.storage().nbytes());
-  const std::int64_t offset = t.storage_offset();
-  const std::int64_t count = t.numel();
-  return offset >= 0 && offset <= bytes && count <= bytes &&
-         (offset + count) * static_cast<std::int64_t>(t.element_size()) <= bytes;
 }
 
 // LibTorch's allocators report a failed allocation as a c10::Error with a backtrace: said in words
@@ -245,59 +243,127 @@ struct Trainer::Impl {
                              "; the run stops with the last good files in place");
   }
 
-  // Empty when every optimiser state tensor is finite, else the name of the first that is not.
-  std::string non_finite_optimizer_state() const {
-    for (const auto& [key, state] : optimizer->state()) {
-      if (const auto* s = dynamic_cast<const torch::optim::SGDParamState*>(state.get())) {
-        if (!all_finite(s->momentum_buffer())) return "a momentum buffer";
-      } else if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(state.get())) {
-        if (!all_finite(a->exp_avg()) || !all_finite(a->exp_avg_sq()) ||
-            !all_finite(a->max_exp_avg_sq()))
-          return "an AdamW moment";
-      }
-    }
-    return "";
-  }
-
-  // Empty when every optimiser state tensor has its parameter's shape, dtype and device and lies
-  // inside its storage (sound_like), else which does not. A state from a network of another shape
-  // (other filters, say) loads without complaint, keyed by position, and would fail only inside the
-  // next step; one whose storage does not hold it would be read out of bounds.
-  std::string mismatched_optimizer_state() const {
-    std::size_t params = 0;
+  // The optimiser's state as trainer.optim's payload (docs/FORMATS.md): the optimiser, the step,
+  // and for each parameter in order its size and, when a step has touched it, its state as
+  // float32 values (SGD: the momentum; AdamW: its step count and two or three moments). Every size
+  // follows from the network, so a reader allocates nothing that the file states.
+  std::string save_optimizer() const {
+    std::string out;
+    const auto put = [&](auto v) { put_le(out, static_cast<std::uint64_t>(v), sizeof v); };
+    const auto put_values = [&](const torch::Tensor& t) {
+      const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
+      out.append(reinterpret_cast<const char*>(c.data_ptr<float>()),
+                 static_cast<std::size_t>(c.numel()) * sizeof(float));
+    };
+    const bool adamw = settings.optimizer == "adamw";
+    put(std::uint32_t{adamw ? 2u : 1u});
+    put(std::int64_t{steps});
+    std::uint32_t params = 0;
+    for (const auto& group : optimizer->param_groups()) params += group.params().size();
+    put(params);
+    using StateMap = std::decay_t<decltype(optimizer->state())>;
     for (const auto& group : optimizer->param_groups()) {
       for (const auto& p : group.params()) {
-        ++params;
-        // LibTorch keys a parameter's state by its TensorImpl (optimizer_state_key).
-        using StateMap = std::decay_t<decltype(optimizer->state())>;
+        put(static_cast<std::uint64_t>(p.numel()));
         const auto it = optimizer->state().find(optimizer_state_key<StateMap>(p));
-        if (it == optimizer->state().end()) continue;  // no step has touched it yet
-        const auto fits = [&](const torch::Tensor& t, bool required) {
-          return t.defined() ? sound_like(t, p) : !required;
-        };
-        const auto shape = [&](const torch::Tensor& t) {
-          return t.defined() ? c10::str(t.sizes(), " ", t.scalar_type(), t.is_contiguous() ? "" :
-                                        " (not contiguous)") : std::string("none");
-        };
-        const std::string where = "parameter " + std::to_string(params - 1) + " (shape " +
-                                  c10::str(p.sizes()) + ")";
-        if (const auto* s = dynamic_cast<const torch::optim::SGDParamState*>(it->second.get())) {
-          if (!fits(s->momentum_buffer(), true))
-            return "the momentum buffer of " + where + " is " + shape(s->momentum_buffer());
-        } else if (const auto* a =
-                       dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get())) {
-          if (!fits(a->exp_avg(), true) || !fits(a->exp_avg_sq(), true) ||
-              !fits(a->max_exp_avg_sq(), false))
-            return "an AdamW moment of " + where + " is " + shape(a->exp_avg());
+        if (it == optimizer->state().end()) {
+          put(std::uint8_t{0});
+        } else if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get())) {
+          const bool max = a->max_exp_avg_sq().defined();
+          put(static_cast<std::uint8_t>(max ? 3 : 1));
+          put(static_cast<std::int64_t>(a->step()));
+          put_values(a->exp_avg());
+          put_values(a->exp_avg_sq());
+          if (max) put_values(a->max_exp_avg_sq());
         } else {
-          return "the state of " + where + " is not " + settings.optimizer + " state";
+          const auto& sgd = static_cast<const torch::optim::SGDParamState&>(*it->second);
+          const bool momentum = sgd.momentum_buffer().defined();
+          put(static_cast<std::uint8_t>(momentum ? 1 : 0));
+          if (momentum) put_values(sgd.momentum_buffer());
         }
       }
     }
-    if (optimizer->state().size() > params)
-      return std::to_string(optimizer->state().size()) + " parameter states for " +
-             std::to_string(params) + " parameters";
-    return "";
+    return out;
+  }
+
+  // Sets the optimiser's state from save_optimizer's bytes, saved at step `step`; throws
+  // std::runtime_error saying what does not fit (the optimiser is then made afresh by the caller).
+  void load_optimizer(std::string_view bytes, std::int64_t step) {
+    std::size_t at = 0;
+    const auto need = [&](std::size_t n, const char* what) {
+      if (bytes.size() - at < n)
+        throw std::runtime_error("it ends at byte " + std::to_string(bytes.size()) + ", within " +
+                                 what + " (byte " + std::to_string(at) + ")");
+    };
+    const auto get = [&](auto v, const char* what) {
+      need(sizeof v, what);
+      v = static_cast<decltype(v)>(get_le(bytes.substr(at), sizeof v));
+      at += sizeof v;
+      return v;
+    };
+    const auto values = [&](const torch::Tensor& p, const char* what) {
+      const auto n = static_cast<std::size_t>(p.numel());
+      need(n * sizeof(float), what);
+      torch::Tensor t = torch::empty(p.sizes(), torch::kFloat);
+      std::memcpy(t.data_ptr<float>(), bytes.data() + at, n * sizeof(float));
+      at += n * sizeof(float);
+      if (!torch::isfinite(t).all().item<bool>())
+        throw std::runtime_error(std::string(what) + " holds NaN or infinity");
+      return t.to(p.device(), p.scalar_type());
+    };
+    const bool adamw = settings.optimizer == "adamw";
+    const auto kind = get(std::uint32_t{}, "the optimiser's name");
+    if (kind != 1 && kind != 2) throw std::runtime_error("it names no optimiser this program has");
+    if ((kind == 2) != adamw)
+      throw std::runtime_error(std::string("it is the state of ") + (kind == 2 ? "adamw" : "sgd") +
+                               ", and this run trains with " + settings.optimizer);
+    const auto saved_step = get(std::int64_t{}, "the step");
+    if (saved_step != step)
+      throw std::runtime_error("it is from step " + std::to_string(saved_step) +
+                               ", the weights from step " + std::to_string(step));
+    std::uint32_t params = 0;
+    for (const auto& group : optimizer->param_groups()) params += group.params().size();
+    const auto found = get(std::uint32_t{}, "the parameter count");
+    if (found != params)
+      throw std::runtime_error("it holds the state of " + std::to_string(found) +
+                               " parameters, this network has " + std::to_string(params));
+    using StateMap = std::decay_t<decltype(optimizer->state())>;
+    std::size_t index = 0;
+    for (const auto& group : optimizer->param_groups()) {
+      for (const auto& p : group.params()) {
+        const std::string where = "parameter " + std::to_string(index++);
+        const auto size = get(std::uint64_t{}, "a parameter's size");
+        if (size != static_cast<std::uint64_t>(p.numel()))
+          throw std::runtime_error("it does not fit this network: " + where + " has " +
+                                   std::to_string(size) + " values in the file, shape " +
+                                   c10::str(p.sizes()) + " here");
+        const auto flags = get(std::uint8_t{}, "a parameter's state flags");
+        if (flags > (adamw ? 3 : 1) || (adamw && flags == 2))
+          throw std::runtime_error("the state flags of " + where + " are " +
+                                   std::to_string(flags) + ", no layout this program writes");
+        if (flags == 0) continue;
+        const auto key = optimizer_state_key<StateMap>(p);
+        if (adamw) {
+          auto state = std::make_unique<torch::optim::AdamWParamState>();
+          const auto count = get(std::int64_t{}, "a step count");
+          if (count < 0 || count > saved_step)
+            throw std::runtime_error("the step count of " + where + " is " +
+                                     std::to_string(count) + ", not 0 to the step");
+          state->step(count);
+          state->exp_avg(values(p, "an AdamW moment"));
+          state->exp_avg_sq(values(p, "an AdamW moment"));
+          if (flags == 3) state->max_exp_avg_sq(values(p, "an AdamW moment"));
+          optimizer->state()[key] = std::move(state);
+        } else {
+          auto state = std::make_unique<torch::optim::SGDParamState>();
+          state->momentum_buffer(values(p, "a momentum buffer"));
+          optimizer->state()[key] = std::move(state);
+        }
+      }
+    }
+    if (at != bytes.size())
+      throw std::runtime_error(std::to_string(bytes.size() - at) +
+                               " bytes follow the state of the last parameter");
   }
 
   // Losses of the batch under the current mode (train or eval).
@@ -419,16 +485,9 @@ model::Checkpoint Trainer::checkpoint(const std::string& metadata) const {
 void Trainer::save_state(const std::string& prefix) const {
   const model::Checkpoint weights = checkpoint("trainer state");  // checks the weights first
   const OnStream guard(impl_->stream);
-  std::ostringstream archive_bytes;
-  {
-    torch::serialize::OutputArchive archive;
-    impl_->optimizer->save(archive);
-    archive.write("oppidum_step", torch::tensor(static_cast<std::int64_t>(impl_->steps)));
-    archive.save_to(archive_bytes);
-  }
   util::write_file_atomically(prefix + ".optim",
                               util::frame(kOptimizerMagic, kOptimizerFormatVersion,
-                                          archive_bytes.str()));
+                                          impl_->save_optimizer()));
   model::save_checkpoint(weights, prefix + ".ckpt");
 }
 
@@ -449,30 +508,10 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
   impl_->make_optimizer();
   result.found = true;
   try {
-    // At most two moments per weight (AdamW) beside the archive's own structure.
+    // At most three moments per weight (AdamW) and a few bytes per parameter.
     const std::string bytes = util::read_regular_file(optim, 3 * model::kMaxCheckpointBytes);
-    const std::string_view payload =
-        util::unframe(bytes, kOptimizerMagic, kOptimizerFormatVersion, optim);
-    torch::serialize::InputArchive archive;
-    // Written on any device, loaded onto this one.
-    archive.load_from(payload.data(), payload.size(), impl_->device);
-    torch::Tensor step;
-    archive.read("oppidum_step", step);
-    if (!step.defined() ||
-        !sound_like(step, torch::zeros({}, torch::dtype(torch::kLong).device(step.device()))))
-      throw std::runtime_error("its step is not one whole number");
-    if (step.item<std::int64_t>() != ckpt.step)
-      throw std::runtime_error("it is from step " + std::to_string(step.item<std::int64_t>()) +
-                               ", the weights from step " + std::to_string(ckpt.step));
-    impl_->optimizer->load(archive);
-    const std::string mismatch = impl_->mismatched_optimizer_state();
-    if (!mismatch.empty())
-      throw std::runtime_error("it does not fit this network (one of another shape, a damaged "
-                               "file, or one of LibTorch 2.1 or older, whose state 2.2 and later "
-                               "misread): " +
-                               mismatch);
-    const std::string bad = impl_->non_finite_optimizer_state();
-    if (!bad.empty()) throw std::runtime_error(bad + " holds NaN or infinity");
+    impl_->load_optimizer(util::unframe(bytes, kOptimizerMagic, kOptimizerFormatVersion, optim),
+                          ckpt.step);
   } catch (const std::exception& e) {
     // Our messages and LibTorch's; the file's own (util::FileError) already name it.
     const std::string what = first_line(e.what());

@@ -14,11 +14,12 @@
 // onto the trainer's device whatever device wrote them, so a run written on a GPU continues on a
 // CPU and back.
 //
-// State: save_state writes the optimiser state (`<prefix>.optim`: a LibTorch archive with the step,
-// framed with a magic, a version and a CRC-32 like every other file of a run, util/file_io.h) and
+// State: save_state writes the optimiser state (`<prefix>.optim`: each parameter's state in our own
+// layout, docs/FORMATS.md, never a LibTorch archive, whose loader compiles TorchScript from the
+// file; framed with a magic, a version and a CRC-32 like every other file of a run) and
 // then the weights (`<prefix>.ckpt`, a checkpoint), each durably and atomically. load_state
-// restores both; when the optimiser file is missing, damaged, from another step, or holds a
-// non-finite value, it falls back to fresh optimiser state and says so in one line (the weights
+// restores both; when the optimiser file is missing, damaged, from another step, optimiser or
+// network shape, or holds a non-finite value, it falls back to fresh optimiser state and says so in one line (the weights
 // are what matters; momentum rebuilds in a few hundred steps).
 //
 // Finite training: step() checks the loss before the optimiser changes any weight, and
