@@ -71,7 +71,7 @@ void RecordWriter::write(const std::string& line) { write_line(line + '\n'); }
 
 void RecordWriter::write_line(const std::string& text) const {
   try {
-    util::append_to_file(path_, text);
+    util::append_lines_to_file(path_, text);
   } catch (const util::FileError& e) {
     throw std::runtime_error("record file: " + std::string(e.what()));
   }

@@ -303,7 +303,7 @@ void append_result(const std::string& path, const MatchLine& line, const std::st
   }
   const bool holds_anything = check_game(path, game);
   try {
-    util::append_to_file(path, (holds_anything ? std::string() : std::string(kGameLine) + " " +
+    util::append_lines_to_file(path, (holds_anything ? std::string() : std::string(kGameLine) + " " +
                                                                      game + '\n') +
                                    format_result_line(line) + '\n');
   } catch (const util::FileError& e) {

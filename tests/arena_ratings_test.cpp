@@ -331,6 +331,17 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
   }
   EXPECT_THROW(append_result(path, {"#x", "random", 1, 0, 0}, "mg"), ResultsFileError);
   EXPECT_THROW(append_result(path, {"a\x01", "random", 1, 0, 0}, "mg"), ResultsFileError);
+  // A file whose last line has no newline (written by hand, or cut by a kill): the new line starts
+  // a line of its own (before, it ran into the last one, and the file no longer read at all).
+  for (const char* text : {"# game: mg\na random 1 0 0", "# game: mg"}) {
+    const std::string unended = ::testing::TempDir() + "arena_results_unended.txt";
+    std::ofstream(unended) << text;
+    append_result(unended, {"b", "random", 0, 1, 1}, "mg");
+    const auto appended = read_results_file(unended);
+    ASSERT_EQ(appended.size(), std::string(text).find("random") == std::string::npos ? 1u : 2u);
+    EXPECT_EQ(appended.back().a, "b");
+    EXPECT_EQ(appended.back().losses, 1);
+  }
   // A file from before game lines takes any game's matches, as written; a game line is only valid
   // first, once.
   std::istringstream untagged("a random 1 0 0\n");

@@ -191,6 +191,24 @@ TEST(FileIo, AtomicWriteNeverWritesThroughLinksOrOverNonRegularFiles) {
 }
 
 // The lock file holds the owner's pid: a symbolic link there would have its target overwritten.
+// Lines appended to a file whose last line has no newline start a line of their own (arena's
+// results and record files once merged a new line into a hand-written last one).
+TEST(FileIo, AppendedLinesNeverRunIntoALastLineWithoutNewline) {
+  const fs::path dir = fresh("append_lines");
+  fs::create_directories(dir);
+  const std::string path = (dir / "lines.txt").string();
+  append_lines_to_file(path, "one\n");
+  EXPECT_EQ(read_file(path), "one\n") << "a new file gets no newline first";
+  append_lines_to_file(path, "two\n");
+  EXPECT_EQ(read_file(path), "one\ntwo\n");
+  std::ofstream(path, std::ios::app) << "cut";
+  append_lines_to_file(path, "");
+  EXPECT_EQ(read_file(path), "one\ntwo\ncut") << "no lines, no bytes";
+  append_lines_to_file(path, "three\n");
+  EXPECT_EQ(read_file(path), "one\ntwo\ncut\nthree\n");
+  fs::remove_all(dir);
+}
+
 TEST(Text, ReadLineIsGetlineWithABound) {
   std::istringstream in("one\r\n\ntwo\nthree");
   std::string line;

@@ -150,14 +150,15 @@ void write_file_atomically(const std::string& path, const void* data, std::size_
 
 namespace {
 
-int open_for_appending(const std::string& path, bool follow_links) {
+int open_for_appending(const std::string& path, bool follow_links, bool readable = false) {
   struct stat st {};
   if ((follow_links ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) == 0 &&
       !S_ISREG(st.st_mode))
     throw FileError("cannot append to " + path + ": it is " + describe_file_type(st.st_mode) +
                     ", not a regular file");
   const int fd = ::open(path.c_str(),
-                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK |
+                        (readable ? O_RDWR : O_WRONLY) | O_APPEND | O_CREAT | O_CLOEXEC |
+                            O_NONBLOCK |
                             (follow_links ? 0 : O_NOFOLLOW),
                         0644);
   if (fd < 0) {
@@ -180,6 +181,21 @@ int open_for_appending(const std::string& path, bool follow_links) {
 
 void append_to_file(const std::string& path, std::string_view bytes, bool follow_links) {
   const int fd = open_for_appending(path, follow_links);
+  bool ok = write_all(fd, bytes.data(), bytes.size());
+  int error = errno;
+  if (::close(fd) != 0 && ok) ok = false, error = errno;
+  if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
+}
+
+void append_lines_to_file(const std::string& path, std::string_view lines, bool follow_links) {
+  const int fd = open_for_appending(path, follow_links, true);
+  std::string bytes;
+  struct stat st {};
+  char last = '\n';
+  if (!lines.empty() && ::fstat(fd, &st) == 0 && st.st_size > 0 &&
+      ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+    bytes = "\n";
+  bytes.append(lines);
   bool ok = write_all(fd, bytes.data(), bytes.size());
   int error = errno;
   if (::close(fd) != 0 && ok) ok = false, error = errno;

@@ -77,6 +77,10 @@ void check_replaceable(const std::string& path);
 // directory, a device, a FIFO) is refused with FileError naming it, without blocking. No bytes:
 // a check that the file can be appended to.
 void append_to_file(const std::string& path, std::string_view bytes, bool follow_links = true);
+// The same for whole lines: when the file does not end with a newline (a last line cut off, or
+// written without one), one goes first, so the new lines never run into the last one.
+void append_lines_to_file(const std::string& path, std::string_view lines,
+                          bool follow_links = true);
 
 // Makes the entries of `folder` (renames, new files) durable. Throws FileError.
 void fsync_directory(const std::string& folder);
