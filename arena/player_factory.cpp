@@ -9,6 +9,7 @@
 #include "arena/player.h"
 #include "arena/players.h"
 #include "arena/spec.h"
+#include "games/quote.h"
 #include "mcts/rollout_evaluator.h"
 
 namespace oppidum::arena {
@@ -164,7 +165,7 @@ std::unique_ptr<Player> make_player(const Game& game, std::string_view text,
   }
   if (name == "external")
     return std::make_unique<ExternalPlayer>(parse_external_spec(std::move(spec)));
-  throw PlayerSpecError("unknown player '" + name + "'; players: " + kPlayerList);
+  throw PlayerSpecError("unknown player '" + quote_input(name, 40) + "'; players: " + kPlayerList);
 }
 
 }  // namespace oppidum::arena

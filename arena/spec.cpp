@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "games/quote.h"
+
 namespace oppidum::arena {
 namespace {
 
@@ -20,7 +22,8 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 PlayerSpec parse_player_spec(std::string_view text) {
-  const std::string quoted = "player spec '" + std::string(text) + "'";
+  // Input is quoted shortened and printable (a 60 KB spec once came back whole in its error).
+  const std::string quoted = "player spec '" + quote_input(text, 200) + "'";
   const std::string no_spaces =
       quoted + ": no spaces allowed (quote a value that needs them: key=\"...\")";
   auto has_space = [](std::string_view part) {
@@ -43,7 +46,7 @@ PlayerSpec parse_player_spec(std::string_view text) {
     if (eq == std::string_view::npos || rest[eq] != '=') {
       const std::string_view item = rest.substr(at, eq == std::string_view::npos ? eq : eq - at);
       if (has_space(item)) throw PlayerSpecError(no_spaces);
-      throw PlayerSpecError(quoted + ": '" + std::string(item) + "' is not key=value");
+      throw PlayerSpecError(quoted + ": '" + quote_input(item, 60) + "' is not key=value");
     }
     std::string key(rest.substr(at, eq - at));
     if (has_space(key)) throw PlayerSpecError(no_spaces);
@@ -62,9 +65,9 @@ PlayerSpec parse_player_spec(std::string_view text) {
         value += c;
       }
       if (!closed)
-        throw PlayerSpecError(quoted + ": the quoted value of " + key + " has no closing '\"'");
+        throw PlayerSpecError(quoted + ": the quoted value of " + quote_input(key, 40) + " has no closing '\"'");
       if (at < rest.size() && rest[at] != ',')
-        throw PlayerSpecError(quoted + ": expected ',' after the quoted value of " + key);
+        throw PlayerSpecError(quoted + ": expected ',' after the quoted value of " + quote_input(key, 40));
     } else {
       const auto comma = rest.find(',', at);
       const std::string_view item = rest.substr(at, comma == std::string_view::npos ? comma : comma - at);
@@ -72,9 +75,9 @@ PlayerSpec parse_player_spec(std::string_view text) {
       value = std::string(item);
       at = comma == std::string_view::npos ? rest.size() : comma;
     }
-    if (value.empty()) throw PlayerSpecError(quoted + ": " + key + " has no value");
+    if (value.empty()) throw PlayerSpecError(quoted + ": " + quote_input(key, 40) + " has no value");
     for (const auto& [k, v] : spec.params)
-      if (k == key) throw PlayerSpecError(quoted + ": " + key + " is given twice");
+      if (k == key) throw PlayerSpecError(quoted + ": " + quote_input(key, 40) + " is given twice");
     spec.params.emplace_back(std::move(key), std::move(value));
     if (at >= rest.size()) break;
     ++at;  // the comma
@@ -101,10 +104,11 @@ std::int64_t SpecReader::to_int(const std::string& key, const std::string& value
   const std::string range = std::to_string(min) + ".." + std::to_string(max);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && ptr == end &&
                                                (parsed < min || parsed > max)))
-    throw PlayerSpecError(spec_.name + ": " + key + " must be " + range + ", got " + value);
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be " + range +
+                          ", got " + quote_input(value, 60));
   if (ec != std::errc() || ptr != end)
-    throw PlayerSpecError(spec_.name + ": " + key + " must be an integer " + range + ", got '" +
-                          value + "'");
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be an integer " + range +
+                          ", got '" + quote_input(value, 60) + "'");
   return parsed;
 }
 
@@ -112,7 +116,8 @@ std::int64_t SpecReader::get_int(const std::string& key, std::int64_t min, std::
                                  const std::string& example) {
   const std::string* value = find(key);
   if (value == nullptr)
-    throw PlayerSpecError(spec_.name + ": " + key + " is required (e.g. " + example + ")");
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " is required (e.g. " +
+                          example + ")");
   used_.push_back(key);
   return to_int(key, *value, min, max);
 }
@@ -135,17 +140,19 @@ double SpecReader::get_double_or(const std::string& key, double min, double max,
   const double parsed = std::strtod(value->c_str(), &end);
   const std::string range = format_number(min) + ".." + format_number(max);
   if (end != value->c_str() + value->size() || errno != 0 || !std::isfinite(parsed))
-    throw PlayerSpecError(spec_.name + ": " + key + " must be a number " + range + ", got '" +
-                          *value + "'");
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be a number " + range +
+                          ", got '" + quote_input(*value, 60) + "'");
   if (parsed < min || parsed > max)
-    throw PlayerSpecError(spec_.name + ": " + key + " must be " + range + ", got " + *value);
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be " + range +
+                          ", got " + quote_input(*value, 60));
   return parsed;
 }
 
 std::string SpecReader::get_string(const std::string& key, const std::string& example) {
   const std::string* value = find(key);
   if (value == nullptr)
-    throw PlayerSpecError(spec_.name + ": " + key + " is required (e.g. " + example + ")");
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " is required (e.g. " +
+                          example + ")");
   used_.push_back(key);
   return *value;
 }
@@ -155,10 +162,10 @@ void SpecReader::finish() const {
     if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
     const bool known = std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end();
     if (known_keys_.empty())
-      throw PlayerSpecError(spec_.name + ": unknown key '" + key + "'; " + spec_.name +
-                            " takes no keys");
-    throw PlayerSpecError(spec_.name + ": " + (known ? "unused" : "unknown") + " key '" + key +
-                          "'; keys: " + join(known_keys_));
+      throw PlayerSpecError(quote_input(spec_.name, 40) + ": unknown key '" + quote_input(key, 40) +
+                            "'; " + quote_input(spec_.name, 40) + " takes no keys");
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + (known ? "unused" : "unknown") +
+                          " key '" + quote_input(key, 40) + "'; keys: " + join(known_keys_));
   }
 }
 

@@ -57,7 +57,9 @@ class Reader {
  private:
   void need(std::size_t n) const {
     if (at_ + n > in_.size())
-      throw std::runtime_error("record ends early at byte " + std::to_string(in_.size()));
+      throw std::runtime_error("record ends early: its " + std::to_string(in_.size()) +
+                               " bytes end within its fields (at byte " + std::to_string(at_) +
+                               " of it, " + std::to_string(n) + " more needed)");
   }
   const std::string& in_;
   std::size_t at_ = 0;
@@ -129,6 +131,9 @@ GameRecord decode_record(const std::string& payload, std::uint32_t version) {
   const auto n = rd.get<std::uint32_t>();
   if (n > payload.size() / kMinMoveBytes)
     throw std::runtime_error("move count " + std::to_string(n) + " larger than the record holds");
+  if (n > kMaxRecordPlies)
+    throw std::runtime_error("move count " + std::to_string(n) + ", more than any self-play game (" +
+                             std::to_string(kMaxRecordPlies) + ", selfplay.max_plies at most)");
   r.moves.resize(n);
   for (MoveRecord& m : r.moves) {
     m.action = rd.get<std::uint16_t>();
@@ -227,8 +232,12 @@ ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
   }
   const auto header = file_header(head, head_size);
   if (!header) {
-    result.problems.push_back(path + ": not an oppidum game file (it does not start with " +
-                              std::string(kMagic, 8) + ")");
+    const bool magic = head_size >= 8 && std::memcmp(head, kMagic, 8) == 0;
+    result.problems.push_back(
+        path + (magic ? ": truncated: " + std::to_string(head_size) + " bytes, shorter than the " +
+                            std::to_string(kGameFileHeaderBytes) + "-byte header"
+                      : ": not an oppidum game file (it does not start with " +
+                            std::string(kMagic, 8) + ")"));
     result.refused = true;
     return result;
   }
@@ -255,6 +264,7 @@ ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
       return 0;
     }
   };
+  bool stopped = false;  // the rest of the file skipped, said as a problem: no count to compare
   for (; at < size; ++index) {
     const std::string where =
         path + ": record " + std::to_string(index) + " at byte " + std::to_string(at);
@@ -262,23 +272,27 @@ ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
     if (at + 8 > size || read(bytes, 8) < 8) {
       if (!read_error.empty()) break;
       result.problems.push_back(where + ": truncated frame");
+      stopped = true;
       break;
     }
     const Frame frame = frame_of(bytes);
     if (!frame_fits(frame, at, size)) {
       result.problems.push_back(where +
                                 ": truncated or damaged length; the rest of the file is skipped");
+      stopped = true;
       break;
     }
     if (result.problems.size() >= kMaxProblemsPerFile) {
       result.problems.push_back(where + ": " + std::to_string(result.problems.size()) +
                                 " damaged records before it; the rest of the file is skipped");
+      stopped = true;
       break;
     }
     payload.resize(frame.length);
     if (read(payload.data(), frame.length) < frame.length) {
       if (!read_error.empty()) break;
       result.problems.push_back(where + ": truncated record (the file shrank while it was read)");
+      stopped = true;
       break;
     }
     const RecordPlace place{at, version};
@@ -300,7 +314,7 @@ ReadResult for_each_game(const std::string& path, const GameVisitor& visit) {
     result.problems.push_back(read_error);
     return result;
   }
-  if (index != count)
+  if (index != count && !stopped)
     result.problems.push_back(path + ": header announces " + std::to_string(count) +
                               " records, the file holds " + std::to_string(index));
   return result;

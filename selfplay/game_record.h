@@ -68,6 +68,10 @@ inline constexpr std::size_t kMaxProblemsPerFile = 100;
 
 // The largest record a game file (or a stream entry) holds; a game is a few KiB.
 inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20;
+// The most moves a record holds: self-play adjudicates a game at selfplay.max_plies, which is at
+// most this (trainer/config.h takes its bound from here). A longer record is refused: replaying it
+// holds a state per move.
+inline constexpr std::uint32_t kMaxRecordPlies = 100'000;
 
 // The largest game file read (1 GiB; a chunk of 1,000 games is a few MiB).
 inline constexpr std::size_t kMaxGameFileBytes = std::size_t{1} << 30;

@@ -56,6 +56,17 @@ TEST(PlayerSpecTest, FactoryExplainsBadSpecs) {
   EXPECT_NE(spec_error("net:checkpoint=a.pt,sims=10").find("without network support"),
             std::string::npos);
   EXPECT_EQ(spec_error("uct:sims=10,cpuct=-1"), "uct: cpuct must be 0.001..1000, got -1");
+  // Input comes back shortened and printable, never whole (a 60 KB key came back in the web's
+  // answer): every kind of error of a long name, key or value.
+  const std::string big(60'000, 'x');
+  for (const std::string& spec :
+       {big, "uct:sims=1," + big + "=1", "uct:sims=" + big, "uct:a=1,a=1," + big,
+        "uct:" + big + "=1," + big + "=1", "uct:sims=1,cpuct=" + big, big + ":a=1",
+        "uct:sims=1,x" + big, std::string("uct:sims=1,\x01=1")}) {
+    const std::string error = spec_error(spec);
+    EXPECT_LT(error.size(), 600u) << error.substr(0, 200);
+    EXPECT_EQ(error.find('\x01'), std::string::npos) << error;
+  }
 }
 
 TEST(PlayerSpecTest, CanonicalSpecs) {

@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -797,6 +798,20 @@ TEST(FaultRun, RecoverNeverDiscardsAnIntactPromotedNetwork) {
   EXPECT_NE(r.out.find("best.ckpt holds step 20, newer than generation 1"), std::string::npos)
       << r.out;
   EXPECT_EQ(read_file(dir / "checkpoints" / "best.ckpt"), best);
+  // The refused resume leaves metrics.csv's gate row of generation 2 in place (it once moved it
+  // aside first), and --recover records that gate from it, with what the row keeps.
+  const std::string metrics = read_file(dir / "metrics.csv");
+  EXPECT_TRUE(std::regex_search(metrics, std::regex("\ngate,[^,]*,20,2,"))) << metrics;
+  r = train(dir, "--set arena.max_games=0 --set run.max_generations=2 --recover");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("metrics.csv keeps its gate: recorded generation 2 as promoted"),
+            std::string::npos)
+      << r.out;
+  arena = read_file(dir / "arena.csv");
+  EXPECT_NE(arena.find("\n2,20,"), std::string::npos) << arena;
+  EXPECT_NE(arena.find("rebuilt by --recover from metrics.csv"), std::string::npos) << arena;
+  EXPECT_EQ(read_file(dir / "checkpoints" / "best.ckpt"), best);
+  expect_consistent(dir);
 }
 
 // Issue 25, item 3: games/index.csv is checked against the chunks. A garbage index used to stop

@@ -158,7 +158,8 @@ TEST_F(GameFileTest, ADamagedTailIsOneProblemNotOnePerFrame) {
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
   read = read_game_file(file);
   EXPECT_EQ(read.records.size(), records_.size());
-  ASSERT_EQ(read.problems.size(), kMaxProblemsPerFile + 2);  // and the header's count against it
+  // Not the header's count against the records read too: reading stopped, the file holds more.
+  ASSERT_EQ(read.problems.size(), kMaxProblemsPerFile + 1);
   EXPECT_NE(read.problems[kMaxProblemsPerFile].find(
                 "record 103 at byte " + std::to_string(size + 100 * 12) +
                 ": 100 damaged records before it; the rest of the file is skipped"),
@@ -222,6 +223,44 @@ TEST(GameRecord, AMoveCountBeyondThePayloadIsRefusedBeforeAllocating) {
                                          " larger than the record holds"),
               std::string::npos) << e.what();
   }
+}
+
+// No record holds more moves than self-play plays (selfplay.max_plies is at most
+// kMaxRecordPlies): a longer one, legal or not, is refused before its moves are read (a 64 MiB
+// record of 7 million legal plies once took a gigabyte to replay).
+TEST(GameRecord, MoreMovesThanAnySelfplayGameAreRefused) {
+  GameRecord r = random_record("mg", 4);
+  ASSERT_FALSE(r.moves.empty());
+  r.moves.resize(kMaxRecordPlies + 1, r.moves[0]);
+  try {
+    decode_record(encode_record(r));
+    FAIL() << "decoded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("move count 100001, more than any self-play game"),
+              std::string::npos)
+        << e.what();
+  }
+  r.moves.resize(kMaxRecordPlies);
+  EXPECT_EQ(decode_record(encode_record(r)).moves.size(), kMaxRecordPlies);
+}
+
+// A file cut inside its header says so, not that it is no game file; one whose reading stopped at
+// a damaged record does not also count its records against the header.
+TEST_F(GameFileTest, ACutHeaderAndAStopAreSaidAsTheyAre) {
+  const std::string file = path("cut.bin");
+  write_game_file(file, records_);
+  const std::string bytes = util::read_regular_file(file, 1 << 20);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, 10);
+  ReadResult read = for_each_game(file, [](GameRecord&&, const RecordPlace&) { return true; });
+  ASSERT_EQ(read.problems.size(), 1u);
+  EXPECT_NE(read.problems[0].find("truncated: 10 bytes, shorter than the 16-byte header"),
+            std::string::npos)
+      << read.problems[0];
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 3);
+  read = for_each_game(file, [](GameRecord&&, const RecordPlace&) { return true; });
+  ASSERT_EQ(read.problems.size(), 1u) << read.problems.back();
+  EXPECT_NE(read.problems[0].find("the rest of the file is skipped"), std::string::npos)
+      << read.problems[0];
 }
 
 TEST_F(GameFileTest, RandomCorruptionNeverCrashes) {

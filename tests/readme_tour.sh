@@ -58,6 +58,7 @@ done
 SKIPPED=(
   'cluster.sh|a redis-server, a trainer and workers running for as long as you let them'
   '10.0.0.1|another machine'
+  'OPPIDUM_REDIS_PASSWORD|the password of a store on another machine'
   '--host 0.0.0.0|the tests listen on loopback only'
 )
 

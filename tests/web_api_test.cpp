@@ -778,6 +778,12 @@ TEST_F(WebApiTest, PlaysACappedMatch) {
                                      {"games", kMaxMatchGames + 2}},
                       400);
   EXPECT_NE(r["error"].get<std::string>().find("games"), std::string::npos) << r.dump();
+  // An odd count is refused, not played as the next even one.
+  const json odd = post("/api/match", {{"game", "mg"}, {"a", "random"}, {"b", "random"},
+                                       {"games", 3}},
+                        400);
+  EXPECT_NE(odd["error"].get<std::string>().find("an even number 2..20"), std::string::npos)
+      << odd.dump();
   post("/api/match", {{"game", "mg"}, {"a", "human"}, {"b", "random"}}, 400);
   // A match that counts no game before its time is up has no result (before: 50%, Elo 0 +-606,
   // the prior alone).
@@ -1237,6 +1243,20 @@ TEST_F(WebApiTest, BodiesAreLimitedHoweverTheyAreSent) {
     EXPECT_EQ(test_util::status_of(answer), status) << request << ": " << answer;
     EXPECT_NE(test_util::body_of(answer).find("\"error\""), std::string::npos) << answer;
   }
+  // A URL or a header line over 8 KiB is refused in words with the limit (the URL's once with an
+  // empty 414).
+  const std::string long_text(9000, 'a');
+  answer = test_util::raw_request(port_, "GET /api/info?x=" + long_text + " HTTP/1.1\r\nHost: "
+                                         "127.0.0.1\r\n\r\n");
+  EXPECT_EQ(test_util::status_of(answer), 414) << answer.substr(0, 300);
+  EXPECT_NE(test_util::body_of(answer).find("URL is too long (at most 8192 bytes)"),
+            std::string::npos)
+      << answer.substr(0, 300);
+  answer = test_util::raw_request(port_, "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
+                                             long_text + "\r\n\r\n");
+  EXPECT_EQ(test_util::status_of(answer), 400) << answer.substr(0, 300);
+  EXPECT_NE(test_util::body_of(answer).find("a header line over 8192 bytes"), std::string::npos)
+      << answer.substr(0, 300);
   // Two Transfer-Encoding lines (only one would be read), and NUL bytes (the JSON reader would
   // stop at the first and ignore the rest).
   answer = test_util::raw_request(port_, head + "Transfer-Encoding: chunked\r\n"

@@ -522,8 +522,11 @@ RunConfig parse(std::string_view yaml_text, const std::string& source,
       throw ConfigError("--set " + quote_input(o) + ": unknown section \"" +
                         quote_input(o.substr(0, dot)) + "\"");
   }
-  check_cross_field_rules(config, where);
-  if (!every_key) check_new_config_rules(config, where);
+  // The rules between keys, of the file's values and --set's together: said of both.
+  const std::string rules_where =
+      overrides.empty() ? where : (source.empty() ? "--set: " : source + " with --set: ");
+  check_cross_field_rules(config, rules_where);
+  if (!every_key) check_new_config_rules(config, rules_where);
   return config;
 }
 

@@ -36,10 +36,13 @@ class Resumer {
     load_trainer();
     check_trainer_is_the_runs();  // first: the generation of a step past int is refused here
     check_trainer_is_newest();
-    for (const auto& line : folder_.drop_rows_after(trainer_.steps(), spg_))
-      log_.warn("repaired " + line);
+    // best.ckpt first: a gate that arena.csv lost but metrics.csv keeps (a damaged last row) is
+    // restored from metrics.csv, or the resume stops, before metrics.csv's rows past arena.csv
+    // are dropped (which would lose it).
     Resumed r;
     r.best_step = load_best();
+    for (const auto& line : folder_.drop_rows_after(trainer_.steps(), spg_))
+      log_.warn("repaired " + line);
     const int trained = static_cast<int>(trainer_.steps() / spg_);
     const int gated = folder_.last_gated();
     if (trainer_.steps() % spg_ == 0 && trained > gated) {
@@ -254,6 +257,12 @@ class Resumer {
                                   ", the trainer to step " + std::to_string(trainer_.steps()) +
                                   "); it is kept: restore arena.csv, or move best.ckpt aside to "
                                   "continue from generation " + std::to_string(arena_generation));
+    if (folder_.restore_gate_from_metrics(gen, best.step)) {
+      log_.warn("recovered: " + what + "; metrics.csv keeps its gate: recorded generation " +
+                std::to_string(gen) + " as promoted in arena.csv from that row (its wins, draws, "
+                "losses and intervals are lost)");
+      return best.step;
+    }
     GateRow row;
     row.generation = gen;
     row.step = best.step;

@@ -573,6 +573,7 @@ void RunFolder::save_state(const RunState& s) const {
 }
 
 std::vector<std::string> RunFolder::open_tables(bool recover, const std::string& anchor) {
+  anchor_ = anchor;
   std::vector<std::string> repairs;
   const bool arena_missing = !fs::exists(paths_.arena());
   const bool metrics_missing = !fs::exists(paths_.metrics());
@@ -653,6 +654,20 @@ void RunFolder::read_gates() {
                            std::to_string(gates_[i - 1].generation) +
                            "; the table is out of order (edited by hand?)");
   });
+}
+
+bool RunFolder::restore_gate_from_metrics(int generation, std::int64_t step) {
+  std::optional<GateRow> found;
+  for (GateRow& g : gates_from_metrics(*metrics_, anchor_))
+    if (g.generation == generation && g.step == step && g.promoted) found = std::move(g);
+  if (!found || generation <= last_gated()) return false;
+  const auto promoted = last_promoted();
+  found->opponent_generation = promoted ? promoted->generation : 0;
+  const double chained = chained_rating(rating(), true, found->elo);
+  if (!std::isfinite(found->rating) || !std::isfinite(chained)) found->rating = chained;
+  arena_->append(arena_row(*found));
+  gates_.push_back(*found);
+  return true;
 }
 
 std::string RunFolder::set_aside_gates_after(int generation) {

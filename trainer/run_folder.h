@@ -290,6 +290,11 @@ class RunFolder {
   // from `generation` without gating a generation twice. Returns the line for the log ("" when
   // there were none).
   std::string set_aside_gates_after(int generation);
+  // --recover only, when best.ckpt holds a generation that arena.csv lost (its last row damaged):
+  // that gate as metrics.csv's gate row keeps it (docs/FORMATS.md), appended to arena.csv alone,
+  // against the last promoted generation before it. False when metrics.csv has no gate row of
+  // `generation` at `step`, or none that says it was promoted.
+  bool restore_gate_from_metrics(int generation, std::int64_t step);
 
   const std::vector<GateRow>& gates() const { return gates_; }
   // The generation of the last gate in arena.csv (0 before any).
@@ -316,6 +321,7 @@ class RunFolder {
   util::FolderLock lock_;
   std::unique_ptr<util::CsvTable> arena_, metrics_;
   std::vector<GateRow> gates_;
+  std::string anchor_;  // the run's arena.anchor (open_tables)
 };
 
 }  // namespace oppidum::trainer

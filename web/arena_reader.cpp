@@ -30,9 +30,14 @@ constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
 
 ArenaReader::ArenaReader(std::string name, fs::path path)
     : name_(std::move(name)), path_(std::move(path)) {
-  if (!fs::is_regular_file(path_))
+  std::error_code ec;
+  const fs::file_status status = fs::status(path_, ec);
+  if (!fs::exists(status))
     throw std::runtime_error(path_.string() + ": no such record file (give a file written by "
                              "`oppidum arena --record FILE`)");
+  if (!fs::is_regular_file(status))
+    throw std::runtime_error(path_.string() + ": not a regular file, so no record file (give a "
+                             "file written by `oppidum arena --record FILE`)");
 }
 
 std::uint32_t ArenaReader::player(Index& index, const std::string& spec) {

@@ -499,8 +499,9 @@ json GameService::match(const json& request, const StopCheck& stop) {
   int games = 10;
   if (!count.is_null()) {
     if (!count.is_number_integer() || count.get<long long>() < 2 ||
-        count.get<long long>() > kMaxMatchGames)
-      throw BadRequest("\"games\" must be a whole number 2.." + std::to_string(kMaxMatchGames));
+        count.get<long long>() > kMaxMatchGames || count.get<long long>() % 2 != 0)
+      throw BadRequest("\"games\" must be an even number 2.." + std::to_string(kMaxMatchGames) +
+                       " (games are played in pairs, each opening with colours swapped)");
     games = count.get<int>();
   }
   arena::MatchConfig config;

@@ -589,6 +589,9 @@ struct WebServer::Impl {
       else if (res.status == 413)
         send_error(res, 413, "the request is too large (at most " +
                                  std::to_string(kMaxBodyBytes >> 10) + " KiB)");
+      else if (res.status == 414)
+        send_error(res, 414, "the request's URL is too long (at most " +
+                                 std::to_string(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH) + " bytes)");
       else if (res.status == 416)
         send_error(res, 416, "a malformed Range header; this server sends whole answers only, "
                              "so send none");
@@ -598,7 +601,8 @@ struct WebServer::Impl {
         if (connection != nullptr && connection->failure() != Connection::Failure::kNone)
           send_error(res, connection->failure_status(), connection->failure_message());
         else
-          send_error(res, 400, "a malformed request");
+          send_error(res, 400, "a malformed request (not HTTP/1.x, or a header line over " +
+                                   std::to_string(CPPHTTPLIB_HEADER_MAX_LENGTH) + " bytes)");
       }
     });
   }
