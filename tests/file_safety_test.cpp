@@ -201,7 +201,7 @@ TEST_F(FileSafety, StateFilesAreRegularAndAtMostOneMebibyte) {
 // The games index is derived from the chunks: a link to a device or an oversize file in its place
 // is not read but replaced by an index rebuilt from the chunks (the link's target untouched), and
 // the run goes on; a FIFO or a directory there is not the run's to replace, and stops it.
-TEST_F(FileSafety, ChunkIndexFilesAreRegularAndAtMostOneGibibyte) {
+TEST_F(FileSafety, ChunkIndexFilesAreRegularAndAtMostFourGibibytes) {
   for (const Hostile kind : kEveryHostile) {
     const fs::path run = make_run(std::string("run-") + name_of(kind));
     fs::create_directories(run / "games");
@@ -230,7 +230,7 @@ TEST_F(FileSafety, ChunkIndexFilesAreRegularAndAtMostOneGibibyte) {
 // A run's tables are read as files of their own, never through a link (their owner never appends
 // through one either): a link is refused as a link, whatever it points to, so a reader never shows
 // a file outside the run (the web server showed an arena.csv linked from elsewhere).
-TEST_F(FileSafety, RunTablesAreRegularAndAtMostOneGibibyte) {
+TEST_F(FileSafety, RunTablesAreRegularAndAtMostFourGibibytes) {
   for (const Hostile kind : kEveryHostile) {
     const fs::path run = make_run(std::string("run-") + name_of(kind));
     std::string why = plant(run / "metrics.csv", kind, oppidum::util::kMaxTableBytes + 1);

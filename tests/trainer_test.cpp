@@ -402,6 +402,47 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
 }
 
+// A finite but absurd optimiser state under a valid frame (1e30 in every momentum) loads, and
+// training diverges at once: the divergence names the file it loaded and the way out (before, every
+// resume failed alike and nothing named trainer.optim).
+TEST(Trainer, ADivergenceAfterLoadedOptimiserStateNamesTheFile) {
+  SmallSetup s;
+  const std::string prefix = ::testing::TempDir() + "trainer_absurd_optim";
+  Trainer a(s.game, small_net(), settings(), 1);
+  s.train(a, 3);
+  a.save_state(prefix);
+  std::string payload = optim_payload(prefix);
+  const float absurd = 1e30f;
+  for (const auto& [at, n] : momentum_places(payload))
+    for (std::size_t i = 0; i < n; ++i) std::memcpy(&payload[at + 4 * i], &absurd, 4);
+  write_optim_payload(prefix, payload);
+  Trainer b(s.game, small_net(), settings(), 9);
+  EXPECT_EQ(b.load_state(prefix).warning, "");
+  try {
+    for (int i = 0; i < 10; ++i) {
+      s.window.sample(16, s.rng, s.batch);
+      b.step(s.batch);
+      b.checkpoint("");
+    }
+    FAIL() << "no divergence";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("after this session loaded the optimiser state of " +
+                                         prefix + ".optim"),
+              std::string::npos)
+        << e.what();
+  }
+  // A fresh optimiser says nothing of a file.
+  Trainer c(s.game, small_net(), settings(), 9);
+  s.window.sample(16, s.rng, s.batch);
+  s.batch.value[0] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    c.step(s.batch);
+    FAIL() << "a NaN loss was trained on";
+  } catch (const NonFiniteError& e) {
+    EXPECT_EQ(std::string(e.what()).find("optimiser state of"), std::string::npos) << e.what();
+  }
+}
+
 // trainer.optim is our own layout, every size in it checked against the network before anything
 // is read (version 1 was a LibTorch archive, whose loader compiles TorchScript source from the file:
 // a crafted file crashed it). Whatever a file holds under a valid frame (cut anywhere, any byte
@@ -529,6 +570,40 @@ void ten_chunks(const std::filesystem::path& dir) {
                                     selfplay::FolderReplayStore::Mode::kOwner);
   const selfplay::GameRecord r = five_ply_record();
   for (int c = 0; c < 10; ++c) store.append({r, r});
+}
+
+// The newest train row of a step counts: a step written again (a session that trained it once
+// more) drops the older row at the next resume, and so do rows past the trainer's step; a table
+// whose steps only grow loses nothing (checked without holding anything a row).
+TEST(RunFolderTables, ARepeatedStepKeepsItsNewestRow) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "run_folder_repeated_steps";
+  std::filesystem::remove_all(dir);
+  const auto steps_and_losses = [&] {
+    std::vector<std::pair<double, double>> out;
+    for_each_metrics_row(dir / "metrics.csv", nullptr, true, [&](const MetricsRow& row) {
+      if (row.kind == "train") out.emplace_back(row.step, row.policy_loss);
+    });
+    return out;
+  };
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    for (int step = 1; step <= 5; ++step) folder.append_train({1.0 * step, step, 0, 0, 0, 1.0, 0, 0});
+    EXPECT_TRUE(folder.drop_rows_after(5, 10).empty()) << "growing steps: nothing to drop";
+    folder.append_train({6.0, 3, 0, 0, 0, 2.0, 0, 0});  // step 3 again, newer
+    folder.append_train({7.0, 4, 0, 0, 0, 2.0, 0, 0});  // and 4
+    folder.append_train({8.0, 7, 0, 0, 0, 2.0, 0, 0});  // past the trainer's step
+  }
+  RunFolder folder(dir);
+  folder.open_tables(false, "");
+  const std::vector<std::string> repairs = folder.drop_rows_after(5, 10);
+  ASSERT_EQ(repairs.size(), 1u);
+  EXPECT_NE(repairs[0].find("dropped 3 row(s)"), std::string::npos) << repairs[0];
+  const std::vector<std::pair<double, double>> expected = {{1, 1.0}, {2, 1.0}, {5, 1.0},
+                                                           {3, 2.0}, {4, 2.0}};
+  EXPECT_EQ(steps_and_losses(), expected);
+  std::filesystem::remove_all(dir);
 }
 
 // --recover rebuilds state.yaml from the log's session lines, taking only what a line holds in

@@ -710,22 +710,35 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
                       " gate row(s) of generations after " + std::to_string(gated) +
                       " (the last in arena.csv), or train row(s) without a step, to " +
                       metrics_->set_aside_path());
-  // The newest train row of a step counts: a pass finds the older ones, by (step, place) pairs
-  // (16 bytes a train row; the table itself is never held), before the pass that drops them.
-  std::vector<std::pair<std::int64_t, std::uint32_t>> train_rows;
-  std::uint32_t trains = 0;
+  // The newest train row of a step counts. A pass sees whether the train rows' steps only grow
+  // (they do, but where a session wrote a step again): then no row is older than another of its
+  // step. Else a second pass finds the older ones, by (step, place) pairs (16 bytes a train row;
+  // the table itself is never held), before the pass that drops them.
+  std::uint64_t trains = 0;
+  bool growing = true;
+  std::int64_t last_step = std::numeric_limits<std::int64_t>::min();
   metrics_->for_each_row([&](const util::CsvTable::Row& row) {
-    if (row[kind] == "train") train_rows.emplace_back(std::atoll(row[step].c_str()), trains++);
+    if (row[kind] != "train") return;
+    const std::int64_t s = std::atoll(row[step].c_str());
+    growing = growing && s > last_step;
+    last_step = s;
+    ++trains;
   });
-  std::sort(train_rows.begin(), train_rows.end());
-  std::vector<bool> superseded(trains);
-  for (std::size_t i = 0; i + 1 < train_rows.size(); ++i)
-    if (train_rows[i].first == train_rows[i + 1].first) superseded[train_rows[i].second] = true;
-  std::vector<std::pair<std::int64_t, std::uint32_t>>().swap(train_rows);
-  std::uint32_t train = 0;
+  std::vector<bool> superseded(growing ? 0 : trains);
+  if (!growing) {
+    std::vector<std::pair<std::int64_t, std::uint64_t>> train_rows;
+    std::uint64_t place = 0;
+    metrics_->for_each_row([&](const util::CsvTable::Row& row) {
+      if (row[kind] == "train") train_rows.emplace_back(std::atoll(row[step].c_str()), place++);
+    });
+    std::sort(train_rows.begin(), train_rows.end());
+    for (std::size_t i = 0; i + 1 < train_rows.size(); ++i)
+      if (train_rows[i].first == train_rows[i + 1].first) superseded[train_rows[i].second] = true;
+  }
+  std::uint64_t train = 0;
   const int gone_metrics = metrics_->retain([&](const util::CsvTable::Row& row) {
     if (row[kind] == "train") {
-      const bool older = superseded[train++];
+      const bool older = !growing && superseded[train++];
       return std::atoll(row[step].c_str()) <= trainer_step && !older;
     }
     if (row[kind] == "gate") {

@@ -147,6 +147,18 @@ struct Trainer::Impl {
   model::TorchNet net{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::int64_t steps = 0;
+  // The optimiser state file this session loaded and the step it was loaded at (none: -1): a
+  // divergence after it may be the file's (a finite but absurd state), and its message says so.
+  std::string loaded_optimizer;
+  std::int64_t loaded_at = -1;
+
+  // What a divergence message adds after a loaded optimiser state: the way out.
+  std::string since_loaded() const {
+    if (loaded_at < 0) return "";
+    return "; " + std::to_string(steps - loaded_at) + " step(s) after this session loaded the "
+           "optimiser state of " + loaded_optimizer + ": should the resume diverge again at once, "
+           "move that file aside and the optimiser starts fresh, losing only its momentum";
+  }
 
   Impl(const Game& g, const model::NetConfig& config, const TrainerSettings& s, std::uint64_t seed)
       : game(g), settings(s), device(parse_training_device(s.device.empty() ? "cpu" : s.device)) {
@@ -169,6 +181,7 @@ struct Trainer::Impl {
   }
 
   void make_optimizer() {
+    loaded_at = -1;  // fresh state
     // One parameter group, or two when batch-norm parameters and biases (rank < 2) are not decayed.
     std::vector<torch::Tensor> decayed, plain;
     for (const auto& p : net->parameters())
@@ -236,11 +249,12 @@ struct Trainer::Impl {
       if (!all_finite(p.value()))
         throw NonFiniteError("training diverged: weight " + p.key() + " is not finite " + when +
                              "; the run stops with the last good files in place (lower "
-                             "training.learning_rate, then resume)");
+                             "training.learning_rate, then resume)" + since_loaded());
     for (const auto& b : net->named_buffers())
       if (!all_finite(b.value()))
         throw NonFiniteError("training diverged: buffer " + b.key() + " is not finite " + when +
-                             "; the run stops with the last good files in place");
+                             "; the run stops with the last good files in place" +
+                             since_loaded());
   }
 
   // The optimiser's state as trainer.optim's payload (docs/FORMATS.md): the optimiser, the step,
@@ -453,7 +467,8 @@ StepStats Trainer::step(const TrainingBatch& batch) {
                            std::to_string(stats.value_loss) + ", score " +
                            std::to_string(stats.score_loss) +
                            "); no weight was changed and the run stops with the last good files "
-                           "in place (lower training.learning_rate, then resume)");
+                           "in place (lower training.learning_rate, then resume)" +
+                           m.since_loaded());
     losses.total.backward();
   } catch (const c10::Error& e) {
     throw_if_out_of_memory(e, batch.n, m.net->config());
@@ -512,6 +527,8 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
     const std::string bytes = util::read_regular_file(optim, 3 * model::kMaxCheckpointBytes);
     impl_->load_optimizer(util::unframe(bytes, kOptimizerMagic, kOptimizerFormatVersion, optim),
                           ckpt.step);
+    impl_->loaded_optimizer = optim;
+    impl_->loaded_at = ckpt.step;
   } catch (const std::exception& e) {
     // Our messages and LibTorch's; the file's own (util::FileError) already name it.
     const std::string what = first_line(e.what());
