@@ -427,7 +427,7 @@ void RunReader::GateFold::add(const trainer::GateRow& g) {
   ++gates;
   last_generation = std::max(last_generation, g.generation);
   if (g.promoted) best = g.generation;
-  recent.push_back(gate_json(g));
+  recent.push_back(g);
   if (recent.size() > kRecentGates) recent.pop_front();
   rating.add(g.generation, {g.rating});
   elo.add(g.generation, {g.elo});
@@ -481,7 +481,8 @@ json RunReader::summary() {
                  {"session_seconds", metrics.session_seconds}};
   out["metrics_rows"] = metrics.rows;
 
-  out["gates"] = gates_.recent;
+  out["gates"] = json::array();
+  for (const trainer::GateRow& g : gates_.recent) out["gates"].push_back(gate_json(g));
   out["gate_count"] = gates_.gates;
   // "averaged": a curve's points are means of consecutive gates (more than kMaxCurvePoints).
   const auto averaged = [](const util::BoundedCurve<1>& c) {

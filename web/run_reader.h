@@ -160,7 +160,7 @@ class RunReader {
     std::optional<trainer::GateRowReader> reader;  // the chained rating goes on across reads
     std::int64_t gates = 0;
     int best = 0, last_generation = 0, skipped = 0;
-    std::deque<nlohmann::json> recent;  // the newest gates, oldest first
+    std::deque<trainer::GateRow> recent;  // the newest gates, oldest first
     util::BoundedCurve<1> rating, elo, anchor_elo;
     std::vector<arena::MatchLine> matches;  // for the rating ladders (results())
     std::vector<std::string> baselines;
