@@ -830,6 +830,48 @@ TEST(FaultRun, RecoverNeverDiscardsAnIntactPromotedNetwork) {
   expect_consistent(dir);
 }
 
+// A run keeps the keys no later session may change in state.yaml as it was created with them: a
+// config.yaml whose such key was edited by hand is refused, naming the key and both values, before
+// anything is repaired or a session counted (it was accepted without a word); a key that may
+// change is taken; a state from before the record gets it at the next start.
+TEST(FaultRun, AConfigEditedByHandInAFixedKeyIsRefused) {
+  const fs::path dir = finished_run("edited_config");
+  const auto resume = [&](const std::string& extra) {
+    return run_shell(kBinary + " train --run " + dir.string() + " --no-status " + extra + " 2>&1");
+  };
+  const std::string config = read_file(dir / "config.yaml"), state = read_file(dir / "state.yaml");
+  const std::string metrics = read_file(dir / "metrics.csv");
+  ASSERT_NE(state.find("config: |"), std::string::npos) << state;
+  std::string edited = config;
+  const auto at = edited.find("  batch_size: ");
+  ASSERT_NE(at, std::string::npos) << config;
+  edited.replace(at, edited.find('\n', at) - at, "  batch_size: 3");
+  oppidum::util::write_file_atomically((dir / "config.yaml").string(), edited);
+  CommandResult r = resume("--set run.max_generations=3");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("config.yaml was changed since the run was created, in keys that no later "
+                       "session may change:\n  training.batch_size: 3 (the run was created with "),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(read_file(dir / "state.yaml"), state) << "no session counted";
+  EXPECT_EQ(read_file(dir / "metrics.csv"), metrics);
+  // A key that may change, edited in the file, is taken.
+  edited = config;
+  const auto threads = edited.find("  threads: ");
+  ASSERT_NE(threads, std::string::npos);
+  edited.replace(threads, edited.find('\n', threads) - threads, "  threads: 1");
+  oppidum::util::write_file_atomically((dir / "config.yaml").string(), edited);
+  r = resume("--set run.max_generations=3");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // A state from before the record: taken, and recorded.
+  std::string old_state = read_file(dir / "state.yaml");
+  old_state.erase(old_state.find("config: |"));
+  oppidum::util::write_file_atomically((dir / "state.yaml").string(), old_state);
+  r = resume("--set run.max_generations=4");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(read_file(dir / "state.yaml").find("  training.batch_size: "), std::string::npos);
+}
+
 // Issue 25, item 3: games/index.csv is checked against the chunks. A garbage index used to stop
 // every resume (--recover too), and the refused resume still counted a session; an edited row made
 // the run report a hundred million positions. Now the index is rebuilt and the run goes on.

@@ -574,6 +574,16 @@ std::string to_yaml(const RunConfig& config) {
   return out;
 }
 
+std::string identity_text(const RunConfig& config) {
+  std::string out;
+  for_each_section(config, [&](const char* name, const auto& section) {
+    using S = std::decay_t<decltype(section)>;
+    for (const auto& f : fields<S>())
+      if (!f.resumable) out += std::string(name) + "." + f.name + ": " + f.write(section) + "\n";
+  });
+  return out;
+}
+
 std::string describe_keys() {
   std::string out;
   const RunConfig defaults;

@@ -232,6 +232,9 @@ const std::vector<std::string>& resumable_keys();
 bool may_change_on_resume(const std::string& section, const std::string& key);
 // The effective config as YAML, every field written (it parses back to the same config).
 std::string to_yaml(const RunConfig& config);
+// The run's identity: one line "section.key: value" for each key no later session may change, in
+// the config's order. A run keeps it in state.yaml, so that config.yaml edited by hand is seen.
+std::string identity_text(const RunConfig& config);
 // One line per key: "section.key  default  description", for --help and docs.
 std::string describe_keys();
 

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <vector>
 
+#include "games/quote.h"
 #include "model/checkpoint.h"
 #include "util/file_io.h"
 
@@ -406,6 +408,43 @@ config::RunConfig resolve_config(const RunPaths& paths, const std::string& confi
                               "another, start a new run (--run runs/<another name>): " + keys);
   }
   return asked;
+}
+
+void check_identity(RunState& state, const config::RunConfig& config, const RunPaths& paths) {
+  const std::string now = config::identity_text(config);
+  if (state.identity.empty()) {
+    state.identity = now;
+    return;
+  }
+  if (state.identity == now) return;
+  // Each key's value in a text of "key: value" lines.
+  const auto values = [](const std::string& text) {
+    std::map<std::string, std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      const auto colon = line.find(": ");
+      if (colon != std::string::npos) out[line.substr(0, colon)] = line.substr(colon + 2);
+    }
+    return out;
+  };
+  const auto was = values(state.identity);
+  std::string differences;
+  for (const auto& [key, value] : values(now)) {
+    const auto it = was.find(key);
+    if (it == was.end() || it->second == value) continue;  // a key newer than the run: its default
+    differences += "\n  " + key + ": " + value + " (the run was created with " +
+                   quote_input(it->second, 80) + ")";
+  }
+  if (differences.empty()) {  // the recorded text itself was changed: no key to name
+    state.identity = now;
+    return;
+  }
+  std::string keys;
+  for (const std::string& k : config::resumable_keys()) keys += (keys.empty() ? "" : ", ") + k;
+  throw config::ConfigError(paths.config().string() + " was changed since the run was created, in "
+                            "keys that no later session may change:" + differences +
+                            "\nrestore them, or start a new run (--run runs/<another name>); only "
+                            "these keys may change, with --set when the run continues: " + keys);
 }
 
 std::string candidate_metadata(const RunPaths& paths, int generation) {

@@ -24,7 +24,8 @@
 //
 // Config identity (resolve_config): a run keeps the config it was started with, config.yaml; only
 // the keys of config::resumable_keys (stop conditions, devices, threads, batching) may change when
-// it continues, and they then hold for that session only.
+// it continues, and they then hold for that session only. state.yaml keeps the other keys as the
+// run was created with them (check_identity), so that config.yaml edited by hand is refused too.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +64,11 @@ config::RunConfig resolve_config(const RunPaths& paths, const std::string& confi
                                  const std::vector<std::string>& overrides);
 
 // The metadata of generation `generation`'s checkpoint in the run folder `dir`.
+// Refuses (config::ConfigError naming each key, its value and the run's) a config whose fixed keys
+// differ from those `state` recorded; a state without them (from before, or rebuilt by --recover)
+// records `config`'s now, for the session to save.
+void check_identity(RunState& state, const config::RunConfig& config, const RunPaths& paths);
+
 std::string candidate_metadata(const RunPaths& paths, int generation);
 
 }  // namespace oppidum::trainer

@@ -191,6 +191,7 @@ class Session {
     model::save_checkpoint(*initial_, paths_.best().string());
     RunState state;
     state.run_id = reserved_id_.empty() ? store::random_id() : reserved_id_;
+    state.identity = config::identity_text(config_);
     folder_->save_state(state);
     util::write_file_atomically(paths_.config().string(), config::to_yaml(config_));
     log_->info("created run {}: initial network in {}", paths_.dir.string(),
@@ -211,6 +212,7 @@ class Session {
     std::string rebuilt;
     state_ = folder_->load_state(options_.recover, &rebuilt);
     if (!rebuilt.empty()) repaired("recovered: " + rebuilt);
+    check_identity(state_, config_, paths_);  // before anything is repaired or counted
     for (const auto& line : folder_->open_tables(options_.recover, config_.arena.anchor))
       repaired("repaired " + line);
     trainer_ = make_trainer();

@@ -520,6 +520,7 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
       if (n["stream_cursor"]) s.stream_cursor = n["stream_cursor"].as<std::string>();
       if (n["stream_read"]) s.stream_read = n["stream_read"].as<std::int64_t>();
       if (n["run_id"]) s.run_id = n["run_id"].as<std::string>();
+      if (n["config"]) s.identity = n["config"].as<std::string>();
       // Each value as the trainer writes it, so that a damaged one is named here and not by
       // Redis (an invalid stream id) halfway through a session.
       static const std::regex kCursor("[0-9]{1,20}-[0-9]{1,20}"), kRunId("([0-9a-f]{32})?");
@@ -568,6 +569,8 @@ void RunFolder::save_state(const RunState& s) const {
   out << YAML::Key << "stream_cursor" << YAML::Value << YAML::DoubleQuoted << s.stream_cursor;
   out << YAML::Key << "stream_read" << YAML::Value << s.stream_read;
   out << YAML::Key << "run_id" << YAML::Value << YAML::DoubleQuoted << s.run_id;
+  if (!s.identity.empty())
+    out << YAML::Key << "config" << YAML::Value << YAML::Literal << s.identity;
   out << YAML::EndMap;
   util::write_file_atomically(paths_.state().string(), std::string(out.c_str()) + "\n");
 }

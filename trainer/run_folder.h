@@ -97,6 +97,10 @@ struct RunState {
   // entries evicted before the trainer read them.
   std::string stream_cursor = "0-0";
   std::int64_t stream_read = 0;
+  // The config's keys that no later session may change, as the run was created with them
+  // (config::identity_text): a config.yaml edited by hand is refused, naming the keys. Empty in a
+  // state from before it, or rebuilt by --recover: the next session records config.yaml's.
+  std::string identity;
 };
 
 // One gate: a row of arena.csv. A row rebuilt by --recover does not know everything: its unknown
