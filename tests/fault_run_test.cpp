@@ -830,6 +830,23 @@ TEST(FaultRun, RecoverNeverDiscardsAnIntactPromotedNetwork) {
   expect_consistent(dir);
 }
 
+// --recover restarting the trainer from an older generation says that a damaged candidate after
+// it will be written over when training reaches it (it was written over without a word).
+TEST(FaultRun, ADamagedCandidateAheadOfTheTrainerIsNamedBeforeItIsWrittenOver) {
+  const fs::path dir = promoted_run("damaged_ahead");
+  for (const char* file : {"trainer.ckpt", "checkpoints/gen-0002.ckpt", "checkpoints/best.ckpt"})
+    poison_with_nan(dir / file);
+  const CommandResult r =
+      train(dir, "--set arena.max_games=0 --set run.max_generations=2 --recover");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("generation 2 is after the trainer's 1, so this file is written over when "
+                       "training reaches it"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find((dir / "checkpoints" / "gen-0002.ckpt").string()), std::string::npos);
+  expect_consistent(dir);
+}
+
 // A run keeps the keys no later session may change in state.yaml as it was created with them: a
 // config.yaml whose such key was edited by hand is refused, naming the key and both values, before
 // anything is repaired or a session counted (it was accepted without a word); a key that may

@@ -38,6 +38,7 @@ class Resumer {
     load_trainer();
     check_trainer_is_the_runs();  // first: the generation of a step past int is refused here
     check_trainer_is_newest();
+    warn_of_damaged_candidates_ahead();
     // best.ckpt first: a gate that arena.csv lost but metrics.csv keeps (a damaged last row) is
     // restored from metrics.csv, or the resume stops, before metrics.csv's rows past arena.csv
     // are dropped (which would lose it).
@@ -125,6 +126,21 @@ class Resumer {
                              " and checkpoints/gen-*.ckpt): it is not this run's trainer";
     if (!recover_) throw RunFolderError(recover_hint(what));
     recover_trainer(what);
+  }
+
+  // A damaged candidate of a generation after the trainer's (an intact one stops the resume in
+  // check_trainer_is_newest) is written over when training reaches its generation: said now, not
+  // done without a word.
+  void warn_of_damaged_candidates_ahead() const {
+    const std::int64_t trained = trainer_.steps() / spg_;
+    for (const int gen : paths_.candidate_generations()) {
+      if (gen <= trained) break;  // newest first
+      std::string why;
+      if (!intact_candidate(gen, &why))
+        log_.warn(why + "; generation " + std::to_string(gen) + " is after the trainer's " +
+                  std::to_string(trained) + ", so this file is written over when training "
+                  "reaches it");
+    }
   }
 
   // Every gate row holds its generation's step. One that does not says that the config's
@@ -291,7 +307,8 @@ class Resumer {
       const model::Checkpoint best = load(paths_.best().string());
       if (best.step == best_step) return best_step;
       if (best.step > best_step) return keep_newer_best(best, best_gen, best_step);
-      problem = "it holds step " + std::to_string(best.step) + ", not generation " +
+      problem = paths_.best().string() + " holds step " + std::to_string(best.step) +
+                ", not generation " +
                 std::to_string(best_gen) + " (step " + std::to_string(best_step) +
                 "), the last promoted in arena.csv";
     } catch (const model::CheckpointError& e) {
@@ -318,7 +335,7 @@ class Resumer {
                 "the same network");
     }
     model::save_checkpoint(copy, paths_.best().string());
-    log_.warn(paths_.best().string() + ": " + problem + "; copied " + source + " to it");
+    log_.warn(problem + "; copied " + source + " to it");  // each problem names best.ckpt
     return copy.step;
   }
 
