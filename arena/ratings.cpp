@@ -303,9 +303,9 @@ void append_result(const std::string& path, const MatchLine& line, const std::st
   }
   const bool holds_anything = check_game(path, game);
   try {
-    util::append_lines_to_file(path, (holds_anything ? std::string() : std::string(kGameLine) + " " +
-                                                                     game + '\n') +
-                                   format_result_line(line) + '\n');
+    const std::string game_line =
+        holds_anything ? std::string() : std::string(kGameLine) + " " + game + '\n';
+    util::append_lines_to_file(path, game_line + format_result_line(line) + '\n');
   } catch (const util::FileError& e) {
     throw ResultsFileError("results file: " + std::string(e.what()));
   }

@@ -65,9 +65,11 @@ PlayerSpec parse_player_spec(std::string_view text) {
         value += c;
       }
       if (!closed)
-        throw PlayerSpecError(quoted + ": the quoted value of " + quote_input(key, 40) + " has no closing '\"'");
+        throw PlayerSpecError(quoted + ": the quoted value of " + quote_input(key, 40) +
+                              " has no closing '\"'");
       if (at < rest.size() && rest[at] != ',')
-        throw PlayerSpecError(quoted + ": expected ',' after the quoted value of " + quote_input(key, 40));
+        throw PlayerSpecError(quoted + ": expected ',' after the quoted value of " +
+                              quote_input(key, 40));
     } else {
       const auto comma = rest.find(',', at);
       const std::string_view item = rest.substr(at, comma == std::string_view::npos ? comma : comma - at);
@@ -75,7 +77,8 @@ PlayerSpec parse_player_spec(std::string_view text) {
       value = std::string(item);
       at = comma == std::string_view::npos ? rest.size() : comma;
     }
-    if (value.empty()) throw PlayerSpecError(quoted + ": " + quote_input(key, 40) + " has no value");
+    if (value.empty())
+      throw PlayerSpecError(quoted + ": " + quote_input(key, 40) + " has no value");
     for (const auto& [k, v] : spec.params)
       if (k == key) throw PlayerSpecError(quoted + ": " + quote_input(key, 40) + " is given twice");
     spec.params.emplace_back(std::move(key), std::move(value));
@@ -107,8 +110,8 @@ std::int64_t SpecReader::to_int(const std::string& key, const std::string& value
     throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be " + range +
                           ", got " + quote_input(value, 60));
   if (ec != std::errc() || ptr != end)
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be an integer " + range +
-                          ", got '" + quote_input(value, 60) + "'");
+    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be an integer " +
+                          range + ", got '" + quote_input(value, 60) + "'");
   return parsed;
 }
 

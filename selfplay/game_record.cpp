@@ -132,8 +132,9 @@ GameRecord decode_record(const std::string& payload, std::uint32_t version) {
   if (n > payload.size() / kMinMoveBytes)
     throw std::runtime_error("move count " + std::to_string(n) + " larger than the record holds");
   if (n > kMaxRecordPlies)
-    throw std::runtime_error("move count " + std::to_string(n) + ", more than any self-play game (" +
-                             std::to_string(kMaxRecordPlies) + ", selfplay.max_plies at most)");
+    throw std::runtime_error("move count " + std::to_string(n) + ", more than any self-play " +
+                             "game (" + std::to_string(kMaxRecordPlies) +
+                             ", selfplay.max_plies at most)");
   r.moves.resize(n);
   for (MoveRecord& m : r.moves) {
     m.action = rd.get<std::uint16_t>();

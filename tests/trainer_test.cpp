@@ -444,10 +444,10 @@ TEST(Trainer, ADivergenceAfterLoadedOptimiserStateNamesTheFile) {
 }
 
 // trainer.optim is our own layout, every size in it checked against the network before anything
-// is read (version 1 was a LibTorch archive, whose loader compiles TorchScript source from the file:
-// a crafted file crashed it). Whatever a file holds under a valid frame (cut anywhere, any byte
-// changed), loading it either restores a state of the network's shapes or starts fresh with one
-// line that names the file: never a crash, a failed step or a read past the bytes.
+// is read (version 1 was a LibTorch archive, whose loader compiles TorchScript source from the
+// file: a crafted file crashed it). Whatever a file holds under a valid frame (cut anywhere, any
+// byte changed), loading it either restores a state of the network's shapes or starts fresh with
+// one line that names the file: never a crash, a failed step or a read past the bytes.
 TEST(Trainer, ACraftedOptimiserFileNeverCrashesOrFailsAStep) {
   for (const std::string optimizer : {"sgd", "adamw"}) {
     SCOPED_TRACE(optimizer);
@@ -589,7 +589,8 @@ TEST(RunFolderTables, ARepeatedStepKeepsItsNewestRow) {
   {
     RunFolder folder(dir);
     folder.open_tables(false, "");
-    for (int step = 1; step <= 5; ++step) folder.append_train({1.0 * step, step, 0, 0, 0, 1.0, 0, 0});
+    for (int step = 1; step <= 5; ++step)
+      folder.append_train({1.0 * step, step, 0, 0, 0, 1.0, 0, 0});
     EXPECT_TRUE(folder.drop_rows_after(5, 10).empty()) << "growing steps: nothing to drop";
     folder.append_train({6.0, 3, 0, 0, 0, 2.0, 0, 0});  // step 3 again, newer
     folder.append_train({7.0, 4, 0, 0, 0, 2.0, 0, 0});  // and 4

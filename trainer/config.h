@@ -88,8 +88,8 @@ inline constexpr int kMaxGpuIndex = 63;
   F(double, resign_playout, 0.1, 0, 1, false, "share of games played out to check resignations")   \
   F(double, resign_max_false, 0.05, 0, 1, false,                                                   \
     "resigning stops while more than this share of the last 100 checks were wrong")                \
-  F(int, max_plies, 300, 1, selfplay::kMaxRecordPlies, false,                                      \
-    "a game reaching this ply is adjudicated a draw")                                               \
+  F(int, max_plies, 300, 1, selfplay::kMaxRecordPlies, false,                                     \
+    "a game reaching this ply is adjudicated a draw")                                              \
   F(int, games_per_chunk, 32, 1, 100000, false,                                                    \
     "finished games per replay chunk file (written sooner once its first game waited 60 s)")
 

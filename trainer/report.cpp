@@ -147,7 +147,8 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
       policy_curve.add(row.step, {row.policy_loss}, steps);
       value_curve.add(row.step, {row.value_loss}, steps);
     }
-    if (row.kind == "selfplay") speed_curve.add(row.generation, {row.selfplay_positions_per_second});
+    if (row.kind == "selfplay")
+      speed_curve.add(row.generation, {row.selfplay_positions_per_second});
   });
   policy.points = drawn(policy_curve);
   value.points = drawn(value_curve);

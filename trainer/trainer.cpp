@@ -282,7 +282,8 @@ struct Trainer::Impl {
         const auto it = optimizer->state().find(optimizer_state_key<StateMap>(p));
         if (it == optimizer->state().end()) {
           put(std::uint8_t{0});
-        } else if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get())) {
+        } else if (const auto* a =
+                       dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get())) {
           const bool max = a->max_exp_avg_sq().defined();
           put(static_cast<std::uint8_t>(max ? 3 : 1));
           put(static_cast<std::int64_t>(a->step()));

@@ -19,8 +19,8 @@
 // file; framed with a magic, a version and a CRC-32 like every other file of a run) and
 // then the weights (`<prefix>.ckpt`, a checkpoint), each durably and atomically. load_state
 // restores both; when the optimiser file is missing, damaged, from another step, optimiser or
-// network shape, or holds a non-finite value, it falls back to fresh optimiser state and says so in one line (the weights
-// are what matters; momentum rebuilds in a few hundred steps).
+// network shape, or holds a non-finite value, it falls back to fresh optimiser state and says so
+// in one line (the weights are what matters; momentum rebuilds in a few hundred steps).
 //
 // Finite training: step() checks the loss before the optimiser changes any weight, and
 // checkpoint() and save_state() check every weight; a NaN or an infinity throws NonFiniteError and

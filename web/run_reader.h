@@ -65,11 +65,11 @@ class RunReader {
   // gates; "version" changes whenever the files behind it do. Each number has one source: games
   // and positions are the store's ("stored"), the training step and losses the "train" rows',
   // the self-play speed the "selfplay" rows' ("speed": [generation, positions/s], "speed_now":
-  // the newest), the gates and ratings arena.csv's ("gates": the newest, "gate_count", "ratings":
-  // the best network's chained rating, each gate's Elo, the anchor's Elo by generation), the time every
-  // session's clock added up ("time": sessions, seconds, session_seconds), and with self-play
-  // nodes their games per second, the newest round of "node" rows ("cluster": seconds, nodes,
-  // games_per_second; null without nodes).
+  // the newest), the gates and ratings arena.csv's ("gates": the newest, "gate_count",
+  // "ratings": the best network's chained rating, each gate's Elo, the anchor's Elo by
+  // generation), the time every session's clock added up ("time": sessions, seconds,
+  // session_seconds), and with self-play nodes their games per second, the newest round of
+  // "node" rows ("cluster": seconds, nodes, games_per_second; null without nodes).
   nlohmann::json summary();
   // A page of the game list: {"total": games matching, "games": [...], "page", "pages", ...}.
   nlohmann::json list_games(const GameFilter& filter);
