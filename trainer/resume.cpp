@@ -444,9 +444,28 @@ void check_identity(RunState& state, const config::RunConfig& config, const RunP
     }
     return out;
   };
-  const auto was = values(state.identity);
+  auto was = values(state.identity);
+  const auto keys_now = values(now);
+  // The recorded values as this program writes them (another version may write a number in
+  // another form): parsed as a config of the keys both know, and written again.
+  {
+    std::map<std::string, std::string> sections;
+    for (const auto& [key, value] : was)
+      if (keys_now.count(key))
+        sections[key.substr(0, key.find('.'))] +=
+            "  " + key.substr(key.find('.') + 1) + ": " + value + "\n";
+    std::string yaml;
+    for (const auto& [section, lines] : sections) yaml += section + ":\n" + lines;
+    try {
+      for (const auto& [key, value] : values(config::identity_text(
+               config::parse_config(yaml, paths.state().string()))))
+        if (was.count(key)) was[key] = value;
+    } catch (const config::ConfigError&) {
+      // compared as written
+    }
+  }
   std::string differences;
-  for (const auto& [key, value] : values(now)) {
+  for (const auto& [key, value] : keys_now) {
     const auto it = was.find(key);
     if (it == was.end() || it->second == value) continue;  // a key newer than the run: its default
     differences += "\n  " + key + ": " + value + " (the run was created with " +
