@@ -704,29 +704,31 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
     return text.empty() || text.size() > 18 ||
            text.find_first_not_of("0123456789") != std::string::npos;
   };
+  // The same pass sees whether the train rows it keeps have steps that only grow (they do, but
+  // where a session wrote a step again): then no row is older than another of its step.
+  std::uint64_t trains = 0;
+  bool growing = true;
+  std::int64_t last_step = std::numeric_limits<std::int64_t>::min();
   const int aside = metrics_->set_aside([&](const util::CsvTable::Row& row) {
-    return (row[kind] == "gate" && std::atoi(row[generation].c_str()) > gated) ||
-           (row[kind] == "train" && no_step(row[step]));
+    if ((row[kind] == "gate" && std::atoi(row[generation].c_str()) > gated) ||
+        (row[kind] == "train" && no_step(row[step])))
+      return true;
+    if (row[kind] == "train") {
+      const std::int64_t s = std::atoll(row[step].c_str());
+      growing = growing && s > last_step;
+      last_step = s;
+      ++trains;
+    }
+    return false;
   });
   if (aside > 0)
     repairs.push_back(metrics_->path() + ": moved " + std::to_string(aside) +
                       " gate row(s) of generations after " + std::to_string(gated) +
                       " (the last in arena.csv), or train row(s) without a step, to " +
                       metrics_->set_aside_path());
-  // The newest train row of a step counts. A pass sees whether the train rows' steps only grow
-  // (they do, but where a session wrote a step again): then no row is older than another of its
-  // step. Else a second pass finds the older ones, by (step, place) pairs (16 bytes a train row;
-  // the table itself is never held), before the pass that drops them.
-  std::uint64_t trains = 0;
-  bool growing = true;
-  std::int64_t last_step = std::numeric_limits<std::int64_t>::min();
-  metrics_->for_each_row([&](const util::CsvTable::Row& row) {
-    if (row[kind] != "train") return;
-    const std::int64_t s = std::atoll(row[step].c_str());
-    growing = growing && s > last_step;
-    last_step = s;
-    ++trains;
-  });
+  // The newest train row of a step counts. When a step was written again, a pass finds the older
+  // rows by (step, place) pairs (16 bytes a train row; the table itself is never held), before
+  // the pass that drops them.
   std::vector<bool> superseded(growing ? 0 : trains);
   if (!growing) {
     std::vector<std::pair<std::int64_t, std::uint64_t>> train_rows;
