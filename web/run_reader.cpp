@@ -332,67 +332,67 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
   }
 }
 
-bool RunReader::follow_metrics_locked(std::uint64_t max_bytes) {
-  const std::string path = RunPaths{dir_}.metrics().string();
+namespace {
+
+// Folds up to `max_bytes` of a table's new rows into `fold` with `add`: a fold made anew when the
+// table was rewritten, or when it cannot be read (`error` then says why). True when the table may
+// hold more.
+template <class Fold, class Add>
+bool follow_table(const std::string& path, util::CsvTable::Position& at, Fold& fold,
+                  std::string& error, std::uint64_t max_bytes, const Add& add) {
   try {
     bool restarted = false;
     int skipped = 0;
-    std::optional<trainer::MetricsRowReader> reader;
     const bool more = util::CsvTable::read_new(
-        path, metrics_at_, &restarted, &skipped,
+        path, at, &restarted, &skipped,
         [&](const util::CsvTable::Row& row) {
-          if (restarted) metrics_ = MetricsFold{}, restarted = false;
-          if (!reader) reader.emplace(metrics_at_.header);
-          metrics_.add((*reader)(row));
+          if (restarted) fold = Fold{}, restarted = false;
+          add(row);
         },
         nullptr, max_bytes);
-    if (restarted) metrics_ = MetricsFold{};  // a table with no row now
-    metrics_.skipped += skipped;
-    metrics_error_.clear();
+    if (restarted) fold = Fold{};  // a table with no row now
+    fold.skipped += skipped;
+    error.clear();
     return more;
   } catch (const std::exception& e) {
-    metrics_error_ = e.what();
-    metrics_at_ = {};
-    metrics_ = MetricsFold{};
+    error = e.what();
+    at = {};
+    fold = Fold{};
     return false;
   }
+}
+
+}  // namespace
+
+bool RunReader::follow_metrics_locked(std::uint64_t max_bytes) {
+  std::optional<trainer::MetricsRowReader> reader;  // by the file's own header
+  return follow_table(RunPaths{dir_}.metrics().string(), metrics_at_, metrics_, metrics_error_,
+                      max_bytes, [&](const util::CsvTable::Row& row) {
+                        if (!reader) reader.emplace(metrics_at_.header);
+                        metrics_.add((*reader)(row));
+                      });
 }
 
 bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
   const RunPaths paths{dir_};
   const std::string path = paths.arena().string();
-  try {
-    bool restarted = false;
-    int skipped = 0;
-    const bool more = util::CsvTable::read_new(
-        path, arena_at_, &restarted, &skipped,
-        [&](const util::CsvTable::Row& row) {
-          if (restarted) gates_ = GateFold{}, restarted = false;
-          if (!gates_.reader) gates_.reader.emplace(arena_at_.header, path);
-          trainer::GateRow g;
-          try {
-            g = (*gates_.reader)(row);
-          } catch (const trainer::RunFolderError&) {
-            ++gates_.skipped;
-            return;
-          }
-          if (gates_.gates >= static_cast<std::int64_t>(trainer::kMaxGates))
-            throw util::FileError(path + ": more than " + std::to_string(trainer::kMaxGates) +
-                                  " gates, more than any run");
-          gates_.add(g);
-          add_results(g, paths);
-        },
-        nullptr, max_bytes);
-    if (restarted) gates_ = GateFold{};
-    gates_.skipped += skipped;
-    arena_error_.clear();
-    return more;
-  } catch (const std::exception& e) {
-    arena_error_ = e.what();
-    arena_at_ = {};
-    gates_ = GateFold{};
-    return false;
-  }
+  return follow_table(path, arena_at_, gates_, arena_error_, max_bytes,
+                      [&](const util::CsvTable::Row& row) {
+                        if (!gates_.reader) gates_.reader.emplace(arena_at_.header, path);
+                        trainer::GateRow g;
+                        try {
+                          g = (*gates_.reader)(row);
+                        } catch (const trainer::RunFolderError&) {
+                          ++gates_.skipped;
+                          return;
+                        }
+                        if (gates_.gates >= static_cast<std::int64_t>(trainer::kMaxGates))
+                          throw util::FileError(path + ": more than " +
+                                                std::to_string(trainer::kMaxGates) +
+                                                " gates, more than any run");
+                        gates_.add(g);
+                        add_results(g, paths);
+                      });
 }
 
 // A gate's matches for the rating ladders: the candidate against the best network it challenged,
