@@ -402,6 +402,32 @@ TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   EXPECT_TRUE(std::isfinite(b.evaluate(s.batch).loss));
 }
 
+// An AdamW second moment is a mean of squares: a file with one below 0 (finite, under a valid
+// frame) is refused, not trained on into NaN (found by a hostile probe).
+TEST(Trainer, ANegativeSecondMomentIsRefused) {
+  SmallSetup s;
+  TrainerSettings ts = settings();
+  ts.optimizer = "adamw";
+  const std::string prefix = ::testing::TempDir() + "trainer_negative_moment";
+  Trainer a(s.game, small_net(), ts, 1);
+  s.train(a, 3);
+  a.save_state(prefix);
+  std::string payload = optim_payload(prefix);
+  // The first parameter's state: size (8 bytes at 16), flags (1), step count (8), exp_avg (4n),
+  // then exp_avg_sq.
+  std::uint64_t n = 0;
+  std::memcpy(&n, &payload[16], 8);
+  ASSERT_NE(payload[24], 0) << "the first parameter has state";
+  const float negative = -1.0f;
+  std::memcpy(&payload[16 + 8 + 1 + 8 + 4 * n], &negative, 4);
+  write_optim_payload(prefix, payload);
+  Trainer b(s.game, small_net(), ts, 9);
+  EXPECT_NE(b.load_state(prefix).warning.find("an AdamW second moment holds a value below 0"),
+            std::string::npos);
+  s.window.sample(16, s.rng, s.batch);
+  EXPECT_TRUE(std::isfinite(b.step(s.batch).loss));
+}
+
 // A finite but absurd optimiser state under a valid frame (1e30 in every momentum) loads, and
 // training diverges at once: the divergence names the file it loaded and the way out (before, every
 // resume failed alike and nothing named trainer.optim).

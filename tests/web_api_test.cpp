@@ -25,6 +25,7 @@
 #include "tests/process_util.h"
 #include "tests/raw_http.h"
 #include "tests/web_test_util.h"
+#include "trainer/config.h"
 #include "web/arena_reader.h"
 #include "web/game_service.h"
 #include "web/guarded_server.h"
@@ -721,6 +722,53 @@ TEST(WebSummaryTest, ALongRunsGatesAreFollowedInBoundedCurves) {
                    trainer::read_gates(run.dir / "arena.csv", nullptr).back().rating)
       << "as a whole read chains it";
   EXPECT_LT(s.dump().size(), 200'000u);
+  fs::remove_all(root);
+}
+
+// Hostile gate rows cost the ladder little: a run has one anchor, so rows naming thousands of
+// others keep the first few (each once, not once a row: 200,000 of them once took 27 s and
+// gigabytes), and a count beyond what a gate plays is a damaged row. A table replaced by a file of
+// the same size and time is read again (the summary once kept its cache).
+TEST(WebSummaryTest, HostileGateRowsAndSameSizeReplacementsAreBounded) {
+  const fs::path root = test_util::process_temp_dir("web_hostile_gates_test");
+  const test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  {
+    std::ofstream out(run.dir / "arena.csv", std::ios::app);
+    for (int generation = 4; generation < 20'004; ++generation) {
+      trainer::GateRow g;
+      g.generation = generation, g.step = 10 * generation, g.opponent_generation = 3;
+      g.games = 2, g.wins = 1, g.draws = 0, g.losses = 1, g.verdict = "cap", g.promoted = true;
+      g.elo = 0, g.rating = 120;
+      g.anchor = "anchor" + std::to_string(generation), g.anchor_games = 2, g.anchor_score = 0.5;
+      if (generation == 5) g.wins = config::kMaxGateGames + 1;  // more than any gate plays
+      out << util::CsvTable::format(trainer::arena_row(g)) << '\n';
+    }
+  }
+  RunReader reader("run", run.dir);
+  const auto start = std::chrono::steady_clock::now();
+  const json s = reader.summary();
+  EXPECT_EQ(s["gate_count"], 3 + 20'000 - 1);
+  EXPECT_EQ(s["skipped_rows"], 1);
+  const SourceResults results = reader.results();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(results.baselines.size(), 16u);
+  std::size_t anchored = 0;
+  for (const auto& m : results.matches) anchored += m.b.rfind("anchor", 0) == 0;
+  EXPECT_EQ(anchored, 16u);
+
+  // metrics.csv replaced by rename with a file of the same size, its time set back.
+  const fs::path metrics = run.dir / "metrics.csv";
+  std::string text = util::read_regular_file(metrics.string(), 1 << 20);
+  const auto before = fs::last_write_time(metrics);
+  const double first = reader.summary()["losses"][0][1].get<double>();
+  const auto at = text.find("2.95000");
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 600);
+  text.replace(at, 7, "1.25000");
+  util::write_file_atomically((run.dir / "metrics.new").string(), text);
+  fs::last_write_time(run.dir / "metrics.new", before);
+  fs::rename(run.dir / "metrics.new", metrics);
+  EXPECT_EQ(fs::last_write_time(metrics), before);
+  EXPECT_NE(reader.summary()["losses"][0][1].get<double>(), first);
   fs::remove_all(root);
 }
 

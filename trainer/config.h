@@ -30,6 +30,9 @@ inline constexpr int kMaxSelfplayThreads = 256;
 inline constexpr int kMaxBatchSize = 65536;
 // The highest GPU index a config names (inference.cuda_devices, training.device cuda:N).
 inline constexpr int kMaxGpuIndex = 63;
+// The most games of one gate or anchor match (arena.max_games, arena.anchor_games): a gate row
+// that counts more is damaged.
+inline constexpr int kMaxGateGames = 100'000;
 
 // F(type, name, default, min, max, resumable, description). Strings list their allowed values in
 // `min` (a '|'-separated list, empty = any) and ignore `max`; booleans (true/false) ignore both.
@@ -131,7 +134,7 @@ inline constexpr int kMaxGpuIndex = 63;
     "training arithmetic: fp32, or bf16 autocast of the forward pass (cuda only; fp32 weights)")
 
 #define OPPIDUM_ARENA_FIELDS(F)                                                                    \
-  F(int, max_games, 200, 0, 100000, false,                                                         \
+  F(int, max_games, 200, 0, kMaxGateGames, false,                                                  \
     "game cap of a gate match (paired, so even); 0: no gate, every candidate is promoted")         \
   F(int, simulations, 100, 1, 1000000, false, "search simulations per move in gate matches")       \
   F(double, elo0, 0, -1000, 1000, false, "SPRT: H0 Elo difference")                                \
@@ -141,7 +144,8 @@ inline constexpr int kMaxGpuIndex = 63;
   F(int, opening_plies, 4, 0, 100, false, "random plies that make each paired opening")            \
   F(std::string, anchor, "alphabeta:depth=2", "", 0, false,                                        \
     "fixed opponent each new best network plays, for a rating that does not chain")                \
-  F(int, anchor_games, 20, 0, 100000, false, "games against the anchor per promotion (0: none)")
+  F(int, anchor_games, 20, 0, kMaxGateGames, false,                                                \
+    "games against the anchor per promotion (0: none)")
 
 #define OPPIDUM_INFERENCE_FIELDS(F)                                                                \
   F(std::string, backend, "eigen", "eigen|torch", 0, true,                                         \

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "games/quote.h"
+#include "trainer/config.h"
 #include "util/file_io.h"
 #include "util/text.h"
 
@@ -77,11 +78,13 @@ std::int64_t whole(const TableView& table, const util::CsvTable::Row& row,
   return v;
 }
 
-// The same for a count that a row rebuilt by --recover may not know: empty is -1.
+// The same for a count of games that a row rebuilt by --recover may not know: empty is -1; more
+// than a match of the config plays is damage.
 int count(const TableView& table, const util::CsvTable::Row& row, const std::string& column,
           std::size_t index) {
-  return table.at(row, column).empty() ? -1
-                                       : static_cast<int>(whole(table, row, column, index));
+  return table.at(row, column).empty()
+             ? -1
+             : static_cast<int>(whole(table, row, column, index, 0, config::kMaxGateGames));
 }
 
 // A number for a table: empty when it is not known (NaN).

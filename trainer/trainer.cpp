@@ -316,7 +316,7 @@ struct Trainer::Impl {
       at += sizeof v;
       return v;
     };
-    const auto values = [&](const torch::Tensor& p, const char* what) {
+    const auto values = [&](const torch::Tensor& p, const char* what, bool square = false) {
       const auto n = static_cast<std::size_t>(p.numel());
       need(n * sizeof(float), what);
       torch::Tensor t = torch::empty(p.sizes(), torch::kFloat);
@@ -324,6 +324,8 @@ struct Trainer::Impl {
       at += n * sizeof(float);
       if (!torch::isfinite(t).all().item<bool>())
         throw std::runtime_error(std::string(what) + " holds NaN or infinity");
+      if (square && (t < 0).any().item<bool>())  // a mean of squares
+        throw std::runtime_error(std::string(what) + " holds a value below 0");
       return t.to(p.device(), p.scalar_type());
     };
     const bool adamw = settings.optimizer == "adamw";
@@ -366,8 +368,8 @@ struct Trainer::Impl {
                                      std::to_string(count) + ", not 0 to the step");
           state->step(count);
           state->exp_avg(values(p, "an AdamW moment"));
-          state->exp_avg_sq(values(p, "an AdamW moment"));
-          if (flags == 3) state->max_exp_avg_sq(values(p, "an AdamW moment"));
+          state->exp_avg_sq(values(p, "an AdamW second moment", true));
+          if (flags == 3) state->max_exp_avg_sq(values(p, "an AdamW second moment", true));
           optimizer->state()[key] = std::move(state);
         } else {
           auto state = std::make_unique<torch::optim::SGDParamState>();

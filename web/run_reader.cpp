@@ -1,5 +1,7 @@
 #include "web/run_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -27,6 +29,9 @@ namespace {
 constexpr std::size_t kMaxCurvePoints = 400;
 constexpr int kTopVisits = 5;
 constexpr std::size_t kRecentGates = 12;  // the page's table of gates
+// The anchors of one run's gates (it has one: arena.anchor is fixed) and the longest spec of one.
+constexpr std::size_t kMaxAnchors = 16;
+constexpr std::size_t kMaxAnchorBytes = 4096;
 // The most of each table a summary reads: about a second's work here (a long run's table is read
 // whole over a few polls).
 constexpr std::uint64_t kReadBudget = std::uint64_t{32} << 20;
@@ -42,6 +47,16 @@ std::uintmax_t size_of(const fs::path& path) {
   std::error_code ec;
   const auto s = fs::file_size(path, ec);
   return ec ? 0 : s;
+}
+
+// What tells a table's every change: its inode (a file renamed over it), size, and the times
+// of its last change of content and of its inode (which no writer can set back); "-" for none.
+std::string file_version(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "-";
+  return std::to_string(st.st_ino) + "." + std::to_string(st.st_size) + "." +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "." +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
 // A number of a row, or null when the row does not know it (NaN, or a count of -1).
@@ -374,8 +389,7 @@ bool RunReader::follow_metrics_locked(std::uint64_t max_bytes) {
 }
 
 bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
-  const RunPaths paths{dir_};
-  const std::string path = paths.arena().string();
+  const std::string path = RunPaths{dir_}.arena().string();
   return follow_table(path, arena_at_, gates_, arena_error_, max_bytes,
                       [&](const util::CsvTable::Row& row) {
                         if (!gates_.reader) gates_.reader.emplace(arena_at_.header, path);
@@ -391,36 +405,31 @@ bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
                                                 std::to_string(trainer::kMaxGates) +
                                                 " gates, more than any run");
                         gates_.add(g);
-                        add_results(g, paths);
+                        add_results(g);
                       });
 }
 
 // A gate's matches for the rating ladders: the candidate against the best network it challenged,
-// and a new best against the anchor. Counts beyond a results file's line (a damaged row) are
-// left out, as `ratings` refuses them.
-void RunReader::add_results(const trainer::GateRow& g, const RunPaths& paths) {
-  const auto network = [&](int generation) {
-    return name_ + "/" + paths.candidate(generation).stem().string();
-  };
-  const auto plausible = [](std::int64_t games) {
-    return games > 0 && games <= arena::kMaxGamesPerResultLine;
-  };
-  if (g.wins >= 0 && g.draws >= 0 && g.losses >= 0 &&
-      plausible(std::int64_t{g.wins} + g.draws + g.losses))
-    gates_.matches.push_back({network(g.generation), network(g.opponent_generation), g.wins,
-                              g.draws, g.losses});
-  if (!g.anchor.empty() && plausible(g.anchor_games) && std::isfinite(g.anchor_score) &&
-      g.anchor_score >= 0 && g.anchor_score <= 1) {
-    // The score (points per game) as wins and at most one draw: under the model (a draw is half a
-    // win and half a loss) only the points count, so this is the match's likelihood.
-    const auto halves = std::llround(2.0 * g.anchor_score * g.anchor_games);
-    const auto wins = static_cast<int>(halves / 2), draws = static_cast<int>(halves % 2);
-    gates_.matches.push_back({network(g.generation), g.anchor, wins, draws,
-                              g.anchor_games - wins - draws});
-    if (std::find(gates_.baselines.begin(), gates_.baselines.end(), g.anchor) ==
-        gates_.baselines.end())
-      gates_.baselines.push_back(g.anchor);
+// and a new best against the anchor. Kept as numbers (a few bytes a gate), made into results
+// lines only when asked (results()). A run has one anchor (arena.anchor is fixed); rows of more
+// than a few are damage, as is an anchor longer than any spec, and left out.
+void RunReader::add_results(const trainer::GateRow& g) {
+  const int games = g.wins >= 0 && g.draws >= 0 && g.losses >= 0 ? g.wins + g.draws + g.losses : 0;
+  if (games > 0 && games <= config::kMaxGateGames)
+    gates_.matches.push_back({g.generation, g.opponent_generation, -1, g.wins, g.draws, g.losses});
+  if (g.anchor.empty() || g.anchor_games <= 0 || !std::isfinite(g.anchor_score) ||
+      g.anchor_score < 0 || g.anchor_score > 1 || g.anchor.size() > kMaxAnchorBytes)
+    return;
+  auto anchor = std::find(gates_.anchors.begin(), gates_.anchors.end(), g.anchor);
+  if (anchor == gates_.anchors.end()) {
+    if (gates_.anchors.size() >= kMaxAnchors) return;
+    anchor = gates_.anchors.insert(anchor, g.anchor);
   }
+  // The score (points per game) as wins and at most one draw: under the model (a draw is half a
+  // win and half a loss) only the points count, so this is the match's likelihood.
+  const auto halves = static_cast<int>(std::lround(2.0 * g.anchor_score * g.anchor_games));
+  gates_.matches.push_back({g.generation, -1, static_cast<int>(anchor - gates_.anchors.begin()),
+                            halves / 2, halves % 2, g.anchor_games - halves / 2 - halves % 2});
 }
 
 void RunReader::GateFold::add(const trainer::GateRow& g) {
@@ -458,9 +467,8 @@ json RunReader::summary() {
   // read again only then.
   const RunPaths paths{dir_};
   const std::string version =
-      std::to_string(mtime_of(paths.metrics())) + "-" + std::to_string(size_of(paths.metrics())) +
-      "-" + std::to_string(mtime_of(paths.arena())) + "-" + std::to_string(size_of(paths.arena())) +
-      "-" + std::to_string(games) + "-" + std::to_string(positions) + "-" +
+      file_version(paths.metrics()) + "-" + file_version(paths.arena()) + "-" +
+      std::to_string(games) + "-" + std::to_string(positions) + "-" +
       std::to_string(problems) + "-" + std::to_string(chunks_.size()) + "-" +
       std::to_string(config_mtime_);
   if (version == summary_version_) return summary_;
@@ -645,8 +653,16 @@ SourceResults RunReader::results() {
   std::lock_guard<std::mutex> lock(mutex_);
   follow_arena_locked(UINT64_MAX);
   // A table that cannot be read gives no results (the run's summary says why).
-  out.matches = gates_.matches;
-  out.baselines = gates_.baselines;
+  const RunPaths paths{dir_};
+  const auto network = [&](int generation) {
+    return name_ + "/" + paths.candidate(generation).stem().string();
+  };
+  out.matches.reserve(gates_.matches.size());
+  for (const GateMatch& m : gates_.matches)
+    out.matches.push_back({network(m.generation),
+                           m.anchor < 0 ? network(m.opponent) : gates_.anchors[m.anchor], m.wins,
+                           m.draws, m.losses});
+  out.baselines = gates_.anchors;
   return out;
 }
 

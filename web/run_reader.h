@@ -154,6 +154,11 @@ class RunReader {
   };
   util::CsvTable::Position metrics_at_;
   MetricsFold metrics_;
+  // A gate's match for the ladders: generation against `opponent` (a generation), or against
+  // anchors[anchor] when `anchor` is not -1.
+  struct GateMatch {
+    int generation, opponent, anchor, wins, draws, losses;
+  };
   // arena.csv folded the same way: the gates' count, the best and last generation, the newest
   // gates and the rating curves by generation.
   struct GateFold {
@@ -162,8 +167,8 @@ class RunReader {
     int best = 0, last_generation = 0, skipped = 0;
     std::deque<trainer::GateRow> recent;  // the newest gates, oldest first
     util::BoundedCurve<1> rating, elo, anchor_elo;
-    std::vector<arena::MatchLine> matches;  // for the rating ladders (results())
-    std::vector<std::string> baselines;
+    std::vector<GateMatch> matches;   // for the rating ladders (results())
+    std::vector<std::string> anchors;  // the anchors named, in order
     void add(const trainer::GateRow& g);
   };
   util::CsvTable::Position arena_at_;
@@ -172,7 +177,7 @@ class RunReader {
   // Fold up to `max_bytes` of a table's new rows in; true when there may be more.
   bool follow_metrics_locked(std::uint64_t max_bytes);
   bool follow_arena_locked(std::uint64_t max_bytes);
-  void add_results(const trainer::GateRow& g, const trainer::RunPaths& paths);
+  void add_results(const trainer::GateRow& g);
 };
 
 }  // namespace oppidum::web
