@@ -351,6 +351,13 @@ class Resumer {
 
 // The keys (section.key: value) where two configs differ, those that may change on resume left
 // out (config::may_change_on_resume).
+// The keys that may change when a run continues, for the messages that refuse any other.
+std::string resumable_key_list() {
+  std::string keys;
+  for (const std::string& k : config::resumable_keys()) keys += (keys.empty() ? "" : ", ") + k;
+  return keys;
+}
+
 std::string differing_keys(const config::RunConfig& a, const config::RunConfig& b) {
   std::istringstream ia(config::to_yaml(a)), ib(config::to_yaml(b));
   std::string la, lb, section, differences;
@@ -411,8 +418,7 @@ config::RunConfig resolve_config(const RunPaths& paths, const std::string& confi
                                            (overrides.empty() ? "" : " with --set") + ": ");
   const std::string differences = differing_keys(asked, saved);
   if (!differences.empty()) {
-    std::string keys;
-    for (const std::string& k : config::resumable_keys()) keys += (keys.empty() ? "" : ", ") + k;
+    const std::string keys = resumable_key_list();
     // Name what differs: the config file, or only the --set given with it.
     std::string who = config_path.empty() ? std::string("--set") : config_path;
     if (!config_path.empty() && !overrides.empty())
@@ -475,8 +481,7 @@ void check_identity(RunState& state, const config::RunConfig& config, const RunP
     state.identity = now;
     return;
   }
-  std::string keys;
-  for (const std::string& k : config::resumable_keys()) keys += (keys.empty() ? "" : ", ") + k;
+  const std::string keys = resumable_key_list();
   throw config::ConfigError(paths.config().string() + " was changed since the run was created, in "
                             "keys that no later session may change:" + differences +
                             "\nrestore them, or start a new run (--run runs/<another name>); only "

@@ -159,10 +159,6 @@ util::CsvTable::Row gate_arena_row(const GateRow& g) {
           g.pairs, anchored ? g.anchor_pairs : ""};
 }
 
-std::string more_gates_than_any_run(const std::string& path) {
-  return path + ": more than " + std::to_string(kMaxGates) +
-         " gates (a row a generation), more than any run holds; it is not a table of a run";
-}
 
 // Writes arena.csv whole and atomically: the header, the `kept` rows, then the rows of `added`. A
 // --recover stopped while rebuilding gates leaves the table as it was or complete, never cut short
@@ -395,6 +391,11 @@ void for_each_metrics_row(const fs::path& path, int* skipped, bool check_header,
         visit((*reader)(row));
       },
       check_header ? &kMetricsHeader : nullptr);
+}
+
+std::string more_gates_than_any_run(const std::string& path) {
+  return path + ": more than " + std::to_string(kMaxGates) +
+         " gates (a row a generation), more than any run holds; it is not a table of a run";
 }
 
 GateRowReader::GateRowReader(util::CsvTable::Row header, std::string path)

@@ -252,6 +252,8 @@ class GateRowReader {
 // one `train` accepts (util::CsvTable::read). read_gates keeps at most kMaxGates gates (an
 // arena.csv of more throws util::FileError).
 inline constexpr std::size_t kMaxGates = 1'000'000;  // a row a generation: more than any run
+// What an arena.csv of more gates than that is (util::FileError's text), for every reader.
+std::string more_gates_than_any_run(const std::string& path);
 void for_each_metrics_row(const std::filesystem::path& path, int* skipped, bool check_header,
                           const std::function<void(const MetricsRow&)>& visit);
 void for_each_gate(const std::filesystem::path& path, int* skipped, bool check_header,

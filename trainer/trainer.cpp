@@ -29,17 +29,6 @@ constexpr char kOptimizerMagic[8] = {'O', 'P', 'P', 'O', 'P', 'T', 'I', 'M'};
 // TorchScript source stored in the file (a crafted file crashed it).
 constexpr std::uint32_t kOptimizerFormatVersion = 2;
 
-// Little-endian whole numbers of `bytes` bytes, for trainer.optim.
-void put_le(std::string& out, std::uint64_t v, std::size_t bytes) {
-  for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-std::uint64_t get_le(std::string_view in, std::size_t bytes) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < bytes; ++i)
-    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  return v;
-}
-
 // The first line of a message (LibTorch's errors carry a backtrace after it).
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -263,7 +252,9 @@ struct Trainer::Impl {
   // follows from the network, so a reader allocates nothing that the file states.
   std::string save_optimizer() const {
     std::string out;
-    const auto put = [&](auto v) { put_le(out, static_cast<std::uint64_t>(v), sizeof v); };
+    const auto put = [&](auto v) {
+      util::put_le(out, static_cast<std::uint64_t>(v), static_cast<int>(sizeof v));
+    };
     const auto put_values = [&](const torch::Tensor& t) {
       const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
       out.append(reinterpret_cast<const char*>(c.data_ptr<float>()),
@@ -312,7 +303,7 @@ struct Trainer::Impl {
     };
     const auto get = [&](auto v, const char* what) {
       need(sizeof v, what);
-      v = static_cast<decltype(v)>(get_le(bytes.substr(at), sizeof v));
+      v = static_cast<decltype(v)>(util::get_le(bytes, at, static_cast<int>(sizeof v)));
       at += sizeof v;
       return v;
     };

@@ -32,6 +32,8 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
+}  // namespace
+
 void put_le(std::string& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
@@ -42,8 +44,6 @@ std::uint64_t get_le(std::string_view in, std::size_t at, int bytes) {
     v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
   return v;
 }
-
-}  // namespace
 
 void fsync_directory(const std::string& folder) {
   const int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -177,29 +177,29 @@ int open_for_appending(const std::string& path, bool follow_links, bool readable
   return fd;
 }
 
-}  // namespace
-
-void append_to_file(const std::string& path, std::string_view bytes, bool follow_links) {
-  const int fd = open_for_appending(path, follow_links);
+// append_to_file, and with `whole_lines` append_lines_to_file.
+void append(const std::string& path, std::string_view bytes, bool follow_links, bool whole_lines) {
+  const int fd = open_for_appending(path, follow_links, whole_lines);
+  struct stat st {};
+  char last = '\n';
+  std::string joined;  // one write: a newline first where the last line has none
+  if (whole_lines && !bytes.empty() && ::fstat(fd, &st) == 0 && st.st_size > 0 &&
+      ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+    bytes = joined.append("\n").append(bytes);
   bool ok = write_all(fd, bytes.data(), bytes.size());
   int error = errno;
   if (::close(fd) != 0 && ok) ok = false, error = errno;
   if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
 }
 
+}  // namespace
+
+void append_to_file(const std::string& path, std::string_view bytes, bool follow_links) {
+  append(path, bytes, follow_links, false);
+}
+
 void append_lines_to_file(const std::string& path, std::string_view lines, bool follow_links) {
-  const int fd = open_for_appending(path, follow_links, true);
-  std::string bytes;
-  struct stat st {};
-  char last = '\n';
-  if (!lines.empty() && ::fstat(fd, &st) == 0 && st.st_size > 0 &&
-      ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
-    bytes = "\n";
-  bytes.append(lines);
-  bool ok = write_all(fd, bytes.data(), bytes.size());
-  int error = errno;
-  if (::close(fd) != 0 && ok) ok = false, error = errno;
-  if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
+  append(path, lines, follow_links, true);
 }
 
 RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes, bool follow_links)

@@ -176,6 +176,10 @@ std::string describe_file_type(unsigned mode);
 // CRC-32 (IEEE 802.3, as zlib's crc32), continuing from `crc` (0 to start).
 std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc = 0);
 
+// Little-endian whole numbers of `bytes` bytes: the frame's, and those of the files framed in it.
+void put_le(std::string& out, std::uint64_t v, int bytes);
+std::uint64_t get_le(std::string_view in, std::size_t at, int bytes);
+
 // A framed file's bytes (see above).
 std::string frame(const char (&magic)[8], std::uint32_t version, std::string_view payload);
 // The payload of framed bytes; throws FileError naming `source` when they are not a framed file

@@ -401,9 +401,7 @@ bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
                           return;
                         }
                         if (gates_.gates >= static_cast<std::int64_t>(trainer::kMaxGates))
-                          throw util::FileError(path + ": more than " +
-                                                std::to_string(trainer::kMaxGates) +
-                                                " gates, more than any run");
+                          throw util::FileError(trainer::more_gates_than_any_run(path));
                         gates_.add(g);
                         add_results(g);
                       });
