@@ -288,7 +288,9 @@ TEST(EngineTest, BinaryReportsAReaderThatLeft) {
 }
 
 // SIGTERM (or Ctrl-C, or a closed terminal) ends `engine` and `play` with every external program
-// they run, and everything it started: nothing is left to init.
+// they run, and everything it started: nothing is left to init. The waits poll (a loaded machine
+// may take seconds to start the program), and every process the test looks for or kills has a
+// command line of its own: a bare `pkill -f '^sleep 20$'` once killed another test's program.
 TEST(EngineTest, ASignalEndsTheExternalProgramsToo) {
   for (const std::string command :
        {"engine --game mg --player 'external:cmd=\"sleep 613.25\",timeout_ms=60000'",
@@ -296,11 +298,14 @@ TEST(EngineTest, ASignalEndsTheExternalProgramsToo) {
         "timeout_ms=60000'"}) {
     SCOPED_TRACE(command);
     const std::string pid = temp_file("pid.txt");
+    const std::string running = "pgrep -f '^sleep 613[.]25' >/dev/null";
     const CommandResult r = test_util::run_shell(
-        "{ printf 'Start\\n'; sleep 20; } | " + std::string(OPPIDUM_BINARY) + " " + command +
-        " >/dev/null 2>&1 & echo $! >" + pid + "; sleep 1; pgrep -f '^sleep 613[.]25' >/dev/null && "
-        "echo started; kill -TERM $(cat " + pid + "); sleep 1; pgrep -f '^sleep 613[.]25' && "
-        "echo left; pkill -f '^sleep 20$'; true");
+        "{ printf 'Start\\n'; sleep 20.613; } | " + std::string(OPPIDUM_BINARY) + " " +
+        command + " >/dev/null 2>&1 & echo $! >" + pid +
+        "; for i in $(seq 600); do " + running + " && { echo started; break; }; sleep 0.05; done"
+        "; kill -TERM $(cat " + pid + ")"
+        "; for i in $(seq 200); do " + running + " || break; sleep 0.05; done"
+        "; " + running + " && echo left; pkill -f '^sleep 20[.]613$'; true");
     EXPECT_NE(r.out.find("started"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("left"), std::string::npos) << r.out;
     test_util::run_shell("pkill -f '^sleep 613[.]25'");
