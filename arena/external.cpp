@@ -408,9 +408,11 @@ class ChildProcess {
     return Read::kLine;
   }
 
-  // After the output ended: how the program ended, waiting up to a fifth of a second for it.
+  // After the output ended: how the program ended, waiting up to 2 s for it (the keeper shell
+  // reports it; a loaded machine may take a while to run the keeper; a program that closed its
+  // output and runs on costs those 2 s once, as it forfeits).
   std::string describe_end() {
-    for (int i = 0; i < 200 && !exited(); ++i)
+    for (int i = 0; i < 2000 && !exited(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!exited_) return "the program closed its output";
     // The keeper reports what its shell saw: 128 + the signal for a program killed by one.

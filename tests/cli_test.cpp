@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -224,7 +225,7 @@ TEST(Cli, BenchSelfplayMeasuresEachNetworkAndThreadCount) {
       "bench selfplay --set run.game=dvonn --set net.blocks=1 --set net.filters=8 "
       "--set selfplay.concurrent_games=8 --set selfplay.simulations=8 "
       "--set selfplay.fast_simulations=4 --set inference.max_batch=8 --threads 1,2 "
-      "--seconds 0.3 --warmup 0.1");
+      "--seconds 0.8 --warmup 0.2");  // (a window with whole moves on a loaded machine)
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("oppidum bench selfplay: dvonn, 8 games in flight per thread, 8 "
                        "simulations (fast 4"),
@@ -549,9 +550,15 @@ std::unique_ptr<oppidum::test_util::BackgroundProcess> start_serve(const std::st
 // (SO_REUSEPORT): reloads landed on either server.
 TEST(Cli, ServeOnABusyPortFailsClearly) {
   const auto dir = test_dir();
-  const int port = free_port();
-  ASSERT_GT(port, 0);
-  const auto first = start_serve("--port " + std::to_string(port), (dir / "first.log").string());
+  // The first server takes a port of the system's choosing (a port found free and then closed
+  // could be taken meanwhile by another test's connection); its log says which.
+  const std::string first_log = (dir / "first.log").string();
+  const auto first = start_serve("--port 0", first_log);
+  std::smatch found;
+  const std::string said = oppidum::test_util::read_file(first_log);
+  ASSERT_TRUE(std::regex_search(said, found, std::regex("open http://127[.]0[.]0[.]1:([0-9]+)/")))
+      << said;
+  const int port = std::stoi(found[1].str());
   // Before the fix the second server ran on: 20 s tell.
   const char* binary = std::getenv("OPPIDUM_TEST_BINARY");
   const CommandResult second = oppidum::test_util::run_shell(

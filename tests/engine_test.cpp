@@ -387,12 +387,13 @@ TEST(ExternalMatchTest, AProgramThatDoesNotReadItsInputForfeitsInTime) {
       "full",
       "read line\nexec 3>/proc/self/fd/0\ntimeout 1 yes '' >&3\n"
       "case \"$line\" in *b2*) echo a1 ;; *) echo b2 ;; esac\nsleep 20\n");
+  // (4 s a move: its first move takes the program's start and 1 s of filling on a loaded machine)
   const Played p = play(game_by_name("ttt"), "random",
-                        "external:cmd=\"" + full + "\",timeout_ms=2000", 2);
-  EXPECT_LT(p.seconds, 15.0) << "the match waited for a program that does not read";
+                        "external:cmd=\"" + full + "\",timeout_ms=4000", 2);
+  EXPECT_LT(p.seconds, 40.0) << "the match waited for a program that does not read";
   EXPECT_EQ(p.status.forfeits, 2);
   for (const GameRecord& g : p.games)
-    EXPECT_NE(g.forfeit.find("timeout: the program did not read its input within 2000 ms"),
+    EXPECT_NE(g.forfeit.find("timeout: the program did not read its input within 4000 ms"),
               std::string::npos)
         << g.forfeit;
 }
@@ -409,7 +410,9 @@ TEST(ExternalMatchTest, BlankLinesAndSpacesAroundAMoveAreIgnored) {
   // Whole games, each move after a blank line, from both sides.
   const std::string blank_first =
       script("blank_first", "exec " + engine_cmd("mg", "random") + " | sed -u 's/^/\\n  /'\n");
-  const Played p = play(mg(), "random", "external:cmd=\"" + blank_first + "\"", 2);
+  // (a generous time a move, which counts a program's start: this test is not about time)
+  const Played p =
+      play(mg(), "random", "external:cmd=\"" + blank_first + "\",timeout_ms=120000", 2);
   EXPECT_EQ(p.status.forfeits, 0) << format_match_report(p.status);
   EXPECT_EQ(p.status.games_counted, 2);
 
@@ -437,8 +440,9 @@ TEST(ExternalMatchTest, OpeningsAreRefused) {
 TEST(ExternalMatchTest, OpeningsReachAProgramThatReadsTheOpeningLine) {
   for (const Game* game : {&mg(), &dvonn()}) {
     const std::string cmd = engine_cmd(game->name(), "alphabeta:depth=1");
-    auto with = make_player(*game, "external:cmd=\"" + cmd + "\",openings=1");
-    auto without = make_player(*game, "external:cmd=\"" + cmd + "\"");
+    // (a generous time a move, which counts a program's start: this test is not about time)
+    auto with = make_player(*game, "external:cmd=\"" + cmd + "\",openings=1,timeout_ms=120000");
+    auto without = make_player(*game, "external:cmd=\"" + cmd + "\",timeout_ms=120000");
     auto local = make_player(*game, "alphabeta:depth=1");
     MatchConfig config;
     config.games = 6;
@@ -460,8 +464,11 @@ TEST(ExternalMatchTest, OpeningsReachAProgramThatReadsTheOpeningLine) {
 
 TEST(ExternalMatchTest, ArenaPlaysTwoEnginesAgainstEachOther) {
   for (const std::string game : {"mg", "dvonn"}) {
-    const std::string a = "'external:cmd=\"" + engine_cmd(game, "random --seed 1") + "\"'";
-    const std::string b = "'external:cmd=\"" + engine_cmd(game, "alphabeta:depth=1") + "\"'";
+    // (a generous time a move, which counts a program's start: this test is not about time)
+    const std::string a =
+        "'external:cmd=\"" + engine_cmd(game, "random --seed 1") + "\",timeout_ms=120000'";
+    const std::string b =
+        "'external:cmd=\"" + engine_cmd(game, "alphabeta:depth=1") + "\",timeout_ms=120000'";
     const auto start = Clock::now();
     const CommandResult r =
         run("arena --game " + game + " --a " + a + " --b " + b + " --games 2", "");

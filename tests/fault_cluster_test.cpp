@@ -228,7 +228,13 @@ TEST(FaultCluster, RedisKilledForTenSecondsAndRestarted) {
   BackgroundProcess train(trainer(url, dir, "--set run.max_generations=1000"));
   BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
   ASSERT_TRUE(wait_until([&] { return entries_added(redis, "outage") > 200; }, 120s));
-  const auto start = std::chrono::steady_clock::now();
+  // The rate of pushes just before the outage: what "a second's worth" is.
+  const long long counted_before = entries_added(redis, "outage");
+  const auto counting = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(3s);
+  const double per_second =
+      static_cast<double>(entries_added(redis, "outage") - counted_before) /
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - counting).count();
   redis.kill9();
   std::this_thread::sleep_for(10s);
   redis.restart();
@@ -237,7 +243,6 @@ TEST(FaultCluster, RedisKilledForTenSecondsAndRestarted) {
   std::this_thread::sleep_for(3s);
   w.signal(SIGINT);
   ASSERT_EQ(w.wait_for(30s).value_or(-1), 0) << read_file(dir.string() + ".w");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   train.signal(SIGINT);
   ASSERT_EQ(train.wait_for(60s).value_or(-1), 0) << read_file(dir.string() + ".out");
   const std::string worker_log = read_file(dir.string() + ".w");
@@ -247,8 +252,10 @@ TEST(FaultCluster, RedisKilledForTenSecondsAndRestarted) {
   std::cerr << "worker pushed " << acknowledged << " games (acknowledged), the stream holds "
             << stored << " after the restart: " << lost << " lost in the outage\n";
   EXPECT_GE(lost, 0);
-  const double per_second = static_cast<double>(acknowledged) / (seconds + 5.0);
-  EXPECT_LE(static_cast<double>(lost), 2.0 * per_second + 20) << "more than about a second's worth";
+  // appendfsync everysec loses at most about a second of writes, two when a write waited for a
+  // slow fsync; three allowed for a loaded machine.
+  EXPECT_LE(static_cast<double>(lost), 3.0 * per_second + 20)
+      << "more than about a second's worth (" << per_second << " a second)";
   EXPECT_NE(worker_log.find("lost redis://127.0.0.1"), std::string::npos) << worker_log;
   const std::string trainer_log = read_file(dir / "log.txt");
   EXPECT_NE(trainer_log.find("lost redis://127.0.0.1"), std::string::npos) << trainer_log;

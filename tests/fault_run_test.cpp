@@ -713,7 +713,8 @@ TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {
   const auto status = run.wait_for(30s);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(*status, 0) << read_file(dir.string() + ".out");
-  EXPECT_LT(std::chrono::steady_clock::now() - sent, 10s);
+  // Seconds here (ending the gate, saving, joining self-play); it took hours before.
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 30s);
   EXPECT_NE(read_file(dir / "log.txt").find("gate stopped"), std::string::npos);
   CsvTable::Row header;
   EXPECT_TRUE(table(dir / "arena.csv", header).empty());

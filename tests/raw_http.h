@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace oppidum::test_util {
@@ -76,6 +78,12 @@ class RawConnection {
       in.append(buffer, static_cast<std::size_t>(n));
     }
   }
+  // Whether the server has answered or closed, without waiting and without taking the answer.
+  bool answered() const {
+    char c = 0;
+    const ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  }
   // At most `max_bytes` of what has arrived, without waiting; `closed` is set once the server
   // has closed (or reset) the connection.
   std::string receive_some(std::size_t max_bytes, bool* closed) {
@@ -118,6 +126,26 @@ inline std::string raw_request(int port, const std::string& request,
   RawConnection c(port, from);
   if (!c.connected() || !c.send(request)) return "";
   return c.receive(timeout);
+}
+
+// A search sent over its own connection, once it holds the server's only search place (a server
+// run with max_searches 1): `probe` (a quick search's status) is then refused as busy, 503. A
+// probe may take the place before the search arrives, which is then refused at once: it is sent
+// again. The connection, or nullptr when the search held no place within `timeout`.
+inline std::unique_ptr<RawConnection> hold_the_search_place(
+    int port, const std::string& search, const std::function<int()>& probe,
+    std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto searching = std::make_unique<RawConnection>(port);
+    if (!searching->send(search)) return nullptr;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (probe() == 503) return searching;
+      if (searching->answered()) break;  // refused (or done): sent again
+      ::usleep(10000);
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace oppidum::test_util

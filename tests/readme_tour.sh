@@ -135,6 +135,10 @@ for command in "${commands[@]}"; do
     *'bench rules'*) run="$line --max-depth 2 --games 10" ;;
     *'bench web'*) run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 200/') ;;
     *'bench store'*) run="$line --seconds 0.5 --pushers 1" ;;
+    # A daemonized Redis returns before it listens: the next line waits until it answers.
+    *'redis-server'*'--daemonize yes'*)
+      run="$line && for i in \$(seq 300); do redis-cli -p 6390 ping >/dev/null 2>&1 && break"
+      run="$run; sleep 0.1; done" ;;
   esac
   run=${run//6390/$redis_port}
   echo "=== $line"

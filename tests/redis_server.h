@@ -60,7 +60,7 @@ struct RedisServerOptions {
 
 class RedisServer {
  public:
-  static constexpr std::chrono::milliseconds kStartTimeout{10000};
+  static constexpr std::chrono::milliseconds kStartTimeout{60000};  // a loaded machine
 
   explicit RedisServer(RedisServerOptions options = {}) : options_(std::move(options)) {
     for (char c : options_.password)
@@ -122,11 +122,17 @@ class RedisServer {
 
   // Stops it if it still runs (SHUTDOWN NOSAVE, which still flushes the AOF), then starts it again
   // on the same port and folder (the AOF brings the data back) and waits until it answers PING.
-  // Throws std::runtime_error with the log tail when it does not come up within 10 s (it is then
-  // stopped).
+  // While it was down another program may have taken the port for a while (a client's socket):
+  // it tries again for a minute. Throws std::runtime_error with the log tail when it does not come
+  // up (it is then stopped).
   void restart() {
     stop(true);
-    const Outcome outcome = start();
+    Outcome outcome = start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (outcome == Outcome::kPortTaken && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      outcome = start();
+    }
     if (outcome != Outcome::kReady) {
       const std::string message = failure_message(outcome);
       stop(false);
@@ -138,7 +144,7 @@ class RedisServer {
   // shows an empty AOF buffer), so that it survives kill9(); false when that does not happen
   // within `timeout`. With appendfsync everysec a write can be postponed while a background fsync
   // runs (up to 2 s); this replaces a fixed sleep. std::logic_error without append_only.
-  bool wait_until_aof_written(std::chrono::milliseconds timeout = std::chrono::seconds(5)) const {
+  bool wait_until_aof_written(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const {
     if (!options_.append_only)
       throw std::logic_error("RedisServer::wait_until_aof_written: the server has no AOF");
     return wait_until(
@@ -165,7 +171,7 @@ class RedisServer {
   // Sends one command over a new connection (AUTH first, pipelined, when there is a password and
   // `authenticate`) and returns its raw RESP reply, e.g. "+OK\r\n", "$3\r\nabc\r\n", "$-1\r\n",
   // "-NOAUTH Authentication required.\r\n"; a failed AUTH's error reply replaces it. Throws
-  // std::runtime_error when the server cannot be reached or does not answer within 5 s.
+  // std::runtime_error when the server cannot be reached or does not answer within 30 s.
   std::string command(const std::vector<std::string>& args, bool authenticate = true) const {
     std::string request;
     const bool auth = authenticate && !options_.password.empty();
@@ -185,14 +191,14 @@ class RedisServer {
  private:
   enum class Outcome { kReady, kExited, kPortTaken, kTimeout, kNotInstalled, kSpawnFailed };
 
-  // A client socket on 127.0.0.1:port with 5 s timeouts, closed by the destructor.
+  // A client socket on 127.0.0.1:port with 30 s timeouts, closed by the destructor.
   class Connection {
    public:
     explicit Connection(int port) {
       fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (fd_ < 0) fail("socket");
       timeval tv{};
-      tv.tv_sec = 5;
+      tv.tv_sec = 30;
       ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
       ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
       const sockaddr_in addr = loopback(port);

@@ -549,6 +549,15 @@ class FakeServer {
   std::thread thread_;
 };
 
+// Sets `stop` once the client has logged (it refused a reply), or after 60 s: a loaded machine
+// may take a while to read a flood that far.
+void stop_once_logged(const std::atomic<bool>& logged, std::atomic<bool>& stop) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!logged.load() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop = true;
+}
+
 // A reply that never ends (a byte a second) or that announces 2^62 bytes and sends them: the
 // client used to wait 30 s per byte without looking at its stop flag (Ctrl-C did nothing), and to
 // take memory until it was killed. Now a reply is bounded in time and in size: the connection is
@@ -584,12 +593,12 @@ TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
   });
   log.clear();
   stop = false;
-  RedisClient big(parse_redis_url(flood.url(), nullptr),
-                  [&](const std::string& line) { log.push_back(line); });
-  std::thread stopper2([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    stop = true;
+  std::atomic<bool> logged{false};
+  RedisClient big(parse_redis_url(flood.url(), nullptr), [&](const std::string& line) {
+    log.push_back(line);
+    logged = true;
   });
+  std::thread stopper2([&] { stop_once_logged(logged, stop); });
   EXPECT_THROW(big.command({"GET", "k"}, &stop, 1 << 20), RedisStopped);
   stopper2.join();
   ASSERT_FALSE(log.empty());
@@ -632,14 +641,13 @@ TEST(RedisClientTest, AReplysItemsAreCounted) {
     };
   };
   const auto refused_by_count = [](FakeServer& server) {
-    std::atomic<bool> stop{false};
+    std::atomic<bool> stop{false}, logged{false};
     std::vector<std::string> log;
-    RedisClient client(parse_redis_url(server.url(), nullptr),
-                       [&](const std::string& line) { log.push_back(line); });
-    std::thread stopper([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      stop = true;
+    RedisClient client(parse_redis_url(server.url(), nullptr), [&](const std::string& line) {
+      log.push_back(line);
+      logged = true;
     });
+    std::thread stopper([&] { stop_once_logged(logged, stop); });
     EXPECT_THROW(client.command({"GET", "k"}, &stop), RedisStopped);
     stopper.join();
     return log.empty() ? std::string() : log[0];

@@ -178,9 +178,12 @@ TEST(TimeControlRuleTest, GameClocksChargeEachGameApart) {
   TimeControl control;
   control.clock_seconds = 1;
   GameClocks clocks(control);
-  const auto start = Clock::now() - std::chrono::milliseconds(300);
-  clocks.charge(7, start, false);
-  EXPECT_NEAR(clocks.seconds_left(7), 0.7, 0.05);
+  const auto now = Clock::now();
+  clocks.charge(7, now - std::chrono::milliseconds(300), false);
+  // 0.3 s and whatever passed since `now` (a loaded machine may pause the test between the two).
+  const double late = std::chrono::duration<double>(Clock::now() - now).count();
+  EXPECT_LE(clocks.seconds_left(7), 0.7 + 1e-9);
+  EXPECT_GE(clocks.seconds_left(7), 0.7 - late - 1e-3);
   EXPECT_DOUBLE_EQ(clocks.seconds_left(8), 1.0);
   clocks.end_game(7);
   EXPECT_DOUBLE_EQ(clocks.seconds_left(7), 1.0);
@@ -336,8 +339,9 @@ TEST(MatchClockTest, APlayerOverItsTimeLosesOnTime) {
 }
 
 TEST(MatchClockTest, TimedPlayersNeverLoseOnTimeAndTheReportShowsTheirMoves) {
-  auto uct = make_player(mg(), "uct:clock=1");
-  auto ab = make_player(mg(), "alphabeta:clock=1");
+  // (3 s clocks: a loaded machine may pause a move well past its budget)
+  auto uct = make_player(mg(), "uct:clock=3");
+  auto ab = make_player(mg(), "alphabeta:clock=3");
   MatchConfig config;
   config.games = 4;
   config.threads = 2;
@@ -347,7 +351,7 @@ TEST(MatchClockTest, TimedPlayersNeverLoseOnTimeAndTheReportShowsTheirMoves) {
   for (const SideTime& t : status.time) {
     EXPECT_GT(t.moves, 0);
     EXPECT_GT(t.max_move, 0.0);
-    EXPECT_LT(t.max_move, 0.5) << "no move takes half the clock";
+    EXPECT_LT(t.max_move, 1.5) << "no move takes half the clock";
   }
   EXPECT_NE(format_match_report(status).find(", max "), std::string::npos);
 }

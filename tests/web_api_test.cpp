@@ -1646,23 +1646,13 @@ TEST(WebServerTest, ASearchStopsWhenItsClientLeaves) {
                   "application/json");
   };
   for (const char* player : {"alphabeta:depth=12", "uct:sims=10000000"}) {
-    {
-      // The search holds the one place... (on a loaded machine a probe may take the place before
-      // the long search arrives, which is then refused: that long search is sent again)
-      std::unique_ptr<test_util::RawConnection> leaving;
-      bool held = false;
-      for (int attempt = 0; attempt < 5 && !held; ++attempt) {
-        leaving = std::make_unique<test_util::RawConnection>(port);
-        ASSERT_TRUE(leaving->send(analyse_request(player)));
-        held = test_util::wait_until(
-            [&] {
-              auto res = probe();
-              return res && res->status == 503;
-            },
-            std::chrono::seconds(10));
-      }
-      ASSERT_TRUE(held) << player;
-    }  // ... until its client leaves; then the place is free again.
+    // The search holds the one place until its client leaves (at once); then it is free again.
+    const auto status = [&] {
+      auto res = probe();
+      return res ? res->status : 0;
+    };
+    ASSERT_NE(test_util::hold_the_search_place(port, analyse_request(player), status), nullptr)
+        << player;
     EXPECT_TRUE(test_util::wait_until(
         [&] {
           auto res = probe();
@@ -1679,20 +1669,27 @@ TEST(WebServerTest, ASearchStopsWhenItsClientLeaves) {
 TEST(WebServerTest, StopEndsASearchInProgress) {
   ServerOptions options;
   options.port = 0;
+  options.limits.max_searches = 1;
   options.limits.search_ms = 600000;
   options.limits.max_alphabeta_depth = 12;
   WebServer server(options);
   const int port = server.start();
-  test_util::RawConnection searching(port);
-  ASSERT_TRUE(searching.send(analyse_request("alphabeta:depth=12")));
-  // Give the search time to start (it would run for hours); then stop the server.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  // Once the search (it would run for hours) holds the one place, the server stops.
+  const std::unique_ptr<test_util::RawConnection> searching =
+      test_util::hold_the_search_place(port, analyse_request("alphabeta:depth=12"), [&] {
+        const json quick = {{"game", "mg"}, {"player", "alphabeta:depth=1"}};
+        auto res = c.Post("/api/move", quick.dump(), "application/json");
+        return res ? res->status : 0;
+      });
+  ASSERT_NE(searching, nullptr) << "the search never held its place";
   const auto start = std::chrono::steady_clock::now();
   server.stop();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 30.0);  // a fraction of a second here; hours before
-  const std::string answer = searching.receive(std::chrono::seconds(30));
+  const std::string answer = searching->receive(std::chrono::seconds(30));
   EXPECT_EQ(test_util::status_of(answer), 503) << answer;
   EXPECT_NE(test_util::body_of(answer).find("the server is stopping"), std::string::npos)
       << answer;
