@@ -633,6 +633,34 @@ TEST(RunFolderTables, ARepeatedStepKeepsItsNewestRow) {
   std::filesystem::remove_all(dir);
 }
 
+// What a train row's points weigh on the loss curves, for the page and `report` alike: its
+// steps, one for a table from before loss_steps, nothing for a row with no step or count.
+TEST(RunFolderTables, ATrainRowWeighsItsStepsOnALossCurve) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  MetricsRow row{};
+  row.kind = "train";
+  row.step = 10;
+  row.policy_loss = 1.5;
+  row.value_loss = 0.5;
+  row.loss_steps = 9;
+  EXPECT_EQ(loss_weight(row), 9.0);
+  row.loss_steps = nan;  // an older table
+  EXPECT_EQ(loss_weight(row), 1.0);
+  for (const double count : {0.0, 0.5, -3.0, inf}) {
+    row.loss_steps = count;
+    EXPECT_EQ(loss_weight(row), 0.0) << count;
+  }
+  row.loss_steps = 4;
+  for (const double step : {nan, inf}) {
+    MetricsRow damaged = row;
+    damaged.step = step;
+    EXPECT_EQ(loss_weight(damaged), 0.0) << step;
+  }
+  row.kind = "gate";
+  EXPECT_EQ(loss_weight(row), 0.0);
+}
+
 // --recover rebuilds state.yaml from the log's session lines, taking only what a line holds in
 // full: a line cut short by a kill once gave a 7-digit run id that the next start refused, and
 // "(session -1" counted 2^64-1 sessions.

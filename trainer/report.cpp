@@ -141,9 +141,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
   util::BoundedCurve<1> policy_curve, value_curve, speed_curve;
   for_each_metrics_row(paths.metrics(), &bad_rows, true, [&](const MetricsRow& row) {
     ++metric_rows;
-    if (row.kind == "train") {
-      const bool counted = std::isfinite(row.loss_steps) && row.loss_steps >= 1;
-      const double steps = counted ? row.loss_steps : 1.0;
+    if (const double steps = loss_weight(row); steps > 0) {
       policy_curve.add(row.step, {row.policy_loss}, steps);
       value_curve.add(row.step, {row.value_loss}, steps);
     }

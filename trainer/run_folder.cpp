@@ -379,6 +379,12 @@ MetricsRow MetricsRowReader::operator()(const util::CsvTable::Row& row) const {
   return m;
 }
 
+double loss_weight(const MetricsRow& row) {
+  if (row.kind != "train" || !std::isfinite(row.step)) return 0.0;
+  if (std::isnan(row.loss_steps)) return 1.0;  // a table from before the column
+  return std::isfinite(row.loss_steps) && row.loss_steps >= 1 ? row.loss_steps : 0.0;
+}
+
 void for_each_metrics_row(const fs::path& path, int* skipped, bool check_header,
                           const std::function<void(const MetricsRow&)>& visit) {
   util::CsvTable::Position at;

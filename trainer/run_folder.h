@@ -219,6 +219,11 @@ struct MetricsRow {
       resign_false_rate, loss_steps;  // loss_steps: NaN in rows from before it (one step each)
 };
 
+// The train steps whose mean losses a row holds, what its points on the loss curves weigh: its
+// loss_steps, one in a table from before that column; 0 for a row that is no train row, has no
+// step, or a count under one or infinite. (A loss that is not a number is left out by its curve.)
+double loss_weight(const MetricsRow& row);
+
 // metrics.csv's rows as MetricsRow, by the columns of a file's own header (an older layout has
 // fewer): for a reader that follows the table as it grows (util::CsvTable::read_new).
 class MetricsRowReader {

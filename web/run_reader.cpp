@@ -311,9 +311,9 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
     if (const auto s = value(row.step)) last["step"] = *s;
   }
   if (k == "train") {
-    const auto s = value(row.step), pl = value(row.policy_loss), vl = value(row.value_loss);
-    const double steps = value(row.loss_steps).value_or(1.0);
-    if (s && pl && vl && steps >= 1) losses.add(*s, {*pl, *vl}, steps);
+    const double steps = trainer::loss_weight(row);
+    if (steps > 0 && std::isfinite(row.policy_loss) && std::isfinite(row.value_loss))
+      losses.add(row.step, {row.policy_loss, row.value_loss}, steps);
     last["learning_rate"] = or_null(value(row.learning_rate));
     last["generation"] = or_null(value(row.generation));
   }
