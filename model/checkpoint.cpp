@@ -28,20 +28,17 @@ bool host_is_little_endian() {
   return first == 1;
 }
 
-// Little-endian writer into a byte vector.
+// Little-endian writer into a byte string (util's encoding, as every framed file's).
 class Writer {
  public:
-  void u32(std::uint32_t v) { put_le(v, 4); }
-  void i32(std::int32_t v) { put_le(static_cast<std::uint32_t>(v), 4); }
-  void u64(std::uint64_t v) { put_le(v, 8); }
-  void i64(std::int64_t v) { put_le(static_cast<std::uint64_t>(v), 8); }
-  void bytes(const void* p, std::size_t n) {
-    const char* c = static_cast<const char*>(p);
-    out_.insert(out_.end(), c, c + n);
-  }
+  void u32(std::uint32_t v) { util::put_le(out_, v, 4); }
+  void i32(std::int32_t v) { util::put_le(out_, static_cast<std::uint32_t>(v), 4); }
+  void u64(std::uint64_t v) { util::put_le(out_, v, 8); }
+  void i64(std::int64_t v) { util::put_le(out_, static_cast<std::uint64_t>(v), 8); }
+  void bytes(const void* p, std::size_t n) { out_.append(static_cast<const char*>(p), n); }
   void str(const std::string& s) {
     u32(static_cast<std::uint32_t>(s.size()));
-    bytes(s.data(), s.size());
+    out_ += s;
   }
   void floats(const std::vector<float>& v) {
     if (host_is_little_endian()) {
@@ -55,16 +52,15 @@ class Writer {
     }
   }
   void patch_u64(std::size_t at, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_[at + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    std::string le;
+    util::put_le(le, v, 8);
+    out_.replace(at, 8, le);
   }
   std::size_t size() const { return out_.size(); }
-  std::vector<char>& buffer() { return out_; }
+  std::string& buffer() { return out_; }
 
  private:
-  void put_le(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-  }
-  std::vector<char> out_;
+  std::string out_;
 };
 
 // Bounds-checked little-endian reader; every failure names the file and the offset.
@@ -84,9 +80,7 @@ class Reader {
   }
   std::uint64_t le(int n, const char* what) {  // n <= 8
     need(static_cast<std::size_t>(n), what);
-    std::uint64_t v = 0;
-    for (int i = 0; i < n; ++i)
-      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(data_[pos_ + i])) << (8 * i);
+    const std::uint64_t v = util::get_le(std::string_view(data_, size_), pos_, n);
     pos_ += static_cast<std::size_t>(n);
     return v;
   }
@@ -203,7 +197,7 @@ void check_tensors(const Checkpoint& checkpoint, const std::string& source) {
   }
 }
 
-std::vector<char> serialize_checkpoint(const Checkpoint& c) {
+std::string serialize_checkpoint(const Checkpoint& c) {
   check_tensors(c, "being written for " + c.game);
   Writer w;
   w.bytes(kCheckpointMagic, sizeof kCheckpointMagic);
@@ -337,7 +331,7 @@ Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::stri
 }
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
-  const std::vector<char> bytes = serialize_checkpoint(checkpoint);
+  const std::string bytes = serialize_checkpoint(checkpoint);
   try {
     util::write_file_atomically(path, bytes.data(), bytes.size());
   } catch (const std::runtime_error& e) {

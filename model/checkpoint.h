@@ -81,7 +81,7 @@ Checkpoint load_checkpoint(const std::string& path, const Game& game,
                            const NetConfig* expected = nullptr);
 
 // The checkpoint as bytes, and back (the file content; `source` names it in errors).
-std::vector<char> serialize_checkpoint(const Checkpoint& checkpoint);
+std::string serialize_checkpoint(const Checkpoint& checkpoint);
 Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::string& source);
 
 // Checks that the tensors are exactly network_tensor_specs() of the stored config and shapes, with

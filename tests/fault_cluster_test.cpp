@@ -283,9 +283,8 @@ TEST(FaultCluster, AWorkerRefusesANetworkOfAnotherArchitecture) {
   RedisServer redis;
   redis.command({"SET", "oppidum:arch:config", read_file(kConfig)});
   const oppidum::Game& game = oppidum::game_by_name("mg");
-  const std::vector<char> bytes = oppidum::model::serialize_checkpoint(
+  const std::string checkpoint = oppidum::model::serialize_checkpoint(
       oppidum::model::random_checkpoint(game, oppidum::model::NetConfig::sized(2, 16), 5));
-  const std::string checkpoint(bytes.begin(), bytes.end());
   redis.command({"HSET", "oppidum:arch:network", "checkpoint", checkpoint, "crc32",
                  std::to_string(oppidum::util::crc32(checkpoint.data(), checkpoint.size())),
                  "step", "0", "generation", "0", "game", "mg", "encoding_version",

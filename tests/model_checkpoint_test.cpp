@@ -32,12 +32,12 @@ NetConfig small_config(bool pooling = false) {
   return c;
 }
 
-std::vector<char> read_file(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void write_file(const std::string& path, const std::vector<char>& bytes) {
+void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
@@ -176,7 +176,7 @@ TEST(Checkpoint, WhatCannotFoldIsRefusedByNameAndForeignNamesAreQuoted) {
   Checkpoint c = random_checkpoint(mg, small_config(), 5);
   for (NamedTensor& t : c.tensors)
     if (t.name == "stem.bn.running_var") t.data[0] = -1.0f;
-  const std::vector<char> bytes = serialize_checkpoint(c);
+  const std::string bytes = serialize_checkpoint(c);
   util::write_file_atomically(path, bytes.data(), bytes.size());
   try {
     load_checkpoint(path);
@@ -190,7 +190,7 @@ TEST(Checkpoint, WhatCannotFoldIsRefusedByNameAndForeignNamesAreQuoted) {
   Checkpoint foreign = random_checkpoint(mg, small_config(), 5);
   foreign.game = "mg\x1b[31m\nsecond line";
   const std::string escaped = dir.file("escape.ckpt");
-  const std::vector<char> foreign_bytes = serialize_checkpoint(foreign);
+  const std::string foreign_bytes = serialize_checkpoint(foreign);
   util::write_file_atomically(escaped, foreign_bytes.data(), foreign_bytes.size());
   try {
     load_checkpoint(escaped, mg);
@@ -221,7 +221,7 @@ TEST(Checkpoint, NonFiniteWeightsAreNeverWrittenOrLoaded) {
   EXPECT_FALSE(std::filesystem::exists(path));
   // The same bytes with the infinity put in after the check, and the CRC made right again.
   c.tensors[2].data[7] = 0.5f;
-  std::vector<char> bytes = serialize_checkpoint(c);
+  std::string bytes = serialize_checkpoint(c);
   const float half = 0.5f, infinite = std::numeric_limits<float>::infinity();
   std::size_t found = 0, at = 0;
   for (std::size_t i = 0; i + 4 <= bytes.size(); ++i)
@@ -259,7 +259,7 @@ TEST(Checkpoint, ShapesBeyondAnyGameAreRefusedBeforeTheirProducts) {
        std::vector<std::array<int, 3>>{{3, 2000000000, 10}, {5000, 8, 10}, {3, 8, 1 << 30}}) {
     // Written as the writer would, then the four header fields after the 20-byte header, the
     // game's name and the encoding version patched, and the CRC made right again.
-    std::vector<char> bytes = serialize_checkpoint(random_checkpoint(mg, small_config(), 3));
+    std::string bytes = serialize_checkpoint(random_checkpoint(mg, small_config(), 3));
     std::size_t at = 20 + 4 + mg.name().size() + 4;
     for (const int v : {planes, side, side, actions}) {
       for (int k = 0; k < 4; ++k)
@@ -317,21 +317,21 @@ class DamagedCheckpoint : public ::testing::Test {
     bytes_ = read_file(path_);
     ASSERT_GT(bytes_.size(), 1000u);
   }
-  std::string error_after_writing(const std::vector<char>& bytes) {
+  std::string error_after_writing(const std::string& bytes) {
     write_file(path_, bytes);
     return load_error(path_, mg_);
   }
   TempDir dir_{"damaged"};
   const Game& mg_ = game_by_name("mg");
   std::string path_;
-  std::vector<char> bytes_;
+  std::string bytes_;
 };
 
 TEST_F(DamagedCheckpoint, FlippedByteAnywhereIsRefused) {
   // Every region: header, config, names, tensor data, the CRC itself.
   for (std::size_t at : {std::size_t{30}, std::size_t{60}, bytes_.size() / 3, bytes_.size() / 2,
                          bytes_.size() - 20, bytes_.size() - 2}) {
-    std::vector<char> bad = bytes_;
+    std::string bad = bytes_;
     bad[at] = static_cast<char>(bad[at] ^ 0x10);
     const std::string what = error_after_writing(bad);
     EXPECT_NE(what.find(path_), std::string::npos) << "byte " << at << ": " << what;
@@ -343,24 +343,24 @@ TEST_F(DamagedCheckpoint, TruncatedFileIsRefused) {
   for (std::size_t keep : {std::size_t{0}, std::size_t{5}, std::size_t{19}, std::size_t{100},
                            bytes_.size() / 2, bytes_.size() - 1}) {
     const std::string what =
-        error_after_writing(std::vector<char>(bytes_.begin(), bytes_.begin() + keep));
+        error_after_writing(std::string(bytes_.begin(), bytes_.begin() + keep));
     EXPECT_NE(what.find(path_), std::string::npos) << keep << ": " << what;
     EXPECT_FALSE(what.empty());
   }
   const std::string what =
-      error_after_writing(std::vector<char>(bytes_.begin(), bytes_.end() - 100));
+      error_after_writing(std::string(bytes_.begin(), bytes_.end() - 100));
   EXPECT_NE(what.find("truncated"), std::string::npos) << what;
 }
 
 TEST_F(DamagedCheckpoint, WrongMagicIsRefused) {
-  std::vector<char> bad = bytes_;
+  std::string bad = bytes_;
   bad[0] = 'X';
   const std::string what = error_after_writing(bad);
   EXPECT_NE(what.find("not an oppidum checkpoint"), std::string::npos) << what;
 }
 
 TEST_F(DamagedCheckpoint, OtherFormatVersionIsRefused) {
-  std::vector<char> bad = bytes_;
+  std::string bad = bytes_;
   bad[8] = 9;
   const std::string what = error_after_writing(bad);
   EXPECT_NE(what.find("format version 9"), std::string::npos) << what;

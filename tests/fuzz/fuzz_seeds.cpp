@@ -181,9 +181,8 @@ void file_seeds(const std::string& out) {
       c.score_head = v == 1;
       auto ck = model::random_checkpoint(*game, c, 3);
       ck.metadata = "fuzz";
-      const auto bytes = model::serialize_checkpoint(ck);
       put(out + "/checkpoint/" + game->name() + std::to_string(v), '\0',
-          std::string(bytes.begin(), bytes.end()));
+          model::serialize_checkpoint(ck));
     }
   }
   // Run folder: state.yaml, log.txt, arena.csv, metrics.csv.
