@@ -57,8 +57,8 @@ void bench_playouts(const char* label, const P& start_pos, int games, int max_pl
     plies += random_playout(pos, rng, max_plies);
   }
   const double s = seconds_since(start);
-  std::printf("%-34s %d random games %8.3f s %10.0f games/s %6.1f plies/game\n", label, games, s,
-              games / s, static_cast<double>(plies) / games);
+  std::printf("%-34s %d random games %8.3f s %10.0f games/s (wall) %6.1f plies/game\n", label,
+              games, s, games / s, static_cast<double>(plies) / games);
 }
 
 struct BenchRulesOptions {

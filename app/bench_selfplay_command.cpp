@@ -129,8 +129,9 @@ void measure(const Game& game, const config::RunConfig& config, const std::strin
               row->evals_per_position, row->mean_batch, 100.0 * row->forward_busy,
               static_cast<long long>(games));
   if (network == "net")
-    std::printf("   forward alone %.0f positions/s, bound %.1f positions/s: %.0f%% of it",
-                row->forward_rate, row->bound, 100.0 * row->positions_per_second / row->bound);
+    std::printf(
+        "   forward alone %.0f evaluations/s a worker, bound %.1f positions/s: %.0f%% of it",
+        row->forward_rate, row->bound, 100.0 * row->positions_per_second / row->bound);
   std::printf("\n");
   std::fflush(stdout);
 }

@@ -658,7 +658,7 @@ std::string format_progress(const MatchStatus& s) {
                 elo_text(s, " ").c_str());
   std::string line = buffer;
   if (s.sprt) {
-    std::snprintf(buffer, sizeof buffer, "  LLR %.2f [%.2f, %.2f]", s.llr, s.bounds.lower,
+    std::snprintf(buffer, sizeof buffer, "  LLR %.3f [%.3f, %.3f]", s.llr, s.bounds.lower,
                   s.bounds.upper);
     line += buffer;
   }
@@ -692,7 +692,7 @@ std::string format_match_report(const MatchStatus& s) {
       << "  pairs 0/0.5/1/1.5/2 points: " << format_pairs(s) << '\n';
   for (const std::string& caveat : elo_caveats(s)) out << "(" << caveat << ")\n";
   if (s.sprt) {
-    std::snprintf(buffer, sizeof buffer, "SPRT %s: %s  LLR %.2f (bounds %.2f, %.2f)\n",
+    std::snprintf(buffer, sizeof buffer, "SPRT %s: %s  LLR %.3f (bounds %.3f, %.3f)\n",
                   s.sprt->describe().c_str(), describe_verdict(s).c_str(), s.llr, s.bounds.lower,
                   s.bounds.upper);
     out << buffer;

@@ -637,6 +637,37 @@ TEST(WebRatingsTest, AnchorMatchesJoinTheRunToItsAnchor) {
   fs::remove_all(root);
 }
 
+// A long anchor match's points come from its pair counts, exactly (its score, written to 4
+// decimals, is a half point out at 20,000 games); a row whose counts do not add up to its games
+// falls back to the score.
+TEST(WebRatingsTest, AnAnchorMatchCountsItsPointsFromItsPairs) {
+  const fs::path root = test_util::process_temp_dir("web_anchor_pairs_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 5);
+  {
+    trainer::RunFolder folder(run.dir);
+    folder.open_tables(false, "random");
+    for (int generation : {4, 5}) {
+      trainer::GateRow g;
+      g.generation = generation, g.step = 10 * generation;
+      g.opponent_generation = generation - 1, g.promoted = true;
+      g.games = 8, g.wins = 8, g.draws = 0, g.losses = 0;
+      g.elo = 300, g.elo_low = 100, g.elo_high = 500, g.verdict = "H1", g.seconds = 800;
+      // 19,617 half points in 20,000 games: a score of 0.490425
+      g.anchor = "random", g.anchor_games = 20000, g.anchor_score = 19617.0 / 40000;
+      g.anchor_pairs = generation == 4 ? "1234/2345/3456/1500/1465" : "1/2/3/4/5";
+      folder.append_gate(g, 16000, 200);
+    }
+  }
+  RunReader reader("run", run.dir);
+  const SourceResults results = reader.results();
+  std::vector<std::vector<int>> anchors;
+  for (const arena::MatchLine& m : results.matches)
+    if (m.b == "random") anchors.push_back({m.wins, m.draws, m.losses});
+  const std::vector<std::vector<int>> expected = {{9808, 1, 10191}, {9808, 0, 10192}};
+  EXPECT_EQ(anchors, expected);
+  fs::remove_all(root);
+}
+
 // Gate rows whose interval is none (written before intervals were finite for perfect and
 // zero-variance scores: [0, 0] for +4 =0 -4, +inf for 4-0) are shown without one, never as an
 // interval of zero width or with an infinite end.
