@@ -445,6 +445,47 @@ TEST(FaultRun, AFullDiskStopsTheRunAndTheFolderContinuesElsewhere) {
   expect_consistent(copy);
 }
 
+// A log that cannot be written stops the run with an error naming it, as a table does (spdlog
+// alone printed the error and went on: the log cut mid-line, every later line lost, --recover's
+// session lines among them); the next session ends the cut line before its own. The file size
+// limit (ulimit -f) plays the full disk, on the log alone: it is padded to just under the limit,
+// which every other file of the tiny run is far below.
+TEST(FaultRun, ALogThatCannotBeWrittenStopsTheRun) {
+  const fs::path dir = finished_run("log_cannot_be_written");
+  const fs::path log = dir / "log.txt";
+  {
+    std::string text = read_file(log);
+    const std::string filler =
+        "[2026-01-01 00:00:00] a line of an earlier session, to bring the log near the limit\n";
+    const std::size_t target = (std::size_t{1} << 20) - 40;
+    while (text.size() + filler.size() <= target) text += filler;
+    text += std::string(target - text.size() - 1, 'x') + "\n";
+    std::ofstream(log, std::ios::binary | std::ios::trunc) << text;
+  }
+  const CommandResult r = run_shell("bash -c 'ulimit -f 1024; trap \"\" XFSZ; exec " + kBinary +
+                                    " train --run " + dir.string() +
+                                    " --no-status --set run.max_generations=4' 2>&1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("error: cannot write the run's log " + log.string() + ": "),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("LOG ERROR"), std::string::npos) << r.out;
+  EXPECT_NE(read_file(log).back(), '\n') << "the test did not cut the log's last line";
+  const CommandResult resumed = train(dir, "--set run.max_generations=4");
+  EXPECT_EQ(resumed.status, 0) << resumed.out;
+  const std::regex stamp(R"(\[20[0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9:]{8}\])");
+  std::istringstream lines(read_file(log));
+  std::string last;
+  for (std::string line; std::getline(lines, line); last = line) {
+    if (line.empty() || line[0] == 'x') continue;
+    const auto stamps = std::distance(std::sregex_iterator(line.begin(), line.end(), stamp),
+                                      std::sregex_iterator());
+    EXPECT_EQ(stamps, 1) << "a line runs into another: " << line;
+  }
+  EXPECT_NE(last.find("stopped: "), std::string::npos) << last;  // the resumed session's end
+  expect_consistent(dir);
+}
+
 // Items 5 and 6: kill -9 at any moment, then the same command, any number of times, leaves one
 // consistent run: one row per step, no generation gated twice, best.ckpt the last promoted.
 TEST(FaultRun, KillNineAndResumeKeepOneConsistentRun) {

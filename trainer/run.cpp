@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -45,14 +47,45 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kInitStream = 0x494E495400000000ULL;    // initial network weights
 constexpr std::uint64_t kSampleStream = 0x53414D504C450000ULL;  // batch sampling, by session
 
-std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths) {
+// The first error writing log.txt (a full disk): the session stops on it as it does on its
+// tables' (spdlog alone would print it to stderr and go on, the file cut mid-line and every later
+// line lost, the lines --recover reads among them).
+class LogFailure {
+ public:
+  void record(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (what_.empty()) what_ = what.empty() ? "an unknown error" : what;
+  }
+  // Throws std::runtime_error naming the log once an error was recorded.
+  void check(const RunPaths& paths) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!what_.empty())
+      throw std::runtime_error("cannot write the run's log " + paths.log().string() + ": " +
+                               what_);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::string what_;
+};
+
+std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
+                                            const std::shared_ptr<LogFailure>& failure) {
+  const std::string path = paths.log().string();
   // spdlog opens whatever is there: a link (its target written), a FIFO (a hang) are refused first.
-  util::append_to_file(paths.log().string(), "", false);
+  util::append_to_file(path, "", false);
+  {  // a last line cut short (a full disk, a kill mid-write) is ended: none runs into the next
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    char last = '\n';
+    if (in && in.tellg() > 0 && in.seekg(-1, std::ios::end) && in.get(last) && last != '\n')
+      util::append_to_file(path, "\n", false);
+  }
   auto console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(paths.log().string());
+  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
   auto logger = std::make_shared<spdlog::logger>("train", spdlog::sinks_init_list{console, file});
   logger->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
   logger->flush_on(spdlog::level::info);
+  logger->set_error_handler([failure](const std::string& what) { failure->record(what); });
   return logger;
 }
 
@@ -90,6 +123,7 @@ class Session {
       telemetry_->end_status_line();
       log_->info("stopped: {} positions, trainer step {}, generation {}; run the same command to "
                  "continue", window_->total_positions(), trainer_->steps(), generation());
+      log_failure_->check(paths_);
     } catch (const std::exception& e) {
       if (new_run_ && !fs::exists(paths_.config())) give_back_reservation();  // never created
       if (telemetry_) telemetry_->end_status_line();
@@ -119,7 +153,7 @@ class Session {
       server_.reset();
       give_back_reservation();
     }
-    log_ = make_logger(paths_);
+    log_ = make_logger(paths_, log_failure_);
   }
 
   // What a new run needs beyond its config and anchor (resolve), checked before its folder exists
@@ -331,6 +365,7 @@ class Session {
         intake_->poll();
         last_ingest = Clock::now();
       }
+      log_failure_->check(paths_);  // here, on the loop's thread (tick runs on a gate's too)
       tick();
       const std::int64_t positions = window_->total_positions();
       const double allowed = config_.training.sample_reuse * static_cast<double>(positions);
@@ -459,6 +494,7 @@ class Session {
   std::unique_ptr<RunFolder> folder_;
   bool new_run_ = false;
   std::optional<model::Checkpoint> initial_;  // a new run's initial network, made before its folder
+  std::shared_ptr<LogFailure> log_failure_ = std::make_shared<LogFailure>();
   std::shared_ptr<spdlog::logger> log_;
   // Its lines, for the units that take a log-line callback.
   const util::LogLine info_ = [this](const std::string& line) {
