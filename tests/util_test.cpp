@@ -1,7 +1,10 @@
 // util/: durable atomic writes, framed files, bounded reads of regular files only, the folder lock,
 // CSV tables that repair what a kill leaves behind, and curves in bounded memory.
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <cmath>
@@ -380,6 +383,63 @@ TEST(CsvTable, ReadNewFollowsAGrowingTable) {
   fs::remove(file);
   EXPECT_TRUE(rows().empty());
   EXPECT_TRUE(restarted);
+}
+
+// A repair whose rewrite fails (here the file size limit, as a full disk would) leaves the table
+// as it was and takes back what it set aside: a run restarted again and again on a full disk once
+// added the same lines to .damaged at every try. Once the rewrite succeeds they are there once.
+TEST(CsvTable, ARepairThatFailsSetsNothingAsideTwice) {
+  const fs::path file = fresh("repair_fails.csv");
+  const std::string damaged = file.string() + ".damaged";
+  std::string table = "a,b\n3,4,5\n";  // a damaged row, then 80 KB of rows
+  for (int i = 0; i < 20000; ++i) table += "1,2\n";
+  std::ofstream(file) << table;
+  std::ofstream(damaged) << "set aside before\n";
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit: EFBIG
+  rlimit limited = before;
+  limited.rlim_cur = 32 << 10;  // the rewritten table's 80 KB do not fit, the damaged row does
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  int failed = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    try {
+      CsvTable t(file.string(), {"a", "b"}, false);
+    } catch (const FileError&) {
+      ++failed;
+    }
+  }
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(failed, 3);
+  EXPECT_EQ(read_file(file), table);
+  EXPECT_EQ(read_file(damaged), "set aside before\n");
+  {
+    CsvTable t(file.string(), {"a", "b"}, false);
+    EXPECT_EQ(t.dropped_on_open(), 1);
+  }
+  EXPECT_EQ(read_file(damaged), "set aside before\n3,4,5\n");
+  // Rows moved aside by set_aside alike: a failed rewrite takes them back.
+  {
+    CsvTable t(file.string(), {"a", "b"}, false);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+    std::signal(SIGXFSZ, SIG_IGN);
+    bool threw = false;
+    int seen = 0;
+    try {
+      t.set_aside([&](const CsvTable::Row&) { return ++seen == 1; });
+    } catch (const FileError&) {
+      threw = true;
+    }
+    ::setrlimit(RLIMIT_FSIZE, &before);
+    std::signal(SIGXFSZ, old_handler);
+    EXPECT_TRUE(threw);
+    EXPECT_EQ(read_file(damaged), "set aside before\n3,4,5\n");
+    seen = 0;
+    EXPECT_EQ(t.set_aside([&](const CsvTable::Row&) { return ++seen == 1; }), 1);
+  }
+  EXPECT_EQ(read_file(damaged), "set aside before\n3,4,5\n1,2\n");
+  fs::remove(damaged);
 }
 
 TEST(CsvTable, RepairsCutOffAndMergedRowsAndRefusesOtherLayouts) {

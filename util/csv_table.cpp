@@ -184,11 +184,59 @@ CsvTable::CsvTable(std::string path, Row header, bool durable)
   open_for_append();
 }
 
+namespace {
+
+// What a rewrite of `table` sets aside is taken back when the rewrite fails before the table was
+// replaced (a full disk: the lines are still in the table, which is left as it was), so a repair
+// tried again, by every restart of a run on a full disk, never sets the same lines aside twice.
+// Kept once the table is replaced (a new file in its place: whatever failed after that).
+class SetAsideUndo {
+ public:
+  SetAsideUndo(const std::string& table, std::string path)
+      : table_(table), path_(std::move(path)), table_inode_(inode_of(table)) {
+    struct stat st {};
+    if (::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      existed_ = true;
+      size_ = st.st_size;
+    }
+  }
+  SetAsideUndo(const SetAsideUndo&) = delete;
+  SetAsideUndo& operator=(const SetAsideUndo&) = delete;
+  ~SetAsideUndo() {
+    if (kept_ || inode_of(table_) != table_inode_) return;
+    if (!existed_) {
+      ::unlink(path_.c_str());
+      return;
+    }
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > size_)
+      (void)!::ftruncate(fd, size_);
+    ::close(fd);
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  static ino_t inode_of(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  }
+
+  std::string table_, path_;
+  ino_t table_inode_;
+  bool existed_ = false, kept_ = false;
+  off_t size_ = 0;
+};
+
+}  // namespace
+
 void CsvTable::rewrite_repaired(std::size_t found_fields) {
   // Columns are only ever added at the end: an older file's header is a prefix of this one, and
   // its rows get empty new fields. Nothing read is lost: what the table cannot use goes to a file
   // beside it before the table is replaced.
   AtomicFile out(path_);
+  SetAsideUndo undo(path_, set_aside_path());
   out.write(format(header_) + "\n");
   if (exists(path_)) {
     std::string set_aside;
@@ -223,6 +271,7 @@ void CsvTable::rewrite_repaired(std::size_t found_fields) {
     if (!set_aside.empty()) append_to_file(set_aside_path(), set_aside, false);
   }
   out.commit();
+  undo.keep();
 }
 
 CsvTable::~CsvTable() {
@@ -300,6 +349,7 @@ int CsvTable::retain(const std::function<bool(const Row&)>& keep) {
 }
 
 int CsvTable::set_aside(const std::function<bool(const Row&)>& drop) {
+  SetAsideUndo undo(path_, set_aside_path());
   std::vector<std::uint64_t> gone;
   std::string moved;
   std::uint64_t index = 0;
@@ -315,7 +365,9 @@ int CsvTable::set_aside(const std::function<bool(const Row&)>& drop) {
     ++index;
   });
   if (!moved.empty()) append_to_file(set_aside_path(), moved, false);
-  return rewrite_without(gone);
+  const int count = rewrite_without(gone);
+  undo.keep();
+  return count;
 }
 
 void CsvTable::append(const Row& row) {
