@@ -264,6 +264,12 @@ void FolderReplayStore::append(const std::vector<GameRecord>& games) {
   ++next_chunk_;
 }
 
+std::optional<std::uint64_t> FolderReplayStore::number_of(const std::string& path) {
+  const std::string digits = chunk_digits(fs::path(path).filename().string());
+  if (digits.empty()) return std::nullopt;
+  return chunk_number(digits);
+}
+
 std::vector<std::string> FolderReplayStore::chunks() const {
   std::vector<std::pair<std::uint64_t, std::string>> found;
   std::vector<std::string> problems;

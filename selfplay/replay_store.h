@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,12 @@ class FolderReplayStore final : public GameSink {
 
   // Throws std::logic_error on a read-only store.
   void append(const std::vector<GameRecord>& games) override;
-  // The chunk files stored so far, oldest first.
+  // The chunk files stored so far, oldest first (by number). A listing taken while chunks are
+  // added may lack one added during it and hold a later one: a reader that follows the folder
+  // goes by the chunks' numbers (number_of), not by their places in the list.
   std::vector<std::string> chunks() const;
+  // The number of a chunk file (its path or name), nothing for a name that is no chunk's.
+  static std::optional<std::uint64_t> number_of(const std::string& path);
   // One line per odd entry skipped by the last chunks() call.
   std::vector<std::string> problems() const;
 

@@ -989,6 +989,39 @@ TEST(Intake, AnIndexThatDisagreesWithTheChunksIsRebuilt) {
   }
 }
 
+// A listing of the folder taken while chunks are added may lack one added during it and hold the
+// next: each chunk is read once all the same, the late one included (the intake once went by
+// places in the listing: the next chunk took the missing one's place and was read twice, the
+// missing one never; the same games counted, other positions).
+TEST(Intake, AChunkMissingFromAListingIsReadOnceItIsThere) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "intake_late_chunk";
+  ten_chunks(dir);  // chunks 0-9, two five-ply games each
+  RunFolder folder(dir);
+  RunState state_yaml;
+  ReplayWindow window(game_by_name("mg"), window_of(30, 30, 0.5));
+  selfplay::FolderReplayStore store((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  Intake intake(folder, state_yaml, window, store, nullptr, [](const std::string&) {});
+  intake.load_window(30);
+  ASSERT_EQ(intake.games(), 20);
+  // Chunk 11, of three games of another length, shows before chunk 10 (of one game) does.
+  selfplay::GameRecord three_plies = five_ply_record();
+  three_plies.moves.resize(3);
+  store.append({five_ply_record()});  // chunk 10
+  store.append({three_plies, three_plies, three_plies});  // chunk 11
+  const fs::path late = dir / "games" / "chunk-00000010.bin", aside = dir / "late.bin";
+  fs::rename(late, aside);
+  intake.read_folder();
+  EXPECT_EQ(intake.games(), 23);
+  fs::rename(aside, late);
+  intake.read_folder();
+  intake.read_folder();
+  EXPECT_EQ(intake.games(), 24);
+  EXPECT_EQ(window.total_positions(), 100 + 5 + 9);
+  EXPECT_EQ(intake.chunks(), 12u);
+}
+
 // A chunk number is used once: a chunk that is gone keeps its number in the index (0 games), and
 // the next chunk is numbered above every number on disk or in the index.
 TEST(Intake, ChunkNumbersAreNeverUsedTwice) {

@@ -46,9 +46,11 @@ void Intake::load_window(std::int64_t window_positions) {
   std::size_t counted = 0;
   for (; counted < first; ++counted) {
     const auto it = sizes.find(chunks[counted]);
-    if (it == sizes.end()) break;
+    const auto number = selfplay::FolderReplayStore::number_of(chunks[counted]);
+    if (it == sizes.end() || !number) break;
     games += it->second.games;
     positions += it->second.positions;
+    mark_read(*number);
   }
   window_.count_unloaded(positions);
   games_ += games;
@@ -57,14 +59,23 @@ void Intake::load_window(std::int64_t window_positions) {
     warn_("replay: counted the " + std::to_string(counted) + " oldest chunks (" +
           std::to_string(games) + " games) from games/index.csv without reading them");
   read_folder();
+  // Nothing else writes chunks yet, and the store numbers new ones above every number there: a
+  // gap below the highest (a chunk moved away) stays one, and need not be remembered.
+  if (!read_above_.empty()) {
+    read_below_ = *read_above_.rbegin() + 1;
+    read_above_.clear();
+  }
 }
 
 void Intake::read_folder() {
   const auto chunks = store_.chunks();
   for (const std::string& p : store_.problems())
     if (problems_logged_.insert(p).second) warn_("games: " + p);
-  for (; chunks_read_ < chunks.size(); ++chunks_read_) {
-    const std::string& chunk = chunks[chunks_read_];
+  for (const std::string& chunk : chunks) {
+    const auto number = selfplay::FolderReplayStore::number_of(chunk);
+    if (!number || was_read(*number)) continue;
+    mark_read(*number);
+    ++chunks_read_;
     std::size_t i = 0;
     const selfplay::ReadResult read =
         selfplay::for_each_game(chunk, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace&) {
@@ -80,6 +91,19 @@ void Intake::read_folder() {
           return true;
         });
     for (const std::string& p : read.problems) warn_("skipping damaged data: " + p);
+  }
+}
+
+bool Intake::was_read(std::uint64_t number) const {
+  return number < read_below_ || read_above_.count(number) > 0;
+}
+
+void Intake::mark_read(std::uint64_t number) {
+  if (was_read(number)) return;
+  read_above_.insert(number);
+  while (!read_above_.empty() && *read_above_.begin() == read_below_) {
+    read_above_.erase(read_above_.begin());
+    ++read_below_;
   }
 }
 
@@ -145,8 +169,8 @@ void Intake::read_stream() {
       kept.push_back(e.record);
     }
     if (!kept.empty()) {
-      store_.append(kept);  // durable before the cursor moves past these games
-      ++chunks_read_;
+      store_.append(kept);  // durable before the cursor moves past these games (the folder is
+      ++chunks_read_;       // not followed with a stream: its chunk is not marked read)
       stored_until_ = kept.back().origin;
     }
     state_.stream_cursor = entries.back().id;

@@ -55,7 +55,7 @@ class Intake {
   void restart_stream(const std::string& why);
 
   std::int64_t games() const { return games_; }              // games of the run so far
-  std::size_t chunks() const { return chunks_read_; }
+  std::size_t chunks() const { return chunks_read_; }  // chunks read or counted
   std::int64_t stream_lag() const { return lag_; }           // entries not read yet (estimate)
   std::int64_t stream_evicted() const { return evicted_; }   // known when last caught up
   // "stream: N entries read in all, E evicted unread; this session kept K games and dropped D" and
@@ -75,6 +75,14 @@ class Intake {
   store::RunChannel* channel_;
   util::LogLine warn_;
   std::size_t chunks_read_ = 0;
+  // The folder's chunks read (or counted from the index), by number: every number below
+  // `read_below_`, and those in `read_above_` (numbers past a gap). By number, not by place in a
+  // listing: a listing taken while chunks were added once lacked one and held the next, which took
+  // the missing one's place, was read twice while the other was never read.
+  std::uint64_t read_below_ = 0;
+  std::set<std::uint64_t> read_above_;
+  bool was_read(std::uint64_t number) const;
+  void mark_read(std::uint64_t number);
   std::set<std::string> problems_logged_, foreign_runs_logged_;
   std::string stored_until_ = "0-0";  // the newest stream entry kept in a chunk
   std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, foreign_ = 0, lag_ = 0, evicted_ = 0,

@@ -247,9 +247,7 @@ void RunReader::refresh_index_locked() {
     chunk.path = path;
     chunk.size = size;
     chunk.mtime = mtime;
-    const std::string file = fs::path(path).filename().string();
-    const std::string digits = file.substr(6, file.size() - 6 - 4);  // chunk-<digits>.bin
-    chunk.number = std::strtoull(digits.c_str(), nullptr, 10);
+    chunk.number = selfplay::FolderReplayStore::number_of(path).value_or(0);  // listed: a chunk
     // One record at a time; where each lies is kept, so a game asked for is read alone.
     const selfplay::ReadResult read = selfplay::for_each_game(
         path, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace& place) {
