@@ -85,7 +85,12 @@ std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
   auto logger = std::make_shared<spdlog::logger>("train", spdlog::sinks_init_list{console, file});
   logger->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
   logger->flush_on(spdlog::level::info);
-  logger->set_error_handler([failure](const std::string& what) { failure->record(what); });
+  // spdlog's file errors ("Failed writing to file ...", "Failed flush to file ...") stop the run;
+  // any other (a message it could not format) is only said.
+  logger->set_error_handler([failure](const std::string& what) {
+    if (what.rfind("Failed ", 0) == 0) failure->record(what);
+    else std::fprintf(stderr, "log: %s\n", what.c_str());
+  });
   return logger;
 }
 
