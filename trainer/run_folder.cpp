@@ -91,6 +91,23 @@ int count(const TableView& table, const util::CsvTable::Row& row, const std::str
 std::string field(double v, int digits) { return std::isnan(v) ? "" : fixed(v, digits); }
 std::string field(std::int64_t v) { return v < 0 ? "" : std::to_string(v); }
 
+}  // namespace
+
+std::optional<std::array<std::int64_t, 5>> pair_counts(const std::string& pairs) {
+  static const std::regex kPairs("([0-9]{1,10}/){4}[0-9]{1,10}");
+  if (!std::regex_match(pairs, kPairs)) return std::nullopt;
+  std::array<std::int64_t, 5> counts{};
+  std::size_t at = 0;
+  for (std::int64_t& count : counts) {
+    const std::size_t slash = pairs.find('/', at);
+    count = std::stoll(pairs.substr(at, slash - at));
+    at = slash + 1;
+  }
+  return counts;
+}
+
+namespace {
+
 GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::size_t index,
                       double previous_rating) {
   GateRow g;
@@ -114,9 +131,8 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
   const double chained = chained_rating(previous_rating, g.promoted, g.elo);
   g.rating = std::isfinite(rating) && std::isfinite(chained) ? rating : chained;
   // Five counts "a/b/c/d/e"; anything else is not known (the row is still usable without it).
-  static const std::regex kPairs("([0-9]{1,10}/){4}[0-9]{1,10}");
   const auto pairs = [&](const char* column) {
-    return std::regex_match(t.at(r, column), kPairs) ? t.at(r, column) : std::string();
+    return pair_counts(t.at(r, column)) ? t.at(r, column) : std::string();
   };
   g.pairs = pairs("pairs");
   g.anchor = t.at(r, "anchor");
@@ -158,7 +174,6 @@ util::CsvTable::Row gate_arena_row(const GateRow& g) {
           anchored ? field(g.anchor_elo_low, 1) : "", anchored ? field(g.anchor_elo_high, 1) : "",
           g.pairs, anchored ? g.anchor_pairs : ""};
 }
-
 
 // Writes arena.csv whole and atomically: the header, the `kept` rows, then the rows of `added`. A
 // --recover stopped while rebuilding gates leaves the table as it was or complete, never cut short

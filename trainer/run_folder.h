@@ -43,6 +43,7 @@
 // arena row), never overwritten with an older generation.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -124,6 +125,10 @@ struct GateRow {
   int anchor_games = 0;
   double anchor_score = 0, anchor_elo = 0, anchor_elo_low = 0, anchor_elo_high = 0;
 };
+
+// The five counts of a `pairs` text ("n0/n0.5/n1/n1.5/n2", each of 1 to 10 digits), or nothing
+// for any other text (an empty one included).
+std::optional<std::array<std::int64_t, 5>> pair_counts(const std::string& pairs);
 
 // The chained rating of the best network after a gate, from the one before (the initial
 // network's is 0): a promotion adds its gate Elo. A promotion without a measured Elo (no gate

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <system_error>
 
@@ -427,13 +426,9 @@ void RunReader::add_results(const trainer::GateRow& g) {
   // the pair counts (n0/n0.5/n1/n1.5/n2, two games a pair) when the row has them for its games,
   // else from the score (4 decimals: exact up to 5,000 games).
   int halves = static_cast<int>(std::lround(2.0 * g.anchor_score * g.anchor_games));
-  long long n[5] = {};
-  char end = 0;
-  if (std::sscanf(g.anchor_pairs.c_str(), "%lld/%lld/%lld/%lld/%lld%c", &n[0], &n[1], &n[2],
-                  &n[3], &n[4], &end) == 5 &&
-      std::all_of(n, n + 5, [](long long c) { return c >= 0 && c <= config::kMaxGateGames; }) &&
-      2 * (n[0] + n[1] + n[2] + n[3] + n[4]) == g.anchor_games)
-    halves = static_cast<int>(n[1] + 2 * n[2] + 3 * n[3] + 4 * n[4]);
+  if (const auto n = trainer::pair_counts(g.anchor_pairs);
+      n && 2 * ((*n)[0] + (*n)[1] + (*n)[2] + (*n)[3] + (*n)[4]) == g.anchor_games)
+    halves = static_cast<int>((*n)[1] + 2 * (*n)[2] + 3 * (*n)[3] + 4 * (*n)[4]);
   gates_.matches.push_back({g.generation, -1, static_cast<int>(anchor - gates_.anchors.begin()),
                             halves / 2, halves % 2, g.anchor_games - halves / 2 - halves % 2});
 }
