@@ -14,6 +14,7 @@
 #include <limits>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <set>
@@ -519,20 +520,29 @@ TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
     return read_file(dir / "arena.csv") + read_file(dir / "metrics.csv") +
            read_file(dir / "checkpoints" / "gen-0002.ckpt") + read_file(dir / "trainer.ckpt");
   };
+  // A resume that is refused, saying `said`, and changes none of those files; its output.
+  const auto refused = [&](const std::function<CommandResult()>& resume, const std::string& said) {
+    const std::string before = snapshot();
+    const CommandResult r = resume();
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(said), std::string::npos) << r.out;
+    EXPECT_EQ(snapshot(), before);
+    return r.out;
+  };
+  const auto resume_as_configured = [&] {
+    return run_shell(kBinary + " train --run " + dir.string() + " --no-status 2>&1");
+  };
   CsvTable::Row arena_header;
   const auto gates_before = table(dir / "arena.csv", arena_header);
   ASSERT_EQ(gates_before.size(), 2u);
   fs::copy_file(dir / "checkpoints" / "gen-0001.ckpt", dir / "trainer.ckpt",
                 fs::copy_options::overwrite_existing);
-  const std::string before = snapshot();
-  CommandResult r = train(dir, "--set run.max_generations=3");
-  EXPECT_NE(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("trainer.ckpt holds step 10 (generation 1), older than the run"),
-            std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("--recover"), std::string::npos) << r.out;
-  EXPECT_EQ(snapshot(), before);
+  const std::string out =
+      refused([&] { return train(dir, "--set run.max_generations=3"); },
+              "trainer.ckpt holds step 10 (generation 1), older than the run");
+  EXPECT_NE(out.find("--recover"), std::string::npos) << out;
 
-  r = train(dir, "--set run.max_generations=3 --recover");
+  CommandResult r = train(dir, "--set run.max_generations=3 --recover");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("the trainer restarts from"), std::string::npos) << r.out;
   CsvTable::Row header;
@@ -572,22 +582,12 @@ TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
   ASSERT_NE(at, std::string::npos);
   config.replace(at, 24, "steps_per_generation: 20");
   oppidum::util::write_file_atomically((dir / "config.yaml").string(), config);
-  const std::string kept = snapshot();
-  r = run_shell(kBinary + " train --run " + dir.string() + " --no-status 2>&1");
-  EXPECT_NE(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("training.steps_per_generation: 20 (the run was created with 10)"),
-            std::string::npos) << r.out;
-  EXPECT_EQ(snapshot(), kept);
+  refused(resume_as_configured, "training.steps_per_generation: 20 (the run was created with 10)");
   // A run from before state.yaml recorded the config: its gates' steps give the edit away.
   std::string state = read_file(dir / "state.yaml");
   state.erase(state.find("config: |"));
   oppidum::util::write_file_atomically((dir / "state.yaml").string(), state);
-  const std::string before_record = snapshot();
-  r = run_shell(kBinary + " train --run " + dir.string() + " --no-status 2>&1");
-  EXPECT_NE(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("was gated at step 10, not 1 x 20 (training.steps_per_generation"),
-            std::string::npos) << r.out;
-  EXPECT_EQ(snapshot(), before_record);
+  refused(resume_as_configured, "was gated at step 10, not 1 x 20 (training.steps_per_generation");
 }
 
 // arena.csv cut short (its last rows lost) is no reason to lose the gates metrics.csv still holds

@@ -222,6 +222,15 @@ struct SmallSetup {
       t.step(batch);
     }
   }
+  // The state of a trainer of `ts` (seed 1) trained 3 steps, saved at TempDir + `name`: returns
+  // that prefix (its .ckpt and .optim).
+  std::string saved_state(const std::string& name, const TrainerSettings& ts = settings()) {
+    const std::string prefix = ::testing::TempDir() + name;
+    Trainer t(game, small_net(), ts, 1);
+    train(t, 3);
+    t.save_state(prefix);
+    return prefix;
+  }
 };
 
 // One step on the same batch from the same initial weights with `optimizer`, with decay on every
@@ -317,10 +326,7 @@ TEST(Trainer, ANonFiniteLossStopsBeforeAnyWeightChanges) {
 
 TEST(Trainer, ADamagedOptimiserFileStartsFreshInOneLine) {
   SmallSetup s;
-  const std::string prefix = ::testing::TempDir() + "trainer_damaged_optim";
-  Trainer a(s.game, small_net(), settings(), 1);
-  s.train(a, 3);
-  a.save_state(prefix);
+  const std::string prefix = s.saved_state("trainer_damaged_optim");
   std::string bytes = util::read_regular_file(prefix + ".optim");
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
   util::write_file_atomically(prefix + ".optim", bytes);
@@ -382,10 +388,7 @@ std::vector<std::pair<std::size_t, std::size_t>> momentum_places(const std::stri
 // not loaded: it would turn every later step into NaN.
 TEST(Trainer, NonFiniteOptimiserStateIsNotLoaded) {
   SmallSetup s;
-  const std::string prefix = ::testing::TempDir() + "trainer_nan_optim";
-  Trainer a(s.game, small_net(), settings(), 1);
-  s.train(a, 3);
-  a.save_state(prefix);
+  const std::string prefix = s.saved_state("trainer_nan_optim");
   std::string payload = optim_payload(prefix);
   const auto places = momentum_places(payload);
   ASSERT_FALSE(places.empty());
@@ -408,10 +411,7 @@ TEST(Trainer, ANegativeSecondMomentIsRefused) {
   SmallSetup s;
   TrainerSettings ts = settings();
   ts.optimizer = "adamw";
-  const std::string prefix = ::testing::TempDir() + "trainer_negative_moment";
-  Trainer a(s.game, small_net(), ts, 1);
-  s.train(a, 3);
-  a.save_state(prefix);
+  const std::string prefix = s.saved_state("trainer_negative_moment", ts);
   std::string payload = optim_payload(prefix);
   // The first parameter's state: size (8 bytes at 16), flags (1), step count (8), exp_avg (4n),
   // then exp_avg_sq.
@@ -433,10 +433,7 @@ TEST(Trainer, ANegativeSecondMomentIsRefused) {
 // resume failed alike and nothing named trainer.optim).
 TEST(Trainer, ADivergenceAfterLoadedOptimiserStateNamesTheFile) {
   SmallSetup s;
-  const std::string prefix = ::testing::TempDir() + "trainer_absurd_optim";
-  Trainer a(s.game, small_net(), settings(), 1);
-  s.train(a, 3);
-  a.save_state(prefix);
+  const std::string prefix = s.saved_state("trainer_absurd_optim");
   std::string payload = optim_payload(prefix);
   const float absurd = 1e30f;
   for (const auto& [at, n] : momentum_places(payload))
@@ -480,10 +477,7 @@ TEST(Trainer, ACraftedOptimiserFileNeverCrashesOrFailsAStep) {
     SmallSetup s;
     TrainerSettings ts = settings();
     ts.optimizer = optimizer;
-    const std::string prefix = ::testing::TempDir() + "trainer_crafted_optim_" + optimizer;
-    Trainer a(s.game, small_net(), ts, 1);
-    s.train(a, 3);
-    a.save_state(prefix);
+    const std::string prefix = s.saved_state("trainer_crafted_optim_" + optimizer, ts);
     const std::string good = optim_payload(prefix);
     // Each with whether it must be refused: a cut file, one with bytes after the state, and any
     // change to the optimiser's name, the step or the parameter count (the first 16 bytes).
@@ -518,10 +512,7 @@ TEST(Trainer, ACraftedOptimiserFileNeverCrashesOrFailsAStep) {
   }
   // The step is checked against the weights' step.
   SmallSetup s;
-  const std::string prefix = ::testing::TempDir() + "trainer_step_optim";
-  Trainer a(s.game, small_net(), settings(), 1);
-  s.train(a, 3);
-  a.save_state(prefix);
+  const std::string prefix = s.saved_state("trainer_step_optim");
   std::string payload = optim_payload(prefix);
   payload[4] = 7;
   write_optim_payload(prefix, payload);
@@ -539,11 +530,8 @@ TEST(Trainer, OptimiserStateOfAnotherNetworkShapeStartsFresh) {
     SmallSetup s;
     TrainerSettings ts = settings();
     ts.optimizer = optimizer;
-    const std::string prefix = ::testing::TempDir() + "trainer_shape_optim_" + optimizer;
+    const std::string prefix = s.saved_state("trainer_shape_optim_" + optimizer, ts);
     const std::string other = ::testing::TempDir() + "trainer_shape_optim_other_" + optimizer;
-    Trainer a(s.game, small_net(), ts, 1);
-    s.train(a, 3);
-    a.save_state(prefix);
     model::NetConfig narrow = small_net();
     narrow.filters = 8;
     Trainer n(s.game, narrow, ts, 1);
@@ -631,6 +619,16 @@ TEST(RunFolderTables, ARepeatedStepKeepsItsNewestRow) {
                                                            {3, 2.0}, {4, 2.0}};
   EXPECT_EQ(steps_and_losses(), expected);
   std::filesystem::remove_all(dir);
+}
+
+// A gate's pair counts, read where arena.csv is read and where the page rebuilds a match.
+TEST(RunFolderTables, PairCountsAreFiveCountsOrNothing) {
+  EXPECT_EQ(pair_counts("1/0/13/0/36"), (std::array<std::int64_t, 5>{1, 0, 13, 0, 36}));
+  EXPECT_EQ(pair_counts("9999999999/0/0/0/1"),
+            (std::array<std::int64_t, 5>{9999999999, 0, 0, 0, 1}));
+  for (const char* text : {"", "1/2/3/4", "1/2/3/4/5/6", "1/2/3/4/5x", "-1/2/3/4/5",
+                           "1/2//4/5", "10000000000/0/0/0/0", " 1/2/3/4/5"})
+    EXPECT_FALSE(pair_counts(text).has_value()) << text;
 }
 
 // What a train row's points weigh on the loss curves, for the page and `report` alike: its
