@@ -349,8 +349,6 @@ class Resumer {
   const ResumeLog& log_;
 };
 
-// The keys (section.key: value) where two configs differ, those that may change on resume left
-// out (config::may_change_on_resume).
 // The keys that may change when a run continues, for the messages that refuse any other.
 std::string resumable_key_list() {
   std::string keys;
@@ -358,6 +356,8 @@ std::string resumable_key_list() {
   return keys;
 }
 
+// The keys (section.key: value) where two configs differ, those that may change on resume left
+// out (config::may_change_on_resume).
 std::string differing_keys(const config::RunConfig& a, const config::RunConfig& b) {
   std::istringstream ia(config::to_yaml(a)), ib(config::to_yaml(b));
   std::string la, lb, section, differences;

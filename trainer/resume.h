@@ -63,12 +63,12 @@ Resumed resume_run(RunFolder& folder, Trainer& trainer, const Game& game, int st
 config::RunConfig resolve_config(const RunPaths& paths, const std::string& config_path,
                                  const std::vector<std::string>& overrides);
 
-// The metadata of generation `generation`'s checkpoint in the run folder `dir`.
 // Refuses (config::ConfigError naming each key, its value and the run's) a config whose fixed keys
 // differ from those `state` recorded; a state without them (from before, or rebuilt by --recover)
 // records `config`'s now, for the session to save.
 void check_identity(RunState& state, const config::RunConfig& config, const RunPaths& paths);
 
+// The metadata of generation `generation`'s checkpoint in the run folder `dir`.
 std::string candidate_metadata(const RunPaths& paths, int generation);
 
 }  // namespace oppidum::trainer
