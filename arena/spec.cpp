@@ -99,6 +99,8 @@ const std::string* SpecReader::find(const std::string& key) const {
 
 bool SpecReader::has(const std::string& key) const { return find(key) != nullptr; }
 
+std::string SpecReader::quoted_name() const { return quote_input(spec_.name, 40); }
+
 std::int64_t SpecReader::to_int(const std::string& key, const std::string& value, std::int64_t min,
                                 std::int64_t max) const {
   std::int64_t parsed = 0;
@@ -107,11 +109,11 @@ std::int64_t SpecReader::to_int(const std::string& key, const std::string& value
   const std::string range = std::to_string(min) + ".." + std::to_string(max);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && ptr == end &&
                                                (parsed < min || parsed > max)))
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be " + range +
-                          ", got " + quote_input(value, 60));
+    throw PlayerSpecError(quoted_name() + ": " + key + " must be " + range + ", got " +
+                          quote_input(value, 60));
   if (ec != std::errc() || ptr != end)
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be an integer " +
-                          range + ", got '" + quote_input(value, 60) + "'");
+    throw PlayerSpecError(quoted_name() + ": " + key + " must be an integer " + range +
+                          ", got '" + quote_input(value, 60) + "'");
   return parsed;
 }
 
@@ -119,8 +121,7 @@ std::int64_t SpecReader::get_int(const std::string& key, std::int64_t min, std::
                                  const std::string& example) {
   const std::string* value = find(key);
   if (value == nullptr)
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " is required (e.g. " +
-                          example + ")");
+    throw PlayerSpecError(quoted_name() + ": " + key + " is required (e.g. " + example + ")");
   used_.push_back(key);
   return to_int(key, *value, min, max);
 }
@@ -143,19 +144,18 @@ double SpecReader::get_double_or(const std::string& key, double min, double max,
   const double parsed = std::strtod(value->c_str(), &end);
   const std::string range = format_number(min) + ".." + format_number(max);
   if (end != value->c_str() + value->size() || errno != 0 || !std::isfinite(parsed))
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be a number " + range +
+    throw PlayerSpecError(quoted_name() + ": " + key + " must be a number " + range +
                           ", got '" + quote_input(*value, 60) + "'");
   if (parsed < min || parsed > max)
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " must be " + range +
-                          ", got " + quote_input(*value, 60));
+    throw PlayerSpecError(quoted_name() + ": " + key + " must be " + range + ", got " +
+                          quote_input(*value, 60));
   return parsed;
 }
 
 std::string SpecReader::get_string(const std::string& key, const std::string& example) {
   const std::string* value = find(key);
   if (value == nullptr)
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + key + " is required (e.g. " +
-                          example + ")");
+    throw PlayerSpecError(quoted_name() + ": " + key + " is required (e.g. " + example + ")");
   used_.push_back(key);
   return *value;
 }
@@ -165,10 +165,10 @@ void SpecReader::finish() const {
     if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
     const bool known = std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end();
     if (known_keys_.empty())
-      throw PlayerSpecError(quote_input(spec_.name, 40) + ": unknown key '" + quote_input(key, 40) +
-                            "'; " + quote_input(spec_.name, 40) + " takes no keys");
-    throw PlayerSpecError(quote_input(spec_.name, 40) + ": " + (known ? "unused" : "unknown") +
-                          " key '" + quote_input(key, 40) + "'; keys: " + join(known_keys_));
+      throw PlayerSpecError(quoted_name() + ": unknown key '" + quote_input(key, 40) + "'; " +
+                            quoted_name() + " takes no keys");
+    throw PlayerSpecError(quoted_name() + ": " + (known ? "unused" : "unknown") + " key '" +
+                          quote_input(key, 40) + "'; keys: " + join(known_keys_));
   }
 }
 

@@ -58,6 +58,8 @@ class SpecReader {
   const std::string* find(const std::string& key) const;
   std::int64_t to_int(const std::string& key, const std::string& value, std::int64_t min,
                       std::int64_t max) const;
+  // The player's name as its errors quote it (shortened, printable).
+  std::string quoted_name() const;
 
   PlayerSpec spec_;
   std::vector<std::string> known_keys_;
