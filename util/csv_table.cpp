@@ -189,7 +189,7 @@ namespace {
 // What a rewrite of `table` sets aside is taken back when the rewrite fails before the table was
 // replaced (a full disk: the lines are still in the table, which is left as it was), so a repair
 // tried again, by every restart of a run on a full disk, never sets the same lines aside twice.
-// Kept once the table is replaced (a new file in its place: whatever failed after that).
+// Kept once the table is replaced (a new file in its place), whatever failed after that.
 class SetAsideUndo {
  public:
   SetAsideUndo(const std::string& table, std::string path)
@@ -203,7 +203,7 @@ class SetAsideUndo {
   SetAsideUndo(const SetAsideUndo&) = delete;
   SetAsideUndo& operator=(const SetAsideUndo&) = delete;
   ~SetAsideUndo() {
-    if (kept_ || inode_of(table_) != table_inode_) return;
+    if (inode_of(table_) != table_inode_) return;
     if (!existed_) {
       ::unlink(path_.c_str());
       return;
@@ -215,8 +215,6 @@ class SetAsideUndo {
       (void)!::ftruncate(fd, size_);
     ::close(fd);
   }
-  void keep() { kept_ = true; }
-
  private:
   static ino_t inode_of(const std::string& path) {
     struct stat st {};
@@ -225,7 +223,7 @@ class SetAsideUndo {
 
   std::string table_, path_;
   ino_t table_inode_;
-  bool existed_ = false, kept_ = false;
+  bool existed_ = false;
   off_t size_ = 0;
 };
 
@@ -271,7 +269,6 @@ void CsvTable::rewrite_repaired(std::size_t found_fields) {
     if (!set_aside.empty()) append_to_file(set_aside_path(), set_aside, false);
   }
   out.commit();
-  undo.keep();
 }
 
 CsvTable::~CsvTable() {
@@ -365,9 +362,7 @@ int CsvTable::set_aside(const std::function<bool(const Row&)>& drop) {
     ++index;
   });
   if (!moved.empty()) append_to_file(set_aside_path(), moved, false);
-  const int count = rewrite_without(gone);
-  undo.keep();
-  return count;
+  return rewrite_without(gone);
 }
 
 void CsvTable::append(const Row& row) {
