@@ -559,9 +559,21 @@ std::string format_pairs(const MatchStatus& s) {
 
 std::vector<std::string> elo_caveats(const MatchStatus& s) {
   std::vector<std::string> caveats;
-  if (s.games_counted > 0 && (s.wins == s.games_counted || s.losses == s.games_counted))
-    caveats.push_back("a perfect score has no finite Elo: the estimate and interval count one "
-                      "virtual game, half a win and half a loss; docs/BASELINES.md, \"Matches\"");
+  // The estimate is the Elo of the score with the prior's virtual game, not of the observed score
+  // printed beside it: said whenever the two Elos differ as printed (to 0.1).
+  if (s.games_counted > 0) {
+    const bool perfect = s.wins == s.games_counted || s.losses == s.games_counted;
+    const double observed = elo_from_score(s.elo.score);
+    if (perfect || std::abs(observed - s.elo.elo) >= 0.05) {
+      char with_prior[32];
+      std::snprintf(with_prior, sizeof with_prior, "%.1f%%", 100.0 * score_from_elo(s.elo.elo));
+      caveats.push_back(
+          std::string(perfect ? "a perfect score has no finite Elo: " : "") +
+          "the estimate and interval count one virtual game, half a win and half a loss: " +
+          format_elo(s.elo.elo) + " is the Elo of " + with_prior + (perfect ? "" : ", not " +
+          format_elo(observed) + " of the observed score") + "; docs/BASELINES.md, \"Matches\"");
+    }
+  }
   const int pairs = s.games_counted / 2;
   if (s.distinct_pairs < pairs)
     caveats.push_back("only " + std::to_string(s.distinct_pairs) + " of the " +

@@ -178,8 +178,9 @@ std::string describe_verdict(const MatchStatus& status);
 std::string format_pairs(const MatchStatus& status);
 // "850.0 us", "52.1 ms", "1.25 s".
 std::string format_seconds(double seconds);
-// What a reader of a match's Elo and interval must know beside them, a sentence each: a perfect
-// score (no finite Elo: the prior's virtual game decides it), pairs of games played more than once
+// What a reader of a match's Elo and interval must know beside them, a sentence each: the prior's
+// virtual game, whenever it moves the estimate off the Elo of the observed score as printed (a
+// perfect score has no finite Elo of its own), pairs of games played more than once
 // (the interval and the SPRT count every pair as independent evidence, so they are too narrow),
 // and a stop by the SPRT before the cap (a fixed-sample interval, biased the way it decided).
 std::vector<std::string> elo_caveats(const MatchStatus& status);

@@ -148,13 +148,35 @@ TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
   s.wins = 10;
   s.distinct_games = 10;
   s.distinct_pairs = 5;
+  s.elo = estimate_elo(pentanomial({0, 0, 0, 0, 5}));
   std::vector<std::string> caveats = elo_caveats(s);
   ASSERT_EQ(caveats.size(), 1u);
-  EXPECT_NE(caveats[0].find("a perfect score has no finite Elo"), std::string::npos);
+  EXPECT_NE(caveats[0].find("a perfect score has no finite Elo: the estimate and interval count "
+                            "one virtual game, half a win and half a loss: +528.9 is the Elo of "
+                            "95.5%;"),
+            std::string::npos)
+      << caveats[0];
+
+  // The prior moves any score but an even one: 17-3 is 85.0%, +301.3; with the virtual game (a
+  // quarter pair at 0 and one at 1) 8.75 of 10.5 pairs, 83.3%, +279.6. The report says which.
+  s.wins = 17;
+  s.losses = 3;
+  s.games_counted = 20;
+  s.distinct_games = 20;
+  s.distinct_pairs = 10;
+  s.elo = estimate_elo(pentanomial({0, 0, 3, 0, 7}));
+  caveats = elo_caveats(s);
+  ASSERT_EQ(caveats.size(), 1u);
+  EXPECT_EQ(caveats[0], "the estimate and interval count one virtual game, half a win and half a "
+                        "loss: +279.6 is the Elo of 83.3%, not +301.3 of the observed score; "
+                        "docs/BASELINES.md, \"Matches\"");
 
   // A player against itself plays each opening's game twice: 5 of 10 games, all 5 pairs, differ.
   s.wins = 5;
   s.losses = 5;
+  s.games_counted = 10;
+  s.distinct_pairs = 5;
+  s.elo = estimate_elo(pentanomial({0, 0, 5, 0, 0}));
   s.distinct_games = 5;
   EXPECT_TRUE(elo_caveats(s).empty());
 

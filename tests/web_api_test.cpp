@@ -853,6 +853,15 @@ TEST_F(WebApiTest, PlaysACappedMatch) {
   }
   EXPECT_TRUE(m["elo_low"].is_null() || m["elo_low"].get<double>() < m["elo_high"].get<double>())
       << m.dump();
+  // What arena prints under its Elo comes too: the prior's virtual game moves every score but an
+  // even one, and the caveat says so (and of which score the Elo is).
+  ASSERT_TRUE(m["caveats"].is_array()) << m.dump();
+  bool prior_said = false;
+  for (const json& c : m["caveats"])
+    prior_said = prior_said || c.get<std::string>().find("one virtual game") != std::string::npos;
+  if (m["games"].get<int>() > 0) {
+    EXPECT_EQ(prior_said, m["score"].get<double>() != 0.5) << m.dump();
+  }
   const json r = post("/api/match", {{"game", "mg"}, {"a", "random"}, {"b", "random"},
                                      {"games", kMaxMatchGames + 2}},
                       400);

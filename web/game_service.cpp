@@ -561,6 +561,7 @@ json GameService::match(const json& request, const StopCheck& stop) {
           {"elo", end(status.elo.elo)},
           {"elo_low", interval ? json(status.elo.elo_low) : json(nullptr)},
           {"elo_high", interval ? json(status.elo.elo_high) : json(nullptr)},
+          {"caveats", counted ? arena::elo_caveats(status) : std::vector<std::string>{}},
           {"seconds", status.seconds},
           {"out_of_time", status.stopped}};
 }

@@ -484,8 +484,7 @@ async function gameViewer(g, header, fileName) {
     matchBox.textContent = `${ckpt.value} against ${other.value}: +${m.wins} =${m.draws} -${m.losses} in ` +
       `${m.games} games (score ${m.score === null ? "–" : fmt(100 * m.score, 1) + "%"}), Elo ${elo} ` +
       (m.elo_low === null ? "(no interval yet)" : `95% [${fmt(m.elo_low, 0)}, ${fmt(m.elo_high, 0)}]`) +
-      (m.games > 0 && (m.wins === m.games || m.losses === m.games)
-        ? " (a perfect score: the estimate counts one virtual game, half a win and half a loss)" : "") +
+      (m.caveats || []).map((c) => ` (${c})`).join("") +
       (m.out_of_time ? `; stopped at the server's time limit after ${m.games} of ${m.games_cap} games` : "");
   };
   // The position shown, in Play (its moves so far, you to move) or in Analyse (its text).
