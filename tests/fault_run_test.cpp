@@ -487,6 +487,39 @@ TEST(FaultRun, ALogThatCannotBeWrittenStopsTheRun) {
   expect_consistent(dir);
 }
 
+// A place the run writes only at the end of a generation (trainer.ckpt, checkpoints/) that cannot
+// be written is named before the session starts, not a generation of steps later when the first
+// save fails. The immutable flag plays it (root on ext4 or the like: permissions do not bind
+// root); the resume changes nothing, and goes on once the flag is gone.
+TEST(FaultRun, APlaceTheRunCannotWriteIsNamedBeforeTheSessionStarts) {
+  const fs::path dir = finished_run("cannot_write");
+  struct Flags {
+    std::vector<fs::path> set;
+    ~Flags() {
+      for (const fs::path& p : set) run_shell("chattr -i " + p.string() + " 2>&1");
+    }
+  } flags;
+  for (const fs::path& place : {dir / "trainer.ckpt", dir / "checkpoints"}) {
+    if (run_shell("chattr +i " + place.string() + " 2>&1").status != 0)
+      GTEST_SKIP() << "cannot set the immutable flag here (needs root and a file system with it)";
+    flags.set.push_back(place);
+    const std::string before = snapshot_of(dir);
+    const CommandResult r = train(dir, "--set run.max_generations=4");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("cannot write " + place.string() + " (it is immutable (chattr +i)): the "
+                         "run "),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("resuming"), std::string::npos) << "no session counted: " << r.out;
+    EXPECT_EQ(snapshot_of(dir), before) << "a refused resume changed the run";
+    run_shell("chattr -i " + place.string() + " 2>&1");
+    flags.set.pop_back();
+  }
+  const CommandResult resumed = train(dir, "--set run.max_generations=4");
+  EXPECT_EQ(resumed.status, 0) << resumed.out;
+  expect_consistent(dir);
+}
+
 // Items 5 and 6: kill -9 at any moment, then the same command, any number of times, leaves one
 // consistent run: one row per step, no generation gated twice, best.ckpt the last promoted.
 TEST(FaultRun, KillNineAndResumeKeepOneConsistentRun) {

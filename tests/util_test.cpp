@@ -29,6 +29,7 @@ namespace oppidum::util {
 namespace {
 namespace fs = std::filesystem;
 using test_util::read_file;
+using test_util::run_shell;
 
 fs::path fresh(const std::string& name) {
   const fs::path p = fs::path(::testing::TempDir()) / ("util_" + name);
@@ -642,6 +643,35 @@ TEST(FileLines, AFollowersMarkTellsGrowthFromARewrite) {
   EXPECT_FALSE(follows(mark, text.substr(0, 5005))) << "shorter";
   EXPECT_FALSE(follows(FollowMark{}, text)) << "a mark of nothing read";
   std::filesystem::remove(path);
+}
+
+// What a run checks before a session: whether it could write each of its places as it will. The
+// flags need root and a file system that keeps them; without them only the plain cases run.
+TEST(CannotWrite, SaysWhyAPlaceCannotBeWrittenAsItWillBe) {
+  const fs::path dir = fresh("cannot_write");
+  fs::create_directories(dir);
+  const fs::path file = dir / "table.csv";
+  std::ofstream(file) << "a,b\n";
+  EXPECT_EQ(cannot_write((dir / "missing").string(), WriteUse::kReplace), "");
+  EXPECT_EQ(cannot_write(dir.string(), WriteUse::kFolder), "");
+  EXPECT_EQ(cannot_write(file.string(), WriteUse::kAppend), "");
+  EXPECT_EQ(cannot_write(file.string(), WriteUse::kReplace), "");
+  if (::geteuid() != 0) {
+    fs::permissions(dir, fs::perms::owner_write, fs::perm_options::remove);
+    EXPECT_EQ(cannot_write(dir.string(), WriteUse::kFolder), "Permission denied");
+    fs::permissions(dir, fs::perms::owner_write, fs::perm_options::add);
+  }
+  if (run_shell("chattr +a " + file.string() + " 2>&1").status == 0) {
+    EXPECT_EQ(cannot_write(file.string(), WriteUse::kAppend), "") << "appending is what +a allows";
+    EXPECT_EQ(cannot_write(file.string(), WriteUse::kReplace), "it is append-only (chattr +a)");
+    run_shell("chattr -a " + file.string());
+  }
+  if (run_shell("chattr +i " + dir.string() + " 2>&1").status == 0) {
+    EXPECT_EQ(cannot_write(dir.string(), WriteUse::kFolder), "it is immutable (chattr +i)");
+    EXPECT_EQ(cannot_write(file.string(), WriteUse::kAppend), "") << "only the folder is";
+    run_shell("chattr -i " + dir.string());
+  }
+  fs::remove_all(dir);
 }
 
 // A curve of more points than a chart shows is averaged over groups of consecutive points, each

@@ -248,6 +248,7 @@ class Session {
       ++repairs;
       warn_(line);
     };
+    folder_->check_writable();
     std::string rebuilt;
     state_ = folder_->load_state(options_.recover, &rebuilt);
     if (!rebuilt.empty()) repaired("recovered: " + rebuilt);

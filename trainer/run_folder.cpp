@@ -526,6 +526,27 @@ RunFolder::RunFolder(const fs::path& dir)
 
 bool RunFolder::exists() const { return fs::exists(paths_.config()); }
 
+void RunFolder::check_writable() const {
+  using util::WriteUse;
+  const std::pair<fs::path, WriteUse> places[] = {
+      {paths_.dir, WriteUse::kFolder},           {paths_.checkpoints(), WriteUse::kFolder},
+      {paths_.games(), WriteUse::kFolder},       {paths_.log(), WriteUse::kAppend},
+      {paths_.metrics(), WriteUse::kAppend},     {paths_.arena(), WriteUse::kAppend},
+      {paths_.state(), WriteUse::kReplace},      {paths_.trainer_weights(), WriteUse::kReplace},
+      {paths_.trainer_prefix() + ".optim", WriteUse::kReplace},
+      {paths_.best(), WriteUse::kReplace}};
+  for (const auto& [path, use] : places) {
+    const std::string why = util::cannot_write(path.string(), use);
+    if (why.empty()) continue;
+    const char* what = use == WriteUse::kFolder   ? "makes and replaces files in it"
+                       : use == WriteUse::kAppend ? "appends to it"
+                                                  : "replaces it";
+    throw RunFolderError("cannot write " + path.string() + " (" + why + "): the run " + what +
+                         " as it goes on; make it writable and run the same command again "
+                         "(nothing of the run was changed)");
+  }
+}
+
 RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
   const std::string path = paths_.state().string();
   std::string problem;

@@ -284,6 +284,12 @@ class RunFolder {
   const RunPaths& paths() const { return paths_; }
   bool exists() const;  // config.yaml is there: the run was created
 
+  // Throws RunFolderError, naming the path and why, when the run could not write one of its
+  // folders or files as it goes on (util::cannot_write): a checkpoints/ that is not writable, an
+  // immutable trainer.ckpt, would otherwise stop the run at the end of its first generation, its
+  // steps lost. Called before anything of a session is written.
+  void check_writable() const;
+
   // state.yaml. load_state throws RunFolderError when it is missing or damaged (with `recover`,
   // rebuilds it from log.txt instead, and says what it rebuilt and why in `rebuilt`).
   RunState load_state(bool recover, std::string* rebuilt = nullptr) const;

@@ -1,6 +1,8 @@
 #include "util/file_io.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -52,6 +54,27 @@ void fsync_directory(const std::string& folder) {
   const int error = errno;
   ::close(fd);
   if (!ok) throw FileError("cannot sync folder " + folder + ": " + reason(error));
+}
+
+std::string cannot_write(const std::string& path, WriteUse use) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "" : std::strerror(errno);
+  // The inode flags first (access() says only "Operation not permitted" for them), where the file
+  // system keeps them (ext4, xfs, btrfs; not tmpfs): read through a descriptor opened without
+  // following a link or waiting on a FIFO.
+  if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int flags = 0;
+    const bool known = fd >= 0 && ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    if (fd >= 0) ::close(fd);
+    if (known && (flags & FS_IMMUTABLE_FL)) return "it is immutable (chattr +i)";
+    if (known && (flags & FS_APPEND_FL) && use != WriteUse::kAppend)
+      return "it is append-only (chattr +a)";
+  }
+  if (use != WriteUse::kReplace &&
+      ::access(path.c_str(), use == WriteUse::kFolder ? W_OK | X_OK : W_OK) != 0)
+    return std::strerror(errno);
+  return "";
 }
 
 std::string describe_file_type(unsigned mode) {

@@ -170,6 +170,17 @@ FollowMark follow_mark(RegularFileReader& file, std::uint64_t until, std::uint64
 // and the same first 4 KiB and last line. False for a mark of nothing read.
 bool still_follows(RegularFileReader& file, const FollowMark& mark);
 
+// How a process goes on to write a path that already exists: files made in a folder (and files
+// in it replaced by a rename), a file appended to, a file replaced by a rename over it.
+enum class WriteUse { kFolder, kAppend, kReplace };
+// Why this process could not write `path` as `use` says, in words ("Permission denied", "Read-only
+// file system", "it is immutable (chattr +i)", ...), or "" when it can or the path does not exist:
+// what a write found only later would stop a run on, told before any work is done. A folder needs
+// write and search permission and neither flag (a rename over a file in an append-only folder
+// fails); an appended file write permission and not the immutable flag; a replaced file neither
+// flag (its permission bits do not matter, the folder's do).
+std::string cannot_write(const std::string& path, WriteUse use);
+
 // What a file of this st_mode is, in words ("a directory", "a FIFO", "a character device", ...).
 std::string describe_file_type(unsigned mode);
 
