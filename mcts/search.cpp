@@ -578,12 +578,34 @@ SearchResult SearchTree::result() {
     r.sampling[static_cast<std::size_t>(chosen - root.first_child)] = 1.0f;
     r.action = node(chosen).action;
   }
+  if (r.proven != Proven::kUnknown) settle_proven_root(r);
   for (int at = kRoot; node(at).expanded();) {
     at = most_visited_child(at);
     if (node(at).visits == 0) break;
     r.principal_variation.push_back(node(at).action);
   }
   return r;
+}
+
+// A search stops as soon as its root is proven, which can be on the first visit to the move that
+// proves it: the visits then are those of the moves tried before it, and the mean value is far
+// from the proof. What is known for sure replaces them: the value is the proven result, and, for a
+// proven win or draw, the target is the visits of the children that keep it (each visited, since
+// a child is proven only by reaching it); every child of a lost root loses, and its visits stay.
+void SearchTree::settle_proven_root(SearchResult& r) const {
+  const Node& root = node(kRoot);
+  r.root_value = static_cast<float>(proven_value(r.proven));
+  if (r.proven == Proven::kLoss) return;
+  double total = 0.0;
+  std::vector<double> weight(r.policy.size(), 0.0);
+  for (int i = 0; i < root.num_children; ++i) {
+    const Node& child = node(root.first_child + i);
+    if (orient(child.proven, child.mover, root.to_move) != r.proven) continue;
+    total += weight[static_cast<std::size_t>(i)] = std::max(child.visits, 1);
+  }
+  if (total <= 0) return;  // (a root proven terminal has no children)
+  for (std::size_t i = 0; i < weight.size(); ++i)
+    r.policy[i] = static_cast<float>(weight[i] / total);
 }
 
 SearchResult SearchTree::run(Evaluator& evaluator, int simulations) {

@@ -23,7 +23,9 @@
 //   win for the side to move there is a proven win for that side; a node whose children are all
 //   proven is proven with the best of them (all losses: lost; else a draw). Selection takes a proven
 //   winning child at once and skips proven losing children; the final choice takes a proven win.
-//   A search stops early once its root is proven.
+//   A search stops early once its root is proven; its result then reports the proof, not the
+//   visits up to it: the root's value is the proven result, and the target of a root proven won
+//   or drawn is spread over the children that keep that result, by their visits.
 // - The root's first evaluation expands it and is not counted as a simulation, so on a fresh tree
 //   the root's child visits sum to the simulations of the search (fewer if the root got proven).
 // - Root Dirichlet noise, when dirichlet_weight > 0: each search mixes
@@ -132,11 +134,14 @@ struct SearchResult {
   std::vector<int> visits;      // child visit counts (reused visits included)
   std::vector<int> search_visits;  // child visits of this search alone
   // The training target. PUCT: `visits` normalised; Gumbel: the improved policy (header comment).
+  // A root proven won or drawn: the visits of the children that keep that result, normalised (the
+  // search stops at the proof, often on the winning move's first visit).
   std::vector<float> policy;
   bool improved_policy = false;  // `policy` is Gumbel's improved policy, not visit counts
   std::vector<float> sampling;  // the temperature-applied distribution `action` was drawn from
   float temperature = 0.0f;     // the temperature used for this ply
-  float root_value = 0.0f;      // mean backed-up value for the side to move at the root
+  float root_value = 0.0f;      // mean backed-up value for the side to move at the root; a
+                                // proven root's: its result (1, 0, -1)
   Proven proven = Proven::kUnknown;  // for the side to move at the root
   int simulations = 0;          // simulations run by this search (not counting reused visits)
   bool tree_full = false;       // the search ended early: its tree reached max_tree_nodes
@@ -230,6 +235,8 @@ class SearchTree {
   bool update_proof(int node);
   // Ends a simulation at a terminal or proven node: scores it and backs it up.
   void finish_at_proven(int node);
+  // The value and target of a proven root (result()): see search.cpp.
+  void settle_proven_root(SearchResult& r) const;
   // Once per search, when the root is expanded: root noise, this search's visit counters, and
   // the Gumbel draws and schedule.
   void prepare_root();
