@@ -3,7 +3,10 @@
 // bookkeeping, no batch-norm arithmetic, the same function as the Eigen backend.
 //
 // On cuda (BackendOptions::device_index picks the GPU) each backend owns a CUDA stream from
-// LibTorch's pool: its weights are copied, and every forward pass runs, on that stream. The planes
+// LibTorch's pool of high-priority streams (the trainer's comes from the other pool, so that the
+// pools' round-robin never hands a worker the trainer's stream, whose synchronize would wait for a
+// training step; and self-play, which waits on every batch, goes first when both have work): its
+// weights are copied, and every forward pass runs, on that stream. The planes
 // are copied into a pinned host buffer and sent with a non-blocking copy; logits and values come
 // back the same way into pinned buffers; then the backend waits for its own stream only (not the
 // whole device), so several workers on one GPU, and a trainer on its own stream, overlap. With
@@ -59,7 +62,7 @@ class TorchBackend final : public Backend {
     if (device_.is_cuda()) {
       use_ieee_fp32_on_cuda();
       stream_ = c10::impl::VirtualGuardImpl(c10::DeviceType::CUDA)
-                    .getStreamFromGlobalPool(device_, /*isHighPriority=*/false);
+                    .getStreamFromGlobalPool(device_, /*isHighPriority=*/true);
       on_stream.emplace(*stream_);
     }
     const FoldedNet net = fold_batch_norm(checkpoint);

@@ -9,14 +9,13 @@
 # Phases, in order (--phases takes a comma-separated subset; default all):
 #   env      the machine: GPU, driver, CPU cores, PyTorch, compilers, and what in PyTorch's
 #            LibTorch the build works around (its fmt headers, its protobuf stand-in)
-#   build    configure and build `oppidum`, `gpu_test` and the LibTorch and export tests
-#            (`trainer_test`, `model_test`, `onnx_export_test`) in build-gpu/ against
+#   build    configure and build `oppidum` and `gpu_test` in build-gpu/ against
 #            $(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)'); where Debian's
 #            C++ packages are missing and .gpu-deps/debs/ exists, installs them first
-#            (scripts/gpu-deps.sh)
+#            (scripts/gpu-deps.sh); then a smoke test: `oppidum --version` and a short forward
+#            pass on the device, and when that fails the phases that need the GPU are skipped
 #   test     the gpu tests (those of ctest -L gpu; each fails, not skips, when no GPU is seen:
-#            GPU_CHECK_REQUIRE_GPU), with the differences they measure; then trainer_test,
-#            model_test and onnx_export_test (on the cpu) against this LibTorch
+#            GPU_CHECK_REQUIRE_GPU), with the differences they measure
 #   model    bench model: positions/s by batch 64..4096 of the 4x32 and 10x128 networks of both
 #            games, fp32, fp16, bf16 and bf16 channels-last, with the share of the chip's peak
 #   server   bench model: the inference server with 1, 2 and 4 workers on one GPU, 8 and 32 callers
@@ -31,6 +30,8 @@
 #            both runs as --set (e.g. selfplay.concurrent_games=64, so that games finish and the
 #            trainer starts within a short run); the log ends with the session's self-play against
 #            its bound and the trainer's pace
+#   cputests build and run trainer_test, model_test and onnx_export_test (on the cpu) against this
+#            LibTorch: last, since they need no GPU and take minutes
 # --budget S: the whole check ends within S seconds (for a machine lent for a fixed time): each
 # step's time limit is cut to what is left, a step is skipped (and said so) when under 20 s are left,
 # and each train run takes at most its share of what is left (what is left over the runs still to
@@ -43,7 +44,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 out="gpu-check-results"
-phases="env,build,test,model,server,selfplay,trainer,train"
+phases="env,build,test,model,server,selfplay,trainer,train,cputests"
 train_seconds=90
 budget=0
 peak=""
@@ -130,6 +131,7 @@ if has_phase env; then
   {
     nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit \
       --format=csv 2>&1 || echo "nvidia-smi: not available"
+    echo "system: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
     echo "cpu cores: $(nproc); memory: $(free -g 2>/dev/null | awk '/Mem:/{print $2 " GiB"}')"
     python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
       "cudnn", torch.backends.cudnn.version(), "gpus", torch.cuda.device_count())' 2>&1
@@ -182,11 +184,23 @@ if has_phase build; then
   step "configure" "$out/build.log" 300 \
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     "${prefix_args[@]}"
+  # -k 0: gpu_test failing to compile stops no benchmark.
   step "build oppidum and gpu_test ($jobs jobs)" "$out/build.log" 900 \
-    cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test
-  # Apart, so that a test of these that does not compile stops none of the benchmarks.
-  step "build trainer_test, model_test and onnx_export_test" "$out/build.log" 600 \
-    cmake --build "$build" --parallel "$jobs" --target trainer_test model_test onnx_export_test
+    cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test -- -k 0
+  # Before minutes of GPU phases: does the program start (it links LibTorch beside Debian's
+  # protobuf and ONNX), and does a forward pass run on the device?
+  if [ -x "$bin" ] &&
+     ! { step "smoke test: oppidum --version" "$out/build.log" 60 "$bin" --version &&
+         step "smoke test: one forward pass on $device" "$out/build.log" 120 \
+           "$bin" bench model --device "$device" --sizes 4x32 --batches 64 --backends torch \
+           --server-backends '' --seconds 0.05; }; then
+    note "" "The smoke test failed: the phases that need the program on the device are skipped."
+    kept=""
+    for p in ${phases//,/ }; do
+      case "$p" in test|model|server|selfplay|trainer|train) ;; *) kept="${kept:+$kept,}$p" ;; esac
+    done
+    phases="$kept"
+  fi
 fi
 
 if [ ! -x "$bin" ]; then
@@ -199,15 +213,13 @@ if has_phase test; then
   # The test binary itself rather than ctest -L gpu (the same tests), so that the differences
   # each test measures are printed whether it passes or not.
   [ "$dry_run" = 1 ] || export GPU_CHECK_REQUIRE_GPU=1
-  step "the gpu tests (build-gpu/bin/gpu_test, the tests of ctest -L gpu)$(
-    [ "$dry_run" = 1 ] && echo ', dry run: they skip')" "$out/tests.log" 600 "$build/bin/gpu_test"
-  # The trainer's and the model's own tests (on the cpu) against this LibTorch, whose version may
-  # differ from the one the default test run uses (Debian's), and the ONNX export (`oppidum
-  # export` linked with this LibTorch and Debian's protobuf; its comparison with onnxruntime-node
-  # skips where there is no node).
-  for t in trainer_test model_test onnx_export_test; do
-    [ -x "$build/bin/$t" ] && step "$t against this LibTorch" "$out/tests.log" 300 "$build/bin/$t"
-  done
+  if [ -x "$build/bin/gpu_test" ]; then
+    step "the gpu tests (build-gpu/bin/gpu_test, the tests of ctest -L gpu)$(
+      [ "$dry_run" = 1 ] && echo ', dry run: they skip')" "$out/tests.log" 600 "$build/bin/gpu_test"
+  else
+    note "" "No $build/bin/gpu_test: it did not build (build.log)."
+    failures=$((failures + 1))
+  fi
 fi
 
 if has_phase model; then
@@ -325,6 +337,20 @@ if has_phase train; then
     fi
   done
   rm -rf "$runs"
+fi
+
+if has_phase cputests; then
+  note "" "## The LibTorch tests on the cpu"
+  # The trainer's and the model's own tests against this LibTorch, whose version may differ from
+  # the one the default test run uses (Debian's), and the ONNX export (`oppidum export` linked
+  # with this LibTorch and Debian's protobuf; its comparison with onnxruntime-node skips where
+  # there is no node).
+  step "build trainer_test, model_test and onnx_export_test" "$out/build.log" 600 \
+    cmake --build "$build" --parallel "$jobs" --target trainer_test model_test onnx_export_test \
+    -- -k 0
+  for t in trainer_test model_test onnx_export_test; do
+    [ -x "$build/bin/$t" ] && step "$t against this LibTorch" "$out/tests.log" 300 "$build/bin/$t"
+  done
 fi
 
 note "" "## Summary" "" "$failures step(s) failed, $skipped skipped for the --budget; $(( $(date +%s) - started )) s."

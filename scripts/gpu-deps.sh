@@ -38,8 +38,11 @@ case "${1:-}" in
         (cd "$stage" && ar p "$deb" data.tar.xz | tar -xJ)
       fi
     done
-    # -n: a file the machine already has stays as it is.
-    cp -a -n "$stage"/. /
+    # A file the machine already has stays as it is (tar --skip-old-files, not cp -n, which
+    # coreutils 9.2 and later fail on when they skip a file), and a folder that is a link there
+    # (Ubuntu's /lib) stays a link.
+    tar -C "$stage" -cf - . | tar -C / -xf - --skip-old-files \
+      --keep-directory-symlink
     rm -rf "$stage"
     command -v pkg-config >/dev/null || ln -s /usr/bin/pkgconf /usr/bin/pkg-config
     ldconfig
