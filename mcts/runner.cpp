@@ -132,6 +132,8 @@ void GameRunner::play_move(ActiveGame& game, GameDriver& driver, SearchTree& tre
   move.search_visits = search.search_visits;
   move.policy = search.policy;
   move.improved_policy = search.improved_policy;
+  move.proven = search.proven;
+  move.child_proven = search.child_proven;
   move.root_value = search.root_value;
   move.simulations = search.simulations;
   move.full_search = game.full_search;

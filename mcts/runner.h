@@ -54,6 +54,9 @@ struct MoveStats {
   std::vector<int> search_visits;  // of which this move's search made (the rest: tree reuse)
   std::vector<float> policy;      // the search's training target, aligned with `legal`
   bool improved_policy = false;   // `policy` is Gumbel's improved policy (not visits normalised)
+  Proven proven = Proven::kUnknown;  // the root's, for `player` (SearchResult::proven)
+  std::vector<Proven> child_proven;  // each child's, for `player`: a target made of `visits` or
+                                     // `search_visits` goes through settle_target with these
   float root_value = 0.0f;        // search value for `player` before the move
   int simulations = 0;            // simulations run for this move (reused visits not counted)
   bool full_search = true;        // searched with the full budget (GameDriver::search_budget)

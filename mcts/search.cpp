@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 namespace oppidum::mcts {
@@ -578,7 +579,17 @@ SearchResult SearchTree::result() {
     r.sampling[static_cast<std::size_t>(chosen - root.first_child)] = 1.0f;
     r.action = node(chosen).action;
   }
-  if (r.proven != Proven::kUnknown) settle_proven_root(r);
+  // What the search proved: the value, and the target (settle_target).
+  for (int i = 0; i < root.num_children; ++i) {
+    const Node& child = node(root.first_child + i);
+    r.child_proven.push_back(orient(child.proven, child.mover, root.to_move));
+  }
+  if (r.proven != Proven::kUnknown) r.root_value = static_cast<float>(proven_value(r.proven));
+  std::vector<double> target(r.policy.begin(), r.policy.end());
+  settle_target(target, r.child_proven, r.proven);
+  const double sum = std::accumulate(target.begin(), target.end(), 0.0);
+  for (std::size_t i = 0; i < target.size(); ++i)
+    r.policy[i] = static_cast<float>(target[i] / sum);
   for (int at = kRoot; node(at).expanded();) {
     at = most_visited_child(at);
     if (node(at).visits == 0) break;
@@ -587,25 +598,21 @@ SearchResult SearchTree::result() {
   return r;
 }
 
-// A search stops as soon as its root is proven, which can be on the first visit to the move that
-// proves it: the visits then are those of the moves tried before it, and the mean value is far
-// from the proof. What is known for sure replaces them: the value is the proven result, and, for a
-// proven win or draw, the target is the visits of the children that keep it (each visited, since
-// a child is proven only by reaching it); every child of a lost root loses, and its visits stay.
-void SearchTree::settle_proven_root(SearchResult& r) const {
-  const Node& root = node(kRoot);
-  r.root_value = static_cast<float>(proven_value(r.proven));
-  if (r.proven == Proven::kLoss) return;
+void settle_target(std::vector<double>& weights, const std::vector<Proven>& child_proven,
+                   Proven root) {
+  if (root == Proven::kLoss || weights.size() != child_proven.size()) return;
+  // Whether child i keeps a share: not proven lost below a root not proven, else of the root's
+  // proven result.
+  const auto keeps = [&](std::size_t i) {
+    return root == Proven::kUnknown ? child_proven[i] != Proven::kLoss : child_proven[i] == root;
+  };
+  std::vector<double> kept(weights.size(), 0.0);
   double total = 0.0;
-  std::vector<double> weight(r.policy.size(), 0.0);
-  for (int i = 0; i < root.num_children; ++i) {
-    const Node& child = node(root.first_child + i);
-    if (orient(child.proven, child.mover, root.to_move) != r.proven) continue;
-    total += weight[static_cast<std::size_t>(i)] = std::max(child.visits, 1);
-  }
-  if (total <= 0) return;  // (a root proven terminal has no children)
-  for (std::size_t i = 0; i < weight.size(); ++i)
-    r.policy[i] = static_cast<float>(weight[i] / total);
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    if (keeps(i)) total += kept[i] = weights[i];
+  if (total <= 0 && root != Proven::kUnknown)  // the kept children have no weight here: 1 each
+    for (std::size_t i = 0; i < weights.size(); ++i) total += kept[i] = keeps(i) ? 1.0 : 0.0;
+  if (total > 0) weights = std::move(kept);
 }
 
 SearchResult SearchTree::run(Evaluator& evaluator, int simulations) {

@@ -24,8 +24,8 @@
 //   proven is proven with the best of them (all losses: lost; else a draw). Selection takes a proven
 //   winning child at once and skips proven losing children; the final choice takes a proven win.
 //   A search stops early once its root is proven; its result then reports the proof, not the
-//   visits up to it: the root's value is the proven result, and the target of a root proven won
-//   or drawn is spread over the children that keep that result, by their visits.
+//   visits up to it: the root's value is the proven result, and the target keeps only what the
+//   proofs allow (settle_target).
 // - The root's first evaluation expands it and is not counted as a simulation, so on a fresh tree
 //   the root's child visits sum to the simulations of the search (fewer if the root got proven).
 // - Root Dirichlet noise, when dirichlet_weight > 0: each search mixes
@@ -133,9 +133,8 @@ struct SearchResult {
   ActionList legal;             // the root's legal actions, in legal_actions order
   std::vector<int> visits;      // child visit counts (reused visits included)
   std::vector<int> search_visits;  // child visits of this search alone
-  // The training target. PUCT: `visits` normalised; Gumbel: the improved policy (header comment).
-  // A root proven won or drawn: the visits of the children that keep that result, normalised (the
-  // search stops at the proof, often on the winning move's first visit).
+  // The training target. PUCT: `visits` normalised; Gumbel: the improved policy (header comment);
+  // either with what the search proved (settle_target).
   std::vector<float> policy;
   bool improved_policy = false;  // `policy` is Gumbel's improved policy, not visit counts
   std::vector<float> sampling;  // the temperature-applied distribution `action` was drawn from
@@ -143,11 +142,21 @@ struct SearchResult {
   float root_value = 0.0f;      // mean backed-up value for the side to move at the root; a
                                 // proven root's: its result (1, 0, -1)
   Proven proven = Proven::kUnknown;  // for the side to move at the root
+  std::vector<Proven> child_proven;  // each child's, for the side to move at the root
   int simulations = 0;          // simulations run by this search (not counting reused visits)
   bool tree_full = false;       // the search ended early: its tree reached max_tree_nodes
   std::vector<Action> principal_variation;  // most visited line from the root
   Action action = -1;           // the chosen move
 };
+
+// What a search proved, applied to the weights of a training target aligned with its children
+// (visit counts, or Gumbel's improved policy; see SearchResult::policy): a root proven won or
+// drawn keeps the weights of the children that keep that result (1 each where all of theirs are
+// 0, e.g. this search's visits of a root proven by an earlier one); a root not proven loses the
+// weights of its children proven lost, unless nothing else has weight; a lost root keeps all. The search stops at a proof, often on the winning move's first visit, so that the
+// visits alone spread a won root's target over the moves tried before it.
+void settle_target(std::vector<double>& weights, const std::vector<Proven>& child_proven,
+                   Proven root);
 
 // One child of a node, for inspection (tests, analysis output).
 struct ChildStats {
@@ -235,8 +244,6 @@ class SearchTree {
   bool update_proof(int node);
   // Ends a simulation at a terminal or proven node: scores it and backs it up.
   void finish_at_proven(int node);
-  // The value and target of a proven root (result()): see search.cpp.
-  void settle_proven_root(SearchResult& r) const;
   // Once per search, when the root is expanded: root noise, this search's visit counters, and
   // the Gumbel draws and schedule.
   void prepare_root();

@@ -86,6 +86,16 @@ class SelfPlayDriver final : public mcts::GameDriver {
   std::function<void(mcts::FinishedGame, std::uint64_t)> done_;
 };
 
+// A PUCT search's target weights: its root's visits (all, or this search's alone), with what the
+// search proved (mcts::settle_target).
+std::vector<double> visit_target(const mcts::MoveStats& m, bool this_search_only) {
+  const std::vector<int>& visits = this_search_only ? m.search_visits : m.visits;
+  std::vector<double> weights(m.legal.size(), 0.0);
+  for (std::size_t i = 0; i < weights.size() && i < visits.size(); ++i) weights[i] = visits[i];
+  mcts::settle_target(weights, m.child_proven, m.proven);
+  return weights;
+}
+
 }  // namespace
 
 GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::int64_t network_step,
@@ -105,13 +115,14 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
     move.action = static_cast<std::uint16_t>(m.action);
     move.root_value = m.root_value;
     move.policy_target = m.full_search;
+    // Gumbel's improved policy (settled by the search) is kept as integer weights summing to about
+    // kPolicyWeightScale.
+    std::vector<double> weights = visit_target(m, target_this_search_only && m.full_search);
+    if (m.improved_policy)
+      for (std::size_t i = 0; i < m.legal.size(); ++i)
+        weights[i] = std::round(m.policy[i] * kPolicyWeightScale);
     for (std::size_t i = 0; i < m.legal.size(); ++i) {
-      // Gumbel's improved policy is kept as integer weights summing to about kPolicyWeightScale.
-      const auto weight = m.improved_policy
-                              ? static_cast<std::uint32_t>(std::lround(m.policy[i] * kPolicyWeightScale))
-                          : static_cast<std::uint32_t>(target_this_search_only && m.full_search
-                                                           ? m.search_visits[i]
-                                                           : m.visits[i]);
+      const auto weight = static_cast<std::uint32_t>(weights[i]);
       if (weight > 0) move.visits.push_back({static_cast<std::uint16_t>(m.legal[i]), weight});
     }
     r.moves.push_back(std::move(move));
@@ -248,13 +259,15 @@ void SelfPlay::writer() {
 }
 
 void SelfPlay::count_reuse(const mcts::FinishedGame& game) {
+  // The target's weights, and of them those that this search's visits alone would not give.
   std::int64_t all = 0, reused = 0;
   for (const mcts::MoveStats& m : game.moves) {
     if (!m.full_search || m.improved_policy) continue;
-    for (std::size_t i = 0; i < m.visits.size(); ++i) {
-      all += m.visits[i];
-      reused += m.visits[i] - (i < m.search_visits.size() ? m.search_visits[i] : 0);
+    for (const double v : visit_target(m, false)) {
+      all += static_cast<std::int64_t>(v);
+      reused += static_cast<std::int64_t>(v);
     }
+    for (const double v : visit_target(m, true)) reused -= static_cast<std::int64_t>(v);
   }
   target_visits_ += all;
   reused_target_visits_ += reused;

@@ -65,8 +65,9 @@ struct SelfPlayStats {
   // and are written a chunk at a time, in bursts; a short run may finish none).
   std::int64_t moves = 0;
   std::int64_t policy_targets = 0;  // of which full searches
-  // Root child visits of the full PUCT searches, and of those the visits kept from earlier
-  // searches by tree reuse (whether or not the targets count them).
+  // The target visits of the full PUCT searches (root child visits with what the search proved,
+  // mcts::settle_target), and of those the visits kept from earlier searches by tree reuse
+  // (whether or not the targets count them).
   std::int64_t target_visits = 0;
   std::int64_t reused_target_visits = 0;
   ResignControl::Stats resign;     // resignations and their checks (selfplay/resignation.h)

@@ -540,6 +540,23 @@ TEST(SearchTest, AProvenRootTrainsOnItsProofNotOnTheVisitsBeforeIt) {
     EXPECT_NEAR(r.policy[i], r.visits[i] / total, 1e-6);
 }
 
+// The rule itself, on the weights a self-play record is made of (visits, or this search's visits).
+TEST(SearchTest, SettleTargetKeepsWhatTheProofsAllow) {
+  constexpr Proven U = Proven::kUnknown, W = Proven::kWin, D = Proven::kDraw, L = Proven::kLoss;
+  const auto settled = [](std::vector<double> w, const std::vector<Proven>& children, Proven root) {
+    settle_target(w, children, root);
+    return w;
+  };
+  using V = std::vector<double>;
+  EXPECT_EQ(settled({5, 3, 2}, {U, L, U}, U), (V{5, 0, 2})) << "a blunder proven lost";
+  EXPECT_EQ(settled({5, 3, 2}, {L, L, U}, U), (V{0, 0, 2}));
+  EXPECT_EQ(settled({5, 3, 0}, {L, L, U}, U), (V{5, 3, 0})) << "nothing else has weight";
+  EXPECT_EQ(settled({5, 3, 1}, {U, L, W}, W), (V{0, 0, 1})) << "the winning move's one visit";
+  EXPECT_EQ(settled({0, 3, 0}, {W, L, W}, W), (V{1, 0, 1})) << "proven by an earlier search";
+  EXPECT_EQ(settled({4, 3, 2}, {D, L, D}, D), (V{4, 0, 2}));
+  EXPECT_EQ(settled({4, 3, 2}, {L, L, L}, L), (V{4, 3, 2})) << "every move loses";
+}
+
 // A timed search of a root with one legal action stops once the root is evaluated: the time is for
 // the moves that have something to decide (it used to spend its whole budget on DVONN's last
 // placement). A search of fixed simulations keeps its statistics.

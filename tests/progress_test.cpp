@@ -458,7 +458,7 @@ TEST(Telemetry, GenerationAndSessionLinesAndSelfplayRows) {
   telemetry.log_tree_reuse();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], "self-play this session: 1100 positions, 600 with full searches; 25.0% of "
-                      "the root visits of full PUCT searches were kept from earlier searches by "
+                      "the target visits of full PUCT searches were kept from earlier searches by "
                       "tree reuse");
 }
 

@@ -272,7 +272,7 @@ void Telemetry::log_tree_reuse() {
   const selfplay::SelfPlayStats sp = sources_.selfplay();
   if (sp.target_visits <= 0) return;
   log_(fmt::format("self-play this session: {} positions, {} with full searches; {:.1f}% of the "
-                   "root visits of full PUCT searches were kept from earlier searches by tree "
+                   "target visits of full PUCT searches were kept from earlier searches by tree "
                    "reuse{}", sp.positions, sp.policy_targets,
                    100.0 * static_cast<double>(sp.reused_target_visits) /
                        static_cast<double>(sp.target_visits),
