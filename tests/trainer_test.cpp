@@ -937,6 +937,39 @@ TEST(Intake, ARestartReadsOnlyTheChunksTheWindowNeeds) {
   }
 }
 
+// With fast-search rows dropped a restart reads back the chunks of as many rows as the window
+// holds, not of as many positions: the window once came back with about full_search_fraction of
+// its rows (mg-small with drop: 511 of 1,500 after a restart).
+TEST(Intake, ARestartWithFastRowsDroppedFillsTheWindowWithRows) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "intake_drop";
+  fs::remove_all(dir);
+  selfplay::GameRecord r = five_ply_record();  // two of its five moves have full searches
+  for (std::size_t i = 0; i < r.moves.size(); ++i) r.moves[i].policy_target = i == 0 || i == 3;
+  {
+    selfplay::FolderReplayStore store((dir / "games").string(),
+                                      selfplay::FolderReplayStore::Mode::kOwner);
+    for (int c = 0; c < 10; ++c) store.append({r, r});  // 4 rows a chunk, 40 in all
+  }
+  RunFolder folder(dir);
+  RunState state_yaml;
+  WindowSettings settings = window_of(30, 30, 0.5);
+  settings.fast_search_rows = "drop";
+  ReplayWindow window(game_by_name("mg"), settings);
+  selfplay::FolderReplayStore store((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  std::vector<std::string> lines;
+  Intake intake(folder, state_yaml, window, store, nullptr,
+                [&](const std::string& line) { lines.push_back(line); });
+  intake.load_window(30);
+  EXPECT_EQ(window.size(), 30) << "the window holds its rows again, not 12 (3 chunks' positions)";
+  EXPECT_EQ(window.total_positions(), 100);
+  EXPECT_EQ(intake.games(), 20);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("counted the 2 oldest chunks"), std::string::npos) << joined(lines);
+  fs::remove_all(dir);
+}
+
 // games/index.csv is checked against the chunks, not trusted: an edited count, a garbage file, a
 // row for a chunk that is gone, a chunk listed twice, a size that is not the file's: each is
 // found, said in the log, and the index rebuilt from the chunks, with the right totals.

@@ -104,7 +104,9 @@ inline constexpr int kMaxGateGames = 100'000;
   F(double, lr_decay_steps, 0, 0, 1e12, false,                                                     \
     "cosine decay to 10% over this many steps (0: constant)")                                      \
   F(double, momentum, 0.9, 0, 0.999, false, "SGD momentum")                                        \
-  F(double, weight_decay, 1e-4, 0, 1, false, "L2 weight decay")                                    \
+  F(double, weight_decay, 1e-4, 0, 1, false,                                                       \
+    "weight decay: sgd adds it times the weights to the gradient (L2); adamw takes it off the "    \
+    "weights times the learning rate (decoupled, so 1e-4 is far weaker there)")                   \
   F(std::string, weight_decay_on, "all", "all|weights", 0, false,                                  \
     "decay every parameter, or only convolution and linear weights (not batch norm, biases)")      \
   F(double, value_loss_weight, 1.0, 0, 100, false,                                                 \

@@ -32,15 +32,26 @@ void Intake::poll() {
   else read_folder();
 }
 
-void Intake::load_window(std::int64_t window_positions) {
+void Intake::load_window(std::int64_t window_rows) {
   if (!store_.index_repair().empty()) warn_("repaired " + store_.index_repair());
   const auto chunks = store_.chunks();
   const auto sizes = store_.sizes();
+  // The rows a chunk gives the window (what its records say where not every position is one).
+  const auto rows_of = [&](const std::string& chunk) -> std::int64_t {
+    if (window_.rows_are_positions()) {
+      const auto it = sizes.find(chunk);
+      return it == sizes.end() ? 0 : it->second.positions;
+    }
+    std::int64_t rows = 0;
+    selfplay::for_each_game(chunk, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace&) {
+      for (const selfplay::MoveRecord& m : r.moves) rows += window_.makes_row(m);
+      return true;
+    });
+    return rows;
+  };
   std::size_t first = chunks.size();
-  for (std::int64_t needed = window_positions; first > 0 && needed > 0;) {
-    const auto it = sizes.find(chunks[--first]);
-    if (it != sizes.end()) needed -= it->second.positions;
-  }
+  for (std::int64_t needed = window_rows; first > 0 && needed > 0;)
+    needed -= rows_of(chunks[--first]);
   // Older chunks are counted from the index; from the oldest one it does not list on, read.
   std::int64_t games = 0, positions = 0;
   std::size_t counted = 0;

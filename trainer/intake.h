@@ -40,10 +40,13 @@ class Intake {
   Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
          selfplay::FolderReplayStore& store, store::RunChannel* channel, util::LogLine warn);
 
-  // At the start of a session: reads the newest chunks, enough for `window_positions` positions,
-  // and counts the older ones from the folder's index without reading them (a chunk the index
-  // does not list is read). Logs a rebuilt index (FolderReplayStore::index_repair).
-  void load_window(std::int64_t window_positions);
+  // At the start of a session: reads the newest chunks, enough for `window_rows` rows of the
+  // window, and counts the older ones from the folder's index without reading them (a chunk the
+  // index does not list is read). Where every position is a row the index's positions say how
+  // many chunks that is; with fast-search rows dropped, the chunks' records are counted (a window
+  // filled by positions would hold only about full_search_fraction of its rows after a restart).
+  // Logs a rebuilt index (FolderReplayStore::index_repair).
+  void load_window(std::int64_t window_rows);
   // Reads the run folder's chunks not read yet.
   void read_folder();
   // New games: from the folder, or from the stream with a store.

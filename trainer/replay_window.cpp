@@ -76,7 +76,7 @@ bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why
   added.reserve(record.moves.size());
   for (std::size_t i = 0; i < record.moves.size(); ++i) {
     const selfplay::MoveRecord& m = record.moves[i];
-    if (settings_.fast_search_rows == "drop" && !m.policy_target) continue;
+    if (!makes_row(m)) continue;
     Sample s;
     const int player = states[i]->current_player();
     const double result = player == 0 ? record.result : -record.result;

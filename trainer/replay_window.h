@@ -73,6 +73,15 @@ class ReplayWindow {
   // is for another game or does not replay, with the reason in `why`.
   bool add_game(const selfplay::GameRecord& record, std::string* why = nullptr);
 
+  // Whether add_game makes a row of this move: every move, or with fast_search_rows drop only
+  // those with a policy target.
+  bool makes_row(const selfplay::MoveRecord& move) const {
+    return settings_.fast_search_rows != "drop" || move.policy_target;
+  }
+  // Whether every position is a row (fast_search_rows value): a restart then counts the rows its
+  // window needs from the index's positions.
+  bool rows_are_positions() const { return settings_.fast_search_rows != "drop"; }
+
   // Every self-play position ever added (dropped fast-search positions included): the run's
   // position count, which sizes the window and the training budget.
   std::int64_t total_positions() const { return total_; }

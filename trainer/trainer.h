@@ -1,9 +1,11 @@
 // The optimisation step: one LibTorch network trained on batches from the replay window.
 // This header is LibTorch-free (pimpl); trainer/trainer.cpp holds the LibTorch code.
 //
-// Loss = policy cross-entropy against the search's visit distribution (illegal actions masked out
-// of the softmax; positions without a policy target contribute no policy loss)
-//      + value_loss_weight * mean squared error of the value against the game result
+// Loss = policy cross-entropy against the search's target (visits, or Gumbel's improved policy;
+// illegal actions masked out of the softmax; positions without a policy target contribute no
+// policy loss)
+//      + value_loss_weight * mean squared error of the value against its target (the game result
+//        mixed with the root's search value by value_q_weight: trainer/replay_window.h)
 //      + score_loss_weight * mean squared error of the score margin, over the positions that have
 //        a score target, when the network has a score head (NetConfig::score_head)
 // plus L2 weight decay through the optimiser (SGD with Nesterov momentum, or AdamW).
