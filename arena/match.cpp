@@ -564,7 +564,7 @@ std::vector<std::string> elo_caveats(const MatchStatus& s) {
   if (s.games_counted > 0) {
     const bool perfect = s.wins == s.games_counted || s.losses == s.games_counted;
     const double observed = elo_from_score(s.elo.score);
-    if (perfect || std::abs(observed - s.elo.elo) >= 0.05) {
+    if (perfect || format_elo(observed) != format_elo(s.elo.elo)) {
       char with_prior[32];
       std::snprintf(with_prior, sizeof with_prior, "%.1f%%", 100.0 * score_from_elo(s.elo.elo));
       caveats.push_back(

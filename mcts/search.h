@@ -23,9 +23,8 @@
 //   win for the side to move there is a proven win for that side; a node whose children are all
 //   proven is proven with the best of them (all losses: lost; else a draw). Selection takes a proven
 //   winning child at once and skips proven losing children; the final choice takes a proven win.
-//   A search stops early once its root is proven; its result then reports the proof, not the
-//   visits up to it: the root's value is the proven result, and the target keeps only what the
-//   proofs allow (settle_target).
+//   A search stops early once its root is proven. Its result's root value is then the proven
+//   result, and its target keeps only what the proofs allow (settle_target).
 // - The root's first evaluation expands it and is not counted as a simulation, so on a fresh tree
 //   the root's child visits sum to the simulations of the search (fewer if the root got proven).
 // - Root Dirichlet noise, when dirichlet_weight > 0: each search mixes
@@ -149,12 +148,13 @@ struct SearchResult {
   Action action = -1;           // the chosen move
 };
 
-// What a search proved, applied to the weights of a training target aligned with its children
-// (visit counts, or Gumbel's improved policy; see SearchResult::policy): a root proven won or
-// drawn keeps the weights of the children that keep that result (1 each where all of theirs are
-// 0, e.g. this search's visits of a root proven by an earlier one); a root not proven loses the
-// weights of its children proven lost, unless nothing else has weight; a lost root keeps all. The search stops at a proof, often on the winning move's first visit, so that the
-// visits alone spread a won root's target over the moves tried before it.
+// The one rule for what a search proved, applied to the weights of a training target aligned
+// with its children (visit counts, or Gumbel's improved policy): a root proven won or drawn keeps
+// the weights of the children that keep that result (1 each where all of theirs are 0, e.g. this
+// search's visits of a root proven by an earlier one); a root not proven loses the weights of its
+// children proven lost, unless nothing else has weight; a lost root keeps all. (The search stops
+// at a proof, often on the winning move's first visit: visits alone would spread a won root's
+// target over the moves tried before it.)
 void settle_target(std::vector<double>& weights, const std::vector<Proven>& child_proven,
                    Proven root);
 

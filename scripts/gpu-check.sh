@@ -184,16 +184,20 @@ if has_phase build; then
   step "configure" "$out/build.log" 300 \
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     "${prefix_args[@]}"
-  # -k 0: gpu_test failing to compile stops no benchmark.
+  # -k 0: gpu_test failing to compile stops no benchmark (and no test binary of an earlier
+  # build is left to run instead: each is linked again).
+  rm -f "$build/bin/gpu_test"
   step "build oppidum and gpu_test ($jobs jobs)" "$out/build.log" 900 \
     cmake --build "$build" --parallel "$jobs" --target oppidum gpu_test -- -k 0
   # Before minutes of GPU phases: does the program start (it links LibTorch beside Debian's
   # protobuf and ONNX), and does a forward pass run on the device?
+  skipped_before=$skipped
   if [ -x "$bin" ] &&
      ! { step "smoke test: oppidum --version" "$out/build.log" 60 "$bin" --version &&
          step "smoke test: one forward pass on $device" "$out/build.log" 120 \
            "$bin" bench model --device "$device" --sizes 4x32 --batches 64 --backends torch \
-           --server-backends '' --seconds 0.05; }; then
+           --server-backends '' --seconds 0.05; } &&
+     [ "$skipped" = "$skipped_before" ]; then  # (a step skipped for the budget is no failure)
     note "" "The smoke test failed: the phases that need the program on the device are skipped."
     kept=""
     for p in ${phases//,/ }; do
@@ -345,6 +349,7 @@ if has_phase cputests; then
   # the one the default test run uses (Debian's), and the ONNX export (`oppidum export` linked
   # with this LibTorch and Debian's protobuf; its comparison with onnxruntime-node skips where
   # there is no node).
+  rm -f "$build/bin/trainer_test" "$build/bin/model_test" "$build/bin/onnx_export_test"
   step "build trainer_test, model_test and onnx_export_test" "$out/build.log" 600 \
     cmake --build "$build" --parallel "$jobs" --target trainer_test model_test onnx_export_test \
     -- -k 0

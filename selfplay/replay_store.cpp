@@ -115,7 +115,7 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
 }
 
 void FolderReplayStore::open_index() {
-  const std::string path = (fs::path(folder_) / "index.csv").string();
+  const std::string path = index_path(folder_);
   try {
     index_ = std::make_unique<util::CsvTable>(path, kIndexHeader, false);
   } catch (const util::FileError& e) {  // not a table of this layout: one line for the log
@@ -143,6 +143,10 @@ void FolderReplayStore::open_index() {
   }
   if (added > 0)
     index_repair_ = path + ": listed " + std::to_string(added) + " chunk(s) it did not list";
+}
+
+std::string FolderReplayStore::index_path(const std::string& folder) {
+  return (fs::path(folder) / "index.csv").string();
 }
 
 std::string FolderReplayStore::index_disagreement() const {

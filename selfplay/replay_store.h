@@ -72,6 +72,8 @@ class FolderReplayStore final : public GameSink {
   struct ChunkSize {
     std::int64_t games = 0, positions = 0;
   };
+  // Where the owner keeps the index of the chunks in `folder`.
+  static std::string index_path(const std::string& folder);
   // Owner only: the sizes index.csv records, by chunk file path.
   std::map<std::string, ChunkSize> sizes() const;
   // Owner only: why index.csv was rebuilt or completed when the store was opened; empty when it

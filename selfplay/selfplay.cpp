@@ -259,15 +259,16 @@ void SelfPlay::writer() {
 }
 
 void SelfPlay::count_reuse(const mcts::FinishedGame& game) {
-  // The target's weights, and of them those that this search's visits alone would not give.
+  // The target's visits, and of them those kept from earlier searches.
   std::int64_t all = 0, reused = 0;
   for (const mcts::MoveStats& m : game.moves) {
     if (!m.full_search || m.improved_policy) continue;
-    for (const double v : visit_target(m, false)) {
-      all += static_cast<std::int64_t>(v);
-      reused += static_cast<std::int64_t>(v);
+    const std::vector<double> target = visit_target(m, false);
+    for (std::size_t i = 0; i < target.size(); ++i) {
+      all += static_cast<std::int64_t>(target[i]);
+      if (target[i] > 0 && i < m.search_visits.size())
+        reused += std::max(0, m.visits[i] - m.search_visits[i]);
     }
-    for (const double v : visit_target(m, true)) reused -= static_cast<std::int64_t>(v);
   }
   target_visits_ += all;
   reused_target_visits_ += reused;

@@ -499,7 +499,8 @@ TEST(FaultRun, APlaceTheRunCannotWriteIsNamedBeforeTheSessionStarts) {
       for (const fs::path& p : set) run_shell("chattr -i " + p.string() + " 2>&1");
     }
   } flags;
-  for (const fs::path& place : {dir / "trainer.ckpt", dir / "checkpoints"}) {
+  for (const fs::path& place :
+       {dir / "trainer.ckpt", dir / "checkpoints", dir / "games" / "index.csv"}) {
     if (run_shell("chattr +i " + place.string() + " 2>&1").status != 0)
       GTEST_SKIP() << "cannot set the immutable flag here (needs root and a file system with it)";
     flags.set.push_back(place);

@@ -325,7 +325,7 @@ TEST(GpuTrain, ATinyRunTrainsOnTheGpuAndContinuesOnTheCpu) {
       " --set inference.precision=bf16 --set training.precision=bf16 --set inference.workers=2"
       " 2>&1");
   ASSERT_EQ(gpu.status, 0) << gpu.out;
-  // Two workers, each on its own stream: "over worker 0: torch cuda:0 ..., stream S; worker 1: ...".
+  // Two workers, each on its own stream: "over worker 0: torch cuda:0 ..., stream S; worker 1:".
   EXPECT_NE(gpu.out.find("worker 1: torch cuda:0"), std::string::npos) << gpu.out;
   EXPECT_NE(gpu.out.find("training on cuda:0 with bf16 autocast"), std::string::npos) << gpu.out;
   util::CsvTable::Row header;

@@ -485,10 +485,8 @@ TEST(SearchTest, ProvesNimWhereTheMoverSometimesMovesAgain) {
   EXPECT_GT(repeats, 0);  // some winning lines need the extra move
 }
 
-// A proven root reports its proof, not the visits up to it. The search stops at the proof, which
-// in self-play's settings (root noise, first-play urgency) often comes on the winning move's first
-// visit: its target was then about uniform over the moves tried before it (26.8% on the winning
-// moves over 144 MG positions at 64 simulations), and its value the mean of the visits (0.15).
+// A proven root reports its proof, not the visits up to it (docs/ARCHITECTURE.md, "Search": the
+// search stops at the proof, in self-play's settings often on the winning move's first visit).
 TEST(SearchTest, AProvenRootTrainsOnItsProofNotOnTheVisitsBeforeIt) {
   const auto check = [](const GameState& state, const SearchConfig& config, int simulations,
                         Proven expected) {

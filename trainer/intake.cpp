@@ -36,7 +36,8 @@ void Intake::load_window(std::int64_t window_rows) {
   if (!store_.index_repair().empty()) warn_("repaired " + store_.index_repair());
   const auto chunks = store_.chunks();
   const auto sizes = store_.sizes();
-  // The rows a chunk gives the window (what its records say where not every position is one).
+  // The rows a chunk gives the window (what its records say where not every position is one: the
+  // chunk is then read twice, and records add_game would refuse are counted too).
   const auto rows_of = [&](const std::string& chunk) -> std::int64_t {
     if (window_.rows_are_positions()) {
       const auto it = sizes.find(chunk);

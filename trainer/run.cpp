@@ -248,7 +248,8 @@ class Session {
       ++repairs;
       warn_(line);
     };
-    folder_->check_writable();
+    folder_->check_writable({{selfplay::FolderReplayStore::index_path(paths_.games().string()),
+                              util::WriteUse::kAppend}});
     std::string rebuilt;
     state_ = folder_->load_state(options_.recover, &rebuilt);
     if (!rebuilt.empty()) repaired("recovered: " + rebuilt);

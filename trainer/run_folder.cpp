@@ -526,22 +526,28 @@ RunFolder::RunFolder(const fs::path& dir)
 
 bool RunFolder::exists() const { return fs::exists(paths_.config()); }
 
-void RunFolder::check_writable() const {
+void RunFolder::check_writable(
+    const std::vector<std::pair<std::string, util::WriteUse>>& more) const {
   using util::WriteUse;
-  const std::pair<fs::path, WriteUse> places[] = {
-      {paths_.dir, WriteUse::kFolder},           {paths_.checkpoints(), WriteUse::kFolder},
-      {paths_.games(), WriteUse::kFolder},       {paths_.log(), WriteUse::kAppend},
-      {paths_.metrics(), WriteUse::kAppend},     {paths_.arena(), WriteUse::kAppend},
-      {paths_.state(), WriteUse::kReplace},      {paths_.trainer_weights(), WriteUse::kReplace},
+  std::vector<std::pair<std::string, WriteUse>> places = {
+      {paths_.dir.string(), WriteUse::kFolder},
+      {paths_.checkpoints().string(), WriteUse::kFolder},
+      {paths_.games().string(), WriteUse::kFolder},
+      {paths_.log().string(), WriteUse::kAppend},
+      {paths_.metrics().string(), WriteUse::kAppend},
+      {paths_.arena().string(), WriteUse::kAppend},
+      {paths_.state().string(), WriteUse::kReplace},
+      {paths_.trainer_weights().string(), WriteUse::kReplace},
       {paths_.trainer_prefix() + ".optim", WriteUse::kReplace},
-      {paths_.best(), WriteUse::kReplace}};
+      {paths_.best().string(), WriteUse::kReplace}};
+  places.insert(places.end(), more.begin(), more.end());
   for (const auto& [path, use] : places) {
-    const std::string why = util::cannot_write(path.string(), use);
+    const std::string why = util::cannot_write(path, use);
     if (why.empty()) continue;
     const char* what = use == WriteUse::kFolder   ? "makes and replaces files in it"
                        : use == WriteUse::kAppend ? "appends to it"
                                                   : "replaces it";
-    throw RunFolderError("cannot write " + path.string() + " (" + why + "): the run " + what +
+    throw RunFolderError("cannot write " + path + " (" + why + "): the run " + what +
                          " as it goes on; make it writable and run the same command again "
                          "(nothing of the run was changed)");
   }

@@ -51,9 +51,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/csv_table.h"
+#include "util/file_io.h"
 #include "util/folder_lock.h"
 
 namespace oppidum::trainer {
@@ -287,8 +289,9 @@ class RunFolder {
   // Throws RunFolderError, naming the path and why, when the run could not write one of its
   // folders or files as it goes on (util::cannot_write): a checkpoints/ that is not writable, an
   // immutable trainer.ckpt, would otherwise stop the run at the end of its first generation, its
-  // steps lost. Called before anything of a session is written.
-  void check_writable() const;
+  // steps lost. Called before anything of a session is written; `more` are the places of the
+  // run's other parts (its games' index).
+  void check_writable(const std::vector<std::pair<std::string, util::WriteUse>>& more = {}) const;
 
   // state.yaml. load_state throws RunFolderError when it is missing or damaged (with `recover`,
   // rebuilds it from log.txt instead, and says what it rebuilt and why in `rebuilt`).

@@ -156,8 +156,7 @@ struct Trainer::Impl {
                                   s.device);
     if (device.is_cuda()) {
       model::use_ieee_fp32_on_cuda();
-      // The low-priority pool: the inference backends take theirs from the other one
-      // (model/torch_backend.cpp), so no worker ever waits on the trainer's stream.
+      // The low-priority pool (why: model/torch_backend.cpp's header).
       stream = c10::impl::VirtualGuardImpl(c10::DeviceType::CUDA)
                    .getStreamFromGlobalPool(device, /*isHighPriority=*/false);
     }
