@@ -19,6 +19,7 @@
 #include "mcts/rng.h"
 #include "mcts/runner.h"
 #include "mcts/seed.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
 namespace {
@@ -565,12 +566,11 @@ std::vector<std::string> elo_caveats(const MatchStatus& s) {
     const bool perfect = s.wins == s.games_counted || s.losses == s.games_counted;
     const double observed = elo_from_score(s.elo.score);
     if (perfect || format_elo(observed) != format_elo(s.elo.elo)) {
-      char with_prior[32];
-      std::snprintf(with_prior, sizeof with_prior, "%.1f%%", 100.0 * score_from_elo(s.elo.elo));
       caveats.push_back(
           std::string(perfect ? "a perfect score has no finite Elo: " : "") +
           "the estimate and interval count one virtual game, half a win and half a loss: " +
-          format_elo(s.elo.elo) + " is the Elo of " + with_prior + (perfect ? "" : ", not " +
+          format_elo(s.elo.elo) + " is the Elo of " +
+          util::fixed(100.0 * score_from_elo(s.elo.elo), 1) + "%" + (perfect ? "" : ", not " +
           format_elo(observed) + " of the observed score") + "; docs/BASELINES.md, \"Matches\"");
     }
   }

@@ -1,5 +1,6 @@
 // Matches: paired openings, determinism, strength, the sequential test, the stop flag, records and
 // play_game.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -144,11 +145,17 @@ TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
   s.a = "a";
   s.b = "b";
   s.games_cap = 100;
-  s.games_counted = 10;
-  s.wins = 10;
-  s.distinct_games = 10;
-  s.distinct_pairs = 5;
-  s.elo = estimate_elo(pentanomial({0, 0, 0, 0, 5}));
+  // A result of these pairs (counts by A's points; pairs of 0, 1 or 2 points only: no draws),
+  // every game and pair distinct.
+  const auto result = [&s](const std::array<double, 5>& pairs) {
+    s.games_counted = 2 * static_cast<int>(pairs[0] + pairs[2] + pairs[4]);
+    s.wins = static_cast<int>(pairs[2] + 2 * pairs[4]);
+    s.losses = s.games_counted - s.wins;
+    s.distinct_games = s.games_counted;
+    s.distinct_pairs = s.games_counted / 2;
+    s.elo = estimate_elo(pentanomial(pairs));
+  };
+  result({0, 0, 0, 0, 5});
   std::vector<std::string> caveats = elo_caveats(s);
   ASSERT_EQ(caveats.size(), 1u);
   EXPECT_NE(caveats[0].find("a perfect score has no finite Elo: the estimate and interval count "
@@ -159,12 +166,7 @@ TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
 
   // The prior moves any score but an even one: 17-3 is 85.0%, +301.3; with the virtual game (a
   // quarter pair at 0 and one at 1) 8.75 of 10.5 pairs, 83.3%, +279.6. The report says which.
-  s.wins = 17;
-  s.losses = 3;
-  s.games_counted = 20;
-  s.distinct_games = 20;
-  s.distinct_pairs = 10;
-  s.elo = estimate_elo(pentanomial({0, 0, 3, 0, 7}));
+  result({0, 0, 3, 0, 7});
   caveats = elo_caveats(s);
   ASSERT_EQ(caveats.size(), 1u);
   EXPECT_EQ(caveats[0], "the estimate and interval count one virtual game, half a win and half a "
@@ -172,11 +174,7 @@ TEST(MatchReport, CaveatsSayWhatAnEloDoesNotShow) {
                         "docs/BASELINES.md, \"Matches\"");
 
   // A player against itself plays each opening's game twice: 5 of 10 games, all 5 pairs, differ.
-  s.wins = 5;
-  s.losses = 5;
-  s.games_counted = 10;
-  s.distinct_pairs = 5;
-  s.elo = estimate_elo(pentanomial({0, 0, 5, 0, 0}));
+  result({0, 0, 5, 0, 0});
   s.distinct_games = 5;
   EXPECT_TRUE(elo_caveats(s).empty());
 

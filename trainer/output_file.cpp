@@ -45,8 +45,8 @@ void check_output_file(const std::string& path, const std::string& option) {
   if (is_run_folder(folder)) {
     const RunPaths run{folder};
     for (const fs::path& own :
-         {run.config(), run.state(), folder / "lock", run.trainer_weights(),
-          fs::path(run.trainer_prefix() + ".optim"), run.arena(), run.metrics(), run.log(),
+         {run.config(), run.state(), run.lock(), run.trainer_weights(), run.trainer_optimiser(),
+          run.arena(), run.metrics(), run.log(),
           run.checkpoints(), run.games()})
       if (file == own) refuse(folder);
   }

@@ -76,7 +76,7 @@ class ReplayWindow {
   // Whether add_game makes a row of this move: every move, or with fast_search_rows drop only
   // those with a policy target.
   bool makes_row(const selfplay::MoveRecord& move) const {
-    return settings_.fast_search_rows != "drop" || move.policy_target;
+    return rows_are_positions() || move.policy_target;
   }
   // Whether every position is a row (fast_search_rows value): a restart then counts the rows its
   // window needs from the index's positions.

@@ -509,7 +509,7 @@ RunFolder::RunFolder(const fs::path& dir)
   // beside their file; only the owner writes them, and it holds the lock now. The replay store
   // removes its own (games/).
   const std::set<fs::path> run_files = {paths_.config(), paths_.state(), paths_.trainer_weights(),
-                                        paths_.trainer_prefix() + ".optim"};
+                                        paths_.trainer_optimiser()};
   std::error_code ec;
   for (const fs::path& folder : {paths_.dir, paths_.checkpoints()})
     for (const auto& entry : fs::directory_iterator(folder, ec)) {
@@ -538,7 +538,7 @@ void RunFolder::check_writable(
       {paths_.arena().string(), WriteUse::kAppend},
       {paths_.state().string(), WriteUse::kReplace},
       {paths_.trainer_weights().string(), WriteUse::kReplace},
-      {paths_.trainer_prefix() + ".optim", WriteUse::kReplace},
+      {paths_.trainer_optimiser().string(), WriteUse::kReplace},
       {paths_.best().string(), WriteUse::kReplace}};
   places.insert(places.end(), more.begin(), more.end());
   for (const auto& [path, use] : places) {

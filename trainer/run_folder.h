@@ -75,6 +75,8 @@ struct RunPaths {
   std::filesystem::path candidate(int generation) const;  // checkpoints/gen-NNNN.ckpt
   std::string trainer_prefix() const { return (dir / "trainer").string(); }
   std::filesystem::path trainer_weights() const { return dir / "trainer.ckpt"; }
+  // The trainer's optimiser state: what Trainer::save_state writes beside the prefix.
+  std::filesystem::path trainer_optimiser() const { return trainer_prefix() + ".optim"; }
   std::filesystem::path games() const { return dir / "games"; }
   std::filesystem::path arena() const { return dir / "arena.csv"; }
   std::filesystem::path metrics() const { return dir / "metrics.csv"; }
