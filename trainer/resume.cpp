@@ -356,19 +356,27 @@ std::string resumable_key_list() {
   return keys;
 }
 
-// The keys (section.key: value) where two configs differ, those that may change on resume left
-// out (config::may_change_on_resume).
-std::string differing_keys(const config::RunConfig& a, const config::RunConfig& b) {
-  std::istringstream ia(config::to_yaml(a)), ib(config::to_yaml(b));
-  std::string la, lb, section, differences;
-  while (std::getline(ia, la) && std::getline(ib, lb)) {
-    if (la.empty() || la[0] == '#') continue;
-    if (la[0] != ' ') section = la.substr(0, la.size() - 1);
-    const std::string key = la.substr(2, la.find(':') - 2);
-    if (la != lb && !config::may_change_on_resume(section, key))
-      differences += "\n  " + section + "." + la.substr(2) + " (the run has" +
-                     lb.substr(lb.find(':') + 1) + ")";
+// The "section.key: value" lines of an identity text (config::identity_text), in order.
+std::vector<std::pair<std::string, std::string>> identity_values(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(": ");
+    if (colon != std::string::npos) out.emplace_back(line.substr(0, colon), line.substr(colon + 2));
   }
+  return out;
+}
+
+// The keys (section.key: value) where two configs differ, those that may change on resume left
+// out (they are not in the identity).
+std::string differing_keys(const config::RunConfig& a, const config::RunConfig& b) {
+  const auto now = identity_values(config::identity_text(a));
+  const auto was = identity_values(config::identity_text(b));
+  std::string differences;
+  for (std::size_t i = 0; i < now.size() && i < was.size(); ++i)
+    if (now[i].second != was[i].second)
+      differences += "\n  " + now[i].first + ": " + now[i].second + " (the run has " +
+                     was[i].second + ")";
   return differences;
 }
 
@@ -440,15 +448,9 @@ void check_identity(RunState& state, const config::RunConfig& config, const RunP
     return;
   }
   if (state.identity == now) return;
-  // Each key's value in a text of "key: value" lines.
   const auto values = [](const std::string& text) {
-    std::map<std::string, std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      const auto colon = line.find(": ");
-      if (colon != std::string::npos) out[line.substr(0, colon)] = line.substr(colon + 2);
-    }
-    return out;
+    const auto pairs = identity_values(text);
+    return std::map<std::string, std::string>(pairs.begin(), pairs.end());
   };
   auto was = values(state.identity);
   const auto keys_now = values(now);
