@@ -364,7 +364,7 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       "being A), and print one table: games, W/D/L, score and Elo with a 95% interval from the "
       "player's view and the pair counts it comes from, the time per move of both sides (mean "
       "and longest), forfeits (on time among them) and distinct games; under it, what a reader of "
-      "an Elo must know (the prior's share in it, repeated pairs, an early SPRT stop). With "
+      "an Elo must know (the prior's share in it, repeated pairs). With "
       "--clock every searching player whose spec names no budget plays on that clock: an "
       "equal-time table.");
   add_game_option(*gauntlet_cmd, g->game)->required();

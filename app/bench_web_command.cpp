@@ -1,6 +1,6 @@
 // `oppidum bench web`: how fast the web page's API answers on a big run. It synthesises a run
 // folder (random games of the chosen game as self-play records, in chunks; metrics.csv with one row
-// per step and a gate every `--steps-per-gate`), or reads an existing one with --run, serves it on
+// per step and a gate every 500 steps), or reads an existing one with --run, serves it on
 // a free loopback port and times, through an HTTP client: the first game listing (which builds the
 // in-memory index from every chunk), then paginated listings (first page, random pages, filtered
 // by generation, result and length) and the dashboard summary. Prints the median, 95th percentile

@@ -22,7 +22,7 @@ set -euo pipefail
 {
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-usage() { sed -n '6,14p' "$0" >&2; exit 2; }
+usage() { sed -n '6,18p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 game=$1
 budget=$2
