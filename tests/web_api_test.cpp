@@ -438,6 +438,7 @@ TEST(WebSummaryTest, ALongLossCurveSaysHowManyStepsEachPointAverages) {
   }
   RunReader reader("run", run.dir);
   const json s = reader.summary();
+  EXPECT_TRUE(s["speed_averaged"].get<bool>());  // the page's legend says so
   ASSERT_EQ(s["speed"].size(), 335u);  // 1,003 rows, 3 a point
   EXPECT_DOUBLE_EQ(s["speed"][333][0].get<double>(), 1001);  // generations 1000 to 1002
   EXPECT_DOUBLE_EQ(s["speed"][333][1].get<double>(), 2002);
@@ -447,6 +448,33 @@ TEST(WebSummaryTest, ALongLossCurveSaysHowManyStepsEachPointAverages) {
   ASSERT_EQ(s["losses"].size(), 344u);
   EXPECT_DOUBLE_EQ(s["losses"][0][0].get<double>(), 2.0);  // steps 1, 2 and 3
   EXPECT_NEAR(s["losses"][0][1].get<double>(), 2.9, 1e-9);
+  fs::remove_all(root);
+}
+
+// A short run's curves hold a point per generation: nothing to say about averaging.
+TEST(WebSummaryTest, AShortSpeedCurveIsNotAveraged) {
+  const fs::path root = test_util::process_temp_dir("web_speed_points_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  RunReader reader("run", run.dir);
+  const json s = reader.summary();
+  EXPECT_EQ(s["speed"].size(), run.selfplay.size());
+  EXPECT_FALSE(s["speed_averaged"].get<bool>());
+  fs::remove_all(root);
+}
+
+// Checkpoints are listed newest generation first by number: gen-10000 (five digits, past %04d)
+// comes before gen-9999, which a listing by text would put first.
+TEST(WebRunReaderTest, CheckpointsAreListedNewestFirstPastGeneration9999) {
+  const fs::path root = test_util::process_temp_dir("web_checkpoint_order_test");
+  test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  const fs::path checkpoints = run.dir / "checkpoints";
+  fs::copy_file(checkpoints / "gen-0003.ckpt", checkpoints / "gen-9999.ckpt");
+  fs::copy_file(checkpoints / "gen-0003.ckpt", checkpoints / "gen-10000.ckpt");
+  fs::create_directory(checkpoints / "gen-0004.ckpt");  // not a file: not a checkpoint
+  RunReader reader("run", run.dir);
+  EXPECT_EQ(reader.checkpoints(),
+            (std::vector<std::string>{"best", "gen-10000", "gen-9999", "gen-0003", "gen-0002",
+                                      "gen-0001", "gen-0000"}));
   fs::remove_all(root);
 }
 

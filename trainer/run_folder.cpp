@@ -474,8 +474,8 @@ bool RunPaths::is_checkpoint_name(const std::string& stem) {
 std::vector<int> RunPaths::candidate_generations() const {
   std::vector<int> found;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(checkpoints(), ec)) {
-    const fs::path& path = entry.path();
+  for (fs::directory_iterator it(checkpoints(), ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& path = it->path();
     const std::string stem = path.stem().string();
     if (path.extension() != ".ckpt" || stem == "best" || !is_checkpoint_name(stem)) continue;
     const int gen = std::stoi(stem.substr(4));  // at most 8 digits

@@ -479,9 +479,15 @@ json RunReader::summary() {
   // hold the run (and the server's stop) for long; the page has them all after a few polls.
   const bool more = follow_metrics_locked(kReadBudget) | follow_arena_locked(kReadBudget);
   const MetricsFold& metrics = metrics_;
+  // "averaged": a curve's points are means of consecutive generations (more than
+  // kMaxCurvePoints of them).
+  const auto averaged = [](const util::BoundedCurve<1>& c) {
+    return c.points(kMaxCurvePoints).size() < c.size();
+  };
   out["losses"] = curve_json(metrics.losses);
   out["steps_per_loss_point"] = weight_per_point(metrics.losses);
   out["speed"] = curve_json(metrics.speed);
+  out["speed_averaged"] = averaged(metrics.speed);
   out["speed_now"] = metrics.last_speed;
   out["cluster"] = metrics.cluster;
   out["progress"] = metrics.last;
@@ -493,10 +499,6 @@ json RunReader::summary() {
   out["gates"] = json::array();
   for (const trainer::GateRow& g : gates_.recent) out["gates"].push_back(gate_json(g));
   out["gate_count"] = gates_.gates;
-  // "averaged": a curve's points are means of consecutive gates (more than kMaxCurvePoints).
-  const auto averaged = [](const util::BoundedCurve<1>& c) {
-    return c.points(kMaxCurvePoints).size() < c.size();
-  };
   out["ratings"] = {{"best", curve_json(gates_.rating)},
                     {"gate", curve_json(gates_.elo)},
                     {"anchor", curve_json(gates_.anchor_elo)},
@@ -668,19 +670,14 @@ SourceResults RunReader::results() {
 }
 
 std::vector<std::string> RunReader::checkpoints() const {
-  std::vector<std::string> gens;
-  bool best = false;
+  const RunPaths paths{dir_};
+  std::vector<std::string> names;
   std::error_code ec;
-  for (fs::directory_iterator it(RunPaths{dir_}.checkpoints(), ec), end; !ec && it != end;
-       it.increment(ec)) {
-    if (it->path().extension() != ".ckpt" || !fs::is_regular_file(it->path(), ec)) continue;
-    const std::string stem = it->path().stem().string();
-    if (stem == "best") best = true;
-    else if (RunPaths::is_checkpoint_name(stem)) gens.push_back(stem);
-  }
-  std::sort(gens.rbegin(), gens.rend());
-  if (best) gens.insert(gens.begin(), "best");
-  return gens;
+  if (fs::is_regular_file(paths.best(), ec)) names.push_back("best");
+  for (const int gen : paths.candidate_generations())  // newest first, by number
+    if (fs::is_regular_file(paths.candidate(gen), ec))
+      names.push_back(paths.candidate(gen).stem().string());
+  return names;
 }
 
 fs::path RunReader::checkpoint_path(const std::string& name) const {

@@ -77,6 +77,11 @@ await check("dashboard shows the curve points", async () => {
   assert((await text(`${run} [data-card="generation"] .value`)) === String(expect.gates), "generation card");
   assert((await text(`${run} [data-card="best"] .value`)) === "gen-0003", "best network card");
   assert(await page.locator(`${run} table.gates tr`).count() === expect.gates + 1, "gate table rows");
+  // Beside each gate's Elo (with the prior) its observed score, and under the table what the prior
+  // does: generation 3, promoted at 6-2.
+  const newest = await page.locator(`${run} table.gates tr:nth-child(2) td`).allTextContents();
+  assert(newest[0] === "3" && newest[4] === "75.0%", `newest gate row ${newest}`);
+  assert(/prior of one virtual game/.test(await text(`${run} [data-note="gate-elo"]`)), "gate Elo note");
   await shot("runs");
 });
 
@@ -108,6 +113,25 @@ await check("dashboard numbers come from the run folder", async () => {
     });
     assert(below, `${title}: a legend over the plot`);
   }
+  // A long legend (a long run's says how its points are averaged) wraps inside the chart.
+  const legend = await page.evaluate(() => {
+    const name = "policy loss (cross-entropy, nats; each point the mean of about 14 steps and more)";
+    const svg = lineChart("T", { x: "step", y: "loss" },
+      [{ name, color: "#000", points: [[0, 1], [1, 2]] }, { name: "b", color: "#111", points: [[0, 2]] }]);
+    document.body.appendChild(svg);
+    const lines = [...svg.querySelectorAll("text.legend")];
+    const out = { lines: lines.map((t) => t.textContent), width: svg.width.baseVal.value,
+                  right: Math.max(...lines.map((t) => t.getBBox().x + t.getBBox().width)),
+                  bottom: Math.max(...lines.map((t) => t.getBBox().y + t.getBBox().height)),
+                  height: svg.height.baseVal.value };
+    svg.remove();
+    return out;
+  });
+  assert(legend.lines.length >= 3 && legend.right <= legend.width && legend.bottom <= legend.height,
+         `a long legend runs off its chart: ${JSON.stringify(legend)}`);
+  assert(legend.lines.slice(0, -1).join(" ") ===
+         "policy loss (cross-entropy, nats; each point the mean of about 14 steps and more)",
+         `a wrapped legend lost words: ${legend.lines}`);
   assert(!/\binf\b/i.test(await text("main")), "the dashboard shows inf");
 });
 

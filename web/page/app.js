@@ -187,6 +187,14 @@ function dashboard(s) {
     card(time.sessions > 1 ? `time trained (${time.sessions} sessions)` : "time trained",
          !time.sessions ? "–" : time.seconds < 60 ? `${fmt(time.seconds, 1)} s` : `${fmt(time.seconds / 60, 1)} min`,
          "time")));
+  // What the counts above leave out: damaged records and lines that are not rows of their table.
+  const damaged = (s.stored || {}).damaged || 0;
+  if (damaged > 0) out.push(h("p", { class: "muted", "data-note": "damaged", text:
+    `${fmt(damaged)} damaged record(s) or unreadable file(s) in the run's games/: the games and ` +
+    "positions above leave them out" }));
+  if (s.skipped_rows > 0) out.push(h("p", { class: "muted", "data-note": "skipped", text:
+    `${fmt(s.skipped_rows)} line(s) of metrics.csv and arena.csv are not rows of their table: ` +
+    "the cards and curves leave them out" }));
   const gates = s.gates || [];
   const losses = s.losses || [];
   const averaged = s.steps_per_loss_point > 1 ? `; each point the mean of about ${s.steps_per_loss_point} steps` : "";
@@ -202,20 +210,42 @@ function dashboard(s) {
       { name: `candidate vs the best network (gate${gatesAveraged})`, color: "#ff7f0e", points: ratings.gate || [] },
       { name: `new best vs anchor${gatesAveraged}`, color: "#17becf", points: ratings.anchor || [] }]),
     lineChart("Self-play speed by generation", { x: "generation", y: "positions / s", integerX: true }, [
-      { name: "self-play positions per second", color: "#9467bd", points: s.speed }])));
+      { name: `self-play positions per second${s.speed_averaged ? "; means of consecutive generations" : ""}`,
+        color: "#9467bd", points: s.speed }])));
   if (gates.length) {
+    const played = (g) => g.wins === null ? 0 : g.wins + g.draws + g.losses;
+    const anchored = gates.some((g) => g.anchor);
+    const anchors = [...new Set(gates.filter((g) => g.anchor).map((g) => g.anchor))];
+    // The anchor match of a promotion: its score over its games and its Elo with the interval (the
+    // anchor named in the header when every row has the same one).
+    const anchorText = (g) => !g.anchor || g.anchor_score === null ? "" :
+      `${anchors.length > 1 ? `${g.anchor}: ` : ""}${fmt(100 * g.anchor_score, 1)}% of ${fmt(g.anchor_games)}, ` +
+      (g.anchor_elo_low === null ? `${fmt(g.anchor_elo, 1)}`
+                                 : `${fmt(g.anchor_elo, 1)} [${fmt(g.anchor_elo_low, 0)}, ${fmt(g.anchor_elo_high, 0)}]`);
     const rows = gates.slice().reverse().map((g) => h("tr", {},
-      h("td", { text: g.generation }), h("td", { text: g.step }), h("td", { text: `gen-${g.opponent_generation}` }),
+      h("td", { text: g.generation }), h("td", { text: g.step }),
+      h("td", { text: `gen-${String(g.opponent_generation).padStart(4, "0")}` }),
       // A gate rebuilt by --recover from metrics.csv has no counts (null) and no interval.
       h("td", { text: g.wins === null ? "–" : `+${g.wins} =${g.draws} -${g.losses}` }),
+      h("td", { text: played(g) === 0 ? "–" : `${fmt(100 * (g.wins + g.draws / 2) / played(g), 1)}%` }),
       h("td", { text: g.wins !== null && g.wins + g.draws + g.losses === 0 ? "– (no games)"
                     : g.elo_low === null ? (g.elo === null ? "–" : `${fmt(g.elo, 1)} (no interval in arena.csv)`)
                                          : `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
       h("td", { text: g.verdict }), h("td", { text: g.promoted ? "promoted" : "" }),
-      h("td", { text: fmt(g.rating, 1) })));
-    out.push(h("h2", { text: "Gates (newest first)" }), h("table", { class: "gates" },
-      h("tr", {}, ...["generation", "step", "against", "W/D/L", "Elo [95%]", "verdict", "", "rating"]
-        .map((t) => h("th", { text: t }))), ...rows));
+      h("td", { text: fmt(g.rating, 1) }),
+      anchored ? h("td", { "data-col": "anchor", text: anchorText(g) }) : null));
+    out.push(h("h2", { text: "Gates (newest first)" }), h("div", { class: "table-scroll" }, h("table", { class: "gates" },
+      h("tr", {}, ...["generation", "step", "against", "W/D/L", "score", "Elo [95%]", "verdict", "",
+                      "chained rating"].concat(anchored ? [anchors.length > 1 ? "anchor match" : `vs ${anchors[0]}`] : [])
+        .map((t) => h("th", { text: t }))), ...rows)),
+      h("p", { class: "muted", "data-note": "gate-elo", text: "Elo [95%]: the candidate's Elo against " +
+        "the network it challenged, estimated with a prior of one virtual game, half a win and " +
+        "half a loss (docs/BASELINES.md, \"Matches\"): it lies nearer 0 than the Elo of the " +
+        "score alone, and is finite for a score of 0% or 100%, which alone has none. Chained " +
+        "rating: the sum of the gate Elos of the promotions since gen-0000, biased up (a " +
+        "candidate is promoted when its gate went well)." +
+        (anchored ? " Against the anchor: the new best network's match with the anchor, " +
+                    "scored and estimated the same way." : "") }));
   }
   return out;
 }

@@ -45,11 +45,37 @@ function formatTick(v, step) {
   return text.includes(".") && !text.includes("e") ? text.replace(/\.?0+$/, "") : String(+text);
 }
 
+// The width of a legend's text in pixels (the style's 11 px font), measured on a canvas; about 6.5 px
+// a character where no canvas can measure.
+const legendFont = "11px system-ui, sans-serif";
+let measureContext = null;
+function textWidth(text) {
+  if (measureContext === null) {
+    measureContext = document.createElement("canvas").getContext("2d") || false;
+    if (measureContext) measureContext.font = legendFont;
+  }
+  return measureContext ? measureContext.measureText(text).width : 6.5 * text.length;
+}
+
+// `text` in lines of at most `width` pixels, broken between words (a word longer than a line gets
+// a line of its own).
+function wrapWords(text, width) {
+  const lines = [];
+  for (const word of text.split(" ")) {
+    const last = lines.length - 1;
+    if (last >= 0 && textWidth(`${lines[last]} ${word}`) <= width) lines[last] += ` ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
+
 function lineChart(title, axes, series, opts) {
   const shown = series.filter((s) => s.points.some(([x, y]) => Number.isFinite(x) && Number.isFinite(y)));
   const w = (opts && opts.width) || 420, plotH = (opts && opts.height) || 230;
-  const legendRows = Math.max(1, shown.length);
   const left = 58, right = 14, top = 26, bottom = 40, legendTop = plotH + 2;
+  // Each legend's name wrapped to the width beside its swatch, so that none runs off the chart.
+  const legends = shown.map((s) => wrapWords(s.name, w - left - 22 - right));
+  const legendRows = Math.max(1, legends.reduce((n, lines) => n + lines.length, 0));
   const h = legendTop + 15 * legendRows + 6;
   const svg = svgEl("svg", { width: w, height: h, class: "chart", viewBox: `0 0 ${w} ${h}` });
   svg.dataset.title = title;
@@ -82,6 +108,7 @@ function lineChart(title, axes, series, opts) {
                   class: "axis-x" }, svg).textContent = axes.x;
   svgEl("text", { x: 12, y: (top + plotH - bottom) / 2, "text-anchor": "middle", class: "axis-y",
                   transform: `rotate(-90 12 ${(top + plotH - bottom) / 2})` }, svg).textContent = axes.y;
+  let legendRow = 0;
   shown.forEach((s, i) => {
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
     svgEl("polyline", { fill: "none", stroke: s.color, "stroke-width": 1.5,
@@ -92,10 +119,12 @@ function lineChart(title, axes, series, opts) {
                                   "data-series": s.name }, svg);
       svgEl("title", {}, c).textContent = `${s.name}: ${formatTick(y)} at ${axes.x} ${formatTick(x)}`;
     }
-    // The legend, below the plot: a swatch and the name.
-    const ly = legendTop + 15 * i + 8;
+    // The legend, below the plot: a swatch and the name, on as many lines as it needs.
+    const ly = legendTop + 15 * legendRow + 8;
     svgEl("line", { x1: left, x2: left + 16, y1: ly, y2: ly, stroke: s.color, "stroke-width": 3 }, svg);
-    svgEl("text", { x: left + 22, y: ly + 4, class: "legend" }, svg).textContent = s.name;
+    for (const line of legends[i])
+      svgEl("text", { x: left + 22, y: legendTop + 15 * legendRow++ + 12, class: "legend",
+                      "data-series": s.name }, svg).textContent = line;
   });
   return svg;
 }
