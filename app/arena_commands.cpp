@@ -286,7 +286,7 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
     std::cout << "\nGame abandoned.\n";
     return;
   } catch (const arena::Forfeit& forfeit) {
-    std::cout << '\n' << opponent->spec() << " forfeits: " << forfeit.what() << "\nYou win.\n";
+    std::cout << '\n' << forfeit.what() << "\nYou win.\n";  // "SPEC forfeits: WHY" (choose_in_game)
     return;
   }
   std::cout << '\n' << played.final_state->pretty();

@@ -94,5 +94,14 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << oppidum::app::error_text(e, command) << '\n';
     return 1;
   }
+  // Output that could not be written (a full disk, a closed standard output) fails the command:
+  // a match report or a move list lost is no success.
+  std::cout.flush();
+  if (!std::cout) {
+    const auto parsed = app.get_subcommands();
+    std::cerr << "error: oppidum" << (parsed.empty() ? "" : " " + parsed.front()->get_name())
+              << ": cannot write its output to standard output\n";
+    return 1;
+  }
   return 0;
 }

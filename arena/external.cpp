@@ -364,6 +364,9 @@ class ChildProcess {
     bool program_gone = false;
     while (true) {
       const auto newline = buffer_.find('\n');
+      // A line longer than the limit is too long whether its newline came in the same read or
+      // not yet.
+      if (std::min(newline, buffer_.size()) > kMaxLineLength) return Read::kTooLong;
       if (newline != std::string::npos) {
         line = buffer_.substr(0, newline);
         buffer_.erase(0, newline + 1);
@@ -371,7 +374,6 @@ class ChildProcess {
         if (util::trim_blanks(line).empty()) continue;  // a blank line
         return Read::kLine;
       }
-      if (buffer_.size() > kMaxLineLength) return Read::kTooLong;
       if (from_child_ < 0 || program_gone) return Read::kEnd;
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -64,6 +66,25 @@ std::optional<GameLine> split_game_line(std::string_view line) {
 }
 
 RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
+  // A file already there takes games only when it is a record file (its first line a game line):
+  // anything else (a script, a results file, a config) is refused before a byte goes into it.
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(path_, ec))) {
+    std::optional<std::string> first;
+    std::uintmax_t size = 0;
+    try {
+      first = util::read_line_at(path_, UINT64_MAX, kMaxRecordLineBytes, 0);
+      size = std::filesystem::file_size(path_);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("record file: " + std::string(e.what()));
+    }
+    if (size > 0 && (!first || !split_game_line(*first)))
+      throw std::runtime_error(
+          "record file: " + path_ + " is not a record file (its first line is " +
+          (first ? "\"" + quote_input(*first, 80) + "\"" : std::string("longer than any game's")) +
+          ", not a game line: GAME FIRST SECOND RESULT MOVES); give a new file or one that "
+          "--record wrote");
+  }
   write_line("");
 }
 

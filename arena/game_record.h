@@ -65,7 +65,8 @@ inline constexpr std::uint64_t kMaxRecordFileBytes = std::uint64_t{1} << 31;
 std::optional<GameLine> split_game_line(std::string_view line);
 
 // Appends lines to a record file, creating it; throws std::runtime_error naming the file when it
-// cannot (the path is not a regular file, the disk is full).
+// cannot (the path is not a regular file, the disk is full), and, from the constructor, when the
+// file is there but is no record file (its first line no game line): nothing is written to it.
 class RecordWriter {
  public:
   explicit RecordWriter(std::string path);

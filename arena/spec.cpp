@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "games/quote.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
 namespace {
@@ -120,8 +120,10 @@ std::int64_t SpecReader::to_int(const std::string& key, const std::string& value
 std::int64_t SpecReader::get_int(const std::string& key, std::int64_t min, std::int64_t max,
                                  const std::string& example) {
   const std::string* value = find(key);
-  if (value == nullptr)
+  if (value == nullptr) {
+    refuse_unknown_keys();  // a misspelt key is named, not only the key it stood for
     throw PlayerSpecError(quoted_name() + ": " + key + " is required (e.g. " + example + ")");
+  }
   used_.push_back(key);
   return to_int(key, *value, min, max);
 }
@@ -139,11 +141,11 @@ double SpecReader::get_double_or(const std::string& key, double min, double max,
   const std::string* value = find(key);
   if (value == nullptr) return fallback;
   used_.push_back(key);
-  errno = 0;
-  char* end = nullptr;
-  const double parsed = std::strtod(value->c_str(), &end);
+  // Decimal as every other number oppidum reads (no '+', blanks or hexadecimal).
+  double parsed = 0;
+  bool out_of_range = false;
   const std::string range = format_number(min) + ".." + format_number(max);
-  if (end != value->c_str() + value->size() || errno != 0 || !std::isfinite(parsed))
+  if (!util::parse_decimal(*value, parsed, out_of_range) || !std::isfinite(parsed))
     throw PlayerSpecError(quoted_name() + ": " + key + " must be a number " + range +
                           ", got '" + quote_input(*value, 60) + "'");
   if (parsed < min || parsed > max)
@@ -154,22 +156,31 @@ double SpecReader::get_double_or(const std::string& key, double min, double max,
 
 std::string SpecReader::get_string(const std::string& key, const std::string& example) {
   const std::string* value = find(key);
-  if (value == nullptr)
+  if (value == nullptr) {
+    refuse_unknown_keys();
     throw PlayerSpecError(quoted_name() + ": " + key + " is required (e.g. " + example + ")");
+  }
   used_.push_back(key);
   return *value;
 }
 
-void SpecReader::finish() const {
+void SpecReader::refuse_unknown_keys() const {
   for (const auto& [key, value] : spec_.params) {
-    if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
-    const bool known = std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end();
+    if (std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end()) continue;
     if (known_keys_.empty())
       throw PlayerSpecError(quoted_name() + ": unknown key '" + quote_input(key, 40) + "'; " +
                             quoted_name() + " takes no keys");
-    throw PlayerSpecError(quoted_name() + ": " + (known ? "unused" : "unknown") + " key '" +
-                          quote_input(key, 40) + "'; keys: " + join(known_keys_));
+    throw PlayerSpecError(quoted_name() + ": unknown key '" + quote_input(key, 40) +
+                          "'; keys: " + join(known_keys_));
   }
+}
+
+void SpecReader::finish() const {
+  refuse_unknown_keys();
+  for (const auto& [key, value] : spec_.params)
+    if (std::find(used_.begin(), used_.end(), key) == used_.end())
+      throw PlayerSpecError(quoted_name() + ": unused key '" + quote_input(key, 40) +
+                            "'; keys: " + join(known_keys_));
 }
 
 std::string format_number(double value) {

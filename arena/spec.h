@@ -51,10 +51,14 @@ class SpecReader {
                           std::int64_t fallback);
   double get_double_or(const std::string& key, double min, double max, double fallback);
   std::string get_string(const std::string& key, const std::string& example);
-  // Throws PlayerSpecError naming the first key that no getter read.
+  // Throws PlayerSpecError naming the first key the player does not know, else the first key that
+  // no getter read.
   void finish() const;
 
  private:
+  // Throws PlayerSpecError naming the first key the player does not know (a misspelt one): asked
+  // before a required key is said to be missing, so that `uct:simz=100` names simz.
+  void refuse_unknown_keys() const;
   const std::string* find(const std::string& key) const;
   std::int64_t to_int(const std::string& key, const std::string& value, std::int64_t min,
                       std::int64_t max) const;

@@ -56,6 +56,17 @@ TEST(PlayerSpecTest, FactoryExplainsBadSpecs) {
   EXPECT_NE(spec_error("net:checkpoint=a.pt,sims=10").find("without network support"),
             std::string::npos);
   EXPECT_EQ(spec_error("uct:sims=10,cpuct=-1"), "uct: cpuct must be 0.001..1000, got -1");
+  // A misspelt required key is named (before: "sims is required" only).
+  EXPECT_EQ(spec_error("uct:simz=100"),
+            "uct: unknown key 'simz'; keys: sims, cpuct, rollouts, ms, clock");
+  EXPECT_NE(spec_error("alphabeta:dept=3").find("unknown key 'dept'"), std::string::npos);
+  EXPECT_NE(spec_error("external:command=x").find("unknown key 'command'"), std::string::npos);
+  // Numbers in decimal, as everywhere else: no hexadecimal, '+' or blanks (strtod took them).
+  for (const std::string value : {"0x1", "+1", "\" 5\"", "0x1p1", "inf", "nan"})
+    EXPECT_NE(spec_error("uct:sims=5,cpuct=" + value).find("cpuct must be a number 0.001..1000"),
+              std::string::npos) << value;
+  EXPECT_NE(spec_error("uct:clock=0x1").find("clock must be a number"), std::string::npos);
+  EXPECT_EQ(make_player(mg(), "uct:sims=5,cpuct=2e0")->spec(), "uct:sims=5,cpuct=2");
   // Input comes back shortened and printable, never whole (a 60 KB key came back in the web's
   // answer): every kind of error of a long name, key or value.
   const std::string big(60'000, 'x');

@@ -364,6 +364,58 @@ TEST(Cli, PlayRefusesABadRecordFileBeforeTheGame) {
   EXPECT_EQ(r.out.find("You play"), std::string::npos) << r.out;
 }
 
+// Output that cannot be written fails the command, saying so (before: `moves > /dev/full` lost the
+// list and exited 0).
+TEST(Cli, OutputThatCannotBeWrittenFailsTheCommand) {
+  const char* binary = std::getenv("OPPIDUM_TEST_BINARY");
+  const std::string errors = ::testing::TempDir() + "cli_stdout_errors.txt";
+  for (const std::string args : {"moves --game ttt", "perft --game ttt --depth 2",
+                                 "arena --game ttt --a random --b random --games 2"}) {
+    const std::string cmd = "timeout -s KILL 120 " + std::string(binary ? binary : OPPIDUM_BINARY) +
+                            " " + args + " >/dev/full 2>" + errors;
+    const int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << args << ": " << status;
+    std::ifstream in(errors);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("cannot write its output to standard output"), std::string::npos)
+        << args << ": " << text;
+  }
+  EXPECT_EQ(run("moves --game ttt").status, 0);  // a standard output that takes it: success
+  std::remove(errors.c_str());
+}
+
+// --record appends games to a record file, never to another file given by mistake (before: the
+// game lines went onto the end of whatever the path held, a script or a results file).
+TEST(Cli, RecordGoesOnlyIntoARecordFile) {
+  const std::string dir = ::testing::TempDir() + "cli_record_only/";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string script = dir + "script.py", record = dir + "games.txt";
+  std::ofstream(script) << "print('hello')\n";
+  for (const std::string command :
+       {"arena --game ttt --a random --b random --games 2 --record ",
+        "play --game ttt --opponent random --seed 1 --record "}) {
+    const CommandResult r = run(command + script, "a1\nb1\nc1\na2\nb2\nc2\na3\n");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(script + " is not a record file (its first line is \"print('hello')\""),
+              std::string::npos) << r.out;
+    std::ifstream in(script);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, "print('hello')\n");
+  }
+  // A record file, new or written before, takes the games.
+  for (int round = 0; round < 2; ++round) {
+    const CommandResult r =
+        run("arena --game ttt --a random --b random --games 2 --record " + record);
+    EXPECT_EQ(r.status, 0) << r.out;
+  }
+  std::ifstream in(record);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) lines += line.rfind("ttt random random ", 0) == 0;
+  EXPECT_EQ(lines, 4);
+  std::filesystem::remove_all(dir);
+}
+
 // bench web writes its run only into a new or empty folder, or its own run (before: it wrote over
 // the folder's own config.yaml).
 TEST(Cli, BenchWebNeverWritesIntoSomebodysFolder) {

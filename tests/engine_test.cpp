@@ -347,6 +347,10 @@ TEST(ExternalMatchTest, CheatingAndStallingProgramsForfeit) {
   const std::string stall = script("stall", "read line\nsleep 20\n");
   const std::string silent = script("silent", "read line\nexit 3\n");
   const std::string killed = script("killed", "read line\nkill -9 $$\n");
+  // A move after 5,000 blanks, written at once with its newline (before: a line over the limit
+  // was taken when its newline came in the same read).
+  const std::string padded =
+      script("long_line", "read line\nprintf '%5000s c1-c3\\n' ''\nread line\n");
   struct Case {
     std::string spec, reason;
   };
@@ -357,6 +361,7 @@ TEST(ExternalMatchTest, CheatingAndStallingProgramsForfeit) {
       {"external:cmd=\"" + silent + "\"", "no move: the program exited with status 3"},
       {"external:cmd=\"" + killed + "\"",
        "no move: the program was killed by signal 9 (exit status 137) after "},
+      {"external:cmd=\"" + padded + "\"", "garbage: a line of more than 4096 characters"},
   };
   for (const Case& c : cases) {
     const Played p = play(mg(), "random", c.spec, 2);
@@ -423,6 +428,18 @@ TEST(ExternalMatchTest, BlankLinesAndSpacesAroundAMoveAreIgnored) {
   ASSERT_EQ(q.games.size(), 2u);
   for (const GameRecord& g : q.games)
     EXPECT_NE(g.forfeit.find("timeout: no move within 300 ms"), std::string::npos) << g.forfeit;
+}
+
+// `play` against a program that forfeits says so once, naming it (before: "X forfeits: X
+// forfeits:").
+TEST(ExternalMatchTest, PlaySaysOnceWhoForfeits) {
+  const std::string garbage = script("play_garbage", "read line\necho '?!'\nread line\n");
+  const CommandResult r =
+      run("play --game ttt --seed 1 --opponent 'external:cmd=\"" + garbage + "\"'", "a1\n");
+  EXPECT_NE(r.out.find("forfeits: garbage: sent '?!' instead of a move"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("forfeits: external"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("You win."), std::string::npos) << r.out;
 }
 
 TEST(ExternalMatchTest, OpeningsAreRefused) {
