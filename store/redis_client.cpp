@@ -350,7 +350,10 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
     const auto* reply = static_cast<redisReply*>(raw);
     if (reply->type == REDIS_REPLY_ERROR) {
       const std::string message(reply->str, reply->len);
-      if (message.rfind("LOADING", 0) == 0) {  // a restarted server reading its AOF
+      // Replies that waiting mends: a restarted server reading its AOF, a server busy with a
+      // script, a stream at its last id (the trainer deletes it; intake.cpp).
+      if (message.rfind("LOADING", 0) == 0 || message.rfind("BUSY", 0) == 0 ||
+          message.find("exhausted the last possible ID") != std::string::npos) {
         freeReplyObject(raw);
         error = message;
         drop();

@@ -1,5 +1,8 @@
 #include "store/redis_url.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cctype>
 #include <cstdlib>
 
@@ -34,7 +37,11 @@ std::string RedisUrl::without_password() const {
 }
 
 bool RedisUrl::is_loopback() const {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  // Only what is this machine: localhost, and loopback addresses written as addresses (127.x.y.z,
+  // ::1). A name that merely starts with "127." (127.evil.example) can point anywhere.
+  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
+  in_addr v4{};
+  return inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
 }
 
 RedisUrl parse_redis_url(const std::string& text, const char* env_password) {

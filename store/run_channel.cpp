@@ -59,7 +59,7 @@ std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
 
 // The claim of RunChannel::claim, atomic on the server. KEYS: owner, trainer, sessions, config,
 // network; ARGV: run id, lease, a lease that may be replaced ("": none), lease milliseconds,
-// sessions floor. A key that holds what no trainer or worker wrote (a wrong type, a sessions
+// sessions floor, the run's config ("": any), the run's network_signature ("": any). A key that holds what no trainer or worker wrote (a wrong type, a sessions
 // counter that is no count) is answered with {'bad', key, what}, before anything is written.
 constexpr const char* kClaimScript = R"lua(
 local function get(i)
@@ -85,9 +85,10 @@ end
 local step = redis.pcall('HGET', KEYS[5], 'step')
 if type(step) == 'table' and step.err then return {'bad', KEYS[5], step.err} end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4])
-local sessions = tonumber(held or '0')
-if sessions < tonumber(ARGV[5]) then
-  sessions = tonumber(ARGV[5])
+-- Kept as text: tostring of a Lua number writes 1e+14 for 100000000000000.
+local sessions = held or '0'
+if tonumber(sessions) < tonumber(ARGV[5]) then
+  sessions = ARGV[5]
   redis.call('SET', KEYS[3], ARGV[5])
 end
 local claimed = '0'
@@ -95,7 +96,21 @@ if not owner then
   redis.call('SET', KEYS[1], ARGV[1])
   claimed = '1'
 end
-return {'ok', claimed, tostring(sessions), tostring(redis.call('EXISTS', KEYS[4])), step or ''}
+-- The config as the run wrote it (ARGV[6]; '' for: there at all).
+local config
+config, err = get(4)
+if err then return {'bad', KEYS[4], err} end
+local current = config and (ARGV[6] == '' or config == ARGV[6])
+-- The network as the run published it (ARGV[7], network_signature; '' for: any).
+local network = '1'
+if ARGV[7] ~= '' then
+  local f = redis.call('HMGET', KEYS[5], 'crc32', 'step', 'generation', 'game', 'encoding_version')
+  local parts = {}
+  for i = 1, 5 do parts[i] = f[i] or '' end
+  parts[6] = tostring(redis.call('HSTRLEN', KEYS[5], 'checkpoint'))
+  if table.concat(parts, '|') ~= ARGV[7] then network = '0' end
+end
+return {'ok', claimed, sessions, current and '1' or '0', step or '', network}
 )lua";
 
 // The heartbeats of RunChannel::nodes. KEYS: nodes; ARGV: the longest name, the most entries.
@@ -128,9 +143,12 @@ return out
 // {more, [[id, [field, value, ...]], ...]}: the entries as XRANGE gives them, but an entry over its
 // limit (or of more than 64 fields) as [id, ['oversize', bytes]]; they stop once their fields
 // would pass the total (one is always returned), and `more` is 1 when that cut them short. Read
-// one at a time, so the server holds no more than that of them at once either.
+// one at a time, so the server holds no more than that of them at once either. ARGV[5] is
+// kLastStreamId: nothing follows it (and '(' before it is no id XRANGE takes).
 constexpr const char* kReadScript = R"lua(
 local count, entry_limit, reply_limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local last = ARGV[5]
+if ARGV[1] == last then return {0, {}} end
 local out, total, start, more = {}, 0, '(' .. ARGV[1], 0
 while #out < count do
   local page = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', 1)
@@ -148,9 +166,24 @@ while #out < count do
   end
   out[#out + 1] = e
   total = total + size
+  if e[1] == last then break end
   start = '(' .. e[1]
 end
 return {more, out}
+)lua";
+
+// XINFO STREAM's counters of KEYS[1]: length, entries-added, last-generated-id (name, value, ...).
+constexpr const char* kStreamInfoScript = R"lua(
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+local out = {}
+for i = 1, #info - 1, 2 do
+  local name = info[i]
+  if name == 'length' or name == 'entries-added' or name == 'last-generated-id' then
+    out[#out + 1] = name
+    out[#out + 1] = info[i + 1]
+  end
+end
+return out
 )lua";
 
 // What one entry of a game may hold: its record and a few short fields.
@@ -374,14 +407,23 @@ std::string RunChannel::owner() {
   return id;
 }
 
+std::string network_signature(const std::string& checkpoint, std::int64_t step, int generation,
+                              const std::string& game, int encoding_version) {
+  return std::to_string(util::crc32(checkpoint.data(), checkpoint.size())) + "|" +
+         std::to_string(step) + "|" + std::to_string(generation) + "|" + game + "|" +
+         std::to_string(encoding_version) + "|" + std::to_string(checkpoint.size());
+}
+
 Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
-                        std::int64_t sessions_floor) {
+                        std::int64_t sessions_floor, const std::string& config,
+                        const std::string& network) {
   std::string replaceable;
   for (;;) {
     const RedisReply r = client_.command(
         {"EVAL", kClaimScript, "5", url().key("owner"), url().key("trainer"),
          url().key("sessions"), url().key("config"), url().key("network"), run_id, lease,
-         replaceable, std::to_string(kLeaseSeconds * 1000), std::to_string(sessions_floor)},
+         replaceable, std::to_string(kLeaseSeconds * 1000), std::to_string(sessions_floor),
+         config, network},
         stop_);
     const auto at = [&](std::size_t i) -> const std::string& {
       if (i >= r.elements.size()) throw RedisError("redis: the claim script gave a short reply");
@@ -415,6 +457,7 @@ Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
     c.config_published = at(3) == "1";
     c.network_step =
         at(4).empty() ? -1 : to_int(at(4), url().key("network") + " field step", 0, kMaxInt64);
+    c.network_published = at(5) == "1";
     c.replaced = replaceable;
     return c;
   }
@@ -449,7 +492,7 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
   if (more != nullptr) *more = false;
   const RedisReply r = client_.command(
       {"EVAL", kReadScript, "1", url().key("games"), after, std::to_string(count),
-       std::to_string(kMaxEntryBytes), std::to_string(kMaxReadBytes)},
+       std::to_string(kMaxEntryBytes), std::to_string(kMaxReadBytes), kLastStreamId},
       stop_, kMaxReadBytes + kMaxEntryBytes + (1 << 20));
   std::vector<StreamEntry> out;
   // {more, [[id, [field, value, ...]], ...]}, the ids increasing from `after`: a reply of another
@@ -529,7 +572,10 @@ StreamInfo RunChannel::stream_info() {
   info.last_id = "0-0";
   const RedisReply exists = client_.command({"EXISTS", url().key("games")}, stop_);
   if (exists.integer == 0) return info;
-  const auto f = client_.command({"XINFO", "STREAM", url().key("games")}, stop_);
+  // XINFO STREAM in a script, only its counters sent: its first and last entries stay on the
+  // server (a hostile one of 100 MB would pass the reply limit at every try).
+  const auto f = client_.command(
+      {"EVAL", kStreamInfoScript, "1", url().key("games")}, stop_, std::size_t{1} << 16);
   for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
     const std::string& name = f.elements[i].str;
     const RedisReply& value = f.elements[i + 1];
@@ -539,6 +585,8 @@ StreamInfo RunChannel::stream_info() {
   }
   return info;
 }
+
+void RunChannel::delete_games() { client_.command({"DEL", url().key("games")}, stop_); }
 
 void RunChannel::heartbeat(const std::string& node, std::int64_t beats, std::int64_t games,
                            std::int64_t positions) {

@@ -97,8 +97,9 @@ struct Claim {
   // that lost its data (then nothing the workers need is there until the trainer publishes it).
   bool claimed = false;
   std::int64_t sessions = 0;       // the sessions counter now
-  bool config_published = false;   // the config key is there
+  bool config_published = false;   // the config key holds the claim's config (any, when "")
   std::int64_t network_step = -1;  // the published network's step; -1: none
+  bool network_published = false;  // the network key holds the claim's network (any, when "")
   std::string replaced;  // the lease of a trainer of this run whose process is gone, taken over
 };
 
@@ -145,7 +146,10 @@ class RunChannel {
   // published. A lease of this run from this host whose process is gone (a trainer killed moments
   // ago) is taken over at once; one from another host is waited out (it expires). Called at the
   // trainer's start and every few seconds after.
-  Claim claim(const std::string& run_id, const std::string& lease, std::int64_t sessions_floor);
+  // `config` and `network` (network_signature): what the run published, for Claim's
+  // config_published and network_published ("": only that there is one).
+  Claim claim(const std::string& run_id, const std::string& lease, std::int64_t sessions_floor,
+              const std::string& config = "", const std::string& network = "");
   // Gives the lease up (a clean stop) when it is still `lease`.
   void release(const std::string& lease);
 
@@ -158,8 +162,14 @@ class RunChannel {
   // entry over 64 MiB comes with a problem and nothing else (the server sends its size alone).
   // An entry whose node name or run id fails node_name_problem has a problem, and a bounded
   // stand-in for that field.
+  // No entry comes after kLastStreamId: a read after it returns none.
   std::vector<StreamEntry> read_games(const std::string& after, int count, bool* more = nullptr);
+  // The stream's length, entries added and last id, without its entries (XINFO STREAM would send
+  // the first and last whole, each up to a record's size).
   StreamInfo stream_info();
+  // Deletes the games stream: for a stream that reached kLastStreamId, where XADD refuses every
+  // new game.
+  void delete_games();
   // The server's clock (TIME), in Unix milliseconds: the time part of the ids it gives entries.
   std::uint64_t server_time_ms();
 
@@ -196,6 +206,16 @@ std::string lease_value(const std::string& run_id);
 // The self-play seed of a node: the run seed mixed with the node's name (FNV-1a), so that nodes
 // differ even before their session numbers (unique over all starts) are mixed in.
 std::uint64_t node_seed(std::uint64_t run_seed, const std::string& node);
+
+// What the claim compares of a published network (publish_network's fields but the version, and
+// the checkpoint's size and CRC-32): a network key changed or damaged on the server differs
+// (but for its checkpoint changed in place at the same size, which the workers' check of the
+// CRC-32 field refuses).
+std::string network_signature(const std::string& checkpoint, std::int64_t step, int generation,
+                              const std::string& game, int encoding_version);
+
+// The largest stream id: no entry can follow one with it (an id written by hand).
+inline constexpr const char* kLastStreamId = "18446744073709551615-18446744073709551615";
 
 // Compares stream ids ("<ms>-<seq>"): negative, zero or positive like strcmp. Throws
 // std::invalid_argument for a malformed id.

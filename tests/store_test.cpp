@@ -51,6 +51,12 @@ TEST(RedisUrl, ParsesEveryPartAndMasksThePassword) {
   EXPECT_EQ(parse_redis_url("redis://:pw@127.0.0.1:7000/r", "env").password, "pw");
   EXPECT_EQ(parse_redis_url("redis://[::1]:7000/r", nullptr).host, "::1");
   EXPECT_EQ(parse_redis_url("redis://my_redis:7000/r", nullptr).host, "my_redis");
+  // Loopback only as an address or localhost: a name that starts like one can point anywhere.
+  EXPECT_TRUE(parse_redis_url("redis://127.3.2.1:7000/r", nullptr).is_loopback());
+  EXPECT_TRUE(parse_redis_url("redis://[::1]:7000/r", nullptr).is_loopback());
+  for (const char* host : {"127.evil.example", "127.0.0.1.example", "1270.0.0.1", "128.0.0.1"})
+    EXPECT_FALSE(parse_redis_url("redis://" + std::string(host) + ":7000/r", nullptr).is_loopback())
+        << host;
 
   // Each part whole or refused: a blank or a sign in the port, a host with a blank or an '@' (a
   // user "h@st" without a password once sent no AUTH at all), an empty port.
@@ -424,6 +430,79 @@ TEST_F(RunChannelTest, AClaimAfterTheServerLostItsDataSaysWhatIsMissing) {
   EXPECT_EQ(c.owner(), id);
 }
 
+// A config changed on the server (a worker would play by it) is not the run's: the claim, given
+// the run's config, says it is not published, and the trainer publishes it again.
+TEST_F(RunChannelTest, AClaimSeesAConfigChangedOnTheServer) {
+  RunChannel c = channel();
+  const std::string id = random_id(), lease = lease_value(id);
+  c.claim(id, lease, 0);
+  c.publish_config("selfplay:\n  max_plies: 300\n");
+  EXPECT_TRUE(c.claim(id, lease, 0, "selfplay:\n  max_plies: 300\n").config_published);
+  server_.command({"SET", "oppidum:t:config", "selfplay:\n  max_plies: 1\n"});
+  EXPECT_FALSE(c.claim(id, lease, 0, "selfplay:\n  max_plies: 300\n").config_published);
+  EXPECT_TRUE(c.claim(id, lease, 0).config_published);  // no config given: there is one
+  server_.command({"DEL", "oppidum:t:config"});
+  server_.command({"HSET", "oppidum:t:config", "a", "b"});  // no string: named, never read as one
+  EXPECT_THROW(c.claim(id, lease, 0, "x"), RedisError);
+}
+
+// A network changed or damaged on the server (its checkpoint's size, CRC, step, game or encoding)
+// is not the one the run published: the claim says so, and the trainer publishes it again. (A
+// checkpoint changed in place under its CRC field is seen by the workers' CRC check.)
+TEST_F(RunChannelTest, AClaimSeesANetworkChangedOnTheServer) {
+  RunChannel c = channel();
+  const std::string id = random_id(), lease = lease_value(id);
+  c.claim(id, lease, 0);
+  c.publish_network("bytes", 40, 4, "mg", 1);
+  const std::string mine = network_signature("bytes", 40, 4, "mg", 1);
+  EXPECT_TRUE(c.claim(id, lease, 0, "", mine).network_published);
+  for (const std::vector<std::string>& change :
+       {std::vector<std::string>{"checkpoint", "longer bytes"},
+        {"crc32", "1"}, {"game", "dvonn"}, {"encoding_version", "2"}, {"generation", "5"}}) {
+    c.publish_network("bytes", 40, 4, "mg", 1);
+    server_.command({"HSET", "oppidum:t:network", change[0], change[1]});
+    const Claim claim = c.claim(id, lease, 0, "", mine);
+    EXPECT_FALSE(claim.network_published) << change[0];
+    EXPECT_EQ(claim.network_step, 40) << "the step alone does not tell";
+    EXPECT_TRUE(c.claim(id, lease, 0).network_published) << "no network given: there is one";
+  }
+}
+
+// A server busy with a script answers BUSY to everyone else: waited for with backoff like a
+// server loading its data (before: every node stopped at the first BUSY).
+TEST_F(RunChannelTest, AServerBusyWithAScriptIsWaitedFor) {
+  RunChannel c = channel();
+  server_.command({"CONFIG", "SET", "lua-time-limit", "100"});  // BUSY after 0.1 s, not 5 s
+  std::thread busy([&] {
+    server_.command({"EVAL",
+                     "local function now() local t = redis.call('TIME') "
+                     "return tonumber(t[1]) * 1000000 + tonumber(t[2]) end "
+                     "local e = now() + 1500000 while now() < e do end return 1",
+                     "0"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(c.owner(), "");  // answered once the script ended
+  busy.join();
+}
+
+// An entry with the largest id ends the stream: it is read, a read after it returns nothing
+// (before: XRANGE refused the '(' before it and the trainer stopped), and the stream can be
+// deleted so that games go on.
+TEST_F(RunChannelTest, AnEntryWithTheLargestIdIsReadAndNothingAfterIt) {
+  RunChannel c = channel();
+  server_.command({"XADD", "oppidum:t:games", "5-0", "node", "n", "run", "r"});
+  server_.command({"XADD", "oppidum:t:games", kLastStreamId, "node", "n", "run", "r"});
+  const auto entries = c.read_games("0-0", 10);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1].id, kLastStreamId);
+  EXPECT_TRUE(c.read_games(kLastStreamId, 10).empty());
+  const StreamInfo info = c.stream_info();
+  EXPECT_EQ(info.last_id, kLastStreamId);
+  EXPECT_EQ(info.length, 2);
+  c.delete_games();
+  EXPECT_EQ(c.stream_info().last_id, "0-0");
+}
+
 TEST_F(RunChannelTest, HeartbeatsAreKeptPerNode) {
   RunChannel c = channel();
   c.heartbeat("a", 1, 10, 400);
@@ -471,8 +550,9 @@ TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
   EXPECT_NE(message([&] { c.read_games("0-0", 10); }).find("EVAL oppidum:t:games: WRONGTYPE"),
             std::string::npos)
       << message([&] { c.read_games("0-0", 10); });
-  EXPECT_NE(message([&] { c.stream_info(); }).find("XINFO oppidum:t:games: WRONGTYPE"),
-            std::string::npos);
+  EXPECT_NE(message([&] { c.stream_info(); }).find("EVAL oppidum:t:games: WRONGTYPE"),
+            std::string::npos)
+      << message([&] { c.stream_info(); });
   EXPECT_NE(message([&] { c.push_games("w", "r", {finished_game(1)}, 10); })
                 .find("XADD oppidum:t:games: WRONGTYPE"),
             std::string::npos);

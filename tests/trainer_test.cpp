@@ -892,6 +892,53 @@ TEST(IntakeStream, AnIdAheadOfTheClockDoesNotHideTheGamesAfterARestart) {
   std::filesystem::remove_all(dir);
 }
 
+// An entry with the largest id a stream can hold (XADD with an id of the writer's choosing) once
+// stopped the trainer at every start (its read script asked XRANGE for what follows it) and every
+// worker (XADD can add nothing after it). Now its game is read, the stream deleted, and the games
+// the nodes add next are new, after a restart of the trainer too.
+TEST(IntakeStream, AnEntryWithTheLargestIdEndsTheStreamWithoutStoppingTheRun) {
+  test_util::RedisServer redis;
+  const std::filesystem::path dir = ::testing::TempDir() + "intake_last_id";
+  std::filesystem::remove_all(dir);
+  RunFolder folder(dir);
+  RunState state;
+  state.run_id = "0123456789abcdef0123456789abcdef";
+  ReplayWindow window(game_by_name("mg"), window_of(1000, 1000, 0.5));
+  selfplay::FolderReplayStore games((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  std::vector<std::string> lines;
+  store::RunChannel channel(store::parse_redis_url(redis.url("intake"), nullptr),
+                            [](const std::string&) {});
+  Intake intake(folder, state, window, games, &channel,
+                [&](const std::string& line) { lines.push_back(line); });
+  const selfplay::GameRecord game = five_ply_record();
+  push_game(redis, "*", state.run_id, game);
+  push_game(redis, store::kLastStreamId, state.run_id, game);
+  intake.poll();
+  intake.poll();
+  EXPECT_EQ(intake.games(), 2);
+  EXPECT_EQ(redis.command({"EXISTS", "oppidum:intake:games"}), ":0\r\n") << "deleted";
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  EXPECT_NE(all.find("the stream reached the largest id an entry can have"), std::string::npos)
+      << all;
+  for (int i = 0; i < 3; ++i) push_game(redis, "*", state.run_id, game);
+  intake.poll();
+  EXPECT_EQ(intake.games(), 5) << "the games after the largest id were hidden";
+  // The trainer started again: its chunks hold the largest id, and new games are still new.
+  for (int i = 0; i < 2; ++i) push_game(redis, "*", state.run_id, game);
+  selfplay::FolderReplayStore again((dir / "games").string(),
+                                    selfplay::FolderReplayStore::Mode::kOwner);
+  ReplayWindow window_again(game_by_name("mg"), window_of(1000, 1000, 0.5));
+  Intake restarted(folder, state, window_again, again, &channel,
+                   [&](const std::string& line) { lines.push_back(line); });
+  restarted.load_window(1000);
+  EXPECT_EQ(restarted.games(), 5) << "the chunks";
+  restarted.poll();
+  EXPECT_EQ(restarted.games(), 7) << "the games after a restart of the trainer were hidden";
+  std::filesystem::remove_all(dir);
+}
+
 struct Loaded {
   std::int64_t positions = 0, games = 0;
   std::vector<std::string> lines;

@@ -138,6 +138,17 @@ void Intake::read_stream() {
     }
   }
   for (int round = 0; round < kReadsPerPoll; ++round) {
+    if (state_.stream_cursor == store::kLastStreamId) {
+      // No entry can follow the largest id, and XADD refuses every new game: the games before it
+      // are read, so the stream is deleted (the nodes' next games make a new one) and read from
+      // its start, none of its games kept yet.
+      channel_->delete_games();
+      stored_until_ = "0-0";
+      restart_stream("the stream reached the largest id an entry can have (" +
+                     std::string(store::kLastStreamId) + ", an id no server gives), after "
+                     "which no game can be added; its games were read, and it was deleted");
+      return;
+    }
     bool more = false;  // a read cut short by its size: more are waiting
     const auto entries = channel_->read_games(state_.stream_cursor, kBatch, &more);
     if (entries.empty()) break;
@@ -145,7 +156,8 @@ void Intake::read_stream() {
     for (const store::StreamEntry& e : entries) {
       ++state_.stream_read;
       const std::string where = "entry " + e.id + " from " + e.node;
-      if (e.run != state_.run_id) {
+      // An entry too big to read has no fields but its size: no run to tell, dropped below.
+      if (e.run != state_.run_id && !(e.run.empty() && !e.problem.empty())) {
         ++foreign_;
         if (foreign_runs_logged_.insert(e.run).second)
           warn_("stream: skipping entries of " +

@@ -50,11 +50,14 @@ void StoreLease::publish_best(std::int64_t best_step, int best_generation) {
       util::read_regular_file(paths_.best().string(), model::kMaxCheckpointBytes);
   const std::int64_t version = channel_.publish_network(bytes, best_step, best_generation,
                                                         game_.name(), game_.encoding_version());
+  network_signature_ = store::network_signature(bytes, best_step, best_generation, game_.name(),
+                                                game_.encoding_version());
   info_(fmt::format("published generation {} as network version {}", best_generation, version));
 }
 
 void StoreLease::renew(Intake& intake, std::int64_t best_step, int best_generation) {
-  const store::Claim claim = channel_.claim(run_id_, lease_, sessions_seen_);
+  const store::Claim claim =
+      channel_.claim(run_id_, lease_, sessions_seen_, config_yaml_, network_signature_);
   sessions_seen_ = std::max(sessions_seen_, claim.sessions);
   if (claim.claimed)
     intake.restart_stream("the run's keys were gone from " + channel_.url().to_string() +
@@ -62,9 +65,16 @@ void StoreLease::renew(Intake& intake, std::int64_t best_step, int best_generati
                           "again");
   if (!claim.config_published) {
     channel_.publish_config(config_yaml_);
-    warn_("redis: the run's config was missing; published it again");
+    warn_("redis: the run's config was missing or not the run's (changed on the server); "
+          "published it again");
   }
-  if (claim.network_step != best_step) publish_best(best_step, best_generation);
+  if (claim.network_step != best_step) {
+    publish_best(best_step, best_generation);
+  } else if (!claim.network_published) {
+    warn_("redis: the run's network on the server is not the one it published (changed or "
+          "damaged there); published it again");
+    publish_best(best_step, best_generation);
+  }
 }
 
 void StoreLease::release() {

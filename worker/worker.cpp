@@ -37,7 +37,8 @@ std::string default_node_name() {
 model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& game,
                                   const model::NetConfig& net, const std::string& key) {
   if (n.info.game != game.name() || n.info.encoding_version != game.encoding_version())
-    throw std::runtime_error("the run's network is for " + n.info.game + " with encoding version " +
+    throw std::runtime_error("the run's network is for " + quote_input(n.info.game, 40) +
+                             " with encoding version " +
                              std::to_string(n.info.encoding_version) + "; this program plays " +
                              game.name() + " with encoding version " +
                              std::to_string(game.encoding_version()) +
@@ -133,6 +134,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   if (quit.load()) return stopped_waiting();
   const Game& game = game_by_name(config->run.game);
   std::int64_t version = published->info.version;
+  std::int64_t refused_version = 0;  // a published version found unusable (damaged)
   std::atomic<std::int64_t> network_step{published->info.step};
 
   model::BackendOptions backend = trainer::backend_options(config->inference);
@@ -181,11 +183,28 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
                                    "); this worker stops: start it again to join that run");
         }
         const std::int64_t now_version = channel.network_version();
-        if (now_version > 0 && now_version != version) {  // 0: lost, until it is published again
-          published = channel.network();
-          const model::Checkpoint next = checked_network(*published, game, config->net,
-                                                       url.key("network"));
-          server.swap_weights(next);
+        // 0: lost, until it is published again. A version found damaged is tried again only once
+        // another replaces it (the trainer publishes its network again when it sees it changed).
+        if (now_version > 0 && now_version != version && now_version != refused_version) {
+          std::optional<store::PublishedNetwork> next_published;
+          std::optional<model::Checkpoint> next;
+          try {
+            next_published = channel.network();
+            if (next_published)
+              next = checked_network(*next_published, game, config->net, url.key("network"));
+          } catch (const store::RedisStopped&) {
+            throw;
+          } catch (const std::exception& e) {  // damaged, or not this run's kind of network
+            refused_version = now_version;
+            log("network version " + std::to_string(now_version) + " is unusable (" +
+                quote_input(e.what(), 300) + "); playing on with generation " +
+                std::to_string(published->info.generation) + " until the trainer publishes "
+                "it again");
+            continue;
+          }
+          if (!next) continue;
+          published = std::move(next_published);
+          server.swap_weights(*next);
           version = published->info.version;
           network_step = published->info.step;
           ++summary.network_swaps;
