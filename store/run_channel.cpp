@@ -59,8 +59,10 @@ std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
 
 // The claim of RunChannel::claim, atomic on the server. KEYS: owner, trainer, sessions, config,
 // network; ARGV: run id, lease, a lease that may be replaced ("": none), lease milliseconds,
-// sessions floor, the run's config ("": any), the run's network_signature ("": any). A key that holds what no trainer or worker wrote (a wrong type, a sessions
-// counter that is no count) is answered with {'bad', key, what}, before anything is written.
+// sessions floor, the run's config ("": any), the run's network_signature ("": any). A key that
+// holds what no trainer or worker wrote (a wrong type, a sessions counter that is no count) is
+// answered with {'bad', key, what}, before anything is written. Returns {'ok', claimed, sessions,
+// config published, network step, network published}.
 constexpr const char* kClaimScript = R"lua(
 local function get(i)
   local v = redis.pcall('GET', KEYS[i])
