@@ -562,6 +562,16 @@ ExternalConfig parse_external_spec(PlayerSpec spec) {
   config.openings = reader.get_int_or("openings", 0, 1, 0) == 1;
   if (reader.has("name")) config.name = reader.get_string("name", "name=myengine");
   reader.finish();
+  // The player's name (its command's, without one) goes into reports, record and results files:
+  // blanks become '_', and other control characters (an escape that clears a terminal) are refused.
+  for (const auto& [key, text] : {std::pair<const char*, const std::string*>{"cmd", &config.command},
+                                  {"name", &config.name}})
+    if (std::any_of(text->begin(), text->end(), [](char c) {
+          const auto u = static_cast<unsigned char>(c);
+          return (u < 0x20 && !std::isspace(u)) || u == 0x7f;
+        }))
+      throw PlayerSpecError("external: " + std::string(key) + " holds a control character: '" +
+                            quote_input(*text, 60) + "'");
   return config;
 }
 
