@@ -564,8 +564,8 @@ ExternalConfig parse_external_spec(PlayerSpec spec) {
   reader.finish();
   // The player's name (its command's, without one) goes into reports, record and results files:
   // blanks become '_', and other control characters (an escape that clears a terminal) are refused.
-  for (const auto& [key, text] : {std::pair<const char*, const std::string*>{"cmd", &config.command},
-                                  {"name", &config.name}})
+  using Field = std::pair<const char*, const std::string*>;
+  for (const auto& [key, text] : {Field{"cmd", &config.command}, Field{"name", &config.name}})
     if (std::any_of(text->begin(), text->end(), [](char c) {
           const auto u = static_cast<unsigned char>(c);
           return (u < 0x20 && !std::isspace(u)) || u == 0x7f;
