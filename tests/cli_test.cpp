@@ -384,6 +384,29 @@ TEST(Cli, OutputThatCannotBeWrittenFailsTheCommand) {
   std::remove(errors.c_str());
 }
 
+// A standard input that cannot be read (a directory, a closed descriptor) fails the command,
+// saying so (before: it read as an empty input, and `engine` exited 0).
+TEST(Cli, InputThatCannotBeReadFailsTheCommand) {
+  const char* binary = std::getenv("OPPIDUM_TEST_BINARY");
+  const std::string errors = ::testing::TempDir() + "cli_stdin_errors.txt";
+  for (const std::string args : {"engine --game ttt --player random",
+                                 "perft --game ttt --depth 1 --positions -",
+                                 "play --game ttt --opponent random"})
+    for (const std::string input : {"< /", "<&-"}) {
+      const std::string cmd = "timeout -s KILL 120 " +
+                              std::string(binary ? binary : OPPIDUM_BINARY) + " " + args + " " +
+                              input + " >/dev/null 2>" + errors;
+      const int status = std::system(cmd.c_str());
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << cmd << ": " << status;
+      std::ifstream in(errors);
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      EXPECT_NE(text.find("the standard input cannot be read"), std::string::npos)
+          << cmd << ": " << text;
+    }
+  std::remove(errors.c_str());
+}
+
 // --record appends games to a record file, never to another file given by mistake (before: the
 // game lines went onto the end of whatever the path held, a script or a results file).
 TEST(Cli, RecordGoesOnlyIntoARecordFile) {

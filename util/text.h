@@ -81,28 +81,7 @@ inline constexpr std::size_t kMaxLineBytes = 1 << 16;
 // std::getline with a bound: reads the next line of `in` (without its newline) into `line`;
 // false at the end of the input with nothing read. A line of more than `max_bytes` throws
 // LineTooLong after reading at most max_bytes + 1 bytes of it, so that a peer that never sends a
-// newline cannot fill the memory.
-inline bool read_line(std::istream& in, std::string& line, std::size_t max_bytes = kMaxLineBytes) {
-  line.clear();
-  std::streambuf* buffer = in.rdbuf();
-  if (!in.good() || buffer == nullptr) {
-    in.setstate(std::ios::failbit);
-    return false;
-  }
-  using Traits = std::istream::traits_type;
-  bool any = false;
-  while (true) {
-    const Traits::int_type c = buffer->sbumpc();
-    if (Traits::eq_int_type(c, Traits::eof())) {
-      in.setstate(any ? std::ios::eofbit : std::ios::eofbit | std::ios::failbit);
-      return any;
-    }
-    any = true;
-    if (Traits::to_char_type(c) == '\n') return true;
-    if (line.size() == max_bytes)
-      throw LineTooLong("a line longer than " + std::to_string(max_bytes) + " bytes");
-    line.push_back(Traits::to_char_type(c));
-  }
-}
+// newline cannot fill the memory; std::cin that cannot be read throws std::runtime_error.
+bool read_line(std::istream& in, std::string& line, std::size_t max_bytes = kMaxLineBytes);
 
 }  // namespace oppidum::util
