@@ -72,6 +72,11 @@ int main(int argc, char** argv) {
     if (message.size() > 300) message = oppidum::quote_input(message, 300);
     return message + "\nRun with --help for more information.\n";
   });
+  // "oppidum SUBCOMMAND", for errors.
+  const auto command_name = [&app] {
+    const auto parsed = app.get_subcommands();
+    return "oppidum" + (parsed.empty() ? std::string() : " " + parsed.front()->get_name());
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,19 +93,14 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const std::exception& e) {
-    const auto parsed = app.get_subcommands();
-    const std::string command =
-        "oppidum" + (parsed.empty() ? std::string() : " " + parsed.front()->get_name());
-    std::cerr << "error: " << oppidum::app::error_text(e, command) << '\n';
+    std::cerr << "error: " << oppidum::app::error_text(e, command_name()) << '\n';
     return 1;
   }
   // Output that could not be written (a full disk, a closed standard output) fails the command:
   // a match report or a move list lost is no success.
   std::cout.flush();
   if (!std::cout) {
-    const auto parsed = app.get_subcommands();
-    std::cerr << "error: oppidum" << (parsed.empty() ? "" : " " + parsed.front()->get_name())
-              << ": cannot write its output to standard output\n";
+    std::cerr << "error: " << command_name() << ": cannot write its output to standard output\n";
     return 1;
   }
   return 0;

@@ -9,6 +9,7 @@
 
 #include "games/quote.h"
 #include "util/file_io.h"
+#include "util/text.h"
 
 namespace oppidum::arena {
 
@@ -66,19 +67,29 @@ std::optional<GameLine> split_game_line(std::string_view line) {
 }
 
 RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
-  // A file already there takes games only when it is a record file (its first line a game line):
-  // anything else (a script, a results file, a config) is refused before a byte goes into it.
+  // A file already there takes games only when it is a record file (its first line that is not
+  // blank holds a game's result: a game line, or one whose quoted spec held a blank): anything
+  // else (a script, a results file, a config) is refused before a byte goes into it.
   std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(path_, ec))) {
+  if (std::filesystem::exists(std::filesystem::status(path_, ec))) {
     std::optional<std::string> first;
-    std::uintmax_t size = 0;
+    std::uintmax_t size = 0, at = 0;
     try {
-      first = util::read_line_at(path_, UINT64_MAX, kMaxRecordLineBytes, 0);
       size = std::filesystem::file_size(path_);
+      for (int line = 0; line < 1000 && at < size; ++line) {  // past blank lines
+        first = util::read_line_at(path_, UINT64_MAX, kMaxRecordLineBytes, at);
+        if (!first || !util::trim_blanks(*first).empty()) break;
+        at += first->size() + 1;
+      }
     } catch (const std::exception& e) {
       throw std::runtime_error("record file: " + std::string(e.what()));
     }
-    if (size > 0 && (!first || !split_game_line(*first)))
+    const auto holds_result = [](const std::string& line) {
+      for (const std::string_view field : util::blank_fields(line))
+        if (field == "1-0" || field == "0-1" || field == "1/2-1/2") return true;
+      return false;
+    };
+    if (at < size && (!first || !(split_game_line(*first) || holds_result(*first))))
       throw std::runtime_error(
           "record file: " + path_ + " is not a record file (its first line is " +
           (first ? "\"" + quote_input(*first, 80) + "\"" : std::string("longer than any game's")) +

@@ -352,7 +352,7 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
       const std::string message(reply->str, reply->len);
       // Replies that waiting mends: a restarted server reading its AOF, a server busy with a
       // script, a stream at its last id (the trainer deletes it; intake.cpp).
-      if (message.rfind("LOADING", 0) == 0 || message.rfind("BUSY", 0) == 0 ||
+      if (message.rfind("LOADING", 0) == 0 || message.rfind("BUSY ", 0) == 0 ||
           message.find("exhausted the last possible ID") != std::string::npos) {
         freeReplyObject(raw);
         error = message;

@@ -86,6 +86,13 @@ if held and not (#held <= 18 and string.match(held, '^%d+$')) then
 end
 local step = redis.pcall('HGET', KEYS[5], 'step')
 if type(step) == 'table' and step.err then return {'bad', KEYS[5], step.err} end
+-- The config as the run wrote it (ARGV[6]; '' for: any string): of another type or length, or
+-- missing, it is not (the trainer's SET replaces it), and a long hostile value is never copied.
+local size = redis.pcall('STRLEN', KEYS[4])
+local current = type(size) == 'number' and size > 0
+if current and ARGV[6] ~= '' then
+  current = size == #ARGV[6] and redis.call('GET', KEYS[4]) == ARGV[6]
+end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4])
 -- Kept as text: tostring of a Lua number writes 1e+14 for 100000000000000.
 local sessions = held or '0'
@@ -98,11 +105,6 @@ if not owner then
   redis.call('SET', KEYS[1], ARGV[1])
   claimed = '1'
 end
--- The config as the run wrote it (ARGV[6]; '' for: there at all).
-local config
-config, err = get(4)
-if err then return {'bad', KEYS[4], err} end
-local current = config and (ARGV[6] == '' or config == ARGV[6])
 -- The network as the run published it (ARGV[7], network_signature; '' for: any).
 local network = '1'
 if ARGV[7] ~= '' then
@@ -186,6 +188,23 @@ for i = 1, #info - 1, 2 do
   end
 end
 return out
+)lua";
+
+// Deletes the stream KEYS[1] when its last id is ARGV[1] (the largest); 1 when it did. A stream
+// made again since (the old one deleted by hand, a server that lost its data) holds games
+// nobody read: it stays.
+constexpr const char* kDeleteAtLastIdScript = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('TYPE', KEYS[1]).ok ~= 'stream' then
+  return 0
+end
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+for i = 1, #info - 1, 2 do
+  if info[i] == 'last-generated-id' and info[i + 1] == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+end
+return 0
 )lua";
 
 // What one entry of a game may hold: its record and a few short fields.
@@ -588,7 +607,11 @@ StreamInfo RunChannel::stream_info() {
   return info;
 }
 
-void RunChannel::delete_games() { client_.command({"DEL", url().key("games")}, stop_); }
+bool RunChannel::delete_games_at_last_id() {
+  return client_.command({"EVAL", kDeleteAtLastIdScript, "1", url().key("games"), kLastStreamId},
+                         stop_)
+             .integer == 1;
+}
 
 void RunChannel::heartbeat(const std::string& node, std::int64_t beats, std::int64_t games,
                            std::int64_t positions) {

@@ -167,9 +167,9 @@ class RunChannel {
   // The stream's length, entries added and last id, without its entries (XINFO STREAM would send
   // the first and last whole, each up to a record's size).
   StreamInfo stream_info();
-  // Deletes the games stream: for a stream that reached kLastStreamId, where XADD refuses every
-  // new game.
-  void delete_games();
+  // Deletes the games stream when it ends at kLastStreamId (where XADD refuses every new game);
+  // false when it does not (gone, or made again since): a stream of games nobody read stays.
+  bool delete_games_at_last_id();
   // The server's clock (TIME), in Unix milliseconds: the time part of the ids it gives entries.
   std::uint64_t server_time_ms();
 

@@ -426,7 +426,15 @@ TEST(Cli, RecordGoesOnlyIntoARecordFile) {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(text, "print('hello')\n");
   }
-  // A record file, new or written before, takes the games.
+  // A record file, new or written before, takes the games; so does one that starts with blank
+  // lines (its readers skip them), and a link to a file not made yet.
+  std::ofstream(dir + "blank.txt") << "\n  \n";
+  EXPECT_EQ(run("arena --game ttt --a random --b random --games 2 --record " + dir + "blank.txt")
+                .status, 0);
+  std::filesystem::create_symlink(dir + "later.txt", dir + "link.txt");
+  EXPECT_EQ(run("arena --game ttt --a random --b random --games 2 --record " + dir + "link.txt")
+                .status, 0);
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir + "later.txt"));
   for (int round = 0; round < 2; ++round) {
     const CommandResult r =
         run("arena --game ttt --a random --b random --games 2 --record " + record);

@@ -442,8 +442,11 @@ TEST_F(RunChannelTest, AClaimSeesAConfigChangedOnTheServer) {
   EXPECT_FALSE(c.claim(id, lease, 0, "selfplay:\n  max_plies: 300\n").config_published);
   EXPECT_TRUE(c.claim(id, lease, 0).config_published);  // no config given: there is one
   server_.command({"DEL", "oppidum:t:config"});
-  server_.command({"HSET", "oppidum:t:config", "a", "b"});  // no string: named, never read as one
-  EXPECT_THROW(c.claim(id, lease, 0, "x"), RedisError);
+  server_.command({"HSET", "oppidum:t:config", "a", "b"});  // no string: not the run's, replaced
+  EXPECT_FALSE(c.claim(id, lease, 0, "x").config_published);
+  EXPECT_FALSE(c.claim(id, lease, 0).config_published);
+  c.publish_config("x");
+  EXPECT_TRUE(c.claim(id, lease, 0, "x").config_published);
 }
 
 // A network changed or damaged on the server (its checkpoint's size, CRC, step, game or encoding)
@@ -481,8 +484,18 @@ TEST_F(RunChannelTest, AServerBusyWithAScriptIsWaitedFor) {
                      "0"});
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_EQ(c.owner(), "");  // answered once the script ended
+  std::string owner = "-";
+  try {
+    owner = c.owner();  // answered once the script ended
+  } catch (...) {
+    busy.join();
+    throw;
+  }
   busy.join();
+  EXPECT_EQ(owner, "");
+  bool busy_seen = false;
+  for (const std::string& line : log_) busy_seen |= line.find("BUSY") != std::string::npos;
+  EXPECT_TRUE(busy_seen) << "the server was never busy: the test showed nothing";
 }
 
 // An entry with the largest id ends the stream: it is read, a read after it returns nothing
@@ -499,8 +512,12 @@ TEST_F(RunChannelTest, AnEntryWithTheLargestIdIsReadAndNothingAfterIt) {
   const StreamInfo info = c.stream_info();
   EXPECT_EQ(info.last_id, kLastStreamId);
   EXPECT_EQ(info.length, 2);
-  c.delete_games();
+  EXPECT_TRUE(c.delete_games_at_last_id());
   EXPECT_EQ(c.stream_info().last_id, "0-0");
+  // A stream made again is left alone: it holds games nobody read.
+  server_.command({"XADD", "oppidum:t:games", "7-0", "node", "n", "run", "r"});
+  EXPECT_FALSE(c.delete_games_at_last_id());
+  EXPECT_EQ(c.stream_info().length, 1);
 }
 
 TEST_F(RunChannelTest, HeartbeatsAreKeptPerNode) {

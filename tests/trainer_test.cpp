@@ -936,6 +936,21 @@ TEST(IntakeStream, AnEntryWithTheLargestIdEndsTheStreamWithoutStoppingTheRun) {
   EXPECT_EQ(restarted.games(), 5) << "the chunks";
   restarted.poll();
   EXPECT_EQ(restarted.games(), 7) << "the games after a restart of the trainer were hidden";
+  // A trainer stopped with its cursor at the largest id, the stuck stream deleted by hand while
+  // it was away: the games the nodes added since are read, and that new stream is never deleted.
+  state.stream_cursor = store::kLastStreamId;
+  redis.command({"DEL", "oppidum:intake:games"});
+  for (int i = 0; i < 3; ++i) push_game(redis, "*", state.run_id, game);
+  selfplay::FolderReplayStore third_store((dir / "games").string(),
+                                          selfplay::FolderReplayStore::Mode::kOwner);
+  ReplayWindow third_window(game_by_name("mg"), window_of(1000, 1000, 0.5));
+  Intake third(folder, state, third_window, third_store, &channel,
+               [&](const std::string& line) { lines.push_back(line); });
+  third.load_window(1000);
+  third.poll();
+  third.poll();
+  EXPECT_EQ(third.games(), 10) << "the games pushed while the trainer was away were lost";
+  EXPECT_EQ(redis.command({"XLEN", "oppidum:intake:games"}), ":3\r\n");
   std::filesystem::remove_all(dir);
 }
 

@@ -141,12 +141,14 @@ void Intake::read_stream() {
     if (state_.stream_cursor == store::kLastStreamId) {
       // No entry can follow the largest id, and XADD refuses every new game: the games before it
       // are read, so the stream is deleted (the nodes' next games make a new one) and read from
-      // its start, none of its games kept yet.
-      channel_->delete_games();
+      // its start, none of its games kept yet. A stream made again meanwhile (the old one deleted
+      // by hand while the trainer was away) is new: read from its start, never deleted.
+      const bool deleted = channel_->delete_games_at_last_id();
       stored_until_ = "0-0";
-      restart_stream("the stream reached the largest id an entry can have (" +
-                     std::string(store::kLastStreamId) + ", an id no server gives), after "
-                     "which no game can be added; its games were read, and it was deleted");
+      restart_stream(std::string("the stream reached the largest id an entry can have (") +
+                     store::kLastStreamId + ", an id no server gives), after which no game can "
+                     "be added; its games were read, and " +
+                     (deleted ? "it was deleted" : "a new stream has taken its place"));
       return;
     }
     bool more = false;  // a read cut short by its size: more are waiting

@@ -31,13 +31,20 @@ std::string default_node_name() {
   return std::string(host) + "-" + std::to_string(getpid());
 }
 
-// Checks that the published network is for this program's `game` and encoding and has the run's
-// architecture (`net`, from the run's config: a network of another size is none the trainer
-// published); loads it.
+// A published network for another game or input encoding: a worker of another version, which no
+// later network mends (unlike a damaged one).
+class WrongVersion : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Checks that the published network is for this program's `game` and encoding (else WrongVersion)
+// and has the run's architecture (`net`, from the run's config: a network of another size is none
+// the trainer published); loads it.
 model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& game,
                                   const model::NetConfig& net, const std::string& key) {
   if (n.info.game != game.name() || n.info.encoding_version != game.encoding_version())
-    throw std::runtime_error("the run's network is for " + quote_input(n.info.game, 40) +
+    throw WrongVersion("the run's network is for " + quote_input(n.info.game, 40) +
                              " with encoding version " +
                              std::to_string(n.info.encoding_version) + "; this program plays " +
                              game.name() + " with encoding version " +
@@ -193,6 +200,9 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
             if (next_published)
               next = checked_network(*next_published, game, config->net, url.key("network"));
           } catch (const store::RedisStopped&) {
+            throw;
+          } catch (const WrongVersion&) {
+            closing = true;
             throw;
           } catch (const std::exception& e) {  // damaged, or not this run's kind of network
             refused_version = now_version;
