@@ -69,9 +69,10 @@ std::optional<GameLine> split_game_line(std::string_view line) {
 RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
   // A file already there takes games only when it is a record file (its first line that is not
   // blank holds a game's result: a game line, or one whose quoted spec held a blank): anything
-  // else (a script, a results file, a config) is refused before a byte goes into it.
+  // else (a script, a results file, a config) is refused before a byte goes into it. What is no
+  // regular file (a directory, a FIFO) write_line refuses, naming it.
   std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::status(path_, ec))) {
+  if (std::filesystem::is_regular_file(std::filesystem::status(path_, ec))) {
     std::optional<std::string> first;
     std::uintmax_t size = 0, at = 0;
     try {

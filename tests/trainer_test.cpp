@@ -844,52 +844,80 @@ void push_game(const test_util::RedisServer& redis, const std::string& id,
                  "crc32", std::to_string(util::crc32(bytes.data(), bytes.size()))});
 }
 
+// A trainer's intake of a Redis stream in a folder of its own; a Session is one start of the
+// trainer on it (its window, its store of chunks and its Intake, over the same folder and state).
+struct StreamIntake {
+  explicit StreamIntake(const std::string& name) : dir(fresh(::testing::TempDir() + name)) {
+    state.run_id = "0123456789abcdef0123456789abcdef";
+  }
+  ~StreamIntake() { std::filesystem::remove_all(dir); }
+  static std::filesystem::path fresh(const std::filesystem::path& dir) {
+    std::filesystem::remove_all(dir);
+    return dir;
+  }
+  struct Session {
+    explicit Session(StreamIntake& s)
+        : window(game_by_name("mg"), window_of(1000, 1000, 0.5)),
+          store((s.dir / "games").string(), selfplay::FolderReplayStore::Mode::kOwner),
+          intake(s.folder, s.state, window, store, &s.channel,
+                 [&s](const std::string& line) { s.lines.push_back(line); }) {}
+    ReplayWindow window;
+    selfplay::FolderReplayStore store;
+    Intake intake;
+  };
+  std::string log() const {
+    std::string all;
+    for (const std::string& line : lines) all += line + "\n";
+    return all;
+  }
+  void push(const std::string& id, int count = 1) {
+    for (int i = 0; i < count; ++i) push_game(redis, id, state.run_id, game);
+  }
+  // The trainer started again after `count` more games were pushed: its chunks hold `kept`
+  // games, and the new ones are read, not taken for kept.
+  void expect_a_restart_reads_new_games(int kept, int count) {
+    push("*", count);
+    Session again(*this);
+    again.intake.load_window(1000);
+    EXPECT_EQ(again.intake.games(), kept) << "the chunks";
+    again.intake.poll();
+    EXPECT_EQ(again.intake.games(), kept + count)
+        << "the games after a restart of the trainer were hidden";
+  }
+
+  test_util::RedisServer redis;
+  std::filesystem::path dir;
+  RunFolder folder{dir};
+  RunState state;
+  store::RunChannel channel{store::parse_redis_url(redis.url("intake"), nullptr),
+                            [](const std::string&) {}};
+  std::vector<std::string> lines;
+  const selfplay::GameRecord game = five_ply_record();
+};
+
 // An entry id far ahead of the server's clock (XADD with an id of the writer's choosing) was kept,
 // and when the server then lost its data every new game read as kept already: none was trained on
 // again, silently. Now the new stream's entries after its end at the restart are new, and the
 // ones taken for kept are counted in the summary.
 TEST(IntakeStream, AnIdAheadOfTheClockDoesNotHideTheGamesAfterARestart) {
-  test_util::RedisServer redis;
-  const std::filesystem::path dir = ::testing::TempDir() + "intake_future_id";
-  std::filesystem::remove_all(dir);
-  RunFolder folder(dir);
-  RunState state;
-  state.run_id = "0123456789abcdef0123456789abcdef";
-  ReplayWindow window(game_by_name("mg"), window_of(1000, 1000, 0.5));
-  selfplay::FolderReplayStore games((dir / "games").string(),
-                                    selfplay::FolderReplayStore::Mode::kOwner);
-  std::vector<std::string> lines;
-  store::RunChannel channel(store::parse_redis_url(redis.url("intake"), nullptr),
-                            [](const std::string&) {});
-  Intake intake(folder, state, window, games, &channel,
-                [&](const std::string& line) { lines.push_back(line); });
-  const selfplay::GameRecord game = five_ply_record();
-  push_game(redis, "9999999999999-0", state.run_id, game);
+  StreamIntake s("intake_future_id");
+  auto first = std::make_unique<StreamIntake::Session>(s);
+  Intake& intake = first->intake;
+  s.push("9999999999999-0");
   intake.poll();
   EXPECT_EQ(intake.games(), 1);
-  redis.command({"FLUSHALL"});
-  push_game(redis, "*", state.run_id, game);  // before the trainer sees the new stream
+  s.redis.command({"FLUSHALL"});
+  s.push("*");  // before the trainer sees the new stream
   intake.poll();
-  for (int i = 0; i < 3; ++i) push_game(redis, "*", state.run_id, game);
+  s.push("*", 3);
   intake.poll();
   EXPECT_EQ(intake.games(), 4) << "the games after the restart were hidden";
   EXPECT_NE(intake.summary().find("skipped 1 kept before"), std::string::npos) << intake.summary();
-  std::string all;
-  for (const std::string& line : lines) all += line + "\n";
-  EXPECT_NE(all.find("more than a day ahead of the server's clock"), std::string::npos) << all;
+  EXPECT_NE(s.log().find("more than a day ahead of the server's clock"), std::string::npos)
+      << s.log();
   // The trainer started again: its chunks still hold the id ahead of the clock, and the games
   // after the cursor are still new.
-  for (int i = 0; i < 2; ++i) push_game(redis, "*", state.run_id, game);
-  selfplay::FolderReplayStore again((dir / "games").string(),
-                                    selfplay::FolderReplayStore::Mode::kOwner);
-  ReplayWindow window_again(game_by_name("mg"), window_of(1000, 1000, 0.5));
-  Intake restarted(folder, state, window_again, again, &channel,
-                   [&](const std::string& line) { lines.push_back(line); });
-  restarted.load_window(1000);
-  EXPECT_EQ(restarted.games(), 4) << "the chunks";
-  restarted.poll();
-  EXPECT_EQ(restarted.games(), 6) << "the games after a restart of the trainer were hidden";
-  std::filesystem::remove_all(dir);
+  s.expect_a_restart_reads_new_games(4, 2);
 }
 
 // An entry with the largest id a stream can hold (XADD with an id of the writer's choosing) once
@@ -897,61 +925,34 @@ TEST(IntakeStream, AnIdAheadOfTheClockDoesNotHideTheGamesAfterARestart) {
 // worker (XADD can add nothing after it). Now its game is read, the stream deleted, and the games
 // the nodes add next are new, after a restart of the trainer too.
 TEST(IntakeStream, AnEntryWithTheLargestIdEndsTheStreamWithoutStoppingTheRun) {
-  test_util::RedisServer redis;
-  const std::filesystem::path dir = ::testing::TempDir() + "intake_last_id";
-  std::filesystem::remove_all(dir);
-  RunFolder folder(dir);
-  RunState state;
-  state.run_id = "0123456789abcdef0123456789abcdef";
-  ReplayWindow window(game_by_name("mg"), window_of(1000, 1000, 0.5));
-  selfplay::FolderReplayStore games((dir / "games").string(),
-                                    selfplay::FolderReplayStore::Mode::kOwner);
-  std::vector<std::string> lines;
-  store::RunChannel channel(store::parse_redis_url(redis.url("intake"), nullptr),
-                            [](const std::string&) {});
-  Intake intake(folder, state, window, games, &channel,
-                [&](const std::string& line) { lines.push_back(line); });
-  const selfplay::GameRecord game = five_ply_record();
-  push_game(redis, "*", state.run_id, game);
-  push_game(redis, store::kLastStreamId, state.run_id, game);
+  StreamIntake s("intake_last_id");
+  auto first = std::make_unique<StreamIntake::Session>(s);
+  Intake& intake = first->intake;
+  s.push("*");
+  s.push(store::kLastStreamId);
   intake.poll();
   intake.poll();
   EXPECT_EQ(intake.games(), 2);
-  EXPECT_EQ(redis.command({"EXISTS", "oppidum:intake:games"}), ":0\r\n") << "deleted";
-  std::string all;
-  for (const std::string& line : lines) all += line + "\n";
-  EXPECT_NE(all.find("the stream reached the largest id an entry can have"), std::string::npos)
-      << all;
-  for (int i = 0; i < 3; ++i) push_game(redis, "*", state.run_id, game);
+  EXPECT_EQ(s.redis.command({"EXISTS", "oppidum:intake:games"}), ":0\r\n") << "deleted";
+  EXPECT_NE(s.log().find("the stream reached the largest id an entry can have"),
+            std::string::npos)
+      << s.log();
+  s.push("*", 3);
   intake.poll();
   EXPECT_EQ(intake.games(), 5) << "the games after the largest id were hidden";
   // The trainer started again: its chunks hold the largest id, and new games are still new.
-  for (int i = 0; i < 2; ++i) push_game(redis, "*", state.run_id, game);
-  selfplay::FolderReplayStore again((dir / "games").string(),
-                                    selfplay::FolderReplayStore::Mode::kOwner);
-  ReplayWindow window_again(game_by_name("mg"), window_of(1000, 1000, 0.5));
-  Intake restarted(folder, state, window_again, again, &channel,
-                   [&](const std::string& line) { lines.push_back(line); });
-  restarted.load_window(1000);
-  EXPECT_EQ(restarted.games(), 5) << "the chunks";
-  restarted.poll();
-  EXPECT_EQ(restarted.games(), 7) << "the games after a restart of the trainer were hidden";
+  s.expect_a_restart_reads_new_games(5, 2);
   // A trainer stopped with its cursor at the largest id, the stuck stream deleted by hand while
   // it was away: the games the nodes added since are read, and that new stream is never deleted.
-  state.stream_cursor = store::kLastStreamId;
-  redis.command({"DEL", "oppidum:intake:games"});
-  for (int i = 0; i < 3; ++i) push_game(redis, "*", state.run_id, game);
-  selfplay::FolderReplayStore third_store((dir / "games").string(),
-                                          selfplay::FolderReplayStore::Mode::kOwner);
-  ReplayWindow third_window(game_by_name("mg"), window_of(1000, 1000, 0.5));
-  Intake third(folder, state, third_window, third_store, &channel,
-               [&](const std::string& line) { lines.push_back(line); });
-  third.load_window(1000);
-  third.poll();
-  third.poll();
-  EXPECT_EQ(third.games(), 10) << "the games pushed while the trainer was away were lost";
-  EXPECT_EQ(redis.command({"XLEN", "oppidum:intake:games"}), ":3\r\n");
-  std::filesystem::remove_all(dir);
+  s.state.stream_cursor = store::kLastStreamId;
+  s.redis.command({"DEL", "oppidum:intake:games"});
+  s.push("*", 3);
+  StreamIntake::Session third(s);
+  third.intake.load_window(1000);
+  third.intake.poll();
+  third.intake.poll();
+  EXPECT_EQ(third.intake.games(), 10) << "the games pushed while the trainer was away were lost";
+  EXPECT_EQ(s.redis.command({"XLEN", "oppidum:intake:games"}), ":3\r\n");
 }
 
 struct Loaded {
