@@ -19,6 +19,10 @@ const char* result_notation(double result_first) {
   return "1/2-1/2";
 }
 
+bool is_result_notation(std::string_view text) {
+  return text == "1-0" || text == "0-1" || text == "1/2-1/2";
+}
+
 int result_of_notation(std::string_view notation) {
   return notation == "1-0" ? 1 : notation == "0-1" ? -1 : 0;
 }
@@ -45,7 +49,7 @@ std::optional<GameLine> split_game_line(std::string_view line) {
     if (g.first == game->name()) g.game = game;
   if (g.game && !(fields >> g.first)) return std::nullopt;
   if (!(fields >> g.second >> g.result)) return std::nullopt;
-  if (g.result != "1-0" && g.result != "0-1" && g.result != "1/2-1/2") return std::nullopt;
+  if (!is_result_notation(g.result)) return std::nullopt;
   // A player is a spec, as a results file holds it: no control characters (a NUL, an escape).
   for (const std::string* player : {&g.first, &g.second})
     if (std::any_of(player->begin(), player->end(),
@@ -85,12 +89,12 @@ RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
     } catch (const std::exception& e) {
       throw std::runtime_error("record file: " + std::string(e.what()));
     }
+    // Every game line holds one (split_game_line), whatever its specs.
     const auto holds_result = [](const std::string& line) {
-      for (const std::string_view field : util::blank_fields(line))
-        if (field == "1-0" || field == "0-1" || field == "1/2-1/2") return true;
-      return false;
+      const auto fields = util::blank_fields(line);
+      return std::any_of(fields.begin(), fields.end(), is_result_notation);
     };
-    if (at < size && (!first || !(split_game_line(*first) || holds_result(*first))))
+    if (at < size && (!first || !holds_result(*first)))
       throw std::runtime_error(
           "record file: " + path_ + " is not a record file (its first line is " +
           (first ? "\"" + quote_input(*first, 80) + "\"" : std::string("longer than any game's")) +

@@ -26,6 +26,8 @@ namespace oppidum::arena {
 
 // "1-0", "0-1" or "1/2-1/2" for a result from the first player's view (+1, -1, 0).
 const char* result_notation(double result_first);
+// Whether `text` is one of those three.
+bool is_result_notation(std::string_view text);
 // And back: +1 for "1-0", -1 for "0-1", 0 for anything else (a draw, "1/2-1/2"; split_game_line
 // takes no other).
 int result_of_notation(std::string_view notation);

@@ -59,10 +59,11 @@ std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
 
 // The claim of RunChannel::claim, atomic on the server. KEYS: owner, trainer, sessions, config,
 // network; ARGV: run id, lease, a lease that may be replaced ("": none), lease milliseconds,
-// sessions floor, the run's config ("": any), the run's network_signature ("": any). A key that
-// holds what no trainer or worker wrote (a wrong type, a sessions counter that is no count) is
-// answered with {'bad', key, what}, before anything is written. Returns {'ok', claimed, sessions,
-// config published, network step, network published}.
+// sessions floor, the run's config ("": any), its network's signature ("": any; what
+// RunChannel::publish_network returns). A key that holds what no trainer or worker wrote (a wrong
+// type, a sessions counter that is no count) is answered with {'bad', key, what}, before
+// anything is written. Returns {'ok', claimed, sessions, config published, network step, network
+// published}.
 constexpr const char* kClaimScript = R"lua(
 local function get(i)
   local v = redis.pcall('GET', KEYS[i])
@@ -105,7 +106,7 @@ if not owner then
   redis.call('SET', KEYS[1], ARGV[1])
   claimed = '1'
 end
--- The network as the run published it (ARGV[7], network_signature; '' for: any).
+-- The network as the run published it (ARGV[7], its signature; '' for: any).
 local network = '1'
 if ARGV[7] ~= '' then
   local f = redis.call('HMGET', KEYS[5], 'crc32', 'step', 'generation', 'game', 'encoding_version')
@@ -194,9 +195,7 @@ return out
 // made again since (the old one deleted by hand, a server that lost its data) holds games
 // nobody read: it stays.
 constexpr const char* kDeleteAtLastIdScript = R"lua(
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('TYPE', KEYS[1]).ok ~= 'stream' then
-  return 0
-end
+if redis.call('TYPE', KEYS[1]).ok ~= 'stream' then return 0 end  -- 'none' when missing
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
 for i = 1, #info - 1, 2 do
   if info[i] == 'last-generated-id' and info[i + 1] == ARGV[1] then
@@ -328,17 +327,20 @@ std::optional<std::string> RunChannel::config(std::size_t max_bytes) {
   return replies[1].str;
 }
 
-std::int64_t RunChannel::publish_network(const std::string& checkpoint, std::int64_t step,
-                                         int generation, const std::string& game,
-                                         int encoding_version) {
+NetworkPublication RunChannel::publish_network(const std::string& checkpoint, std::int64_t step,
+                                               int generation, const std::string& game,
+                                               int encoding_version) {
   const std::int64_t version = network_version() + 1;  // network_version() < kMaxInt64
-  client_.command({"HSET", url().key("network"), "checkpoint", checkpoint, "crc32",
-                   std::to_string(util::crc32(checkpoint.data(), checkpoint.size())), "step",
+  const std::string crc = std::to_string(util::crc32(checkpoint.data(), checkpoint.size()));
+  client_.command({"HSET", url().key("network"), "checkpoint", checkpoint, "crc32", crc, "step",
                    std::to_string(step), "generation", std::to_string(generation), "game", game,
                    "encoding_version", std::to_string(encoding_version), "version",
                    std::to_string(version)},
                   stop_);
-  return version;
+  // As the claim script builds it from the key: its HMGET's fields, then the checkpoint's size.
+  return {version, crc + "|" + std::to_string(step) + "|" + std::to_string(generation) + "|" +
+                       game + "|" + std::to_string(encoding_version) + "|" +
+                       std::to_string(checkpoint.size())};
 }
 
 std::int64_t RunChannel::network_version() {
@@ -426,13 +428,6 @@ std::string RunChannel::owner() {
                      "); oppidum never writes that: delete the key (redis-cli DEL " +
                      url().key("owner") + ") and the run's trainer writes it again");
   return id;
-}
-
-std::string network_signature(const std::string& checkpoint, std::int64_t step, int generation,
-                              const std::string& game, int encoding_version) {
-  return std::to_string(util::crc32(checkpoint.data(), checkpoint.size())) + "|" +
-         std::to_string(step) + "|" + std::to_string(generation) + "|" + game + "|" +
-         std::to_string(encoding_version) + "|" + std::to_string(checkpoint.size());
 }
 
 Claim RunChannel::claim(const std::string& run_id, const std::string& lease,

@@ -103,6 +103,15 @@ struct Claim {
   std::string replaced;  // the lease of a trainer of this run whose process is gone, taken over
 };
 
+// A network as RunChannel::publish_network published it: its version, and its signature, what the
+// claim compares with the network key (its fields but the version, and the checkpoint's size): a
+// key changed or damaged on the server differs (but for a checkpoint changed in place at its size
+// under the same CRC-32 field, which the workers' check of that field refuses).
+struct NetworkPublication {
+  std::int64_t version = 0;
+  std::string signature;
+};
+
 // The keys belong to another run, or another trainer holds the run's lease; the message says who
 // and what to do.
 class StoreTakenError : public RedisError {
@@ -120,9 +129,10 @@ class RunChannel {
   // throws RedisError naming the key when it is longer than `max_bytes`.
   std::optional<std::string> config(std::size_t max_bytes);
 
-  // Publishes a network as the next version; returns that version.
-  std::int64_t publish_network(const std::string& checkpoint, std::int64_t step, int generation,
-                               const std::string& game, int encoding_version);
+  // Publishes a network as the next version; returns that version and its signature.
+  NetworkPublication publish_network(const std::string& checkpoint, std::int64_t step,
+                                     int generation, const std::string& game,
+                                     int encoding_version);
   std::int64_t network_version();  // 0: none yet
   // The published network, its bytes checked against the CRC; nothing when none is published.
   // Throws RedisError when the stored network is damaged.
@@ -146,7 +156,7 @@ class RunChannel {
   // published. A lease of this run from this host whose process is gone (a trainer killed moments
   // ago) is taken over at once; one from another host is waited out (it expires). Called at the
   // trainer's start and every few seconds after.
-  // `config` and `network` (network_signature): what the run published, for Claim's
+  // `config` and `network` (NetworkPublication::signature): what the run published, for Claim's
   // config_published and network_published ("": only that there is one).
   Claim claim(const std::string& run_id, const std::string& lease, std::int64_t sessions_floor,
               const std::string& config = "", const std::string& network = "");
@@ -206,13 +216,6 @@ std::string lease_value(const std::string& run_id);
 // The self-play seed of a node: the run seed mixed with the node's name (FNV-1a), so that nodes
 // differ even before their session numbers (unique over all starts) are mixed in.
 std::uint64_t node_seed(std::uint64_t run_seed, const std::string& node);
-
-// What the claim compares of a published network (publish_network's fields but the version, and
-// the checkpoint's size and CRC-32): a network key changed or damaged on the server differs
-// (but for its checkpoint changed in place at the same size, which the workers' check of the
-// CRC-32 field refuses).
-std::string network_signature(const std::string& checkpoint, std::int64_t step, int generation,
-                              const std::string& game, int encoding_version);
 
 // The largest stream id: no entry can follow one with it (an id written by hand).
 inline constexpr const char* kLastStreamId = "18446744073709551615-18446744073709551615";

@@ -169,8 +169,8 @@ TEST_F(RunChannelTest, ConfigAndNetworkArePublishedWhole) {
         << e.what();
   }
   const std::string bytes("\0binary\xff checkpoint", 18);
-  EXPECT_EQ(c.publish_network(bytes, 300, 1, "mg", 1), 1);
-  EXPECT_EQ(c.publish_network(bytes + "2", 600, 2, "mg", 1), 2);
+  EXPECT_EQ(c.publish_network(bytes, 300, 1, "mg", 1).version, 1);
+  EXPECT_EQ(c.publish_network(bytes + "2", 600, 2, "mg", 1).version, 2);
   const auto n = c.network();
   ASSERT_TRUE(n.has_value());
   EXPECT_EQ(n->checkpoint, bytes + "2");
@@ -456,8 +456,7 @@ TEST_F(RunChannelTest, AClaimSeesANetworkChangedOnTheServer) {
   RunChannel c = channel();
   const std::string id = random_id(), lease = lease_value(id);
   c.claim(id, lease, 0);
-  c.publish_network("bytes", 40, 4, "mg", 1);
-  const std::string mine = network_signature("bytes", 40, 4, "mg", 1);
+  const std::string mine = c.publish_network("bytes", 40, 4, "mg", 1).signature;
   EXPECT_TRUE(c.claim(id, lease, 0, "", mine).network_published);
   for (const std::vector<std::string>& change :
        {std::vector<std::string>{"checkpoint", "longer bytes"},

@@ -48,11 +48,11 @@ std::uint64_t StoreLease::open_session(std::int64_t best_step, int best_generati
 void StoreLease::publish_best(std::int64_t best_step, int best_generation) {
   const std::string bytes =
       util::read_regular_file(paths_.best().string(), model::kMaxCheckpointBytes);
-  const std::int64_t version = channel_.publish_network(bytes, best_step, best_generation,
-                                                        game_.name(), game_.encoding_version());
-  network_signature_ = store::network_signature(bytes, best_step, best_generation, game_.name(),
-                                                game_.encoding_version());
-  info_(fmt::format("published generation {} as network version {}", best_generation, version));
+  const store::NetworkPublication published = channel_.publish_network(
+      bytes, best_step, best_generation, game_.name(), game_.encoding_version());
+  network_signature_ = published.signature;
+  info_(fmt::format("published generation {} as network version {}", best_generation,
+                    published.version));
 }
 
 void StoreLease::renew(Intake& intake, std::int64_t best_step, int best_generation) {

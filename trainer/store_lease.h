@@ -46,7 +46,7 @@ class StoreLease {
   const RunPaths& paths_;
   const Game& game_;
   std::string config_yaml_, run_id_, lease_;
-  std::string network_signature_;  // of the network it published (store::network_signature)
+  std::string network_signature_;  // of the network it published (store::NetworkPublication)
   std::int64_t sessions_seen_ = 0;  // the highest sessions counter seen
   util::LogLine info_, warn_;
 };

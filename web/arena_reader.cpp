@@ -145,7 +145,7 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
                      std::to_string(per_page));
   // Both listings take both spellings of a draw.
   const std::string wanted = result == "draw" ? "1/2-1/2" : result;
-  if (!wanted.empty() && wanted != "1-0" && wanted != "0-1" && wanted != "1/2-1/2")
+  if (!wanted.empty() && !arena::is_result_notation(wanted))
     throw BadRequest("result must be 1-0, 0-1 or 1/2-1/2 (draw), got \"" + quote_input(result) +
                      "\"");
   std::lock_guard<std::mutex> lock(mutex_);

@@ -148,6 +148,9 @@ function showRuns() {
   pollTimer = setInterval(refresh, POLL_MS);
 }
 
+// A generation's checkpoint as its file is named: "gen-0003".
+const genName = (generation) => `gen-${String(generation).padStart(4, "0")}`;
+
 function card(label, value, id) {
   return h("div", { class: "card", "data-card": id },
     h("div", { class: "label", text: label }), h("div", { class: "value", text: value }));
@@ -176,7 +179,7 @@ function dashboard(s) {
   out.push(h("div", { class: "cards" },
     card(cfg.gate_games === 0 ? "last generation (no gate)" : "last generation gated",
          fmt(s.generation), "generation"),
-    card("best network", `gen-${String(s.best).padStart(4, "0")}`, "best"),
+    card("best network", genName(s.best), "best"),
     card("training step", fmt(p.step), "step"),
     card("self-play games", fmt(s.stored.games), "games"),
     card("positions", fmt(s.stored.positions), "positions"),
@@ -214,8 +217,8 @@ function dashboard(s) {
         color: "#9467bd", points: s.speed }])));
   if (gates.length) {
     const played = (g) => g.wins === null ? 0 : g.wins + g.draws + g.losses;
-    const anchored = gates.some((g) => g.anchor);
     const anchors = [...new Set(gates.filter((g) => g.anchor).map((g) => g.anchor))];
+    const anchored = anchors.length > 0;
     // The anchor match of a promotion: its score over its games and its Elo with the interval (the
     // anchor named in the header when every row has the same one).
     const anchorText = (g) => !g.anchor || g.anchor_score === null ? "" :
@@ -224,11 +227,11 @@ function dashboard(s) {
                                  : `${fmt(g.anchor_elo, 1)} [${fmt(g.anchor_elo_low, 0)}, ${fmt(g.anchor_elo_high, 0)}]`);
     const rows = gates.slice().reverse().map((g) => h("tr", {},
       h("td", { text: g.generation }), h("td", { text: g.step }),
-      h("td", { text: `gen-${String(g.opponent_generation).padStart(4, "0")}` }),
+      h("td", { text: genName(g.opponent_generation) }),
       // A gate rebuilt by --recover from metrics.csv has no counts (null) and no interval.
       h("td", { text: g.wins === null ? "–" : `+${g.wins} =${g.draws} -${g.losses}` }),
       h("td", { text: played(g) === 0 ? "–" : `${fmt(100 * (g.wins + g.draws / 2) / played(g), 1)}%` }),
-      h("td", { text: g.wins !== null && g.wins + g.draws + g.losses === 0 ? "– (no games)"
+      h("td", { text: g.wins !== null && played(g) === 0 ? "– (no games)"
                     : g.elo_low === null ? (g.elo === null ? "–" : `${fmt(g.elo, 1)} (no interval in arena.csv)`)
                                          : `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
       h("td", { text: g.verdict }), h("td", { text: g.promoted ? "promoted" : "" }),
