@@ -176,7 +176,7 @@ void run_bench(const BenchWebOptions& o) {
   const int port = server.start();
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(600, 0);
-  const std::string run = "/api/runs/" + fs::path(dir).lexically_normal().filename().string();
+  const std::string run = "/api/runs/" + trainer::RunPaths{dir}.name();
 
   std::string body;
   const double first = timed_get(client, run + "/games?page=0&per_page=50", &body);

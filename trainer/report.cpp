@@ -185,7 +185,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
 
   // The folder's name is anybody's text (a run unpacked from someone's archive): escaped, and the
   // page runs no script at all.
-  const std::string name = html_text(dir.filename().string());
+  const std::string name = html_text(paths.name());
   std::ostringstream html;
   html << "<!DOCTYPE html><html><head><meta charset='utf-8'><meta http-equiv='Content-Security-"
        << "Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>oppidum run "

@@ -491,7 +491,7 @@ void check_identity(RunState& state, const config::RunConfig& config, const RunP
 }
 
 std::string candidate_metadata(const RunPaths& paths, int generation) {
-  return paths.dir.filename().string() + " generation " + std::to_string(generation);
+  return paths.name() + " generation " + std::to_string(generation);
 }
 
 Resumed resume_run(RunFolder& folder, Trainer& trainer, const Game& game, int steps_per_generation,

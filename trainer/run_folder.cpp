@@ -459,6 +459,12 @@ std::vector<GateRow> read_gates(const fs::path& path, int* skipped, bool check_h
   return gates;
 }
 
+std::string RunPaths::name() const {
+  fs::path path = fs::absolute(dir).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();  // "runs/run1/", "."
+  return path.filename().string();
+}
+
 fs::path RunPaths::candidate(int generation) const {
   char name[32];
   std::snprintf(name, sizeof name, "gen-%04d.ckpt", generation);

@@ -82,6 +82,9 @@ struct RunPaths {
   std::filesystem::path metrics() const { return dir / "metrics.csv"; }
   std::filesystem::path log() const { return dir / "log.txt"; }
   std::filesystem::path lock() const { return dir / "lock"; }  // util::FolderLock's default name
+  // The folder's own name, however `dir` was written: "run1" for "runs/run1/", the working
+  // folder's name for "."; "" only for the root.
+  std::string name() const;
   // A checkpoint's name in the folder ("best", "gen-0003") and back: the stem of its file in
   // checkpoints/, or nothing for a name that is neither.
   static bool is_checkpoint_name(const std::string& stem);

@@ -51,6 +51,8 @@ class SearchSlot {
 namespace {
 
 constexpr int kTopMoves = 10;
+// Rollouts a leaf of a uct player (each a random game to its end; arena allows 1000).
+constexpr long long kMaxRollouts = 20;
 
 const json& field(const json& request, const char* key) {
   static const json kNull;
@@ -168,11 +170,10 @@ struct TimedSearch {
 }
 
 // A search of `simulations` that stops at the deadline with what it has, or, when `stop` says so,
-// throws Cancelled.
+// throws Cancelled. Its `ms` counts from the request's start (a network's load included).
 TimedSearch timed_search(const GameState& state, const arena::SearchAgent& agent, int simulations,
-                         int limit_ms, const StopCheck& stop) {
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(limit_ms);
+                         Clock::time_point start, Clock::time_point deadline,
+                         const StopCheck& stop) {
   mcts::SearchTree tree(state, agent.search);
   tree.start_search(simulations, /*root_noise=*/false);
   TimedSearch out;
@@ -207,9 +208,8 @@ struct DepthSearch {
 // player) with its own depth (and node) budget, stopped at the server's deadline; throws
 // Cancelled when `stop` ended it. The classical engine gets a fresh table.
 std::optional<DepthSearch> depth_search(const arena::Player& player, const GameState& state,
-                                        int limit_ms, const StopCheck& stop) {
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(limit_ms);
+                                        Clock::time_point start, Clock::time_point deadline,
+                                        const StopCheck& stop) {
   DepthSearch out;
   bool stopped = false;
   if (const auto* alphabeta = dynamic_cast<const arena::AlphaBetaPlayer*>(&player)) {
@@ -262,7 +262,8 @@ GameService::GameService(CheckpointResolver resolve_checkpoint, Limits limits)
                                 "alpha-beta depth 1.." + std::to_string(arena::kMaxAlphaBetaDepth));
 }
 
-std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const std::string& name) {
+std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const std::string& name,
+                                                      const Budget& budget) {
   const fs::path path = resolve_(name);
   // The file's identity: a checkpoint replaced by another file (a rename, as train writes them)
   // has another inode, also when its time and size were made equal.
@@ -294,7 +295,13 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
     return nullptr;
   };
   if (auto evaluator = cached()) return evaluator;
-  std::lock_guard<std::mutex> loading(load_mutex_);
+  std::unique_lock<std::timed_mutex> loading(load_mutex_, std::defer_lock);
+  while (!loading.try_lock_for(std::chrono::milliseconds(5))) {
+    if (budget.stop && budget.stop()) cancelled();
+    if (Clock::now() >= budget.deadline)
+      throw Busy("the server is busy loading another network (the time limit, --search-ms, "
+                 "passed while this request waited); try again in a moment");
+  }
   if (auto evaluator = cached()) return evaluator;  // loaded while this request waited
   CachedNet loaded{path, game.name(), version, nullptr, ""};
   // Said by the name asked for: the server's own paths are nobody's business.
@@ -323,7 +330,8 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
   return loaded.evaluator;
 }
 
-std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const std::string& text) {
+std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const std::string& text,
+                                                        const Budget& budget) {
   try {
     const arena::PlayerSpec spec = arena::parse_player_spec(text);
     if (spec.name != "random" && spec.name != "uct" && spec.name != "alphabeta" &&
@@ -345,13 +353,18 @@ std::unique_ptr<arena::Player> GameService::make_player(const Game& game, const 
     if (hash && *hash > arena::kDefaultClassicHashMb)
       throw BadRequest("player \"" + quote_input(text) + "\": a table of at most " +
                        std::to_string(arena::kDefaultClassicHashMb) + " MB here (hash=)");
+    // A rollout is not cut short: many of them would run one leaf far past the time limit.
+    const auto rollouts = spec_int(spec, "rollouts");
+    if (rollouts && *rollouts > kMaxRollouts)
+      throw BadRequest("player \"" + quote_input(text) + "\": at most " +
+                       std::to_string(kMaxRollouts) + " rollouts a leaf here");
     const auto depth = spec_int(spec, "depth");
     if (spec.name == "alphabeta" && depth && *depth > limits_.max_alphabeta_depth)
       throw BadRequest("player \"" + quote_input(text) + "\": alpha-beta depth at most " +
                        std::to_string(limits_.max_alphabeta_depth) + " here (--max-depth)");
     arena::PlayerOptions options;
-    options.net_factory = [this](const Game& g, const std::string& checkpoint) {
-      return network(g, checkpoint);
+    options.net_factory = [this, &budget](const Game& g, const std::string& checkpoint) {
+      return network(g, checkpoint, budget);
     };
     return arena::make_player(game, text, options);
   } catch (const arena::PlayerSpecError& e) {
@@ -373,25 +386,26 @@ json GameService::move(const json& request, const StopCheck& stop) {
   const std::string spec = string_field(request, "player", true);
   const std::uint64_t seed = seed_of(request, *state);
   SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
-  const auto player = make_player(game, spec);
+  const Budget budget = budget_from_now(stop);
+  const auto start = Clock::now();
+  const auto player = make_player(game, spec, budget);
   json out = {{"player", player->spec()}};
   Action action = -1;
   if (const auto agent = player->search_agent(seed)) {
-    const TimedSearch search =
-        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms, stop);
+    const TimedSearch search = timed_search(*state, *agent, agent->search.simulations, start,
+                                            budget.deadline, stop);
     action = search.result.action;
     out["simulations"] = search.result.simulations;
     out["value"] = search.result.root_value;
     out["ms"] = search.ms;
     out["out_of_time"] = search.out_of_time;
-  } else if (const auto r = depth_search(*player, *state, limits_.search_ms, stop)) {
+  } else if (const auto r = depth_search(*player, *state, start, budget.deadline, stop)) {
     action = r->action;
     out["score"] = r->score;
     out["depth"] = r->depth;
     out["ms"] = r->ms;
     out["out_of_time"] = r->out_of_time;
   } else {
-    const auto start = Clock::now();
     action = player->choose_move(*state, seed);
     out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }
@@ -408,12 +422,14 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
   require_playable(*state);
   const std::string spec = string_field(request, "player", true);
   SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
-  const auto player = make_player(game, spec);
+  const Budget budget = budget_from_now(stop);
+  const auto start = Clock::now();
+  const auto player = make_player(game, spec, budget);
   json out = {{"player", player->spec()}, {"position", state->to_string()},
               {"to_move", state->current_player()}};
   if (const auto agent = player->search_agent(seed_of(request, *state))) {
-    const TimedSearch search =
-        timed_search(*state, *agent, agent->search.simulations, limits_.search_ms, stop);
+    const TimedSearch search = timed_search(*state, *agent, agent->search.simulations, start,
+                                            budget.deadline, stop);
     std::vector<mcts::ChildStats> children = search.children;
     std::stable_sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
       return a.visits != b.visits ? a.visits > b.visits : a.prior > b.prior;
@@ -444,7 +460,7 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
     out["out_of_time"] = search.out_of_time;
     out["top"] = top;
     out["pv"] = pv;
-  } else if (const auto r = depth_search(*player, *state, limits_.search_ms, stop)) {
+  } else if (const auto r = depth_search(*player, *state, start, budget.deadline, stop)) {
     out["kind"] = "alphabeta";  // the page shows a score, a depth and nodes for both searches
     out["best"] = state->action_to_string(r->action);
     out["best_cells"] = cells_json(*state, r->action);
@@ -461,13 +477,14 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
   return out;
 }
 
-json GameService::evaluate(const json& request) {
+json GameService::evaluate(const json& request, const StopCheck& stop) {
   only_fields(request, {"game", "start", "moves", "checkpoint"});
   const Game& game = game_of(request);
   const std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
   const std::string checkpoint = string_field(request, "checkpoint", true);
-  const auto evaluator = network(game, checkpoint);
+  SearchSlot slot(*this);  // a load or a forward pass: as much work as a short search
+  const auto evaluator = network(game, checkpoint, budget_from_now(stop));
   ActionList legal;
   state->legal_actions(legal);
   const mcts::EvalRequest eval_request{state.get(), &legal};
@@ -513,12 +530,13 @@ json GameService::match(const json& request, const StopCheck& stop) {
     config.seed = seed.get<std::uint64_t>();
   }
   SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
-  const auto a = make_player(game, a_spec);
-  const auto b = make_player(game, b_spec);
+  const Budget budget = budget_from_now(stop);
+  const auto a = make_player(game, a_spec, budget);
+  const auto b = make_player(game, b_spec, budget);
   // The match polls `halt`; a watcher sets it when the client leaves, the server stops, or the
   // time is up.
   std::atomic<bool> halt{false}, done{false}, cancel{false}, late{false};
-  const auto deadline = Clock::now() + std::chrono::milliseconds(limits_.search_ms);
+  const auto deadline = budget.deadline;
   std::thread watcher([&] {
     while (!done.load()) {
       if (stop && stop()) cancel = true;

@@ -8,11 +8,13 @@
 // of its checkpoint files (best, gen-0003); no path, no external program, no human. Networks run
 // on the torch-free Eigen backend and are loaded once (again when the file changes).
 //
-// Limits keep one page from taking the machine: at most `max_searches` searches run at once (a
-// further request is refused as busy, HTTP 503); every search, MCTS and alpha-beta alike, stops at
-// `search_ms` milliseconds and answers with what it has (`out_of_time`); simulations and
-// alpha-beta depth are capped. A search also stops, within a few milliseconds, once the caller's
-// StopCheck says so (its client left, the server is stopping), and then throws Cancelled.
+// Limits keep one page from taking the machine: at most `max_searches` requests that search or
+// use a network run at once (a further one is refused as busy, HTTP 503); every search, MCTS and
+// alpha-beta alike, stops at `search_ms` milliseconds from the request's start and answers with
+// what it has (`out_of_time`); simulations, rollouts and alpha-beta depth are capped. A request
+// waits for another's network load only until then (busy, 503, past it); a load itself, once a
+// file's version, is not cut short. A search also stops, within a few milliseconds, once the
+// caller's StopCheck says so (its client left, the server is stopping), and then throws Cancelled.
 //
 // A match between two players (to compare two checkpoints) is capped the same way: at most
 // kMaxMatchGames games, one place among `max_searches` for the whole match, and `search_ms` for
@@ -69,7 +71,7 @@ class GameService {
   // value, principal variation), or an alpha-beta player's best move, score and completed depth.
   nlohmann::json analyse(const nlohmann::json& request, const StopCheck& stop = {});
   // + {checkpoint: "RUN/NAME"}: the network's value and its top moves by prior.
-  nlohmann::json evaluate(const nlohmann::json& request);
+  nlohmann::json evaluate(const nlohmann::json& request, const StopCheck& stop = {});
   // {game, a, b, games?, seed?}: a paired match of a against b (arena/match.h) from the game's
   // openings, of `games` (2..kMaxMatchGames, default 10) games: the games counted, wins, draws
   // and losses from a's view, its score and Elo with a 95% interval (null ends where the interval
@@ -84,13 +86,25 @@ class GameService {
     std::shared_ptr<mcts::Evaluator> evaluator;  // null: the file could not be loaded
     std::string error;  // why, when its content failed (a failure of the moment is not kept)
   };
-  std::shared_ptr<mcts::Evaluator> network(const Game& game, const std::string& name);
+  // What a request may still take: until `deadline`, and not past `stop`.
+  struct Budget {
+    std::chrono::steady_clock::time_point deadline;
+    StopCheck stop;
+  };
+  Budget budget_from_now(const StopCheck& stop) const {
+    return {std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.search_ms), stop};
+  }
+  // The network of a checkpoint, loaded or from the cache; waits for another request's load only
+  // within `budget` (Busy past its deadline, Cancelled at its stop).
+  std::shared_ptr<mcts::Evaluator> network(const Game& game, const std::string& name,
+                                           const Budget& budget);
   // The player of a spec string, within the limits; throws BadRequest.
-  std::unique_ptr<arena::Player> make_player(const Game& game, const std::string& spec);
+  std::unique_ptr<arena::Player> make_player(const Game& game, const std::string& spec,
+                                             const Budget& budget);
 
   CheckpointResolver resolve_;
   Limits limits_;
-  std::mutex load_mutex_;  // held while a file loads: one load at a time
+  std::timed_mutex load_mutex_;  // held while a file loads: one load at a time
   std::mutex nets_mutex_;  // held to look up and to add, never while a file loads
   std::list<CachedNet> nets_;  // most recently used first: networks, and files that failed
   std::mutex searches_mutex_;

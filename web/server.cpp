@@ -21,6 +21,7 @@
 #include "web/board_json.h"
 #include "web/errors.h"
 #include "web/guarded_server.h"
+#include "trainer/run_folder.h"
 #include "web/run_reader.h"
 
 namespace oppidum::web {
@@ -49,9 +50,7 @@ bool same_secret(const std::string& a, const std::string& b) {
 
 // A run's name in the API: its folder name, made unique and URL-safe.
 std::string run_name(const fs::path& dir, const std::vector<std::string>& taken) {
-  std::string base = fs::path(dir).lexically_normal().filename().string();
-  if (base.empty() || base == "." || base == "..")
-    base = fs::absolute(dir).lexically_normal().filename().string();
+  std::string base = trainer::RunPaths{dir}.name();
   static const std::regex kSafe("[A-Za-z0-9._-]{1,64}");
   if (!std::regex_match(base, kSafe) || base == "." || base == "..") base = "run";
   std::string name = base;
@@ -122,7 +121,7 @@ std::string lowercase(std::string text) {
 // before the colon makes another header of "Host : evil"), folded onto the line before, or holding
 // a control character; a percent sign in Host, Content-Length or Transfer-Encoding (httplib
 // decodes header values: "Content-Length: %31%33" read as 13, "Host: localhost%00.evil" as
-// localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2). A proxy in front of the server
+// localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2), an empty Host. A proxy in front of the server
 // could frame or route such a request otherwise than the server reads it.
 std::string head_problem(const std::string& head) {
   // httplib passes over a line ended by a bare LF: a proxy would end the line (or the head) there.
@@ -156,6 +155,9 @@ std::string head_problem(const std::string& head) {
     if ((lower == "host" || lower == "content-length" || lower == "transfer-encoding") &&
         line.find('%', colon) != std::string::npos)
       return "the header " + name + " holds a percent sign (no encoding is decoded here)";
+    // httplib drops a header with no value: a Host that names nothing would pass as none.
+    if (lower == "host" && line.find_first_not_of(" \t", colon + 1) == std::string::npos)
+      return "the Host header is empty";
     host = host || lower == "host";
   }
   if (!host && request_line.size() >= 8 &&
@@ -186,18 +188,24 @@ bool token_characters_only(const std::string& token) {
   });
 }
 
-std::string cookie_token(const httplib::Request& req) {
-  const std::string cookies = req.get_header_value("Cookie");
+// Whether any token cookie of the request, in any of its Cookie lines, is `token`: a cookie of
+// the same name planted by another site (with a longer path, it comes first) locks nobody out.
+bool cookie_holds(const httplib::Request& req, const std::string& token) {
   const std::string key = std::string(kCookie) + "=";
-  for (std::size_t at = 0; at < cookies.size();) {
-    std::size_t end = cookies.find(';', at);
-    if (end == std::string::npos) end = cookies.size();
-    std::string part = cookies.substr(at, end - at);
-    part.erase(0, part.find_first_not_of(' '));
-    if (part.compare(0, key.size(), key) == 0) return part.substr(key.size());
-    at = end + 1;
+  bool found = false;
+  for (std::size_t line = 0; line < req.get_header_value_count("Cookie"); ++line) {
+    const std::string cookies = req.get_header_value("Cookie", line);
+    for (std::size_t at = 0; at < cookies.size();) {
+      std::size_t end = cookies.find(';', at);
+      if (end == std::string::npos) end = cookies.size();
+      std::string part = cookies.substr(at, end - at);
+      part.erase(0, part.find_first_not_of(' '));
+      if (part.compare(0, key.size(), key) == 0 && same_secret(part.substr(key.size()), token))
+        found = true;
+      at = end + 1;
+    }
   }
-  return "";
+  return found;
 }
 
 }  // namespace
@@ -290,8 +298,9 @@ struct WebServer::Impl {
   }
 
   // How a request may carry a body (server.h, "Security"), checked before any of it is read: POST
-  // bodies with a Content-Length of at most kMaxBodyBytes, or chunked (limited as they are read, see
-  // post()), never compressed; other requests carry none.
+  // bodies with a Content-Length of at most kMaxBodyBytes, never chunked (httplib's chunk reader
+  // takes sizes and ends a strict reader would refuse: a proxy in front could frame the body
+  // otherwise, RFC 9112, 11.2) nor compressed; other requests carry none.
   static httplib::Server::HandlerResponse check_framing(const httplib::Request& req,
                                                         httplib::Response& res) {
     const bool post = req.method == "POST";
@@ -308,12 +317,10 @@ struct WebServer::Impl {
     if (chunked && lengths > 0)
       return refuse(res, 400, "the request has both Content-Length and Transfer-Encoding");
     if (chunked) {
-      const std::string coding = req.get_header_value("Transfer-Encoding");
-      if (lowercase(coding) != "chunked")
-        return refuse(res, 501, "Transfer-Encoding \"" + quote_input(coding) +
-                                    "\" is not supported; send the body with Content-Length or "
-                                    "Transfer-Encoding: chunked");
       if (!post) return refuse(res, 400, quote_input(req.method) + " requests carry no body");
+      return refuse(res, 411, "a POST body needs a Content-Length; a Transfer-Encoding (\"" +
+                                  quote_input(req.get_header_value("Transfer-Encoding")) +
+                                  "\") is not read here");
     }
     if (lengths == 1) {
       const std::string text = req.get_header_value("Content-Length");
@@ -329,8 +336,7 @@ struct WebServer::Impl {
       if (!post && length > 0)
         return refuse(res, 400, quote_input(req.method) + " requests carry no body");
     } else if (post && !chunked) {
-      return refuse(res, 411, "a POST body needs a Content-Length (or Transfer-Encoding: "
-                              "chunked)");
+      return refuse(res, 411, "a POST body needs a Content-Length");
     }
     const std::string encoding = req.get_header_value("Content-Encoding");
     if (!encoding.empty() && lowercase(encoding) != "identity")
@@ -349,6 +355,10 @@ struct WebServer::Impl {
     if (const Connection* connection = GuardedServer::current_connection())
       if (const std::string why = head_problem(connection->head()); !why.empty())
         return refuse(res, 400, why);
+    if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
+      res.set_header("Allow", "GET, HEAD, POST");
+      return refuse(res, 405, quote_input(req.method) + " is not served here (GET, HEAD, POST)");
+    }
     if (check_framing(req, res) == httplib::Server::HandlerResponse::Handled)
       return httplib::Server::HandlerResponse::Handled;
     for (const char c : req.get_header_value("Host"))
@@ -367,7 +377,7 @@ struct WebServer::Impl {
     const std::string auth = req.get_header_value("Authorization");
     // The scheme's name is case-insensitive (RFC 9110, 11.1).
     const std::string bearer = lowercase(auth.substr(0, 7)) == "bearer " ? auth.substr(7) : "";
-    if (same_secret(bearer, options.token) || same_secret(cookie_token(req), options.token))
+    if (same_secret(bearer, options.token) || cookie_holds(req, options.token))
       return httplib::Server::HandlerResponse::Unhandled;
     if (req.has_param("token") && same_secret(req.get_param_value("token"), options.token)) {
       res.set_header("Set-Cookie", std::string(kCookie) + "=" + options.token +
@@ -379,8 +389,8 @@ struct WebServer::Impl {
     return httplib::Server::HandlerResponse::Handled;
   }
 
-  // The body of a POST, read as it comes (Content-Length or chunked) and refused as soon as it
-  // exceeds kMaxBodyBytes, so that no more than that is ever held.
+  // The body of a POST (of a Content-Length checked above), refused should it exceed
+  // kMaxBodyBytes all the same, so that no more than that is ever held.
   static std::string read_body(const httplib::ContentReader& read) {
     std::string body;
     bool too_large = false;
@@ -406,7 +416,7 @@ struct WebServer::Impl {
       if (connection->failure() == Connection::Failure::kTooLarge)
         throw TooLarge(connection->failure_message());
     }
-    throw BadRequest("the request body could not be read: cut off or badly chunked");
+    throw BadRequest("the request body could not be read: it was cut off");
   }
 
   // A search stops once the server stops or the client of this request has gone.
@@ -423,7 +433,11 @@ struct WebServer::Impl {
                                  const httplib::ContentReader& read) {
       guarded(res, [&] {
         const std::string body = read_body(read);
-        if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+        // The media type, in any case, before its parameters (RFC 9110, 8.3.1).
+        std::string type = lowercase(req.get_header_value("Content-Type"));
+        type = type.substr(0, type.find(';'));
+        type.erase(type.find_last_not_of(" \t") + 1);
+        if (type != "application/json")
           throw BadRequest("POST bodies must be JSON (Content-Type: application/json)");
         // The JSON reader would stop at a NUL byte and take what follows for nothing.
         if (const std::size_t nul = body.find('\0'); nul != std::string::npos)
@@ -574,7 +588,9 @@ struct WebServer::Impl {
          [this](const json& r, const StopCheck& stop) { return games->move(r, stop); });
     post("/api/analyse",
          [this](const json& r, const StopCheck& stop) { return games->analyse(r, stop); });
-    post("/api/evaluate", [this](const json& r, const StopCheck&) { return games->evaluate(r); });
+    post("/api/evaluate", [this](const json& r, const StopCheck& stop) {
+      return games->evaluate(r, stop);
+    });
     // Anything else under /api is an unknown call; elsewhere the page is served from /.
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;

@@ -25,7 +25,7 @@
 // 127.0.0.0/8, [::1], localhost, or the host it was started with), which keeps other web sites
 // from reaching the server through DNS rebinding; a request with two Host lines is refused. POST
 // bodies must be application/json (so a foreign page cannot post without a CORS preflight, which
-// is never granted) and hold at most 64 KiB however they are sent (Content-Length or chunked);
+// is never granted), carry a Content-Length (a chunked body is refused unread) of at most 64 KiB;
 // other requests carry no body, and a body holds only the fields its call reads. Every connection
 // is bounded (web/guarded_server.h): connections per client and in all, the time to send a request
 // and to take an answer; every search is bounded in time and stops when its client leaves or the
