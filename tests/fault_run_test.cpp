@@ -693,8 +693,34 @@ TEST(FaultRun, DamagedStateValuesAreNamed) {
   EXPECT_NE(twice.out.find("state.yaml is damaged (the key sessions is given twice"),
             std::string::npos)
       << twice.out;
-  oppidum::util::write_file_atomically((dir / "state.yaml").string(), state);
+  // An unknown key and a second document were accepted and lost at the next write; a line lost
+  // from the config record (or the file cut off in it) let a forbidden edit of config.yaml
+  // through, and the record was written over with it.
+  const std::size_t rate = state.find("\n  training.learning_rate:");
+  ASSERT_NE(rate, std::string::npos) << state;
+  const std::string lost_line =
+      state.substr(0, rate) + state.substr(state.find('\n', rate + 1));
+  const std::string cut = state.substr(0, rate + 1);
+  for (const auto& [damaged, message] : std::vector<std::pair<std::string, std::string>>{
+           {state + "sesions: 5\n", "unknown key sesions; the trainer writes only config,"},
+           {state + "---\nsessions: 5\n", "it holds 2 YAML documents"},
+           {lost_line, "its config record does not match its check, config_crc32"},
+           {cut, "its config record does not match its check"}}) {
+    oppidum::util::write_file_atomically((dir / "state.yaml").string(), damaged);
+    const CommandResult r = train(dir, "--set run.max_generations=3");
+    EXPECT_NE(r.status, 0) << damaged << r.out;
+    EXPECT_NE(r.out.find("state.yaml is damaged (" + message), std::string::npos)
+        << damaged << r.out;
+  }
+  // A state from before the check is read as it was.
+  const std::size_t check = state.find("config_crc32:");
+  ASSERT_NE(check, std::string::npos) << state;
+  oppidum::util::write_file_atomically(
+      (dir / "state.yaml").string(),
+      state.substr(0, check) + state.substr(state.find('\n', check) + 1));
   EXPECT_EQ(train(dir, "--set run.max_generations=3").status, 0);
+  EXPECT_NE(read_file(dir / "state.yaml").find("config_crc32:"), std::string::npos)
+      << "the check is written again";
 }
 
 // Item 7: Ctrl-C during a gate stops within seconds (not after arena.max_games games); the gate

@@ -24,8 +24,23 @@ namespace {
 // log.txt is read a line at a time, whatever its size (a run appends to it for as long as it runs).
 constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 40;
 constexpr std::size_t kMaxLogLineBytes = std::size_t{64} << 10;
-// state.yaml holds four short values.
+// state.yaml holds four short values and the config's identity record, with its check.
 constexpr std::size_t kMaxStateBytes = std::size_t{1} << 20;
+const std::set<std::string> kStateKeys = {"sessions", "stream_cursor", "stream_read", "run_id",
+                                          "config_crc32", "config"};
+
+std::string join(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// state.yaml's check of the identity record: its CRC-32 in 8 hexadecimal digits.
+std::string identity_check(const std::string& identity) {
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", util::crc32(identity.data(), identity.size()));
+  return hex;
+}
 
 const util::CsvTable::Row kArenaHeader = {
     "generation", "step",     "opponent_generation", "games",        "wins",
@@ -567,18 +582,38 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
     problem = path + " is missing";
   } else {
     try {
-      const YAML::Node n = YAML::Load(util::read_regular_file(path, kMaxStateBytes));
+      // One document (a second one would be ignored), of the keys save_state writes.
+      const std::vector<YAML::Node> documents =
+          YAML::LoadAll(util::read_regular_file(path, kMaxStateBytes));
+      if (documents.size() > 1)
+        throw std::runtime_error("it holds " + std::to_string(documents.size()) +
+                                 " YAML documents; the trainer writes one");
+      const YAML::Node n = documents.empty() ? YAML::Node() : documents.front();
       if (!n.IsMap() || !n["sessions"]) throw std::runtime_error("no sessions counter");
       std::set<std::string> keys;  // a key given twice would be read with its first value
-      for (const auto& entry : n)
-        if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second)
+      for (const auto& entry : n) {
+        if (!entry.first.IsScalar() || !kStateKeys.count(entry.first.Scalar()))
+          throw std::runtime_error("unknown key " + quote_input(entry.first.Scalar(), 60) +
+                                   "; the trainer writes only " + join(kStateKeys));
+        if (!keys.insert(entry.first.Scalar()).second)
           throw std::runtime_error("the key " + quote_input(entry.first.Scalar(), 60) +
                                    " is given twice");
+      }
       s.sessions = n["sessions"].as<std::uint64_t>();
       if (n["stream_cursor"]) s.stream_cursor = n["stream_cursor"].as<std::string>();
       if (n["stream_read"]) s.stream_read = n["stream_read"].as<std::int64_t>();
       if (n["run_id"]) s.run_id = n["run_id"].as<std::string>();
       if (n["config"]) s.identity = n["config"].as<std::string>();
+      // The identity is the record that refuses a changed config.yaml: a line lost from it, or
+      // the file cut off in it, would let a change through and be written over. Its check
+      // comes first in the file; a state without a check is from before checks (accepted).
+      if (n["config_crc32"]) {
+        const std::string check = n["config_crc32"].as<std::string>();
+        if (!n["config"]) throw std::runtime_error("config_crc32 without the config it checks");
+        if (check != identity_check(s.identity))
+          throw std::runtime_error("its config record does not match its check, config_crc32 " +
+                                   quote_input(check, 20) + ": a line of it was lost or changed");
+      }
       // Each value as the trainer writes it, so that a damaged one is named here and not by
       // Redis (an invalid stream id) halfway through a session.
       static const std::regex kCursor("[0-9]{1,20}-[0-9]{1,20}"), kRunId("([0-9a-f]{32})?");
@@ -627,8 +662,11 @@ void RunFolder::save_state(const RunState& s) const {
   out << YAML::Key << "stream_cursor" << YAML::Value << YAML::DoubleQuoted << s.stream_cursor;
   out << YAML::Key << "stream_read" << YAML::Value << s.stream_read;
   out << YAML::Key << "run_id" << YAML::Value << YAML::DoubleQuoted << s.run_id;
-  if (!s.identity.empty())
+  if (!s.identity.empty()) {
+    out << YAML::Key << "config_crc32" << YAML::Value << YAML::DoubleQuoted
+        << identity_check(s.identity);
     out << YAML::Key << "config" << YAML::Value << YAML::Literal << s.identity;
+  }
   out << YAML::EndMap;
   util::write_file_atomically(paths_.state().string(), std::string(out.c_str()) + "\n");
 }
