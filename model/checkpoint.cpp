@@ -254,8 +254,8 @@ std::uint64_t checked_content_length(const char* bytes, std::size_t available,
   const std::uint64_t length = r.u64("content length");
   if (length > file_size || length + 4 != file_size)
     throw CheckpointError("checkpoint " + source + ": truncated or damaged: the header says " +
-                          std::to_string(length + 4) + " bytes, the file has " +
-                          std::to_string(file_size));
+                          std::to_string(length) + " bytes before the 4-byte check, the file has " +
+                          std::to_string(file_size) + " bytes in all");
   return length;
 }
 

@@ -499,6 +499,28 @@ TEST(FaultRun, APlaceTheRunCannotWriteIsNamedBeforeTheSessionStarts) {
       for (const fs::path& p : set) run_shell("chattr -i " + p.string() + " 2>&1");
     }
   } flags;
+  // A directory at the temporary name of a file the run writes was found only when the file was
+  // written, a generation of steps later, and at every start after (--recover included); a link
+  // there is removed, never followed.
+  {
+    const fs::path tmp = dir / "checkpoints" / "gen-0004.ckpt.tmp";
+    fs::create_directory(tmp);
+    fs::create_symlink(dir / "config.yaml", dir / "trainer.ckpt.tmp");
+    const std::string before = snapshot_of(dir);
+    const CommandResult r = train(dir, "--set run.max_generations=4");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find(tmp.string() + " is a directory: the run writes gen-0004.ckpt there "
+                         "first"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("resuming"), std::string::npos) << "no session counted: " << r.out;
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir / "trainer.ckpt.tmp")));
+    EXPECT_TRUE(fs::exists(dir / "config.yaml"));
+    fs::create_symlink(dir / "config.yaml", dir / "trainer.ckpt.tmp");
+    EXPECT_EQ(snapshot_of(dir), before) << "a refused resume changed the run";
+    fs::remove(tmp);
+    fs::remove(dir / "trainer.ckpt.tmp");
+  }
   for (const fs::path& place :
        {dir / "trainer.ckpt", dir / "checkpoints", dir / "games" / "index.csv"}) {
     if (run_shell("chattr +i " + place.string() + " 2>&1").status != 0)

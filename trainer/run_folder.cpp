@@ -9,6 +9,8 @@
 #include <regex>
 #include <set>
 
+#include <sys/stat.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include "games/quote.h"
@@ -528,20 +530,33 @@ RunFolder::RunFolder(const fs::path& dir)
   fs::create_directories(paths_.checkpoints());
   // The owner's interrupted whole-file writes (util::write_file_atomically) leave `<file>.tmp`
   // beside their file; only the owner writes them, and it holds the lock now. The replay store
-  // removes its own (games/).
+  // removes its own (games/). A link there is removed too (never followed); anything else at such
+  // a name (a directory) would fail the write a generation later, at every start: named now.
   const std::set<fs::path> run_files = {paths_.config(), paths_.state(), paths_.trainer_weights(),
                                         paths_.trainer_optimiser()};
   std::error_code ec;
   for (const fs::path& folder : {paths_.dir, paths_.checkpoints()})
     for (const auto& entry : fs::directory_iterator(folder, ec)) {
       const fs::path& p = entry.path();
-      if (p.extension() != ".tmp" || !entry.is_regular_file(ec)) continue;
+      if (p.extension() != ".tmp") continue;
       const fs::path file = p.parent_path() / p.stem();  // the file it was to become
       const bool ours = folder == paths_.dir
                             ? run_files.count(file) > 0
                             : file.extension() == ".ckpt" &&
                                   RunPaths::is_checkpoint_name(file.stem().string());
-      if (ours) fs::remove(p, ec);
+      if (!ours) continue;
+      const fs::file_status status = entry.symlink_status(ec);
+      if (fs::is_regular_file(status) || fs::is_symlink(status)) {
+        fs::remove(p, ec);
+        continue;
+      }
+      struct stat st {};
+      const std::string what = ::lstat(p.c_str(), &st) == 0
+                                   ? util::describe_file_type(st.st_mode)
+                                   : "not a regular file";
+      throw RunFolderError(p.string() + " is " + what + ": the run writes " +
+                           file.filename().string() + " there first and renames it; remove it and "
+                           "run the same command again (nothing of the run was changed)");
     }
 }
 
