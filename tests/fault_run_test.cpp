@@ -877,6 +877,13 @@ TEST(FaultRun, MissingTablesAreErrorsAndRecoverKeepsThePromotedNetwork) {
     EXPECT_NE(r.out.find("--recover"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(dir / name)) << "a refused resume created " << name;
     EXPECT_EQ(read_file(dir / "checkpoints" / "best.ckpt"), best) << "best.ckpt was overwritten";
+    // A table cut to nothing has lost as much (before: metrics.csv was started anew in silence).
+    std::ofstream(dir / name).flush();
+    const CommandResult empty = train(dir, "--set arena.max_games=0 --set run.max_generations=2");
+    EXPECT_NE(empty.status, 0) << empty.out;
+    EXPECT_NE(empty.out.find(std::string(name) + " is missing or empty"), std::string::npos)
+        << empty.out;
+    EXPECT_EQ(fs::file_size(dir / name), 0u) << "a refused resume wrote " << name;
     fs::rename(saved, dir / name);
   }
   EXPECT_NE(read_file(dir / "state.yaml").find("sessions: 1"), std::string::npos);

@@ -689,15 +689,21 @@ void RunFolder::save_state(const RunState& s) const {
 std::vector<std::string> RunFolder::open_tables(bool recover, const std::string& anchor) {
   anchor_ = anchor;
   std::vector<std::string> repairs;
-  const bool arena_missing = !fs::exists(paths_.arena());
-  const bool metrics_missing = !fs::exists(paths_.metrics());
+  // An empty table (cut to nothing) has lost all it held, as a missing one.
+  const auto missing = [](const fs::path& table) {
+    std::error_code ec;
+    return !fs::exists(table, ec) ||
+           (fs::is_regular_file(table, ec) && fs::file_size(table, ec) == 0);
+  };
+  const bool arena_missing = missing(paths_.arena());
+  const bool metrics_missing = missing(paths_.metrics());
   // A run with progress has both tables (they are made when its first session starts).
   const bool lost = (arena_missing || metrics_missing) && !progress_files(paths_).empty();
   if (lost && !recover)
     throw RunFolderError(
         (arena_missing ? paths_.arena() : paths_.metrics()).string() +
-        " is missing, but the run has training progress; restore it from a backup, or run the "
-        "same command with --recover to rebuild it from what is intact (arena.csv from "
+        " is missing or empty, but the run has training progress; restore it from a backup, or "
+        "run the same command with --recover to rebuild it from what is intact (arena.csv from "
         "metrics.csv's gate rows and best.ckpt, metrics.csv from arena.csv)");
   metrics_ = std::make_unique<util::CsvTable>(paths_.metrics().string(), kMetricsHeader, false);
   std::vector<GateRow> rebuilt;
