@@ -46,7 +46,7 @@ void register_serve_command(CLI::App& app) {
                       " (generated, " + std::to_string(web::kGeneratedTokenLength) +
                       " characters, when --host is not loopback and none is given)");
   cmd->add_option("--max-searches", o->limits.max_searches,
-                  "searches (moves, analyses, matches, network opinions) running at once; more are "
+                  "searches (moves, analyses, matches, network loads) running at once; more are "
                   "refused as busy")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

@@ -1685,8 +1685,8 @@ TEST(WebServerTest, SearchesStopAtTheTimeLimitAndExtraOnesAreBusy) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  // A network's opinion takes a place too: a load or a forward pass is a short search's work, and
-  // loads of more networks than are kept took the server round the limit (before: no place).
+  // A network's opinion that loads its network takes a place too: loads of more networks than are
+  // kept, in turn, took the server round the limit (before: no place).
   auto evaluated = c.Post("/api/evaluate", json{{"game", "mg"}, {"checkpoint", "r/best"}}.dump(),
                           "application/json");
   ASSERT_TRUE(evaluated);

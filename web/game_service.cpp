@@ -295,6 +295,7 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
     return nullptr;
   };
   if (auto evaluator = cached()) return evaluator;
+  if (budget.before_load) budget.before_load();
   std::unique_lock<std::timed_mutex> loading(load_mutex_, std::defer_lock);
   while (!loading.try_lock_for(std::chrono::milliseconds(5))) {
     if (budget.stop && budget.stop()) cancelled();
@@ -483,8 +484,12 @@ json GameService::evaluate(const json& request, const StopCheck& stop) {
   const std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
   const std::string checkpoint = string_field(request, "checkpoint", true);
-  SearchSlot slot(*this);  // a load or a forward pass: as much work as a short search
-  const auto evaluator = network(game, checkpoint, budget_from_now(stop));
+  // A load is a search's work (loads of more networks than are kept, in turn, took the server);
+  // a forward pass of a loaded network is not.
+  std::optional<SearchSlot> slot;
+  Budget budget = budget_from_now(stop);
+  budget.before_load = [&] { slot.emplace(*this); };
+  const auto evaluator = network(game, checkpoint, budget);
   ActionList legal;
   state->legal_actions(legal);
   const mcts::EvalRequest eval_request{state.get(), &legal};

@@ -9,7 +9,8 @@
 // on the torch-free Eigen backend and are loaded once (again when the file changes).
 //
 // Limits keep one page from taking the machine: at most `max_searches` requests that search or
-// use a network run at once (a further one is refused as busy, HTTP 503); every search, MCTS and
+// load a network run at once (a further one is refused as busy, HTTP 503; a network's opinion
+// from a network already loaded takes no place, a forward pass); every search, MCTS and
 // alpha-beta alike, stops at `search_ms` milliseconds from the request's start and answers with
 // what it has (`out_of_time`); simulations, rollouts and alpha-beta depth are capped. A request
 // waits for another's network load only until then (busy, 503, past it); a load itself, once a
@@ -86,13 +87,16 @@ class GameService {
     std::shared_ptr<mcts::Evaluator> evaluator;  // null: the file could not be loaded
     std::string error;  // why, when its content failed (a failure of the moment is not kept)
   };
-  // What a request may still take: until `deadline`, and not past `stop`.
+  // What a request may still take: until `deadline`, and not past `stop`; `before_load`, when
+  // set, is called before a network is loaded (to take a search place).
   struct Budget {
     std::chrono::steady_clock::time_point deadline;
     StopCheck stop;
+    std::function<void()> before_load;
   };
   Budget budget_from_now(const StopCheck& stop) const {
-    return {std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.search_ms), stop};
+    return {std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.search_ms), stop,
+            {}};
   }
   // The network of a checkpoint, loaded or from the cache; waits for another request's load only
   // within `budget` (Busy past its deadline, Cancelled at its stop).
