@@ -409,9 +409,13 @@ TEST(FaultRun, TableWritesAreCheckedAndRepaired) {
   EXPECT_NE(r.out.find("repaired"), std::string::npos) << r.out;
   expect_consistent(dir);
 
-  // Empty: it gets its header again (the steps before are gone, the rows after are well-formed).
+  // Empty: all its rows are lost, as when it is missing: an error, and with --recover it gets
+  // its header again (the steps before are gone, the rows after are well-formed).
   std::ofstream(dir / "metrics.csv", std::ios::trunc).flush();
   r = train(dir, "--set run.max_generations=4");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("metrics.csv is missing or empty"), std::string::npos) << r.out;
+  r = train(dir, "--set run.max_generations=4 --recover");
   EXPECT_EQ(r.status, 0) << r.out;
   CsvTable::Row header;
   const auto rows = table(dir / "metrics.csv", header);
@@ -598,9 +602,15 @@ TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
               "trainer.ckpt holds step 10 (generation 1), older than the run");
   EXPECT_NE(out.find("--recover"), std::string::npos) << out;
 
+  const std::string stale = read_file(dir / "trainer.ckpt");
   CommandResult r = train(dir, "--set run.max_generations=3 --recover");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("the trainer restarts from"), std::string::npos) << r.out;
+  // The replaced trainer files are kept beside the run, never lost.
+  EXPECT_NE(r.out.find("kept the old trainer.ckpt.damaged and trainer.optim.damaged"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(read_file(dir / "trainer.ckpt.damaged"), stale);
   CsvTable::Row header;
   const auto gates = table(dir / "arena.csv", header);
   ASSERT_EQ(gates.size(), 3u);  // generations 1 and 2 kept as they were, 3 added
@@ -641,7 +651,7 @@ TEST(FaultRun, AStaleTrainerOrAnEditedConfigRollsNothingBack) {
   refused(resume_as_configured, "training.steps_per_generation: 20 (the run was created with 10)");
   // A run from before state.yaml recorded the config: its gates' steps give the edit away.
   std::string state = read_file(dir / "state.yaml");
-  state.erase(state.find("config: |"));
+  state.erase(state.find("config_crc32:"));  // the record and its check
   oppidum::util::write_file_atomically((dir / "state.yaml").string(), state);
   refused(resume_as_configured, "was gated at step 10, not 1 x 20 (training.steps_per_generation");
 }
@@ -1025,7 +1035,7 @@ TEST(FaultRun, AConfigEditedByHandInAFixedKeyIsRefused) {
   EXPECT_EQ(r.status, 0) << r.out;
   // A state from before the record: taken, and recorded.
   std::string old_state = read_file(dir / "state.yaml");
-  old_state.erase(old_state.find("config: |"));
+  old_state.erase(old_state.find("config_crc32:"));  // the record and its check
   oppidum::util::write_file_atomically((dir / "state.yaml").string(), old_state);
   r = resume("--set run.max_generations=4");
   EXPECT_EQ(r.status, 0) << r.out;
@@ -1039,6 +1049,10 @@ TEST(FaultRun, AConfigEditedByHandInAFixedKeyIsRefused) {
   std::ostringstream other;
   other << std::scientific << std::setprecision(3) << rate;
   recorded.replace(value, recorded.find('\n', value) - value, other.str());
+  // (that version's state, from before the record's check: without config_crc32)
+  const auto check = recorded.find("config_crc32:");
+  ASSERT_NE(check, std::string::npos) << recorded;
+  recorded.erase(check, recorded.find('\n', check) + 1 - check);
   oppidum::util::write_file_atomically((dir / "state.yaml").string(), recorded);
   r = resume("--set run.max_generations=5");
   EXPECT_EQ(r.status, 0) << other.str() << ": " << r.out;

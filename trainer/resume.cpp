@@ -244,12 +244,22 @@ class Resumer {
     restart_trainer(*best, paths_.best().string(), why);
   }
 
+  // The trainer's files replaced here hold what no other file does (steps since the last
+  // candidate, or another run's state): moved aside to `<file>.damaged` first, never lost.
   void restart_trainer(const model::Checkpoint& c, const std::string& path, const std::string& why) {
     trainer_.load_weights(c);
     trainer_.set_steps(c.step);
+    std::string kept;
+    for (const fs::path& file : {paths_.trainer_weights(), paths_.trainer_optimiser()}) {
+      std::error_code ec;
+      if (!fs::is_regular_file(fs::symlink_status(file, ec))) continue;
+      const fs::path aside = file.string() + ".damaged";
+      fs::rename(file, aside);  // throws, naming both, where it cannot
+      kept += (kept.empty() ? "; kept the old " : " and ") + aside.filename().string();
+    }
     trainer_.save_state(paths_.trainer_prefix());
     log_.warn("recovered: " + why + "; the trainer restarts from " + path + " (step " +
-              std::to_string(c.step) + ") with fresh optimiser state");
+              std::to_string(c.step) + ") with fresh optimiser state" + kept);
   }
 
   // best.ckpt is intact and newer than the last generation promoted in arena.csv, so arena.csv
