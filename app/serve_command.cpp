@@ -46,12 +46,12 @@ void register_serve_command(CLI::App& app) {
                       " (generated, " + std::to_string(web::kGeneratedTokenLength) +
                       " characters, when --host is not loopback and none is given)");
   cmd->add_option("--max-searches", o->limits.max_searches,
-                  "searches (moves, analyses, matches, network loads) running at once; more are "
-                  "refused as busy")
+                  "searches (moves, analyses, matches) running at once; more are refused as busy")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--search-ms", o->limits.search_ms,
-                  "wall-time limit of one search, alpha-beta included, from its request's start (ms)")
+                  "wall-time limit of one search, alpha-beta included, from its request's "
+                  "start (ms)")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
   cmd->add_option("--max-sims", o->limits.max_simulations,

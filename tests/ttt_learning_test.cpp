@@ -1,6 +1,6 @@
 // Learning, shown on a solved game: `oppidum train --config configs/ttt.yaml` for a fixed budget
 // (200 generations, about 40 s on a loaded 2-core machine, the config's seed), then the trained
-// network, searching a modest number of simulations, plays tic-tac-toe as well as the exhaustive
+// network, searching a modest number of simulations, plays tic-tac-toe as judged by the exhaustive
 // minimax of tests/ttt_solver.h:
 // - as X and as O it never loses, whatever the opponent plays: every legal reply is tried at
 //   every opponent move, so every line of a perfect minimax opponent is among them; and in no
@@ -192,7 +192,8 @@ TEST(TttLearning, ATrainedNetworkPlaysLikeMinimax) {
   EXPECT_TRUE(r.as_o.blunders.empty()) << "moves as O that give away the value:"
                                        << first_few(r.as_o.blunders);
   EXPECT_GT(r.forced_win_positions, 100);
-  EXPECT_LE(r.missed_wins.size(), kMissedWinsAllowed) << r.missed_wins.size() << " of " << r.forced_win_positions
+  EXPECT_LE(r.missed_wins.size(), kMissedWinsAllowed)
+      << r.missed_wins.size() << " of " << r.forced_win_positions
                                      << " forced wins missed:" << first_few(r.missed_wins);
 }
 

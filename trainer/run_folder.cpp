@@ -30,6 +30,8 @@ constexpr std::size_t kMaxLogLineBytes = std::size_t{64} << 10;
 constexpr std::size_t kMaxStateBytes = std::size_t{1} << 20;
 const std::set<std::string> kStateKeys = {"sessions", "stream_cursor", "stream_read", "run_id",
                                           "config_crc32", "config"};
+// Keys of states written before 2026-12-03 (the gates live in arena.csv now): read past.
+const std::set<std::string> kOldStateKeys = {"best_elo", "last_gate"};
 
 std::string join(const std::set<std::string>& names) {
   std::string out;
@@ -532,8 +534,9 @@ RunFolder::RunFolder(const fs::path& dir)
   // beside their file; only the owner writes them, and it holds the lock now. The replay store
   // removes its own (games/). A link there is removed too (never followed); anything else at such
   // a name (a directory) would fail the write a generation later, at every start: named now.
-  const std::set<fs::path> run_files = {paths_.config(), paths_.state(), paths_.trainer_weights(),
-                                        paths_.trainer_optimiser()};
+  const std::set<fs::path> run_files = {paths_.config(),          paths_.state(),
+                                        paths_.trainer_weights(), paths_.trainer_optimiser(),
+                                        paths_.arena(),           paths_.metrics()};
   std::error_code ec;
   for (const fs::path& folder : {paths_.dir, paths_.checkpoints()})
     for (const auto& entry : fs::directory_iterator(folder, ec)) {
@@ -607,7 +610,8 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
       if (!n.IsMap() || !n["sessions"]) throw std::runtime_error("no sessions counter");
       std::set<std::string> keys;  // a key given twice would be read with its first value
       for (const auto& entry : n) {
-        if (!entry.first.IsScalar() || !kStateKeys.count(entry.first.Scalar()))
+        if (!entry.first.IsScalar() || (!kStateKeys.count(entry.first.Scalar()) &&
+                                         !kOldStateKeys.count(entry.first.Scalar())))
           throw std::runtime_error("unknown key " + quote_input(entry.first.Scalar(), 60) +
                                    "; the trainer writes only " + join(kStateKeys));
         if (!keys.insert(entry.first.Scalar()).second)
@@ -672,18 +676,27 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
 }
 
 void RunFolder::save_state(const RunState& s) const {
-  YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "sessions" << YAML::Value << s.sessions;
-  out << YAML::Key << "stream_cursor" << YAML::Value << YAML::DoubleQuoted << s.stream_cursor;
-  out << YAML::Key << "stream_read" << YAML::Value << s.stream_read;
-  out << YAML::Key << "run_id" << YAML::Value << YAML::DoubleQuoted << s.run_id;
-  if (!s.identity.empty()) {
-    out << YAML::Key << "config_crc32" << YAML::Value << YAML::DoubleQuoted
-        << identity_check(s.identity);
-    out << YAML::Key << "config" << YAML::Value << YAML::Literal << s.identity;
-  }
-  out << YAML::EndMap;
-  util::write_file_atomically(paths_.state().string(), std::string(out.c_str()) + "\n");
+  const auto emit = [&](YAML::EMITTER_MANIP record_style) {
+    YAML::Emitter out;
+    out << YAML::BeginMap << YAML::Key << "sessions" << YAML::Value << s.sessions;
+    out << YAML::Key << "stream_cursor" << YAML::Value << YAML::DoubleQuoted << s.stream_cursor;
+    out << YAML::Key << "stream_read" << YAML::Value << s.stream_read;
+    out << YAML::Key << "run_id" << YAML::Value << YAML::DoubleQuoted << s.run_id;
+    if (!s.identity.empty()) {
+      out << YAML::Key << "config_crc32" << YAML::Value << YAML::DoubleQuoted
+          << identity_check(s.identity);
+      out << YAML::Key << "config" << YAML::Value << record_style << s.identity;
+    }
+    out << YAML::EndMap;
+    return std::string(out.c_str()) + "\n";
+  };
+  std::string text = emit(YAML::Literal);
+  // A literal block reads back the record as this program writes it (lines, one newline at the
+  // end); any other text (a record read from elsewhere) is written quoted, so that it reads back
+  // as it is and matches its check.
+  if (!s.identity.empty() && YAML::Load(text)["config"].as<std::string>() != s.identity)
+    text = emit(YAML::DoubleQuoted);
+  util::write_file_atomically(paths_.state().string(), text);
 }
 
 std::vector<std::string> RunFolder::open_tables(bool recover, const std::string& anchor) {
@@ -713,16 +726,17 @@ std::vector<std::string> RunFolder::open_tables(bool recover, const std::string&
   }
   arena_ = std::make_unique<util::CsvTable>(paths_.arena().string(), kArenaHeader, true);
   if (lost && arena_missing && metrics_missing) {
-    repairs.push_back(arena_->path() + ": was missing, and metrics.csv with it; started anew (a "
-                      "newer best.ckpt is recorded as promoted)");
+    repairs.push_back(arena_->path() + ": was missing or empty, and metrics.csv too; started anew "
+                      "(a newer best.ckpt is recorded as promoted)");
   } else if (lost && arena_missing) {
-    repairs.push_back(arena_->path() + ": was missing; rebuilt " + std::to_string(rebuilt.size()) +
+    repairs.push_back(arena_->path() + ": was missing or empty; rebuilt " +
+                      std::to_string(rebuilt.size()) +
                       " gate row(s) from metrics.csv (which does not keep the wins, draws, "
                       "losses and intervals)");
   }
   if (lost && metrics_missing)
-    repairs.push_back(metrics_->path() + ": was missing; started anew (its training rows are "
-                      "lost; its gate rows come back from arena.csv)");
+    repairs.push_back(metrics_->path() + ": was missing or empty; started anew (its training rows "
+                      "are lost; its gate rows come back from arena.csv)");
   for (const auto* table : {arena_.get(), metrics_.get()})
     if (table->dropped_on_open() > 0)
       repairs.push_back(table->path() + ": set aside " +

@@ -295,7 +295,6 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
     return nullptr;
   };
   if (auto evaluator = cached()) return evaluator;
-  if (budget.before_load) budget.before_load();
   std::unique_lock<std::timed_mutex> loading(load_mutex_, std::defer_lock);
   while (!loading.try_lock_for(std::chrono::milliseconds(5))) {
     if (budget.stop && budget.stop()) cancelled();
@@ -388,19 +387,18 @@ json GameService::move(const json& request, const StopCheck& stop) {
   const std::uint64_t seed = seed_of(request, *state);
   SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
   const Budget budget = budget_from_now(stop);
-  const auto start = Clock::now();
   const auto player = make_player(game, spec, budget);
   json out = {{"player", player->spec()}};
   Action action = -1;
   if (const auto agent = player->search_agent(seed)) {
-    const TimedSearch search = timed_search(*state, *agent, agent->search.simulations, start,
-                                            budget.deadline, stop);
+    const TimedSearch search = timed_search(*state, *agent, agent->search.simulations,
+                                            budget.start, budget.deadline, stop);
     action = search.result.action;
     out["simulations"] = search.result.simulations;
     out["value"] = search.result.root_value;
     out["ms"] = search.ms;
     out["out_of_time"] = search.out_of_time;
-  } else if (const auto r = depth_search(*player, *state, start, budget.deadline, stop)) {
+  } else if (const auto r = depth_search(*player, *state, budget.start, budget.deadline, stop)) {
     action = r->action;
     out["score"] = r->score;
     out["depth"] = r->depth;
@@ -408,7 +406,7 @@ json GameService::move(const json& request, const StopCheck& stop) {
     out["out_of_time"] = r->out_of_time;
   } else {
     action = player->choose_move(*state, seed);
-    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    out["ms"] = std::chrono::duration<double, std::milli>(Clock::now() - budget.start).count();
   }
   out.update(move_json(*state, action));
   state->apply(action);
@@ -424,13 +422,12 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
   const std::string spec = string_field(request, "player", true);
   SearchSlot slot(*this);  // before anything is built: a busy server makes nothing
   const Budget budget = budget_from_now(stop);
-  const auto start = Clock::now();
   const auto player = make_player(game, spec, budget);
   json out = {{"player", player->spec()}, {"position", state->to_string()},
               {"to_move", state->current_player()}};
   if (const auto agent = player->search_agent(seed_of(request, *state))) {
-    const TimedSearch search = timed_search(*state, *agent, agent->search.simulations, start,
-                                            budget.deadline, stop);
+    const TimedSearch search = timed_search(*state, *agent, agent->search.simulations,
+                                            budget.start, budget.deadline, stop);
     std::vector<mcts::ChildStats> children = search.children;
     std::stable_sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
       return a.visits != b.visits ? a.visits > b.visits : a.prior > b.prior;
@@ -461,7 +458,7 @@ json GameService::analyse(const json& request, const StopCheck& stop) {
     out["out_of_time"] = search.out_of_time;
     out["top"] = top;
     out["pv"] = pv;
-  } else if (const auto r = depth_search(*player, *state, start, budget.deadline, stop)) {
+  } else if (const auto r = depth_search(*player, *state, budget.start, budget.deadline, stop)) {
     out["kind"] = "alphabeta";  // the page shows a score, a depth and nodes for both searches
     out["best"] = state->action_to_string(r->action);
     out["best_cells"] = cells_json(*state, r->action);
@@ -484,12 +481,7 @@ json GameService::evaluate(const json& request, const StopCheck& stop) {
   const std::unique_ptr<GameState> state = state_of(game, request);
   require_playable(*state);
   const std::string checkpoint = string_field(request, "checkpoint", true);
-  // A load is a search's work (loads of more networks than are kept, in turn, took the server);
-  // a forward pass of a loaded network is not.
-  std::optional<SearchSlot> slot;
-  Budget budget = budget_from_now(stop);
-  budget.before_load = [&] { slot.emplace(*this); };
-  const auto evaluator = network(game, checkpoint, budget);
+  const auto evaluator = network(game, checkpoint, budget_from_now(stop));
   ActionList legal;
   state->legal_actions(legal);
   const mcts::EvalRequest eval_request{state.get(), &legal};

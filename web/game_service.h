@@ -8,13 +8,12 @@
 // of its checkpoint files (best, gen-0003); no path, no external program, no human. Networks run
 // on the torch-free Eigen backend and are loaded once (again when the file changes).
 //
-// Limits keep one page from taking the machine: at most `max_searches` requests that search or
-// load a network run at once (a further one is refused as busy, HTTP 503; a network's opinion
-// from a network already loaded takes no place, a forward pass); every search, MCTS and
-// alpha-beta alike, stops at `search_ms` milliseconds from the request's start and answers with
-// what it has (`out_of_time`); simulations, rollouts and alpha-beta depth are capped. A request
-// waits for another's network load only until then (busy, 503, past it); a load itself, once a
-// file's version, is not cut short. A search also stops, within a few milliseconds, once the
+// Limits keep one page from taking the machine: at most `max_searches` searches run at once (a
+// further request is refused as busy, HTTP 503); every search, MCTS and alpha-beta alike, stops
+// at `search_ms` milliseconds from its request's start and answers with what it has
+// (`out_of_time`); simulations, rollouts and alpha-beta depth are capped. Networks load one at a
+// time; a request waits for another's load only until its time is up (busy, 503, past it), and a
+// load itself, once for each version of a file, is not cut short. A search also stops, within a few milliseconds, once the
 // caller's StopCheck says so (its client left, the server is stopping), and then throws Cancelled.
 //
 // A match between two players (to compare two checkpoints) is capped the same way: at most
@@ -87,16 +86,14 @@ class GameService {
     std::shared_ptr<mcts::Evaluator> evaluator;  // null: the file could not be loaded
     std::string error;  // why, when its content failed (a failure of the moment is not kept)
   };
-  // What a request may still take: until `deadline`, and not past `stop`; `before_load`, when
-  // set, is called before a network is loaded (to take a search place).
+  // What a request may take: from `start` until `deadline`, and not past `stop`.
   struct Budget {
-    std::chrono::steady_clock::time_point deadline;
+    std::chrono::steady_clock::time_point start, deadline;
     StopCheck stop;
-    std::function<void()> before_load;
   };
   Budget budget_from_now(const StopCheck& stop) const {
-    return {std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.search_ms), stop,
-            {}};
+    const auto now = std::chrono::steady_clock::now();
+    return {now, now + std::chrono::milliseconds(limits_.search_ms), stop};
   }
   // The network of a checkpoint, loaded or from the cache; waits for another request's load only
   // within `budget` (Busy past its deadline, Cancelled at its stop).

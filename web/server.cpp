@@ -16,12 +16,12 @@
 
 #include "games/game.h"
 #include "games/quote.h"
+#include "trainer/run_folder.h"
 #include "web/arena_reader.h"
 #include "web/assets.h"
 #include "web/board_json.h"
 #include "web/errors.h"
 #include "web/guarded_server.h"
-#include "trainer/run_folder.h"
 #include "web/run_reader.h"
 
 namespace oppidum::web {
@@ -121,8 +121,8 @@ std::string lowercase(std::string text) {
 // before the colon makes another header of "Host : evil"), folded onto the line before, or holding
 // a control character; a percent sign in Host, Content-Length or Transfer-Encoding (httplib
 // decodes header values: "Content-Length: %31%33" read as 13, "Host: localhost%00.evil" as
-// localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2), an empty Host. A proxy in front of the server
-// could frame or route such a request otherwise than the server reads it.
+// localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2), an empty Host. A proxy in
+// front of the server could frame or route such a request otherwise than the server reads it.
 std::string head_problem(const std::string& head) {
   // httplib passes over a line ended by a bare LF: a proxy would end the line (or the head) there.
   for (std::size_t k = head.find('\n'); k != std::string::npos; k = head.find('\n', k + 1))

@@ -64,7 +64,7 @@ struct ServerOptions {
   ConnectionLimits connections;
 };
 
-// The largest request body, however it is sent.
+// The largest request body (sent with a Content-Length; chunked bodies are refused).
 inline constexpr std::size_t kMaxBodyBytes = 64 * 1024;
 
 // The shortest token accepted; tokens are made of kTokenCharacters.

@@ -22,7 +22,7 @@ void clear(const fs::path& dir) {
 
 bool same(const trainer::RunState& a, const trainer::RunState& b) {
   return a.sessions == b.sessions && a.run_id == b.run_id && a.stream_cursor == b.stream_cursor &&
-         a.stream_read == b.stream_read;
+         a.stream_read == b.stream_read && a.identity == b.identity;
 }
 
 void state_round_trip(trainer::RunFolder& folder, const trainer::RunState& s) {
