@@ -735,7 +735,7 @@ TEST(FaultRun, DamagedStateValuesAreNamed) {
   const std::string cut = state.substr(0, rate + 1);
   for (const auto& [damaged, message] : std::vector<std::pair<std::string, std::string>>{
            {state + "sesions: 5\n", "unknown key sesions; the trainer writes only config,"},
-           {state + "---\nsessions: 5\n", "it holds 2 YAML documents"},
+           {state + "---\nsessions: 5\n", "it holds a second YAML document"},
            {lost_line, "its config record does not match its check, config_crc32"},
            {cut, "its config record does not match its check"}}) {
     oppidum::util::write_file_atomically((dir / "state.yaml").string(), damaged);

@@ -411,6 +411,14 @@ std::vector<YAML::Mark> document_roots(std::string_view text, const std::string&
   return documents.roots;
 }
 
+}  // namespace
+
+int count_yaml_documents(std::string_view text, const std::string& where) {
+  return static_cast<int>(document_roots(text, where).size());
+}
+
+namespace {
+
 // The line (1-based) where the second YAML document of `text` starts: its "---" marker, or where
 // its content starts when it has none. `first` and `second` are the documents' root marks.
 int second_document_line(std::string_view text, const YAML::Mark& first,

@@ -209,6 +209,10 @@ inline constexpr const char* kEveryKeyLine =
 // hold every key.
 RunConfig parse_config(std::string_view yaml_text, const std::string& source,
                        const std::vector<std::string>& overrides = {});
+// How many YAML documents `text` holds, counted up to 2 (yaml-cpp's LoadAll never ends on some
+// malformed texts); ConfigError, `where` first, when it is not valid YAML. For the run's other
+// YAML file, state.yaml, which is one document too.
+int count_yaml_documents(std::string_view text, const std::string& where);
 // The largest config file read (1 MiB; the configs in configs/ are about 2 KB).
 inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 

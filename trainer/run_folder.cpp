@@ -601,12 +601,10 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
   } else {
     try {
       // One document (a second one would be ignored), of the keys save_state writes.
-      const std::vector<YAML::Node> documents =
-          YAML::LoadAll(util::read_regular_file(path, kMaxStateBytes));
-      if (documents.size() > 1)
-        throw std::runtime_error("it holds " + std::to_string(documents.size()) +
-                                 " YAML documents; the trainer writes one");
-      const YAML::Node n = documents.empty() ? YAML::Node() : documents.front();
+      const std::string text = util::read_regular_file(path, kMaxStateBytes);
+      if (config::count_yaml_documents(text, "") > 1)
+        throw std::runtime_error("it holds a second YAML document; the trainer writes one");
+      const YAML::Node n = YAML::Load(text);
       if (!n.IsMap() || !n["sessions"]) throw std::runtime_error("no sessions counter");
       std::set<std::string> keys;  // a key given twice would be read with its first value
       for (const auto& entry : n) {
