@@ -100,8 +100,15 @@ void check_results_players(const std::string& a, const std::string& b) {
 }
 
 // Nor one the file could not take: a path that cannot be appended to (a directory, /dev/full), a
-// file of another game than its own, or one that is no results file.
-void check_results_file(const std::string& path, const Game& game) {
+// file of another game than its own, one that is no results file, or the --record file (the
+// match's result was lost after its games, and the file held both kinds of line).
+void check_results_file(const std::string& path, const std::string& record, const Game& game) {
+  std::error_code ec, record_ec;
+  if (!record.empty() && std::filesystem::weakly_canonical(path, ec) ==
+                             std::filesystem::weakly_canonical(record, record_ec) &&
+      !ec && !record_ec)
+    throw std::invalid_argument("--results and --record name the same file, " + path +
+                                ": a results file holds match totals, a record file games");
   util::append_to_file(path, "");
   try {
     arena::check_results_game(path, game.name());
@@ -125,14 +132,14 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   arena::MatchConfig config = o.match;
   if (!o.sprt.empty()) config.sprt = arena::parse_sprt(o.sprt);
 
-  std::unique_ptr<arena::RecordWriter> record;
-  if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   // A results file that cannot take the line (a directory, /dev/full), or a line it would refuse,
-  // is refused before the match.
+  // is refused before the match (and before a record file is made).
   if (!o.results.empty()) {
     check_results_players(a->spec(), b->spec());
-    check_results_file(o.results, game);
+    check_results_file(o.results, o.record, game);
   }
+  std::unique_ptr<arena::RecordWriter> record;
+  if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   arena::MatchHooks hooks;
   hooks.stop = &g_arena_stop;
   using Clock = std::chrono::steady_clock;
@@ -204,12 +211,12 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   auto player = make(o.player);
   std::vector<std::unique_ptr<arena::Player>> opponents;
   for (const auto& spec : o.opponents) opponents.push_back(make(spec));
-  std::unique_ptr<arena::RecordWriter> record;
-  if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   if (!o.results.empty()) {
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
-    check_results_file(o.results, game);
+    check_results_file(o.results, o.record, game);
   }
+  std::unique_ptr<arena::RecordWriter> record;
+  if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   const arena::MatchConfig config = o.match;
   std::vector<arena::MatchStatus> done;
   for (auto& opponent : opponents) {

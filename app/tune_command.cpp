@@ -24,6 +24,7 @@
 #include "app/option_checks.h"
 #include "arena/tune.h"
 #include "selfplay/game_record.h"
+#include "trainer/output_file.h"
 #include "util/text.h"
 #include "util/file_io.h"
 
@@ -123,20 +124,24 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
   util::for_each_line(path, arena::kMaxRecordFileBytes, arena::kMaxRecordLineBytes, 0, visit);
 }
 
-void read_input(const Game& game, const std::string& path, Reading& r) {
+// The files an input names: itself, or a folder's self-play game files (*.bin), sorted.
+std::vector<std::string> input_files(const std::string& path) {
   namespace fs = std::filesystem;
-  if (fs::is_directory(path)) {
-    std::vector<std::string> files;
-    for (const auto& entry : fs::recursive_directory_iterator(path))
-      if (entry.is_regular_file() && entry.path().extension() == ".bin")
-        files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-    for (const std::string& f : files) read_input(game, f, r);
-    return;
+  if (!fs::is_directory(path)) {
+    if (!fs::exists(path)) throw std::runtime_error("tune: " + path + ": no such file or folder");
+    return {path};
   }
-  if (!fs::exists(path)) throw std::runtime_error("tune: " + path + ": no such file or folder");
-  if (fs::path(path).extension() == ".bin") read_selfplay_file(game, path, r);
-  else read_arena_file(game, path, r);
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(path))
+    if (entry.is_regular_file() && entry.path().extension() == ".bin")
+      files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void read_input(const Game& game, const std::string& file, Reading& r) {
+  if (std::filesystem::path(file).extension() == ".bin") read_selfplay_file(game, file, r);
+  else read_arena_file(game, file, r);
 }
 
 std::string format(const char* pattern, double value) {
@@ -147,8 +152,21 @@ std::string format(const char* pattern, double value) {
 
 void run_tune(const TuneCommandOptions& o) {
   const Game& game = game_by_name(o.game);
+  std::vector<std::string> files;
+  for (const std::string& path : o.inputs)
+    for (std::string& file : input_files(path)) files.push_back(std::move(file));
+  // The header goes where nothing of value is: not a run folder's own file, not an input.
+  if (!o.out.empty()) {
+    trainer::check_output_file(o.out, "tune --out");
+    for (const std::string& file : files) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(file, o.out, ec))
+        throw std::runtime_error("tune: --out " + o.out + " is the input " + file +
+                                 "; refusing to write over it");
+    }
+  }
   Reading r;
-  for (const std::string& path : o.inputs) read_input(game, path, r);
+  for (const std::string& file : files) read_input(game, file, r);
   std::cout << "tune: " << r.samples.size() << " positions of " << r.samples.games << " "
             << game.name() << " games (skipped: " << r.duplicates << " repeated, "
             << r.unfinished << " stopped before their end, " << r.skipped << " others)\n";

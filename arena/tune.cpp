@@ -253,9 +253,22 @@ TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial
 
 namespace {
 
-// `text` as comment lines of at most 100 columns, broken between words (leading spaces kept).
-std::string comment_lines(const std::string& text) {
+// `text` as comment lines of at most 100 columns, broken between words (leading spaces kept). A
+// control character or a backslash is written as \xNN: a file name with a newline, or with a
+// backslash at a line's end (which joins the next line to the comment), stays in its comment.
+std::string comment_lines(const std::string& raw) {
   constexpr std::size_t kWidth = 100 - 3;
+  std::string text;
+  for (const char c : raw) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f && c != '\\') {
+      text += c;
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", u);
+    text += escaped;
+  }
   std::string out, line;
   std::size_t pos = text.find_first_not_of(' ');
   if (pos == std::string::npos) return "//\n";

@@ -96,8 +96,10 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
   fs::create_directories(folder_);
   for (const auto& entry : fs::directory_iterator(folder_)) {
     const std::string name = entry.path().filename().string();
-    // A write of this store's owner interrupted before its rename: never seen by readers.
-    if (entry.path().extension() == ".tmp" && !chunk_digits(entry.path().stem().string()).empty()) {
+    // A write of this store's owner interrupted before its rename: never seen by readers (a
+    // chunk's, or the index's).
+    if (entry.path().extension() == ".tmp" &&
+        (!chunk_digits(entry.path().stem().string()).empty() || name == "index.csv.tmp")) {
       std::error_code ec;
       fs::remove(entry.path(), ec);
     }

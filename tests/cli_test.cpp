@@ -327,6 +327,15 @@ TEST(Cli, ArenaExplainsBadPlayersAndSprt) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("--results: \"random\" cannot play itself"), std::string::npos) << r.out;
   EXPECT_FALSE(std::ifstream(results).good());
+  // One file for both the results and the record: refused before a game (before: the match was
+  // played and its result lost), and nothing is made.
+  for (const char* command : {"arena --game ttt --a random --b uct:sims=2", "gauntlet --game ttt "
+                              "--player random --opponent uct:sims=2"}) {
+    r = run(std::string(command) + " --games 2 --results " + results + " --record " + results);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("--results and --record name the same file"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::ifstream(results).good());
+  }
   // A ply limit inside the random openings would end every game before a move.
   r = run("arena --game mg --a random --b random --games 2 --max-plies 2");
   EXPECT_EQ(r.status, 1);

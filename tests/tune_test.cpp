@@ -184,6 +184,11 @@ TEST(TuneTest, WritesAHeader) {
   EXPECT_NE(text.find("// Data: none"), std::string::npos);
   EXPECT_NE(text.find("kClassicWeights[]"), std::string::npos);
   EXPECT_NE(text.find("//   /a/file\n"), std::string::npos);
+  // A file name's newline or final backslash cannot end its comment line (code after it compiled).
+  const std::string named = classic_weights_header(game, names, classic_weights(game), "s",
+                                                   {"  /a\nstatic_assert(false);", "  /b\\"});
+  EXPECT_NE(named.find("//   /a\\x0astatic_assert(false);\n"), std::string::npos) << named;
+  EXPECT_NE(named.find("//   /b\\x5c\n"), std::string::npos) << named;
   // Within the project's 100 columns.
   std::size_t start = 0;
   while (start < text.size()) {
@@ -269,6 +274,25 @@ TEST(TuneCommand, ReadsSelfplayChunksAndRecordFilesAndSaysWhatItSkipped) {
   EXPECT_NE(r.out.find("chunk-2.bin"), std::string::npos) << "the damaged file is named\n" << r.out;
   EXPECT_NE(r.out.find("game with seed 6: tune: the recorded result"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("arena.txt:3: "), std::string::npos) << "the bad line is named\n" << r.out;
+
+  // The header is never written over an input (a record file, a chunk of a folder read) nor over
+  // a file at its temporary name (before: both were lost, and the command said nothing).
+  using test_util::read_file;
+  const std::string arena_text = read_file(root / "arena.txt");
+  std::ofstream(root / "w.h.tmp") << "somebody's file";
+  for (const auto& [out, said] : std::vector<std::pair<fs::path, std::string>>{
+           {root / "arena.txt", "is the input"},
+           {root / "run" / "games" / "chunk-1.bin", "is the input"},
+           {root / "w.h", "w.h.tmp is there already"}}) {
+    const auto refused = test_util::run_shell(
+        std::string(OPPIDUM_BINARY) + " tune --game mg --games " + (root / "run").string() + " " +
+        (root / "arena.txt").string() + " --out " + out.string() + " 2>&1");
+    EXPECT_NE(refused.status, 0) << refused.out;
+    EXPECT_NE(refused.out.find(said), std::string::npos) << refused.out;
+  }
+  EXPECT_EQ(read_file(root / "arena.txt"), arena_text);
+  EXPECT_EQ(read_file(root / "w.h.tmp"), "somebody's file");
+  EXPECT_FALSE(fs::exists(root / "w.h"));
   fs::remove_all(root);
 }
 

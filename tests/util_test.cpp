@@ -213,6 +213,57 @@ TEST(FileIo, AppendedLinesNeverRunIntoALastLineWithoutNewline) {
   fs::remove_all(dir);
 }
 
+// The temporary name is made new: a file there (somebody's `x.tmp` beside an output `x`, e.g. the
+// checkpoint `export --out x` reads) was truncated and then removed (before).
+TEST(FileIo, AnAtomicWriteNeverTakesAFileAtItsTemporaryName) {
+  const fs::path dir = fresh("atomic_tmp");
+  fs::create_directories(dir);
+  const std::string path = (dir / "net").string();
+  std::ofstream(path + ".tmp") << "a checkpoint";
+  try {
+    write_file_atomically(path, "model");
+    ADD_FAILURE() << "wrote over " << path << ".tmp";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ".tmp is there already"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_file(path + ".tmp"), "a checkpoint");
+  EXPECT_FALSE(fs::exists(path));
+  fs::remove(path + ".tmp");
+  write_file_atomically(path, "model");
+  EXPECT_EQ(read_file(path), "model");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  fs::remove_all(dir);
+}
+
+// An append cut short (a full disk; here the file size limit) is taken back: a results or record
+// file ended in half a line that every later reader and writer refused (before).
+TEST(FileIo, AnAppendCutShortIsTakenBack) {
+  const fs::path dir = fresh("append_cut");
+  fs::create_directories(dir);
+  const std::string path = (dir / "results.txt").string();
+  append_lines_to_file(path, "a b 1 0 0\n");
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit: EFBIG
+  rlimit limited = before;
+  limited.rlim_cur = 16;  // room for 6 of the next line's 10 bytes
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  bool threw = false;
+  try {
+    append_lines_to_file(path, "c d 0 1 0\n");
+  } catch (const FileError& e) {
+    threw = std::string(e.what()).find("cannot append to " + path) != std::string::npos;
+  }
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(threw);
+  EXPECT_EQ(read_file(path), "a b 1 0 0\n");
+  append_lines_to_file(path, "c d 0 1 0\n");
+  EXPECT_EQ(read_file(path), "a b 1 0 0\nc d 0 1 0\n");
+  fs::remove_all(dir);
+}
+
 TEST(Text, ReadLineIsGetlineWithABound) {
   std::istringstream in("one\r\n\ntwo\nthree");
   std::string line;

@@ -99,15 +99,20 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + 
   // A link at `path` is replaced by the rename (its target is left alone); anything else that is
   // not a regular file (a directory, /dev/full, a FIFO) is refused before anything is written.
   check_replaceable(path_);
-  // O_NOFOLLOW: never write through a link planted at the temporary name; O_NONBLOCK: a FIFO there
-  // fails the open instead of blocking it.
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+  // O_EXCL: the temporary name is made new, so that no file there (somebody's `x.tmp` beside an
+  // output `x`, a link planted there, another writer's) is ever truncated or removed.
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
                0644);
   if (fd_ < 0) {
     const int error = errno;
-    if (error == ELOOP)
+    struct stat there {};
+    if (error == EEXIST && ::lstat(tmp_.c_str(), &there) == 0 && S_ISLNK(there.st_mode))
       throw FileError("cannot write " + tmp_ +
                       ": it is a symbolic link; refusing to write through it");
+    if (error == EEXIST)
+      throw FileError("cannot write " + path_ + ": " + tmp_ + " is there already (" +
+                      path_ + " is written to it first, then renamed); move it away or remove it "
+                      "if it is not needed");
     throw FileError("cannot write " + tmp_ + ": " + reason(error));
   }
   struct stat opened {};
@@ -209,8 +214,31 @@ void append(const std::string& path, std::string_view bytes, bool follow_links, 
   if (whole_lines && !bytes.empty() && ::fstat(fd, &st) == 0 && st.st_size > 0 &&
       ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
     bytes = joined.append("\n").append(bytes);
-  bool ok = write_all(fd, bytes.data(), bytes.size());
-  int error = errno;
+  // Written as write_all does, keeping where this append began: a write cut short (a full disk)
+  // is taken back, so that the file does not end in half a line that every reader after would
+  // refuse; unless another writer appended after it, whose bytes are not this one's to cut.
+  bool ok = true;
+  int error = 0;
+  off_t start = -1;
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      error = n == 0 ? EIO : errno;
+      break;
+    }
+    if (written == 0) {
+      const off_t end = ::lseek(fd, 0, SEEK_CUR);
+      start = end < 0 ? -1 : end - n;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  struct stat now {};
+  if (!ok && written > 0 && start >= 0 && ::fstat(fd, &now) == 0 &&
+      now.st_size == start + static_cast<off_t>(written))
+    (void)::ftruncate(fd, start);
   if (::close(fd) != 0 && ok) ok = false, error = errno;
   if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
 }

@@ -3,10 +3,12 @@
 // write_file_atomically: the bytes go to `<path>.tmp`, which is flushed and fsynced, renamed over
 // `path`, and then the folder is fsynced, so that after the call returns the new content survives a
 // power cut and a reader never sees half a file. On any failure the temporary file is removed and
-// an existing file at `path` is left as it was. It never writes through a symbolic link (a link at
-// `path` is replaced by the file, its target is left alone; a link at `<path>.tmp` is refused) and
-// never replaces what is not a regular file: a directory, a device such as /dev/full, a FIFO or a
-// socket at `path` is refused with FileError naming it.
+// an existing file at `path` is left as it was. `<path>.tmp` is created new: anything already
+// there (somebody's file, a link, another writer's temporary file) is refused, never written over
+// or removed; a run's owner removes its own interrupted writes' temporary files when it starts.
+// It never writes through a symbolic link (a link at `path` is replaced by the file, its target is
+// left alone) and never replaces what is not a regular file: a directory, a device such as
+// /dev/full, a FIFO or a socket at `path` is refused with FileError naming it.
 //
 // Framed files: 8 magic bytes, a u32 format version, a u64 payload length, the payload and the
 // CRC-32 of everything before it (little-endian). unframe() names the file and what is wrong: a
