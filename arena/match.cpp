@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -527,7 +528,15 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
     } const stop_moves(players, &state.stop());
     const StopWatcher watcher(state, hooks.stop != nullptr);
     std::vector<std::thread> threads;
-    for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+    try {
+      for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      // The threads started stop at once and are joined; the match fails naming why (the
+      // joinable threads' destruction aborted the program).
+      state.fail(std::make_exception_ptr(std::runtime_error(
+          "arena: could not start thread " + std::to_string(threads.size() + 2) + " of " +
+          std::to_string(num_threads) + " (" + e.what() + "); use fewer --threads")));
+    }
     worker();
     for (auto& t : threads) t.join();
   }

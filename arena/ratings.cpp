@@ -495,13 +495,14 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
       throw std::invalid_argument("ratings: the results do not determine the ratings (a player "
                                   "won or lost every game; use a prior of virtual draws)");
     const Eigen::VectorXd step = order * factor.solve(reorder * gradient);
-    double scale = 1.0, largest = 0.0;
+    double scale = 1.0, largest = 0.0, after = 0.0;
     const double before = log_likelihood(theta);
     std::vector<double> next = theta;
     for (int halving = 0; halving < 40; ++halving, scale *= 0.5) {
       for (int k = 0; k < m; ++k) next[player_of[k]] = theta[player_of[k]] + scale * step[k];
       spend(pass_work, iteration);
-      if (log_likelihood(next) >= before - 1e-12) break;
+      after = log_likelihood(next);
+      if (after >= before - 1e-12) break;
     }
     for (int k = 0; k < m; ++k) largest = std::max(largest, std::abs(scale * step[k]));
     theta = next;
@@ -513,7 +514,11 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
           throw std::invalid_argument("ratings: a rating runs off to infinity (a player won or "
                                       "lost every game); use a prior of virtual draws "
                                       "(--prior-draws)");
-    settled = largest < 1e-10;
+    // Settled: steps too small to matter, or small steps that no longer raise the likelihood
+    // beyond its rounding (a pair of millions of games, nearly all won: the gradient, games x
+    // (score - p), carries a rounding error larger than 1e-10 of a step).
+    settled = largest < 1e-10 ||
+              (largest < 1e-6 && std::abs(after - before) <= 1e-13 * std::abs(before));
   }
   if (!settled)  // ratings still moving are no fit
     throw std::invalid_argument("ratings: the fit of " + std::to_string(n) +
@@ -557,16 +562,17 @@ std::string format_ratings(const std::vector<Rating>& ratings, const RatingOptio
   std::size_t width = 6;
   for (const auto& r : ratings) width = std::max(width, r.player.size());
   std::ostringstream out;
-  char buffer[256];
-  std::snprintf(buffer, sizeof buffer, "%4s  %-*s  %8s  %7s  %6s  %6s\n", "rank",
+  // Room for the widest name and the numbers (a name of any length, never cut).
+  std::vector<char> buffer(width + 128);
+  std::snprintf(buffer.data(), buffer.size(), "%4s  %-*s  %8s  %7s  %6s  %6s\n", "rank",
                 static_cast<int>(width), "player", "Elo", "95%+-", "games", "score");
-  out << buffer;
+  out << buffer.data();
   int rank = 0;
   for (const auto& r : ratings) {
-    std::snprintf(buffer, sizeof buffer, "%4d  %-*s  %8s  %7.1f  %6lld  %5.1f%%\n", ++rank,
+    std::snprintf(buffer.data(), buffer.size(), "%4d  %-*s  %8s  %7.1f  %6lld  %5.1f%%\n", ++rank,
                   static_cast<int>(width), r.player.c_str(), format_elo(r.elo).c_str(),
                   r.half_width, static_cast<long long>(r.games), 100.0 * r.score);
-    out << buffer;
+    out << buffer.data();
   }
   out << "Bradley-Terry maximum likelihood, " << options.anchor << " = 0";
   if (options.prior_draws > 0)

@@ -295,12 +295,15 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
     return nullptr;
   };
   if (auto evaluator = cached()) return evaluator;
-  std::unique_lock<std::timed_mutex> loading(load_mutex_, std::defer_lock);
-  while (!loading.try_lock_for(std::chrono::milliseconds(5))) {
+  // Polled with try_lock (a timed lock's wait is not seen by ThreadSanitizer, which then takes
+  // its unlock for a bug).
+  std::unique_lock<std::mutex> loading(load_mutex_, std::defer_lock);
+  while (!loading.try_lock()) {
     if (budget.stop && budget.stop()) cancelled();
     if (Clock::now() >= budget.deadline)
       throw Busy("the server is busy loading another network (the time limit, --search-ms, "
                  "passed while this request waited); try again in a moment");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (auto evaluator = cached()) return evaluator;  // loaded while this request waited
   CachedNet loaded{path, game.name(), version, nullptr, ""};

@@ -105,7 +105,7 @@ class GameService {
 
   CheckpointResolver resolve_;
   Limits limits_;
-  std::timed_mutex load_mutex_;  // held while a file loads: one load at a time
+  std::mutex load_mutex_;  // held while a file loads: one load at a time
   std::mutex nets_mutex_;  // held to look up and to add, never while a file loads
   std::list<CachedNet> nets_;  // most recently used first: networks, and files that failed
   std::mutex searches_mutex_;
