@@ -517,12 +517,6 @@ bool moves_between(const GameState& from, const GameState& to, int me, int plies
   return false;
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : " ") + item;
-  return out;
-}
-
 }  // namespace
 
 void kill_all_external_engines() noexcept {
@@ -666,7 +660,7 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
                            state.to_string() + " does not follow by the opponent's moves from " +
                            from.to_string() + ", the last position the program knows");
   }
-  const std::string after = messages.empty() ? "its own move" : join(messages);
+  const std::string after = messages.empty() ? "its own move" : util::join(messages, " ");
 
   // A program that stopped reading may still have answered: the answer decides. The move's time
   // runs from here; on a clock, the first move's from the moment the program starts reading its

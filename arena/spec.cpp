@@ -11,15 +11,6 @@
 #include "util/text.h"
 
 namespace oppidum::arena {
-namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
-}  // namespace
 
 PlayerSpec parse_player_spec(std::string_view text) {
   // Input is quoted shortened and printable (a 60 KB spec once came back whole in its error).
@@ -171,7 +162,7 @@ void SpecReader::refuse_unknown_keys() const {
       throw PlayerSpecError(quoted_name() + ": unknown key '" + quote_input(key, 40) + "'; " +
                             quoted_name() + " takes no keys");
     throw PlayerSpecError(quoted_name() + ": unknown key '" + quote_input(key, 40) +
-                          "'; keys: " + join(known_keys_));
+                          "'; keys: " + util::join(known_keys_, ", "));
   }
 }
 
@@ -180,7 +171,7 @@ void SpecReader::finish() const {
   for (const auto& [key, value] : spec_.params)
     if (std::find(used_.begin(), used_.end(), key) == used_.end())
       throw PlayerSpecError(quoted_name() + ": unused key '" + quote_input(key, 40) +
-                            "'; keys: " + join(known_keys_));
+                            "'; keys: " + util::join(known_keys_, ", "));
 }
 
 std::string format_number(double value) {

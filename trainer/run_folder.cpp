@@ -33,12 +33,6 @@ const std::set<std::string> kStateKeys = {"sessions", "stream_cursor", "stream_r
 // Keys of states written before 2026-12-03 (the gates live in arena.csv now): read past.
 const std::set<std::string> kOldStateKeys = {"best_elo", "last_gate"};
 
-std::string join(const std::set<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
 // state.yaml's check of the identity record: its CRC-32 in 8 hexadecimal digits.
 std::string identity_check(const std::string& identity) {
   char hex[9];
@@ -611,7 +605,7 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
         if (!entry.first.IsScalar() || (!kStateKeys.count(entry.first.Scalar()) &&
                                          !kOldStateKeys.count(entry.first.Scalar())))
           throw std::runtime_error("unknown key " + quote_input(entry.first.Scalar(), 60) +
-                                   "; the trainer writes only " + join(kStateKeys));
+                                   "; the trainer writes only " + util::join(kStateKeys, ", "));
         if (!keys.insert(entry.first.Scalar()).second)
           throw std::runtime_error("the key " + quote_input(entry.first.Scalar(), 60) +
                                    " is given twice");

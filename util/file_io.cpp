@@ -19,8 +19,10 @@ namespace {
 
 std::string reason(int error) { return std::strerror(error); }
 
-// Writes all of `size` bytes to `fd`; false with errno set on failure.
-bool write_all(int fd, const char* data, std::size_t size) {
+// Writes all of `size` bytes to `fd`; false with errno set on failure, `*written` then saying how
+// many went.
+bool write_all(int fd, const char* data, std::size_t size, std::size_t* written = nullptr) {
+  if (written != nullptr) *written = 0;
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
@@ -30,6 +32,7 @@ bool write_all(int fd, const char* data, std::size_t size) {
     }
     data += n;
     size -= static_cast<std::size_t>(n);
+    if (written != nullptr) *written += static_cast<std::size_t>(n);
   }
   return true;
 }
@@ -209,36 +212,22 @@ int open_for_appending(const std::string& path, bool follow_links, bool readable
 void append(const std::string& path, std::string_view bytes, bool follow_links, bool whole_lines) {
   const int fd = open_for_appending(path, follow_links, whole_lines);
   struct stat st {};
+  const bool sized = ::fstat(fd, &st) == 0;
   char last = '\n';
   std::string joined;  // one write: a newline first where the last line has none
-  if (whole_lines && !bytes.empty() && ::fstat(fd, &st) == 0 && st.st_size > 0 &&
+  if (whole_lines && !bytes.empty() && sized && st.st_size > 0 &&
       ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
     bytes = joined.append("\n").append(bytes);
-  // Written as write_all does, keeping where this append began: a write cut short (a full disk)
-  // is taken back, so that the file does not end in half a line that every reader after would
-  // refuse; unless another writer appended after it, whose bytes are not this one's to cut.
-  bool ok = true;
-  int error = 0;
-  off_t start = -1;
   std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      error = n == 0 ? EIO : errno;
-      break;
-    }
-    if (written == 0) {
-      const off_t end = ::lseek(fd, 0, SEEK_CUR);
-      start = end < 0 ? -1 : end - n;
-    }
-    written += static_cast<std::size_t>(n);
-  }
+  bool ok = write_all(fd, bytes.data(), bytes.size(), &written);
+  int error = errno;
+  // A write cut short (a full disk) is taken back, so that the file does not end in half a line
+  // that every reader after would refuse: when the file is its size before plus what went, no
+  // other writer appended meanwhile, and the bytes past that size are this one's.
   struct stat now {};
-  if (!ok && written > 0 && start >= 0 && ::fstat(fd, &now) == 0 &&
-      now.st_size == start + static_cast<off_t>(written))
-    (void)::ftruncate(fd, start);
+  if (!ok && written > 0 && sized && ::fstat(fd, &now) == 0 &&
+      now.st_size == st.st_size + static_cast<off_t>(written))
+    (void)::ftruncate(fd, st.st_size);
   if (::close(fd) != 0 && ok) ok = false, error = errno;
   if (!ok) throw FileError("cannot append to " + path + ": " + reason(error));
 }

@@ -44,6 +44,17 @@ inline std::vector<std::string_view> blank_fields(std::string_view text) {
   return fields;
 }
 
+// The strings of `items` (a vector, a set) in their order, `separator` between two ("a, b, c").
+template <class Items>
+std::string join(const Items& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
 // `v` with `digits` decimals ("%.*f"): the run folder's numbers and the trainer's log lines.
 inline std::string fixed(double v, int digits) {
   char buf[64];

@@ -335,7 +335,7 @@ struct WebServer::Impl {
                                     std::to_string(kMaxBodyBytes >> 10) + " KiB)");
       if (!post && length > 0)
         return refuse(res, 400, quote_input(req.method) + " requests carry no body");
-    } else if (post && !chunked) {
+    } else if (post) {  // (chunked was refused above)
       return refuse(res, 411, "a POST body needs a Content-Length");
     }
     const std::string encoding = req.get_header_value("Content-Encoding");
