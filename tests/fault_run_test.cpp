@@ -463,8 +463,13 @@ TEST(FaultRun, ALogThatCannotBeWrittenStopsTheRun) {
     const std::string filler =
         "[2026-01-01 00:00:00] a line of an earlier session, to bring the log near the limit\n";
     const std::size_t target = (std::size_t{1} << 20) - 40;
-    while (text.size() + filler.size() <= target) text += filler;
+    ASSERT_LT(text.size() + 2, target) << "the tiny run's log is already near the limit";
+    // Fillers while a line of at least one 'x' still fits after them: the last line is 'x's
+    // and its newline, so the log ends exactly at the target whatever the run's log length was
+    // (a log whose fillers met the target exactly asked for a string of -1 'x's).
+    while (text.size() + filler.size() + 2 <= target) text += filler;
     text += std::string(target - text.size() - 1, 'x') + "\n";
+    ASSERT_EQ(text.size(), target);
     std::ofstream(log, std::ios::binary | std::ios::trunc) << text;
   }
   const CommandResult r = run_shell("bash -c 'ulimit -f 1024; trap \"\" XFSZ; exec " + kBinary +
