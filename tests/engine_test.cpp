@@ -394,14 +394,17 @@ TEST(ExternalMatchTest, AProgramThatDoesNotReadItsInputForfeitsInTime) {
   const std::string full = script(
       "full",
       "read line\nexec 3>/proc/self/fd/0\ntimeout 1 yes '' >&3\n"
-      "case \"$line\" in *b2*) echo a1 ;; *) echo b2 ;; esac\nsleep 20\n");
-  // (4 s a move: its first move takes the program's start and 1 s of filling on a loaded machine)
+      "case \"$line\" in *b2*) echo a1 ;; *) echo b2 ;; esac\nsleep 120\n");
+  // (10 s a move: its first move takes the program's start and 1 s of filling, on a machine
+  // that may stall for seconds under a parallel test run. The program lives on until the arena
+  // ends it: the second game's move is written after the first game's forfeit, and a program
+  // gone by then closes its input rather than leaving it full.)
   const Played p = play(game_by_name("ttt"), "random",
-                        "external:cmd=\"" + full + "\",timeout_ms=4000", 2);
+                        "external:cmd=\"" + full + "\",timeout_ms=10000", 2);
   EXPECT_LT(p.seconds, 40.0) << "the match waited for a program that does not read";
   EXPECT_EQ(p.status.forfeits, 2);
   for (const GameRecord& g : p.games)
-    EXPECT_NE(g.forfeit.find("timeout: the program did not read its input within 4000 ms"),
+    EXPECT_NE(g.forfeit.find("timeout: the program did not read its input within 10000 ms"),
               std::string::npos)
         << g.forfeit;
 }

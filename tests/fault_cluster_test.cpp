@@ -468,6 +468,9 @@ TEST(FaultCluster, ARunOwnsItsKeyAndHasOneTrainer) {
     w.signal(SIGINT);
     EXPECT_EQ(w.wait_for(30s).value_or(-1), 0);
   }
+  // The second trainer's folder: a copy made while nothing writes (a copy of the live folder
+  // could catch a generation's files half-way, and its resume stopped at that, not at the lease).
+  run_shell("cp -r " + a.string() + " " + c.string() + " 2>/dev/null");
   const std::string run_id = owner_of(redis, "owned");
   EXPECT_EQ(run_id.size(), 32u);
   EXPECT_NE(read_file(a / "state.yaml").find(run_id), std::string::npos);
@@ -484,7 +487,6 @@ TEST(FaultCluster, ARunOwnsItsKeyAndHasOneTrainer) {
   ASSERT_TRUE(wait_until(
       [&] { return read_file(a / "log.txt").find("(session 2") != std::string::npos; }, 60s));
   std::this_thread::sleep_for(1s);
-  run_shell("cp -r " + a.string() + " " + c.string() + " 2>/dev/null");
   const std::string sessions = read_file(c / "state.yaml");
   const auto second = run_shell("timeout 60 " + trainer(url, c, "--set run.max_generations=1000"));
   EXPECT_NE(second.status, 0);

@@ -133,7 +133,8 @@ for command in "${commands[@]}"; do
     *'bench selfplay'*) run=$(printf '%s' "$line" | sed -E 's/--seconds [0-9.]+/--seconds 0.2/')
       run="$run --warmup 0.1 --set net.blocks=1 --set net.filters=8" ;;
     *'bench rules'*) run="$line --max-depth 2 --games 10" ;;
-    *'bench web'*) run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 200/') ;;
+    *'bench web'*) run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 200/')
+      run="$run --dir $work/bench-web" ;;  # (not the shared temp folder's fixed name)
     *'bench store'*) run="$line --seconds 0.5 --pushers 1" ;;
     # A daemonized Redis returns before it listens: the next line waits until it answers.
     *'redis-server'*'--daemonize yes'*)

@@ -16,9 +16,14 @@
 namespace oppidum::trainer {
 namespace {
 
-// Two sessions of five generations each; each session's clock starts at 0 again.
+// Two sessions of five generations each; each session's clock starts at 0 again. A folder of
+// each test's own: CTest runs the tests of this binary as parallel processes (one folder for all
+// took another test's lock, or lost its files to another's remove_all).
 std::filesystem::path make_resumed_run() {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / "report_test_resumed";
+  const auto dir =
+      std::filesystem::path(::testing::TempDir()) /
+      (std::string("report_test_resumed-") +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::remove_all(dir);
   RunFolder folder(dir);
   folder.open_tables(false, "");

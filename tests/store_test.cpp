@@ -23,6 +23,7 @@
 #include "store/redis_game_sink.h"
 #include "store/run_channel.h"
 #include "store/redis_url.h"
+#include "tests/process_util.h"
 #include "tests/redis_server.h"
 #include "util/file_io.h"
 
@@ -479,10 +480,21 @@ TEST_F(RunChannelTest, AServerBusyWithAScriptIsWaitedFor) {
     server_.command({"EVAL",
                      "local function now() local t = redis.call('TIME') "
                      "return tonumber(t[1]) * 1000000 + tonumber(t[2]) end "
-                     "local e = now() + 1500000 while now() < e do end return 1",
+                     "local e = now() + 3000000 while now() < e do end return 1",
                      "0"});
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Until the server answers BUSY (a fixed wait failed the test when the script started late).
+  const bool busy_now = test_util::wait_until(
+      [&] {
+        try {
+          return server_.command({"PING"}).rfind("-BUSY", 0) == 0;
+        } catch (...) {
+          return false;
+        }
+      },
+      std::chrono::seconds(20));
+  if (!busy_now) busy.join();
+  ASSERT_TRUE(busy_now) << "the script never made the server busy";
   std::string owner = "-";
   try {
     owner = c.owner();  // answered once the script ended

@@ -57,12 +57,13 @@ std::unique_ptr<GameState> after_plies(const Game& game, int plies) {
   return state;
 }
 
-// Keeps every core busy while it lives (one spinning thread per core): a loaded machine, on
-// which the search's thread has to share a core.
+// Keeps the cores busy while it lives (one spinning thread per core, four at most): a loaded
+// machine, on which the search's thread has to share a core. (In a container held to a CPU quota,
+// one spinner per core of the host starved the search of nearly all its time.)
 class BusyThreads {
  public:
   BusyThreads() {
-    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
     for (unsigned i = 0; i < n; ++i)
       threads_.emplace_back([this] {
         volatile std::uint64_t x = 0;
