@@ -335,7 +335,8 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
   arena_cmd->add_option("--sprt", o->sprt,
                         "stop early by the SPRT: elo0=E0,elo1=E1[,alpha=" +
                             arena::format_number(arena::SprtConfig{}.alpha) + ",beta=" +
-                            arena::format_number(arena::SprtConfig{}.beta) + "]");
+                            arena::format_number(arena::SprtConfig{}.beta) + "]")
+      ->check(non_empty("leave --sprt out for a match of --games games"));
   arena_cmd->add_option("--seed", o->match.seed, "seed of the openings and every random choice")
       ->check(unsigned_whole_number())
       ->capture_default_str();

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -55,8 +56,7 @@ class TimedEvaluator final : public mcts::Evaluator {
 class MatchState {
  public:
   MatchState(MatchStatus status, int num_pairs, const MatchHooks& hooks)
-      : status_(std::move(status)), finished_(static_cast<std::size_t>(2 * num_pairs)),
-        hooks_(hooks), start_(Clock::now()) {}
+      : status_(std::move(status)), num_pairs_(num_pairs), hooks_(hooks), start_(Clock::now()) {}
 
   // The runners' stop flag: set when the match is decided, at its cap, failed or stopped.
   std::atomic<bool>& stop() { return stop_; }
@@ -74,17 +74,17 @@ class MatchState {
   void report(GameRecord record) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (status_.finished || stopped_) return;
-    finished_[static_cast<std::size_t>(record.index)] = std::move(record);
-    const int num_pairs = static_cast<int>(finished_.size() / 2);
-    while (counted_pairs_ < num_pairs && !status_.finished) {
-      auto& first = finished_[static_cast<std::size_t>(2 * counted_pairs_)];
-      auto& second = finished_[static_cast<std::size_t>(2 * counted_pairs_ + 1)];
-      if (!first || !second) break;
-      count_pair(*first, *second);
-      first.reset();
-      second.reset();
+    const int index = record.index;
+    finished_.emplace(index, std::move(record));
+    while (counted_pairs_ < num_pairs_ && !status_.finished) {
+      const auto first = finished_.find(2 * counted_pairs_);
+      const auto second = finished_.find(2 * counted_pairs_ + 1);
+      if (first == finished_.end() || second == finished_.end()) break;
+      count_pair(first->second, second->second);
+      finished_.erase(first);
+      finished_.erase(second);
       ++counted_pairs_;
-      if (status_.verdict != SprtVerdict::kContinue || counted_pairs_ == num_pairs) {
+      if (status_.verdict != SprtVerdict::kContinue || counted_pairs_ == num_pairs_) {
         status_.finished = true;
         stop_ = true;
       }
@@ -163,7 +163,10 @@ class MatchState {
 
   std::mutex mutex_;
   MatchStatus status_;
-  std::vector<std::optional<GameRecord>> finished_;  // by game index, until counted
+  const int num_pairs_;
+  // The games finished but not yet counted, by index: those in flight ahead of the counted
+  // prefix (a slot for every game of the cap took gigabytes before a game of a capped SPRT).
+  std::map<int, GameRecord> finished_;
   std::set<std::vector<Action>> distinct_;            // the counted games' moves
   std::set<std::pair<std::vector<Action>, std::vector<Action>>> distinct_pairs_;
   std::array<SideTime, 2> searched_;                  // search players': add_search_time

@@ -175,8 +175,13 @@ void SpecReader::finish() const {
 }
 
 std::string format_number(double value) {
+  // The fewest digits (six at least) that read back as the same number: a spec or an SPRT echoed
+  // as what is used (cpuct=1.2345678 was named and played as cpuct=1.23457's namesake).
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+    if (std::strtod(buffer, nullptr) == value) break;
+  }
   return buffer;
 }
 

@@ -70,7 +70,8 @@ class SpecReader {
   std::vector<std::string> used_;
 };
 
-// A double printed the short way ("1.5", "2", "0.25") for canonical specs.
+// A double printed the short way ("1.5", "2", "0.25") for canonical specs: the fewest digits,
+// six at least, that read back as the same double.
 std::string format_number(double value);
 
 }  // namespace oppidum::arena

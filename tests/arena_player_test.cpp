@@ -85,6 +85,12 @@ TEST(PlayerSpecTest, CanonicalSpecs) {
   EXPECT_EQ(make_player(mg(), "uct:sims=0100")->spec(), "uct:sims=100");
   EXPECT_EQ(make_player(mg(), "uct:cpuct=2.50,sims=5")->spec(), "uct:sims=5,cpuct=2.5");
   EXPECT_EQ(make_player(mg(), "alphabeta:depth=3")->spec(), "alphabeta:depth=3");
+  // Two players that differ are never named alike (six digits named 1.2345678 as 1.23457).
+  EXPECT_EQ(make_player(mg(), "uct:sims=5,cpuct=1.2345678")->spec(), "uct:sims=5,cpuct=1.2345678");
+  EXPECT_EQ(make_player(mg(), "uct:sims=5,cpuct=0.1")->spec(), "uct:sims=5,cpuct=0.1");
+  EXPECT_EQ(format_number(1.0 / 3.0), "0.3333333333333333");
+  EXPECT_EQ(format_number(100.0), "100");
+  EXPECT_EQ(format_number(1e-7), "1e-07");
 }
 
 TEST(PlayerTest, NetPlayerUsesTheRegisteredFactory) {
