@@ -90,7 +90,8 @@ void sleep_seconds(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
-void measure(const Game& game, const config::RunConfig& config, const std::string& network,
+// Prints one setting's row; false when nothing was measured in its window.
+bool measure(const Game& game, const config::RunConfig& config, const std::string& network,
              int threads, const BenchSelfplayOptions& o, util::ProgressLine& progress) {
   progress.update("[bench selfplay] " + network + " network, " + std::to_string(threads) +
                       " thread(s)",
@@ -121,7 +122,7 @@ void measure(const Game& game, const config::RunConfig& config, const std::strin
   if (!row) {
     std::printf("%-4s %7d   no move played or no batch run in %g s: give more --seconds\n",
                 network.c_str(), threads, o.seconds);
-    return;
+    return false;
   }
   const double evals_per_second = row->positions_per_second * row->evals_per_position;
   std::printf("%-4s %7d %13.1f %10.0f %12.0f %10.1f %10.1f %7.0f%% %6lld", network.c_str(),
@@ -134,6 +135,7 @@ void measure(const Game& game, const config::RunConfig& config, const std::strin
         row->forward_rate, row->bound, 100.0 * row->positions_per_second / row->bound);
   std::printf("\n");
   std::fflush(stdout);
+  return true;
 }
 
 void run_bench_selfplay(const BenchSelfplayOptions& o) {
@@ -153,8 +155,14 @@ void run_bench_selfplay(const BenchSelfplayOptions& o) {
               "evals/s", "evals/s/thr", "evals/pos", "mean batch", "fwd busy", "games");
   const std::vector<int> threads = o.threads.empty() ? std::vector<int>{sp.threads} : o.threads;
   util::ProgressLine progress;
+  int unmeasured = 0;
   for (const std::string& network : o.networks)
-    for (int t : threads) measure(game, config, network, t, o, progress);
+    for (int t : threads) unmeasured += measure(game, config, network, t, o, progress) ? 0 : 1;
+  // A benchmark that measured nothing is not a result a script may take as one.
+  if (unmeasured > 0)
+    throw std::runtime_error("bench selfplay: " + std::to_string(unmeasured) + " of " +
+                             std::to_string(o.networks.size() * threads.size()) +
+                             " settings measured nothing (their rows say why)");
 }
 
 }  // namespace

@@ -6,10 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -31,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 struct BenchStoreOptions {
   std::string store;
   std::string game = "mg";
-  std::string pushers = "1,2,4";
+  std::vector<int> pushers{1, 2, 4};
   double seconds = 5;
   int batch = 32;
 };
@@ -100,10 +98,7 @@ void run_bench_store(const BenchStoreOptions& o) {
   std::printf("%zu sample games: %.0f bytes and %.1f positions per game\n", records.size(),
               bytes / static_cast<double>(records.size()),
               positions / static_cast<double>(records.size()));
-  std::stringstream list(o.pushers);
-  for (std::string item; std::getline(list, item, ',');) {
-    const int pushers = std::atoi(item.c_str());
-    if (pushers < 1 || pushers > 256) throw std::invalid_argument("--pushers: 1 to 256 each");
+  for (const int pushers : o.pushers) {
     progress.update("[bench store] " + std::to_string(pushers) + " pusher(s)", true);
     // Once: a server that has gone away is an error here, not a wait without end.
     store::RunChannel(url, {}).client().command_once({"DEL", url.key("games")});
@@ -159,7 +154,9 @@ void register_bench_store(CLI::App& bench) {
       "Uses (and deletes) the stream of the URL's run name: give a run name of its own.");
   cmd->add_option("--store", o->store, "redis://host:port/RUN (a scratch run name)")->required();
   add_game_option(*cmd, o->game)->capture_default_str();
-  cmd->add_option("--pushers", o->pushers, "comma-separated pusher counts")
+  cmd->add_option("--pushers", o->pushers, "comma-separated pusher counts, 1 to 256 each")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_option("--seconds", o->seconds, "seconds per setting")
       ->check(number_in(0.5, 600.0))

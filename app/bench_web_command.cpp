@@ -68,10 +68,21 @@ selfplay::GameRecord random_game(const Game& game, std::uint64_t seed, std::int6
   return r;
 }
 
+// The file by which the benchmark knows a run it made: "synthesising" while it writes, then the
+// settings of the finished run, which alone is reused (a half-written run, or one of other
+// settings, was reused as it was, and timed as if it were what was asked for).
+const char kMarker[] = "bench-web.txt";
+std::string marker_text(const BenchWebOptions& o) {
+  return "oppidum bench web: " + o.game + ", " + std::to_string(o.games) + " games, " +
+         std::to_string(o.games_per_chunk) + " a chunk, a gate every " +
+         std::to_string(o.steps_per_gate) + " steps\n";
+}
+
 void synthesise(const BenchWebOptions& o, const fs::path& dir) {
   const Game& game = game_by_name(o.game);
   const int steps = o.games / 10;  // about ten games per optimiser step, as in mg-small
   fs::create_directories(dir);
+  util::write_file_atomically((dir / kMarker).string(), "oppidum bench web: synthesising\n");
   util::write_file_atomically((dir / "config.yaml").string(),
                               "run:\n  game: " + o.game + "\ntraining:\n  steps_per_generation: " +
                                   std::to_string(o.steps_per_gate) + "\n");
@@ -118,6 +129,7 @@ void synthesise(const BenchWebOptions& o, const fs::path& dir) {
     }
   }
   progress.done();
+  util::write_file_atomically((dir / kMarker).string(), marker_text(o));
   std::printf("synthesised %s: %d %s games in %d chunks, %d metric rows, in %.1f s\n",
               dir.string().c_str(), o.games, o.game.c_str(), number, steps,
               std::chrono::duration<double>(Clock::now() - start).count());
@@ -154,10 +166,18 @@ void run_bench(const BenchWebOptions& o) {
   if (synthesised) {
     dir = o.dir.empty() ? fs::temp_directory_path() / ("oppidum-bench-web-" + o.game) : fs::path(o.dir);
     std::error_code ec;
-    if (fs::exists(dir / "config.yaml") && fs::exists(dir / "games")) {
+    std::string marker;
+    if (fs::is_regular_file(dir / kMarker, ec))
+      marker = util::read_regular_file((dir / kMarker).string(), 4096, false);
+    const bool ours = marker.rfind("oppidum bench web: ", 0) == 0;
+    if (marker == marker_text(o)) {
       std::printf("reusing %s\n", dir.string().c_str());
-    } else if (o.dir.empty() && fs::exists(dir)) {
-      // The benchmark's own temporary folder, left incomplete (an interrupted or older run).
+    } else if ((o.dir.empty() || ours) && fs::exists(dir)) {
+      // The benchmark's own folder, left incomplete (an interrupted run) or made with other
+      // settings; its temporary folder also when older versions made it without the marker.
+      std::printf("synthesising %s again (it holds %s)\n", dir.string().c_str(),
+                  ours ? "a run of other settings or a half-made one"
+                       : "no finished run of this benchmark");
       fs::remove_all(dir);
       synthesise(o, dir);
     } else if (fs::exists(dir) && !fs::is_empty(dir, ec)) {
@@ -227,8 +247,9 @@ void register_bench_web(CLI::App& bench) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--run", o->run, "an existing run folder instead")->check(CLI::ExistingDirectory);
-  cmd->add_option("--dir", o->dir, "synthesise here (kept; reused when it holds a run)");
-  cmd->add_flag("--keep", o->keep, "keep the synthesised run in the temp folder (reused next time)");
+  cmd->add_option("--dir", o->dir, "synthesise here (kept, and reused when it holds a finished run of the same settings)");
+  cmd->add_flag("--keep", o->keep,
+                "keep the synthesised run in the temp folder (reused next time, as --dir's)");
   cmd->callback([o] { run_bench(*o); });
 }
 

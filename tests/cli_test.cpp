@@ -314,6 +314,11 @@ TEST(Cli, ArenaExplainsBadPlayersAndSprt) {
   r = run("arena --game mg --a random --b random --sprt elo0=5");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("elo0 and elo1 are required"), std::string::npos) << r.out;
+  // An empty --sprt was a match without a test, played to its cap without a word.
+  r = run("arena --game ttt --a random --b random --games 2 --sprt ''");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("--sprt"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Elo"), std::string::npos) << r.out;
   // A match the results file would refuse is not played (before: it appended a line that made
   // `ratings` refuse the whole file).
   const std::string results = ::testing::TempDir() + "cli_arena_itself.txt";
@@ -471,6 +476,47 @@ TEST(Cli, BenchWebNeverWritesIntoSomebodysFolder) {
   std::getline(in, line);
   EXPECT_EQ(line, "my: precious config");
   EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.csv"));
+}
+
+// bench web reuses a run it made only when that run was finished with the settings asked for (a
+// run cut short by Ctrl-C, or one of other --games, was reused and timed as it was).
+TEST(Cli, BenchWebReusesOnlyAFinishedRunOfTheSameSettings) {
+  const std::string dir = ::testing::TempDir() + "cli_bench_web_reuse";
+  std::filesystem::remove_all(dir);
+  const auto bench = [&](int games) {
+    return run("bench web --games " + std::to_string(games) + " --games-per-chunk 4 --requests 1 "
+               "--dir " + dir);
+  };
+  const auto listed = [](const std::string& out) {
+    const auto at = out.find("builds the index of ");
+    return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + 20);
+  };
+  CommandResult r = bench(10);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("synthesised " + dir + ": 10 mg games"), std::string::npos) << r.out;
+  EXPECT_EQ(listed(r.out), 10) << r.out;
+  r = bench(10);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("reusing " + dir), std::string::npos) << r.out;
+  r = bench(12);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("synthesising " + dir + " again"), std::string::npos) << r.out;
+  EXPECT_EQ(listed(r.out), 12) << r.out;
+  // As a run cut short leaves it: the marker says so, and half the chunks are there.
+  std::ofstream(dir + "/bench-web.txt", std::ios::trunc) << "oppidum bench web: synthesising\n";
+  r = bench(12);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("synthesising " + dir + " again"), std::string::npos) << r.out;
+  EXPECT_EQ(listed(r.out), 12) << r.out;
+  // A file of that name that the benchmark did not write makes nobody's folder its own.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/bench-web.txt") << "my notes\n";
+  r = bench(10);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("holds files but no run this benchmark made"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/bench-web.txt"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Cli, AnEmptyPositionIsRefused) {
@@ -701,6 +747,19 @@ TEST(Cli, BenchStoreWithoutAServerFailsAtOnce) {
                        std::to_string(port) + "/scratch"),
             std::string::npos)
       << r.out;
+}
+
+// `bench store --pushers` took "2x" for 2 and "x" for a range error; each count is now checked
+// as a number from 1 to 256, before any connection.
+TEST(Cli, BenchStorePusherCountsAreCheckedWhole) {
+  for (const char* pushers : {"2x", "0", "257", "1,x", "-1"}) {
+    const CommandResult r =
+        run(std::string("bench store --store redis://127.0.0.1:1/scratch --pushers '") + pushers +
+            "'");
+    EXPECT_NE(r.status, 0) << pushers << ": " << r.out;
+    EXPECT_NE(r.out.find("--pushers"), std::string::npos) << pushers << ": " << r.out;
+    EXPECT_EQ(r.out.find("no Redis server"), std::string::npos) << pushers << ": " << r.out;
+  }
 }
 
 // `arena` at 4-0 once printed "Elo +inf 95% [+inf, +inf]": no result is certain (a prior of one
