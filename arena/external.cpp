@@ -87,39 +87,46 @@ void stat_path(pid_t pid, char* path) noexcept {
   path[at] = '\0';
 }
 
-// The parent of process `pid` (from /proc/<pid>/stat); 0 when it cannot be read.
-pid_t parent_of(pid_t pid) noexcept {
+// The parent and the state letter of process `pid` (from /proc/<pid>/stat); false when it cannot
+// be read (the process is gone).
+bool stat_of(pid_t pid, pid_t& parent, char& state) noexcept {
   char path[32];
   stat_path(pid, path);
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  if (fd < 0) return false;
   // "pid (name) state ppid ...": the name (at most 15 bytes, any of them a ')') ends at the last
   // ')', well within the first 128 bytes; the fields after it are numbers.
   char text[128];
   ssize_t n;
   while ((n = read(fd, text, sizeof text - 1)) < 0 && errno == EINTR) {}
   close(fd);
-  if (n <= 0) return 0;
+  if (n <= 0) return false;
   int close_paren = -1;
   for (int i = 0; i < n; ++i)
     if (text[i] == ')') close_paren = i;
   int i = close_paren + 4;  // past ") S "
-  if (close_paren < 0 || i >= n) return 0;
-  long parent = 0;
-  for (; i < n && text[i] >= '0' && text[i] <= '9'; ++i) parent = parent * 10 + (text[i] - '0');
-  return static_cast<pid_t>(parent);
+  if (close_paren < 0 || i >= n) return false;
+  state = text[close_paren + 2];
+  long number = 0;
+  for (; i < n && text[i] >= '0' && text[i] <= '9'; ++i) number = number * 10 + (text[i] - '0');
+  parent = static_cast<pid_t>(number);
+  return true;
 }
 
 // Sends SIGKILL to the processes `roots`, their process groups and all their descendants: each
 // descendant is stopped (SIGSTOP) as it is found, so that none can start another while /proc is
-// walked, and the walk is repeated until it finds no new one. A descendant counts while its chain
-// of parents leads to a root: a keeper is a child subreaper that stays until it is killed here, so
-// everything its program started is in its tree, whatever session or group it moved to. Trees of
-// more than kMaxTree processes are cut at that size (what lies below is then not reached).
+// walked, and the walk is repeated until it finds no new one once every process found has
+// stopped (a fork under way when its SIGSTOP came ends first: its child, born after the walk
+// passed, was left running, adopted by init when the keeper died). A descendant counts while its
+// chain of parents leads to a root: a keeper is a child subreaper that stays until it is killed
+// here, so everything its program started is in its tree, whatever session or group it moved to.
+// Past kMaxTree processes, one found is killed at once: its children, orphaned, become the
+// keeper's, and a later walk finds them.
 void kill_process_trees(const pid_t* roots, std::size_t count) noexcept {
   const int saved_errno = errno;
   constexpr std::size_t kMaxTree = 1024;
-  constexpr int kMaxWalks = 64;
+  constexpr int kMaxWalks = 256;
+  constexpr long kMaxWaitNanoseconds = 500'000'000;  // for the stops to take effect, in all
   pid_t tree[kMaxTree];
   std::size_t size = 0;
   auto in_tree = [&](pid_t pid) {
@@ -132,30 +139,68 @@ void kill_process_trees(const pid_t* roots, std::size_t count) noexcept {
     kill(roots[i], SIGSTOP);
     tree[size++] = roots[i];
   }
-  bool grew = size > 0;
-  for (int walk = 0; grew && walk < kMaxWalks; ++walk) {
-    grew = false;
+  // Waits until every process of the tree has stopped or ended (at most kMaxWaitNanoseconds in
+  // all, for one in uninterruptible sleep, say). One running again is stopped again: the kernel
+  // continues (SIGHUP, SIGCONT) the stopped members of a process group orphaned by a death, and
+  // one killed at once past kMaxTree can orphan a group.
+  long waited = 0;
+  auto wait_until_stopped = [&] {
+    for (std::size_t i = 0; i < size && waited < kMaxWaitNanoseconds;) {
+      pid_t parent = 0;
+      char state = 0;
+      if (!stat_of(tree[i], parent, state) || state == 'T' || state == 't' || state == 'Z' ||
+          state == 'X') {
+        ++i;
+        continue;
+      }
+      kill(tree[i], SIGSTOP);
+      const timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+      waited += pause.tv_nsec;
+    }
+  };
+  // Adds the processes whose parent is in the tree; whether it found any.
+  auto walk = [&] {
     const int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (proc < 0) break;
+    if (proc < 0) return false;
+    bool grew = false;
     alignas(dirent64) char entries[4096];
     ssize_t n;
     while ((n = getdents64(proc, entries, sizeof entries)) > 0) {
       for (ssize_t at = 0; at < n;) {
         const auto* entry = reinterpret_cast<const dirent64*>(entries + at);
         at += entry->d_reclen;
-        long pid = 0;
+        long number = 0;
         const char* c = entry->d_name;
-        for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
-        if (*c != '\0' || pid <= 0 || in_tree(static_cast<pid_t>(pid))) continue;
-        if (!in_tree(parent_of(static_cast<pid_t>(pid)))) continue;
-        kill(static_cast<pid_t>(pid), SIGSTOP);
-        if (size < kMaxTree) tree[size++] = static_cast<pid_t>(pid);
+        for (; *c >= '0' && *c <= '9'; ++c) number = number * 10 + (*c - '0');
+        const auto pid = static_cast<pid_t>(number);
+        pid_t parent = 0;
+        char state = 0;
+        if (*c != '\0' || pid <= 0 || in_tree(pid) || !stat_of(pid, parent, state) ||
+            !in_tree(parent))
+          continue;
+        if (size < kMaxTree) {
+          kill(pid, SIGSTOP);
+          tree[size++] = pid;
+        } else {
+          kill(pid, SIGKILL);
+        }
         grew = true;
       }
     }
     close(proc);
+    return grew;
+  };
+  // Done when a walk made after every process found had stopped finds no new one.
+  for (int walks = 0; size > 0 && walks < kMaxWalks; ++walks) {
+    wait_until_stopped();
+    if (!walk()) break;
   }
-  for (std::size_t i = 0; i < size; ++i) kill(tree[i], SIGKILL);
+  // The last found first: a process's descendants before it, its keeper last. A death that
+  // orphans a process group continues the group's stopped members (above); in this order they
+  // have all been killed by then (in the order found, the keeper's death first continued its
+  // program, which started a process of a session of its own before its own SIGKILL came).
+  for (std::size_t i = size; i-- > 0;) kill(tree[i], SIGKILL);
   // A root is a keeper, the leader of its program's process group: the group is reached also
   // where /proc cannot be read.
   for (std::size_t i = 0; i < count; ++i)

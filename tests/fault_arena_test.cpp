@@ -263,6 +263,31 @@ TEST(ExternalProcessTest, ProcessesInTheirOwnSessionDieWithThePlayer) {
   expect_all_gone(daemons, {});
 }
 
+// A program that starts processes in sessions of their own without pause, all of it deaf to the
+// hang-up: ending its tree in the order found killed the keeper first, which orphaned the
+// program's process group, and the kernel continues (SIGHUP, SIGCONT) the stopped members of a
+// group orphaned so; the program, continued, started a process that outlived its game in about
+// one game of four. Now the tree dies in the reverse order, and a walk after every process has
+// stopped ends the search (a fork under way when the stop came ends first).
+TEST(ExternalProcessTest, ProcessesStartedWithoutPauseAllDieAtGameEnd) {
+  const PidFile pid_file(temp_file("pids.txt"));
+  const std::string& pids = pid_file.path();
+  const std::string cmd = script(
+      "spawner", "trap '' HUP TERM INT\nread line\necho c1-c3\nwhile :; do (setsid sh -c 'echo $$ >> " +
+                     pids + "; trap \"\" HUP TERM; exec sleep 302' </dev/null >/dev/null 2>&1 &)" +
+                     "; done\n");
+  for (int game = 1; game <= 10; ++game) {
+    ExternalPlayer engine({cmd, "", 10000});
+    const auto start = mg().initial_state();
+    EXPECT_EQ(start->action_to_string(engine.choose_move_in_game(game, *start, 0)), "c1-c3");
+    const std::size_t wanted = 20 * static_cast<std::size_t>(game);
+    ASSERT_TRUE(wait_until([&] { return read_pids(pids).size() >= wanted; }, 30.0));
+    engine.game_ended(game);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // (an escaped one writes its pid)
+  expect_all_gone(read_pids(pids), {});
+}
+
 TEST(ExternalProcessTest, ChildOfAnExitedProgramDiesAtGameEnd) {
   const PidFile pid_file(temp_file("pids.txt"));
   const std::string& pids = pid_file.path();
