@@ -24,9 +24,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -161,33 +165,57 @@ double server_throughput(const Game& game, const model::Checkpoint& checkpoint,
   std::atomic<bool> measuring{false};
   std::atomic<bool> finish{false};
   std::atomic<long long> evaluated{0};
+  // The first error of a caller (or of starting one), rethrown once all are joined: an exception
+  // out of a thread, or a joinable thread destroyed, ended the program; a caller gone left the
+  // wait below for its evaluations without end.
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  const auto fail = [&](std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!error) error = e;
+    finish = true;
+  };
   std::vector<std::thread> threads;
-  for (int t = 0; t < callers; ++t)
-    threads.emplace_back([&, t] {
-      std::vector<mcts::EvalRequest> requests;
-      const int n = static_cast<int>(positions.states.size());
-      for (int i = 0; i < b; ++i) {
-        const int k = (t * 37 + i) % n;
-        requests.push_back({positions.states[k].get(), &positions.legal[k]});
-      }
-      std::vector<mcts::EvalResult> results(static_cast<std::size_t>(b));
-      while (!finish.load()) {
-        server.evaluate(requests.data(), b, results.data());
-        if (measuring.load()) evaluated += b;
-      }
-    });
+  try {
+    for (int t = 0; t < callers; ++t)
+      threads.emplace_back([&, t] {
+        try {
+          std::vector<mcts::EvalRequest> requests;
+          const int n = static_cast<int>(positions.states.size());
+          for (int i = 0; i < b; ++i) {
+            const int k = (t * 37 + i) % n;
+            requests.push_back({positions.states[k].get(), &positions.legal[k]});
+          }
+          std::vector<mcts::EvalResult> results(static_cast<std::size_t>(b));
+          while (!finish.load()) {
+            server.evaluate(requests.data(), b, results.data());
+            if (measuring.load()) evaluated += b;
+          }
+        } catch (...) {
+          fail(std::current_exception());
+        }
+      });
+  } catch (const std::system_error& e) {
+    fail(std::make_exception_ptr(std::runtime_error(
+        "bench model: could not start caller thread " + std::to_string(threads.size() + 1) +
+        " of " + std::to_string(callers) + " (" + e.what() + "); use fewer --callers")));
+  }
+  const auto join_all = [&] {
+    finish = true;
+    for (auto& th : threads) th.join();
+    if (error) std::rethrow_exception(error);
+  };
   std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.2, o.seconds / 2)));
   server.reset_stats();
   measuring = true;
   const auto start = Clock::now();
-  while (seconds_since(start) < o.seconds || evaluated.load() < 3LL * b)
+  while ((seconds_since(start) < o.seconds || evaluated.load() < 3LL * b) && !finish.load())
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const double elapsed = seconds_since(start);
   measuring = false;
   const double rate = static_cast<double>(evaluated.load()) / elapsed;
   stats = server.stats().to_string();
-  finish = true;
-  for (auto& th : threads) th.join();
+  join_all();
   return rate;
 }
 
