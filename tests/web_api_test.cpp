@@ -1134,6 +1134,21 @@ TEST_F(WebApiTest, BadPositionsAndMovesAreRefusedWithWhere) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
   EXPECT_NE(res->body.find("bad JSON"), std::string::npos);
+  // A key named twice in one object is refused (the reader took the last value silently); the
+  // same key in two objects is two keys.
+  res = client().Post("/api/position",
+                      "{\"game\": \"mg\", \"moves\": [\"d1-d3\"], \"moves\": []}",
+                      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("names the key \\\"moves\\\" twice in one object"), std::string::npos)
+      << res->body;
+  res = client().Post("/api/analyse",
+                      "{\"game\": \"mg\", \"player\": \"uct:sims=2\", \"x\": {\"game\": 1}}",
+                      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("unknown field \\\"x\\\""), std::string::npos) << res->body;
   res = client().Post("/api/position", "{\"game\": \"mg\"}", "text/plain");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <random>
 #include <regex>
+#include <set>
 #include <stdexcept>
 
 #include "games/game.h"
@@ -427,6 +428,24 @@ struct WebServer::Impl {
     };
   }
 
+  // A body's JSON with each object's keys named once: which of two values a reader takes is the
+  // reader's choice (this one took the last, silently), so a key named twice is refused.
+  static json parse_body(const std::string& body) {
+    std::vector<std::set<std::string>> keys;  // of each object open
+    return json::parse(body, [&keys](int, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) {
+        keys.emplace_back();
+      } else if (event == json::parse_event_t::object_end) {
+        keys.pop_back();
+      } else if (event == json::parse_event_t::key && !keys.empty() &&
+                 !keys.back().insert(parsed.get<std::string>()).second) {
+        throw BadRequest("the body names the key \"" + quote_input(parsed.get<std::string>(), 40) +
+                         "\" twice in one object");
+      }
+      return true;
+    });
+  }
+
   using Call = std::function<json(const json& request, const StopCheck& stop)>;
   void post(const char* path, Call call) {
     http.Post(path, [this, call](const httplib::Request& req, httplib::Response& res,
@@ -443,7 +462,7 @@ struct WebServer::Impl {
         if (const std::size_t nul = body.find('\0'); nul != std::string::npos)
           throw BadRequest("the body holds a NUL byte at offset " + std::to_string(nul) +
                            "; JSON has none");
-        return call(json::parse(body), stop_check());
+        return call(parse_body(body), stop_check());
       });
     });
   }
