@@ -1,5 +1,6 @@
 // `oppidum train`: the self-play / training / gating loop of trainer/run.h. Ctrl-C stops it
 // cleanly (a second Ctrl-C kills it; either way the same command continues the run).
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -49,7 +50,9 @@ void register_train_command(CLI::App& app) {
     if (!store->empty()) {
       // The password stays in memory; the config (copied into the run folder) gets the URL
       // without it.
-      const store::RedisUrl url = store::parse_redis_url(*store, nullptr);
+      // (The variable's password too: a URL's user without one in the URL was refused here.)
+      const store::RedisUrl url =
+          store::parse_redis_url(*store, std::getenv("OPPIDUM_REDIS_PASSWORD"));
       o->store_password = url.password;
       o->overrides.push_back("run.store=" + url.without_password());
     }

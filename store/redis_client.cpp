@@ -18,6 +18,9 @@ extern "C" {
 #include <iostream>
 #include <optional>
 #include <thread>
+#include <vector>
+
+#include "games/quote.h"
 
 namespace oppidum::store {
 namespace {
@@ -223,8 +226,11 @@ bool send_commands(redisContext* c, Transfer& transfer, const std::atomic<bool>*
   return true;
 }
 
+// `buffer` takes what a recv gives: a megabyte, for the reader looks through a line it has not
+// seen the end of again at each feed (a status line of 60 MiB fed 16 KiB at a time took a core
+// for a minute before the reply limit ended it).
 bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, Transfer& transfer,
-                const std::atomic<bool>* stop, std::string& error) {
+                const std::atomic<bool>* stop, std::string& error, std::vector<char>& buffer) {
   std::size_t read = 0;
   // The reader makes one reply's objects only while it is asked for that reply.
   auto* objects = static_cast<ReplyObjects*>(c->reader->privdata);
@@ -239,7 +245,7 @@ bool read_reply(redisContext* c, void** raw, std::size_t max_bytes, Transfer& tr
     }
     if (*raw != nullptr) return true;
     if (!wait_socket(c->fd, POLLIN, transfer, stop, error)) return false;
-    std::array<char, 16 * 1024> buffer;
+    buffer.resize(std::size_t{1} << 20);
     const ssize_t n = ::recv(c->fd, buffer.data(), buffer.size(), 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
@@ -272,7 +278,7 @@ void RedisClient::drop() {
   context_ = nullptr;
 }
 
-void RedisClient::connect() {
+void RedisClient::connect(const std::atomic<bool>* stop) {
   drop();
   std::string host = url_.host;
   context_ = redisConnectWithTimeout(host.c_str(), url_.port, kConnectTimeout);
@@ -293,14 +299,22 @@ void RedisClient::connect() {
   void* raw = nullptr;
   std::string lost;
   Transfer transfer;
-  if (!send_commands(context_, transfer, nullptr, lost) ||
-      !read_reply(context_, &raw, 1 << 20, transfer, nullptr, lost)) {
+  bool answered = false;
+  try {  // (a stop while the server is silent: the credentials' exchange is waited for no longer)
+    answered = send_commands(context_, transfer, stop, lost) &&
+               read_reply(context_, &raw, 1 << 20, transfer, stop, lost, read_buffer_);
+  } catch (const RedisStopped&) {
+    drop();
+    throw;
+  }
+  if (!answered) {
     drop();
     throw RedisError("cannot connect to " + url_.to_string() + ": " + lost);
   }
   const auto* reply = static_cast<redisReply*>(raw);
   const bool refused = reply->type == REDIS_REPLY_ERROR;
-  const std::string why = refused ? std::string(reply->str, reply->len) : "";
+  // The server's words, quoted and cut: they reach the terminal and the run's log.
+  const std::string why = refused ? quote_input(std::string(reply->str, reply->len), 300) : "";
   freeReplyObject(raw);
   if (refused) {
     drop();
@@ -316,7 +330,9 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
                           const std::atomic<bool>* stop, std::size_t max_reply_bytes) {
   if (context_ == nullptr) {
     try {
-      connect();
+      connect(stop);
+    } catch (const RedisStopped&) {
+      throw;
     } catch (const RedisError& e) {
       const std::string what = e.what();
       if (what.find("refused the credentials") != std::string::npos) throw;
@@ -344,12 +360,15 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   for (std::size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
     if (!exchange([&] {
-          return read_reply(context_, &raw, max_reply_bytes, transfer, stop, error);
+          return read_reply(context_, &raw, max_reply_bytes, transfer, stop, error,
+                            read_buffer_);
         }))
       return false;
     const auto* reply = static_cast<redisReply*>(raw);
     if (reply->type == REDIS_REPLY_ERROR) {
-      const std::string message(reply->str, reply->len);
+      // The server's words, quoted and cut: they reach the terminal and the run's log (an error
+      // of megabytes carried a forged log line and terminal escapes there).
+      const std::string message = quote_input(std::string(reply->str, reply->len), 300);
       // Replies that waiting mends: a restarted server reading its AOF, a server busy with a
       // script, a stream at its last id (the trainer deletes it; intake.cpp).
       if (message.rfind("LOADING", 0) == 0 || message.rfind("BUSY ", 0) == 0 ||

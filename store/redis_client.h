@@ -87,7 +87,7 @@ class RedisClient {
   double seconds_disconnected() const { return seconds_disconnected_; }
 
  private:
-  void connect();  // throws RedisError
+  void connect(const std::atomic<bool>* stop);  // throws RedisError (RedisStopped on a stop)
   void drop();
   bool attempt(const std::vector<std::vector<std::string>>& commands,
                std::vector<RedisReply>& replies, std::string& error,
@@ -97,6 +97,7 @@ class RedisClient {
   util::LogLine log_;
   redisContext* context_ = nullptr;
   ReplyObjects reply_objects_;  // what the context's reader counts of the reply it reads
+  std::vector<char> read_buffer_;  // what a recv gives, before the reader takes it
   bool lost_ = false;  // a loss was logged and not yet its end
   std::chrono::steady_clock::time_point lost_at_;
   double seconds_disconnected_ = 0;

@@ -68,8 +68,10 @@ RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
   }
   if (url.password.empty() && env_password != nullptr) url.password = env_password;
   if (!url.user.empty() && url.password.empty())
-    fail("the user " + url.user.substr(0, 40) +
-         " has no password (give it in the URL or in OPPIDUM_REDIS_PASSWORD)");
+    // (The user's name is not repeated: redis://PASSWORD@HOST, a password without its colon,
+    // would print the password.)
+    fail("the URL names a user but no password (give it in the URL or in "
+         "OPPIDUM_REDIS_PASSWORD; a password alone is written redis://:PASSWORD@HOST)");
   std::string port;
   if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
     const auto close = rest.find(']');

@@ -72,12 +72,14 @@ local function get(i)
 end
 local owner, err = get(1)
 if err then return {'bad', KEYS[1], err} end
-if owner and owner ~= ARGV[1] then return {'run', owner} end
+-- Another run's id, or what is no id: its start, never a value of any length (the reply was read
+-- whole, and one of 70 MiB was over the reply limit: a lost server retried without end).
+if owner and owner ~= ARGV[1] then return {'run', string.sub(owner, 1, 129)} end
 local lease
 lease, err = get(2)
 if err then return {'bad', KEYS[2], err} end
 if lease and lease ~= ARGV[2] and lease ~= ARGV[3] then
-  return {'trainer', lease, tostring(redis.call('PTTL', KEYS[2]))}
+  return {'trainer', string.sub(lease, 1, 512), tostring(redis.call('PTTL', KEYS[2]))}
 end
 local held
 held, err = get(3)
@@ -547,15 +549,16 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
                                  " bytes, more than a game's entry can (" +
                                  std::to_string(kMaxEntryBytes) + ")");
       // Hostile or damaged names go no further than this: the record, a chunk and the logs
-      // would carry them.
-      if (const std::string why = node_name_problem(entry.node); !why.empty()) {
-        entry.node = stand_in(entry.node);
-        throw std::runtime_error("its node name is no name: " + why);
-      }
-      if (const std::string why = node_name_problem(entry.run); !why.empty()) {
-        entry.run = stand_in(entry.run);
-        throw std::runtime_error("its run id is no run id: " + why);
-      }
+      // would carry them. Both are checked before either refuses the entry (a bad node name
+      // once left the run id unchecked, and the log took a forged line of 8 MB from it).
+      const std::string node_problem = node_name_problem(entry.node);
+      const std::string run_problem = node_name_problem(entry.run);
+      if (!node_problem.empty()) entry.node = stand_in(entry.node);
+      if (!run_problem.empty()) entry.run = stand_in(entry.run);
+      if (!node_problem.empty())
+        throw std::runtime_error("its node name is no name: " + node_problem);
+      if (!run_problem.empty())
+        throw std::runtime_error("its run id is no run id: " + run_problem);
       if (!f.count("record") || !f.count("crc32") || !f.count("format"))
         throw std::runtime_error("missing fields");
       const std::string& record = f["record"];

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -395,6 +396,17 @@ TEST(FaultCluster, DamagedOrIllegalEntriesAreDroppedAndCounted) {
   // A good game under a node name no record can hold: it used to stop the trainer at every start.
   const std::string huge_node(70000, 'N');
   push_entry(redis, "damage", huge_node, run_id, good, crc_of(good));
+  // Entries each of a run of its own: a few runs are named, then one line for the rest (each
+  // had a line). A run id that is no id beside a node name that is no name never reaches the
+  // log (it did whole: a forged line and a megabyte).
+  for (int i = 0; i < 20; ++i) {
+    char id[40];
+    std::snprintf(id, sizeof id, "%032x", i + 1);
+    push_entry(redis, "damage", "many", id, good, crc_of(good));
+  }
+  push_entry(redis, "damage", "bad\x01node",
+             run_id + "\n[2026-12-07 08:30:00] stopped: FORGED " + std::string(1 << 20, 'F'),
+             good, crc_of(good));
   BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
   ASSERT_EQ(train.wait_for(180s).value_or(-1), 0) << read_file(dir.string() + ".out");
   const std::string log = read_file(dir / "log.txt");
@@ -403,9 +415,12 @@ TEST(FaultCluster, DamagedOrIllegalEntriesAreDroppedAndCounted) {
   EXPECT_NE(log.find("its node name is no name: 70000 bytes"), std::string::npos) << log;
   EXPECT_EQ(log.find(std::string(100, 'N')), std::string::npos) << "the node name was logged";
   EXPECT_NE(log.find("3 dropped"), std::string::npos) << log;
-  EXPECT_EQ(count_of(log, "skipping entries of another run"), 1u) << log;
+  EXPECT_EQ(count_of(log, "skipping entries of another run"), 7u) << log;
   EXPECT_EQ(count_of(log, "skipping entries of no run"), 1u) << log;
-  EXPECT_NE(log.find("skipped 301 of other runs"), std::string::npos) << log;
+  EXPECT_EQ(count_of(log, "skipping entries of more runs than 8, no longer named"), 1u) << log;
+  EXPECT_NE(log.find("skipped 322 of other runs"), std::string::npos) << log;
+  EXPECT_EQ(log.find("FORGED"), std::string::npos) << "a run id that is no id was logged";
+  EXPECT_LT(log.size(), 200000u);
   std::size_t kept = 0;
   std::set<std::string> nodes;
   kept_origins(dir, &kept, &nodes);
@@ -593,6 +608,20 @@ TEST(FaultCluster, APasswordIsUsedAndNeverWritten) {
   }
   EXPECT_EQ(read_file(dir.string() + ".out").find("Hunter2x"), std::string::npos);
   EXPECT_EQ(read_file(dir.string() + ".w").find("Hunter2x"), std::string::npos);
+  // A user in the URL and the password in OPPIDUM_REDIS_PASSWORD, as docs/DISTRIBUTED.md shows
+  // it for an ACL user (train refused it: "the user ... has no password").
+  {
+    const fs::path acl = fresh_dir("password_acl");
+    const std::string user_url =
+        "redis://default@127.0.0.1:" + std::to_string(redis.port()) + "/secure_acl";
+    BackgroundProcess acl_train("env OPPIDUM_REDIS_PASSWORD=Hunter2x " +
+                                trainer(user_url, acl, "--set run.max_generations=1"));
+    EXPECT_TRUE(wait_until([&] { return !owner_of(redis, "secure_acl").empty(); }, 60s))
+        << read_file(acl.string() + ".out");
+    acl_train.signal(SIGINT);
+    EXPECT_EQ(acl_train.wait_for(60s).value_or(-1), 0) << read_file(acl.string() + ".out");
+    EXPECT_EQ(read_file(acl.string() + ".out").find("Hunter2x"), std::string::npos);
+  }
   const auto refused = run_shell(kBinary + " train --config " + kConfig + " --run " +
                                  (dir.string() + "-far") +
                                  " --store redis://192.0.2.1:6379/x --no-status 2>&1");

@@ -296,6 +296,16 @@ TEST_F(RunChannelTest, AnEntryWithAHostileNodeNameIsDamaged) {
   EXPECT_LT(entries[2].run.size(), 64u);
   EXPECT_EQ(entries[3].problem, "") << "a name of exactly the limit is a name";
   EXPECT_NO_THROW(selfplay::encode_record(entries[3].record));
+  // A bad node name and a bad run id: both stand-ins (the run id went on whole, into the log).
+  server_.command({"XADD", "oppidum:t:games", "*", "node", "bad\x01node", "run",
+                   "r\n[2026-12-07 08:30:00] stopped: forged" + huge, "network", "0", "format",
+                   "2", "record", record, "crc32", crc});
+  const auto more = c.read_games(entries[3].id, 10);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_NE(more[0].problem.find("its node name is no name"), std::string::npos);
+  EXPECT_LT(more[0].run.size(), 64u) << more[0].run;
+  EXPECT_EQ(more[0].run.find('\n'), std::string::npos) << more[0].run;
+  EXPECT_EQ(more[0].node.find('\x01'), std::string::npos) << more[0].node;
 }
 
 TEST_F(RunChannelTest, TheCapEvictsAndEntriesAddedStillCountsEverything) {
@@ -729,6 +739,56 @@ TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
   stopper3.join();
   EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(5))
       << "the stop flag was not looked at while the command waited to be taken";
+}
+
+// What a server says in an error reply reaches the terminal and the run's log: quoted and cut
+// (an error of megabytes carried a forged log line and terminal escapes there), for a command and
+// for the credentials alike.
+TEST(RedisClientTest, AServersErrorTextIsQuotedAndCut) {
+  const std::string text = "-ERR \x1b[2J" + std::string(200000, 'x') + "\r\n";
+  FakeServer chatty([&text](int fd, const std::atomic<bool>& done) {
+    char buffer[4096];
+    while (!done.load()) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      if (::recv(fd, buffer, sizeof buffer, 0) <= 0) return;
+      if (::send(fd, text.data(), text.size(), MSG_NOSIGNAL) <= 0) return;
+    }
+  });
+  for (const std::string& password : {std::string(), std::string("pw")}) {
+    const std::string url = password.empty()
+                                ? chatty.url()
+                                : "redis://:" + password + "@" + chatty.url().substr(8);
+    RedisClient client(parse_redis_url(url, nullptr), [](const std::string&) {});
+    try {
+      client.command({"GET", "k"});
+      FAIL() << "an error reply was taken";
+    } catch (const RedisError& e) {
+      const std::string what = e.what();
+      EXPECT_LT(what.size(), 600u) << password;
+      EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
+      EXPECT_NE(what.find("ERR \\x1b[2J"), std::string::npos) << what;
+    }
+  }
+}
+
+// The credentials' exchange looks at the stop flag as every other does: Ctrl-C ended a node
+// waiting on a server that took AUTH and never answered after 30 s, not at once.
+TEST(RedisClientTest, AStopEndsTheWaitForTheCredentialsAnswer) {
+  FakeServer deaf([](int, const std::atomic<bool>& done) {
+    while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  std::atomic<bool> stop{false};
+  RedisClient client(parse_redis_url("redis://:pw@" + deaf.url().substr(8), nullptr),
+                     [](const std::string&) {});
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(client.command({"PING"}, &stop), RedisStopped);
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 // A reply within the byte cap can still be millions of tiny items (hiredis makes an object of

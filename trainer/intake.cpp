@@ -161,7 +161,16 @@ void Intake::read_stream() {
       // An entry too big to read has no fields but its size: no run to tell, dropped below.
       if (e.run != state_.run_id && !(e.run.empty() && !e.problem.empty())) {
         ++foreign_;
-        if (foreign_runs_logged_.insert(e.run).second)
+        // A few runs named, then one line: a stream of entries each of a run of its own once
+        // wrote a log line each, past every bound on the drops logged.
+        if (foreign_runs_logged_.count(e.run) == 0 &&
+            foreign_runs_logged_.size() == kForeignRunsLogged) {
+          if (!more_foreign_runs_said_)
+            warn_("stream: skipping entries of more runs than " +
+                  std::to_string(kForeignRunsLogged) + ", no longer named; they are counted in "
+                  "the summary");
+          more_foreign_runs_said_ = true;
+        } else if (foreign_runs_logged_.insert(e.run).second)
           warn_("stream: skipping entries of " +
                 (e.run.empty() ? std::string("no run (a node of an older version)")
                                : "another run (run id " + e.run + ")") +

@@ -66,6 +66,7 @@ class Intake {
   std::string summary() const;
 
   static constexpr std::int64_t kDropsLogged = 100;
+  static constexpr std::size_t kForeignRunsLogged = 8;  // other runs named in the log, at most
 
  private:
   void read_stream();
@@ -87,6 +88,7 @@ class Intake {
   bool was_read(std::uint64_t number) const;
   void mark_read(std::uint64_t number);
   std::set<std::string> problems_logged_, foreign_runs_logged_;
+  bool more_foreign_runs_said_ = false;  // the line for the runs past kForeignRunsLogged
   std::string stored_until_ = "0-0";  // the newest stream entry kept in a chunk
   std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, foreign_ = 0, lag_ = 0, evicted_ = 0,
                already_kept_ = 0;
