@@ -516,6 +516,35 @@ TEST(FaultCluster, ARunOwnsItsKeyAndHasOneTrainer) {
       << "the first trainer was disturbed";
 }
 
+// A worker plays by the config the server holds: a config changed there (here only by a comment
+// line) ends its session, and the next plays by it; when the trainer puts the run's back, the
+// worker follows within seconds. (A worker that joined while the config was not the run's played
+// by it for as long as it lived, and its games went into training.)
+TEST(FaultCluster, AWorkerPlaysByTheConfigOnTheServer) {
+  RedisServer redis;
+  const std::string url = redis.url("follow");
+  const fs::path dir = fresh_dir("follow");
+  BackgroundProcess train(trainer(url, dir, "--set run.max_generations=1000"));
+  BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
+  const auto sessions = [&] { return count_of(read_file(dir.string() + ".w"), "playing "); };
+  ASSERT_TRUE(wait_until([&] { return sessions() == 1; }, 120s)) << read_file(dir.string() + ".w");
+  const std::string reply = redis.command({"GET", "oppidum:follow:config"});
+  const std::string config = reply.substr(reply.find("\r\n") + 2, reply.rfind("\r\n") -
+                                                                     reply.find("\r\n") - 2);
+  ASSERT_NE(config.find("game"), std::string::npos) << reply;
+  redis.command({"SET", "oppidum:follow:config", config + "# not the run's\n"});
+  // The worker's next session, then the trainer's repair and the session after it.
+  EXPECT_TRUE(wait_until([&] { return sessions() >= 3; }, 60s)) << read_file(dir.string() + ".w");
+  const std::string worker_log = read_file(dir.string() + ".w");
+  EXPECT_GE(count_of(worker_log, "the run's config on the server changed"), 2u) << worker_log;
+  EXPECT_EQ(redis.command({"GET", "oppidum:follow:config"}), reply) << "the run's is back";
+  w.signal(SIGINT);
+  EXPECT_EQ(w.wait_for(30s).value_or(-1), 0) << read_file(dir.string() + ".w");
+  train.signal(SIGINT);
+  EXPECT_EQ(train.wait_for(60s).value_or(-1), 0) << read_file(dir.string() + ".out");
+  EXPECT_NE(read_file(dir / "log.txt").find("published it again"), std::string::npos);
+}
+
 // Redis restarted without its data (issue 25): the trainer used to publish the network again but
 // not the config, so new workers waited forever, and it logged a negative eviction count. Now it
 // publishes everything a worker needs, reads the new stream from its start, and counts never go

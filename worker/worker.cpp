@@ -86,6 +86,129 @@ class StopWatch {
   std::thread thread_;  // last: it starts once the flags exist
 };
 
+// What the sessions of a worker's life count together (its heartbeats carry the totals).
+struct Totals {
+  std::int64_t beats = 0, games_played = 0;
+};
+
+// One session of play: self-play by `config` with the run's network until `quit` is set (false)
+// or the run's config on the server is no longer `config_text` (true). Adds what it pushed to
+// `summary`.
+bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::string& node,
+          int threads, const std::string& run_id, const std::string& config_text,
+          const config::RunConfig& config, store::PublishedNetwork published,
+          const model::Checkpoint& network, const std::atomic<bool>& quit,
+          const util::LogLine& log, WorkerSummary& summary, Totals& totals) {
+  const Game& game = game_by_name(config.run.game);
+  std::int64_t version = published.info.version;
+  std::int64_t refused_version = 0;  // a published version found unusable (damaged)
+  std::atomic<std::int64_t> network_step{published.info.step};
+
+  model::BackendOptions backend = trainer::backend_options(config.inference);
+  backend.kind = model::BackendKind::kEigen;  // a worker runs on the CPU, without LibTorch
+  backend.device = model::Device::kCpu;
+  backend.precision = model::Precision::kFloat32;
+  model::InferenceServerOptions server_options = trainer::server_options(config.inference);
+  server_options.cuda_devices.clear();
+  model::InferenceServer server(game, network, backend, server_options);
+  std::uint64_t session = 0;
+  try {
+    session = channel.new_session();
+  } catch (const store::RedisStopped&) {
+    return false;
+  }
+  selfplay::SelfPlaySettings settings = trainer::selfplay_settings(config, session);
+  settings.seed = store::node_seed(config.run.seed, node);
+  settings.threads = threads > 0 ? threads : std::max(1, config.selfplay.threads);
+  std::atomic<bool> closing{false};
+  store::RedisGameSink sink(url, node, run_id, config.run.stream_max_games, log, &closing);
+  selfplay::SelfPlay selfplay(server, sink, settings, [&] { return network_step.load(); });
+  log("playing " + game.name() + " with generation " + std::to_string(published.info.generation) +
+      " (step " + std::to_string(published.info.step) + "), " + std::to_string(settings.threads) +
+      " thread(s), session " + std::to_string(session));
+  log("run id " + run_id);
+  selfplay.start();
+
+  bool config_changed = false;
+  auto last_beat = Clock::now() - std::chrono::seconds(10);
+  auto last_poll = Clock::now();
+  while (!quit.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::string error = selfplay.error();
+    if (!error.empty()) {
+      closing = true;
+      throw std::runtime_error("self-play failed: " + error);
+    }
+    try {
+      if (Clock::now() - last_poll >= std::chrono::seconds(1)) {
+        last_poll = Clock::now();
+        const std::string owner = channel.owner();
+        if (!owner.empty() && owner != run_id) {
+          closing = true;
+          throw std::runtime_error(url.to_string() + " now belongs to another run (run id " +
+                                   quote_input(owner, 60) + ", not " + run_id +
+                                   "); this worker stops: start it again to join that run");
+        }
+        // The config the worker plays by is the server's (see run_worker).
+        const auto now_config = channel.config(config::kMaxConfigBytes);
+        if (now_config && *now_config != config_text) {
+          log("the run's config on the server changed: this session ends, and the next plays by "
+              "the new one");
+          config_changed = true;
+          break;
+        }
+        const std::int64_t now_version = channel.network_version();
+        // 0: lost, until it is published again. A version found damaged is tried again only once
+        // another replaces it (the trainer publishes its network again when it sees it changed).
+        if (now_version > 0 && now_version != version && now_version != refused_version) {
+          std::optional<store::PublishedNetwork> next_published;
+          std::optional<model::Checkpoint> next;
+          try {
+            next_published = channel.network();
+            if (next_published)
+              next = checked_network(*next_published, game, config.net, url.key("network"));
+          } catch (const store::RedisStopped&) {
+            throw;
+          } catch (const WrongVersion&) {
+            closing = true;
+            throw;
+          } catch (const std::exception& e) {  // damaged, or not this run's kind of network
+            refused_version = now_version;
+            log("network version " + std::to_string(now_version) + " is unusable (" +
+                quote_input(e.what(), 300) + "); playing on with generation " +
+                std::to_string(published.info.generation) + " until the trainer publishes "
+                "it again");
+            continue;
+          }
+          if (!next) continue;
+          published = std::move(*next_published);
+          server.swap_weights(*next);
+          version = published.info.version;
+          network_step = published.info.step;
+          ++summary.network_swaps;
+          log("switched to generation " + std::to_string(published.info.generation) + " (step " +
+              std::to_string(published.info.step) + ")");
+        }
+      }
+      if (Clock::now() - last_beat >= std::chrono::seconds(2)) {
+        last_beat = Clock::now();
+        const selfplay::SelfPlayStats s = selfplay.stats();
+        channel.heartbeat(node, ++totals.beats, totals.games_played + s.games,
+                          summary.positions + s.positions);
+      }
+    } catch (const store::RedisStopped&) {
+      break;
+    }
+  }
+  closing = true;  // a push still waiting for the server gives up: those games were in flight
+  selfplay.stop();
+  summary.games += sink.pushed();
+  const selfplay::SelfPlayStats played = selfplay.stats();
+  summary.positions += played.positions;
+  totals.games_played += played.games;
+  return config_changed && !quit.load();
+}
+
 }  // namespace
 
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop,
@@ -109,133 +232,52 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
     return summary;
   };
 
-  // The run's config, network and id, once the trainer has published them. A network for
-  // another game or encoding is refused at once, before the run id is waited for.
   log("node " + node + " joining " + url.to_string() + "; " + model::tune_cpu_runtime());
-  std::string run_id;
-  std::optional<config::RunConfig> config;
-  std::optional<store::PublishedNetwork> published;
-  std::optional<model::Checkpoint> network;
-  try {
-    for (bool said = false, said_owner = false; !quit.load();) {
-      const auto text = channel.config(config::kMaxConfigBytes);
-      if (text && (published = channel.network())) {
-        config = config::parse_config(*text, url.key("config"));
-        network = checked_network(*published, game_by_name(config->run.game), config->net,
-                                  url.key("network"));
-        run_id = channel.owner();
-        if (!run_id.empty()) break;
-        if (!said_owner)
-          log("the run's config and network are there but not its run id (" + url.key("owner") +
-              "): waiting for its trainer (one of a version before run ids never writes it: use "
-              "a worker of the trainer's version)");
-        said_owner = true;
-      } else if (!said) {
-        log("waiting for the trainer to publish the run's config and network");
-        said = true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-  } catch (const store::RedisStopped&) {
-  }
-  if (quit.load()) return stopped_waiting();
-  const Game& game = game_by_name(config->run.game);
-  std::int64_t version = published->info.version;
-  std::int64_t refused_version = 0;  // a published version found unusable (damaged)
-  std::atomic<std::int64_t> network_step{published->info.step};
-
-  model::BackendOptions backend = trainer::backend_options(config->inference);
-  backend.kind = model::BackendKind::kEigen;  // a worker runs on the CPU, without LibTorch
-  backend.device = model::Device::kCpu;
-  backend.precision = model::Precision::kFloat32;
-  model::InferenceServerOptions server_options = trainer::server_options(config->inference);
-  server_options.cuda_devices.clear();
-  model::InferenceServer server(game, *network, backend, server_options);
-  std::uint64_t session = 0;
-  try {
-    session = channel.new_session();
-  } catch (const store::RedisStopped&) {
-    return stopped_waiting();
-  }
-  selfplay::SelfPlaySettings settings = trainer::selfplay_settings(*config, session);
-  settings.seed = store::node_seed(config->run.seed, node);
-  settings.threads = options.threads > 0 ? options.threads : std::max(1, config->selfplay.threads);
-  std::atomic<bool> closing{false};
-  store::RedisGameSink sink(url, node, run_id, config->run.stream_max_games, log, &closing);
-  selfplay::SelfPlay selfplay(server, sink, settings, [&] { return network_step.load(); });
-  log("playing " + game.name() + " with generation " + std::to_string(published->info.generation) +
-      " (step " + std::to_string(published->info.step) + "), " + std::to_string(settings.threads) +
-      " thread(s), session " + std::to_string(session));
-  log("run id " + run_id);
-  selfplay.start();
-
-  std::int64_t beats = 0;
-  auto last_beat = Clock::now() - std::chrono::seconds(10);
-  auto last_poll = Clock::now();
+  // Played in sessions: one for each config the server holds while the worker lives. A config
+  // changed on the server ends the session (after its games in flight) and the next plays by it:
+  // a worker that joined while the config was not the run's (the trainer puts the run's back
+  // within seconds) played by it for as long as it lived, and its games went into training.
+  bool played = false;
+  Totals totals;
   while (!quit.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const std::string error = selfplay.error();
-    if (!error.empty()) {
-      closing = true;
-      throw std::runtime_error("self-play failed: " + error);
-    }
+    // The run's config, network and id, once the trainer has published them. A network for
+    // another game or encoding is refused at once, before the run id is waited for.
+    std::string run_id, config_text;
+    std::optional<config::RunConfig> config;
+    std::optional<store::PublishedNetwork> published;
+    std::optional<model::Checkpoint> network;
     try {
-      if (Clock::now() - last_poll >= std::chrono::seconds(1)) {
-        last_poll = Clock::now();
-        const std::string owner = channel.owner();
-        if (!owner.empty() && owner != run_id) {
-          closing = true;
-          throw std::runtime_error(url.to_string() + " now belongs to another run (run id " +
-                                   quote_input(owner, 60) + ", not " + run_id +
-                                   "); this worker stops: start it again to join that run");
+      for (bool said = false, said_owner = false; !quit.load();) {
+        const auto text = channel.config(config::kMaxConfigBytes);
+        if (text && (published = channel.network())) {
+          config_text = *text;
+          config = config::parse_config(*text, url.key("config"));
+          network = checked_network(*published, game_by_name(config->run.game), config->net,
+                                    url.key("network"));
+          run_id = channel.owner();
+          if (!run_id.empty()) break;
+          if (!said_owner)
+            log("the run's config and network are there but not its run id (" + url.key("owner") +
+                "): waiting for its trainer (one of a version before run ids never writes it: "
+                "use a worker of the trainer's version)");
+          said_owner = true;
+        } else if (!said) {
+          log("waiting for the trainer to publish the run's config and network");
+          said = true;
         }
-        const std::int64_t now_version = channel.network_version();
-        // 0: lost, until it is published again. A version found damaged is tried again only once
-        // another replaces it (the trainer publishes its network again when it sees it changed).
-        if (now_version > 0 && now_version != version && now_version != refused_version) {
-          std::optional<store::PublishedNetwork> next_published;
-          std::optional<model::Checkpoint> next;
-          try {
-            next_published = channel.network();
-            if (next_published)
-              next = checked_network(*next_published, game, config->net, url.key("network"));
-          } catch (const store::RedisStopped&) {
-            throw;
-          } catch (const WrongVersion&) {
-            closing = true;
-            throw;
-          } catch (const std::exception& e) {  // damaged, or not this run's kind of network
-            refused_version = now_version;
-            log("network version " + std::to_string(now_version) + " is unusable (" +
-                quote_input(e.what(), 300) + "); playing on with generation " +
-                std::to_string(published->info.generation) + " until the trainer publishes "
-                "it again");
-            continue;
-          }
-          if (!next) continue;
-          published = std::move(next_published);
-          server.swap_weights(*next);
-          version = published->info.version;
-          network_step = published->info.step;
-          ++summary.network_swaps;
-          log("switched to generation " + std::to_string(published->info.generation) + " (step " +
-              std::to_string(published->info.step) + ")");
-        }
-      }
-      if (Clock::now() - last_beat >= std::chrono::seconds(2)) {
-        last_beat = Clock::now();
-        const selfplay::SelfPlayStats s = selfplay.stats();
-        channel.heartbeat(node, ++beats, s.games, s.positions);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     } catch (const store::RedisStopped&) {
+    }
+    if (quit.load()) {
+      if (!played) return stopped_waiting();
       break;
     }
+    played = true;
+    if (!play(channel, url, node, options.threads, run_id, config_text, *config, *published,
+              *network, quit, log, summary, totals))
+      break;
   }
-  closing = true;  // a push still waiting for the server gives up: those games were in flight
-  selfplay.stop();
-  const selfplay::SelfPlayStats s = selfplay.stats();
-  summary.games = sink.pushed();
-  summary.positions = s.positions;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   log("stopped: " + std::to_string(summary.games) + " games (" +
       std::to_string(summary.positions) + " positions) pushed in " +
