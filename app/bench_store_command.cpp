@@ -84,6 +84,16 @@ void run_bench_store(const BenchStoreOptions& o) {
                              e.what() + "); start one first, e.g. `redis-server --port " +
                              std::to_string(url.port) + " --save '' --daemonize yes`");
   }
+  // The benchmark deletes the stream of the URL's run name: never a run's (a run's games were
+  // deleted under its trainer).
+  {
+    const store::RedisReply owner =
+        store::RedisClient(url).command_once({"EXISTS", url.key("owner")});
+    if (owner.integer != 0)
+      throw std::runtime_error("bench store: " + url.to_string() + " belongs to a run (" +
+                               url.key("owner") + " exists), whose games the benchmark would "
+                               "delete; give a run name of its own");
+  }
   std::printf("oppidum bench store: %s, %s records, batches of %d, %g s per setting\n",
               url.to_string().c_str(), o.game.c_str(), o.batch, o.seconds);
   util::ProgressLine progress;

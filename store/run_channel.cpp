@@ -444,7 +444,8 @@ Claim RunChannel::claim(const std::string& run_id, const std::string& lease,
          config, network},
         stop_);
     const auto at = [&](std::size_t i) -> const std::string& {
-      if (i >= r.elements.size()) throw RedisError("redis: the claim script gave a short reply");
+      if (i >= r.elements.size())
+        throw RedisError(url().to_string() + ": the claim script gave a short reply");
       return r.elements[i].str;
     };
     if (at(0) == "bad")

@@ -516,6 +516,19 @@ TEST(FaultCluster, ARunOwnsItsKeyAndHasOneTrainer) {
       << "the first trainer was disturbed";
 }
 
+// `bench store` deletes the stream of its URL's run name: a run's is refused, untouched (a run's
+// games were deleted under its trainer).
+TEST(FaultCluster, BenchStoreNeverDeletesARunsGames) {
+  RedisServer redis;
+  redis.command({"SET", "oppidum:owned_bench:owner", "0123456789abcdef0123456789abcdef"});
+  redis.command({"XADD", "oppidum:owned_bench:games", "*", "node", "n"});
+  const auto r = run_shell("timeout 120 " + kBinary + " bench store --store " +
+                           redis.url("owned_bench") + " --seconds 0.5 --pushers 1 2>&1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("belongs to a run"), std::string::npos) << r.out;
+  EXPECT_EQ(redis.command({"XLEN", "oppidum:owned_bench:games"}), ":1\r\n");
+}
+
 // A worker plays by the config the server holds: a config changed there (here only by a comment
 // line) ends its session, and the next plays by it; when the trainer puts the run's back, the
 // worker follows within seconds. (A worker that joined while the config was not the run's played
