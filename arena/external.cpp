@@ -656,9 +656,18 @@ Action ExternalPlayer::choose_move_in_game(int game_id, const GameState& state,
     if (!slot) {
       try {
         slot = std::make_unique<Session>(config_.command);
-      } catch (...) {
+      } catch (const std::exception& e) {
         sessions_.erase(key);
-        throw;
+        // Not the program's fault, so no forfeit: the match stops, saying whose program and
+        // which game (a bare "fcntl(F_DUPFD_CLOEXEC): Too many open files" named neither).
+        const std::string what = e.what();
+        throw std::runtime_error(
+            spec() + ": cannot start the program for game " + std::to_string(game_id) + ": " +
+            what +
+            (what.find("Too many open files") != std::string::npos
+                 ? " (each game in play holds its programs' pipes open: use fewer --threads, or "
+                   "raise the limit with ulimit -n)"
+                 : ""));
       }
     }
     session = slot.get();
