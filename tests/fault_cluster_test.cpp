@@ -516,6 +516,29 @@ TEST(FaultCluster, ARunOwnsItsKeyAndHasOneTrainer) {
       << "the first trainer was disturbed";
 }
 
+// Ctrl-C while the server is away: the trainer, waiting on it, stops as at any stop, its steps
+// saved and exit status 0 (the wait ended by an error: "stopped by an error", the steps since the
+// last generation lost).
+TEST(FaultCluster, CtrlCWhileTheServerIsAwayStopsCleanly) {
+  RedisServer redis;
+  const std::string url = redis.url("away");
+  const fs::path dir = fresh_dir("away");
+  BackgroundProcess train(trainer(url, dir, "--set run.max_generations=1000"));
+  BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
+  ASSERT_TRUE(wait_until([&] { return entries_added(redis, "away") > 50; }, 120s));
+  w.signal(SIGINT);
+  EXPECT_EQ(w.wait_for(30s).value_or(-1), 0);
+  redis.kill9();
+  ASSERT_TRUE(wait_until(
+      [&] { return read_file(dir / "log.txt").find("retrying") != std::string::npos; }, 60s))
+      << read_file(dir / "log.txt");
+  train.signal(SIGINT);
+  EXPECT_EQ(train.wait_for(60s).value_or(-1), 0) << read_file(dir.string() + ".out");
+  const std::string log = read_file(dir / "log.txt");
+  EXPECT_EQ(log.find("stopped by an error"), std::string::npos) << log;
+  EXPECT_NE(log.find("stopped: "), std::string::npos) << log;
+}
+
 // `bench store` deletes the stream of its URL's run name: a run's is refused, untouched (a run's
 // games were deleted under its trainer).
 TEST(FaultCluster, BenchStoreNeverDeletesARunsGames) {

@@ -99,7 +99,25 @@ std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
 class Session {
  public:
   Session(const TrainOptions& options, const std::atomic<bool>& stop)
-      : options_(options), stop_(stop), paths_{options.run_dir} {}
+      : options_(options), stop_(stop), paths_{options.run_dir} {
+    store_watch_ = std::thread([this] {
+      while (!watch_done_.load()) {
+        const Clock::rep deadline = store_deadline_.load();
+        if (stop_.load() ||
+            (deadline != 0 && Clock::now().time_since_epoch().count() >= deadline)) {
+          store_stop_ = true;
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+  ~Session() {
+    watch_done_ = true;
+    store_watch_.join();
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void run() {
     try {
@@ -200,7 +218,7 @@ class Session {
   store::RunChannel setup_channel(const store::RedisUrl& url) {
     return store::RunChannel(
         url, [](const std::string& line) { std::fprintf(stderr, "redis: %s\n", line.c_str()); },
-        &stop_);
+        &store_stop_);
   }
 
   // The config (trainer/resume.h), its store's URL (refused before any connection), its anchor
@@ -275,7 +293,7 @@ class Session {
     if (state_.run_id.empty()) state_.run_id = store::random_id();  // a run from before run ids
     if (url_)  // takes the run's keys (trainer/store_lease.h)
       lease_ = std::make_unique<StoreLease>(*url_, state_, paths_, *game_, config::to_yaml(config_),
-                                            info_, warn_, stop_);
+                                            info_, warn_, store_stop_);
     ++state_.sessions;
     folder_->save_state(state_);
     log_->info("{} run {} (session {}): {} {}; run id {}", new_run_ ? "starting" : "resuming",
@@ -320,6 +338,13 @@ class Session {
     telemetry_ = std::make_unique<Telemetry>(config_, options_.status_line, std::move(sources),
                                              *folder_, channel, info_);
     start_ = Clock::now();
+    if (config_.run.stop_after_minutes > 0)
+      store_deadline_ =
+          (start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                        config_.run.stop_after_minutes * 60.0)) +
+           kStoreGrace)
+              .time_since_epoch()
+              .count();
     folder_->append_session(session_row(true));
   }
 
@@ -333,7 +358,7 @@ class Session {
   }
 
   bool should_stop() const {
-    if (stop_.load()) return true;
+    if (stop_.load() || store_stop_.load()) return true;
     if (config_.run.max_generations > 0 && generation() >= config_.run.max_generations &&
         pending_gate_ == 0)
       return true;
@@ -368,12 +393,19 @@ class Session {
         gate(pending_gate_);
         continue;
       }
-      if (Clock::now() - last_ingest > std::chrono::milliseconds(500)) {
-        intake_->poll();
-        last_ingest = Clock::now();
+      // A Redis call waiting for a server that is away ends at a stop (store_stop_): the session
+      // then ends as at any stop, its steps saved (it ended by an error, the steps since the last
+      // generation lost).
+      try {
+        if (Clock::now() - last_ingest > std::chrono::milliseconds(500)) {
+          intake_->poll();
+          last_ingest = Clock::now();
+        }
+        log_failure_->check(paths_);  // here, on the loop's thread (tick runs on a gate's too)
+        tick();
+      } catch (const store::RedisStopped&) {
+        continue;  // should_stop() holds
       }
-      log_failure_->check(paths_);  // here, on the loop's thread (tick runs on a gate's too)
-      tick();
       const std::int64_t positions = window_->total_positions();
       const double allowed = config_.training.sample_reuse * static_cast<double>(positions);
       const double wanted =
@@ -496,6 +528,15 @@ class Session {
 
   const TrainOptions& options_;
   const std::atomic<bool>& stop_;
+  // The stop flag of every Redis call: set by store_watch_ on a signal (stop_), or once
+  // run.stop_after_minutes has passed by kStoreGrace (a call waiting for a server that was away
+  // held the run past its time without end; the grace lets the session's last reads and the
+  // lease's release happen where the server answers).
+  static constexpr std::chrono::seconds kStoreGrace{60};
+  std::atomic<bool> store_stop_{false};
+  std::atomic<Clock::rep> store_deadline_{0};  // on the steady clock; 0: none
+  std::atomic<bool> watch_done_{false};
+  std::thread store_watch_;
   RunPaths paths_;
   config::RunConfig config_;
   std::unique_ptr<RunFolder> folder_;
