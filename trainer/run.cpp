@@ -37,6 +37,7 @@
 #include "trainer/trainer.h"
 #include "util/file_io.h"
 #include "util/log.h"
+#include "util/stop_watch.h"
 
 namespace oppidum::trainer {
 namespace fs = std::filesystem;
@@ -99,25 +100,7 @@ std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
 class Session {
  public:
   Session(const TrainOptions& options, const std::atomic<bool>& stop)
-      : options_(options), stop_(stop), paths_{options.run_dir} {
-    store_watch_ = std::thread([this] {
-      while (!watch_done_.load()) {
-        const Clock::rep deadline = store_deadline_.load();
-        if (stop_.load() ||
-            (deadline != 0 && Clock::now().time_since_epoch().count() >= deadline)) {
-          store_stop_ = true;
-          return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    });
-  }
-  ~Session() {
-    watch_done_ = true;
-    store_watch_.join();
-  }
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+      : options_(options), stop_(stop), store_watch_(stop), paths_{options.run_dir} {}
 
   void run() {
     try {
@@ -339,12 +322,7 @@ class Session {
                                              *folder_, channel, info_);
     start_ = Clock::now();
     if (config_.run.stop_after_minutes > 0)
-      store_deadline_ =
-          (start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                        config_.run.stop_after_minutes * 60.0)) +
-           kStoreGrace)
-              .time_since_epoch()
-              .count();
+      store_watch_.set_deadline_in(config_.run.stop_after_minutes * 60.0 + kStoreGraceSeconds);
     folder_->append_session(session_row(true));
   }
 
@@ -528,15 +506,13 @@ class Session {
 
   const TrainOptions& options_;
   const std::atomic<bool>& stop_;
-  // The stop flag of every Redis call: set by store_watch_ on a signal (stop_), or once
+  // The stop flag of every Redis call (store_stop_): set on a signal (stop_), or once
   // run.stop_after_minutes has passed by kStoreGrace (a call waiting for a server that was away
   // held the run past its time without end; the grace lets the session's last reads and the
   // lease's release happen where the server answers).
-  static constexpr std::chrono::seconds kStoreGrace{60};
-  std::atomic<bool> store_stop_{false};
-  std::atomic<Clock::rep> store_deadline_{0};  // on the steady clock; 0: none
-  std::atomic<bool> watch_done_{false};
-  std::thread store_watch_;
+  static constexpr double kStoreGraceSeconds = 60;
+  util::StopWatch store_watch_;
+  const std::atomic<bool>& store_stop_ = store_watch_.quit();
   RunPaths paths_;
   config::RunConfig config_;
   std::unique_ptr<RunFolder> folder_;

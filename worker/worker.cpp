@@ -19,6 +19,7 @@
 #include "trainer/config.h"
 #include "games/quote.h"
 #include "trainer/settings.h"
+#include "util/stop_watch.h"
 
 namespace oppidum::worker {
 namespace {
@@ -55,36 +56,6 @@ model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& 
   model::check_compatible(c, game, key, &net);
   return c;
 }
-
-// Sets quit() once `stop` is set or `minutes` (0: never) have passed since it was made. Every wait
-// and every Redis retry of the worker reads quit(), so --minutes holds while the worker waits for
-// the server or the trainer too, not only while it plays.
-class StopWatch {
- public:
-  StopWatch(const std::atomic<bool>& stop, double minutes)
-      : thread_([this, &stop, minutes] {
-          const auto until = Clock::now() + std::chrono::duration<double>(minutes * 60.0);
-          while (!done_.load()) {
-            if (stop.load() || (minutes > 0 && Clock::now() >= until)) {
-              quit_ = true;
-              return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          }
-        }) {}
-  ~StopWatch() {
-    done_ = true;
-    thread_.join();
-  }
-  StopWatch(const StopWatch&) = delete;
-  StopWatch& operator=(const StopWatch&) = delete;
-
-  const std::atomic<bool>& quit() const { return quit_; }
-
- private:
-  std::atomic<bool> quit_{false}, done_{false};
-  std::thread thread_;  // last: it starts once the flags exist
-};
 
 // What the sessions of a worker's life count together (its heartbeats carry the totals).
 struct Totals {
@@ -219,7 +190,10 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   // Refused now, not at the first heartbeat after self-play has started.
   if (const std::string problem = store::node_name_problem(node); !problem.empty())
     throw std::invalid_argument("--node: " + problem);
-  StopWatch watch(stop, options.stop_after_minutes);
+  // Every wait and every Redis retry of the worker reads quit(), so --minutes holds while the
+  // worker waits for the server or the trainer too, not only while it plays.
+  util::StopWatch watch(stop);
+  watch.set_deadline_in(options.stop_after_minutes * 60.0);
   const std::atomic<bool>& quit = watch.quit();
   store::RunChannel channel(url, log, &quit);
   WorkerSummary summary;
