@@ -574,6 +574,20 @@ TEST(FaultCluster, AWorkerPlaysByTheConfigOnTheServer) {
   const std::string worker_log = read_file(dir.string() + ".w");
   EXPECT_GE(count_of(worker_log, "the run's config on the server changed"), 2u) << worker_log;
   EXPECT_EQ(redis.command({"GET", "oppidum:follow:config"}), reply) << "the run's is back";
+  // A config that is no config at all: the worker waits for the run's, and plays again by it.
+  // (The trainer is held meanwhile, so that it cannot put the run's back before the worker saw.)
+  const std::size_t before = sessions();
+  train.signal(SIGSTOP);
+  redis.command({"SET", "oppidum:follow:config", "run: [not a config"});
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return read_file(dir.string() + ".w").find("cannot be played") != std::string::npos;
+      },
+      30s))
+      << read_file(dir.string() + ".w");
+  train.signal(SIGCONT);
+  EXPECT_TRUE(wait_until([&] { return sessions() > before; }, 60s))
+      << read_file(dir.string() + ".w");
   w.signal(SIGINT);
   EXPECT_EQ(w.wait_for(30s).value_or(-1), 0) << read_file(dir.string() + ".w");
   train.signal(SIGINT);

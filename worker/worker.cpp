@@ -221,13 +221,28 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
     std::optional<store::PublishedNetwork> published;
     std::optional<model::Checkpoint> network;
     try {
-      for (bool said = false, said_owner = false; !quit.load();) {
+      for (bool said = false, said_owner = false, said_unplayable = false; !quit.load();) {
         const auto text = channel.config(config::kMaxConfigBytes);
         if (text && (published = channel.network())) {
           config_text = *text;
-          config = config::parse_config(*text, url.key("config"));
-          network = checked_network(*published, game_by_name(config->run.game), config->net,
-                                    url.key("network"));
+          try {
+            config = config::parse_config(*text, url.key("config"));
+            network = checked_network(*published, game_by_name(config->run.game), config->net,
+                                      url.key("network"));
+          } catch (const WrongVersion&) {
+            throw;
+          } catch (const std::exception& e) {
+            // Between sessions, what the server holds may be no run's (changed there; the
+            // trainer puts the run's back within seconds): waited out, not taken for the end.
+            if (!played) throw;
+            if (!said_unplayable)
+              log("the config or network on the server cannot be played (" +
+                  quote_input(e.what(), 300) + "): waiting for the trainer to publish the "
+                  "run's again");
+            said_unplayable = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            continue;
+          }
           run_id = channel.owner();
           if (!run_id.empty()) break;
           if (!said_owner)
