@@ -568,8 +568,12 @@ TEST(FaultCluster, AWorkerPlaysByTheConfigOnTheServer) {
   const std::string config = reply.substr(reply.find("\r\n") + 2, reply.rfind("\r\n") -
                                                                      reply.find("\r\n") - 2);
   ASSERT_NE(config.find("game"), std::string::npos) << reply;
+  // The worker's next session, then the trainer's repair and the session after it. (The trainer
+  // is held until the worker has seen the change: its repair could come first.)
+  train.signal(SIGSTOP);
   redis.command({"SET", "oppidum:follow:config", config + "# not the run's\n"});
-  // The worker's next session, then the trainer's repair and the session after it.
+  EXPECT_TRUE(wait_until([&] { return sessions() >= 2; }, 30s)) << read_file(dir.string() + ".w");
+  train.signal(SIGCONT);
   EXPECT_TRUE(wait_until([&] { return sessions() >= 3; }, 60s)) << read_file(dir.string() + ".w");
   const std::string worker_log = read_file(dir.string() + ".w");
   EXPECT_GE(count_of(worker_log, "the run's config on the server changed"), 2u) << worker_log;
