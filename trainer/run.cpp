@@ -368,7 +368,10 @@ class Session {
     auto last_ingest = Clock::now();
     while (!should_stop()) {
       if (pending_gate_ > 0) {
-        gate(pending_gate_);
+        try {
+          gate(pending_gate_);
+        } catch (const store::RedisStopped&) {  // its promotion's publication, at a stop (below)
+        }
         continue;
       }
       // A Redis call waiting for a server that is away ends at a stop (store_stop_): the session
@@ -449,7 +452,12 @@ class Session {
     in.candidate_path = paths_.candidate(gen).string();
     in.best_path = paths_.best().string();
     in.stop = &stop_;
-    in.on_progress = [this](const std::string& line) { tick(line); };
+    in.on_progress = [this](const std::string& line) {
+      try {
+        tick(line);
+      } catch (const store::RedisStopped&) {  // a stop while the server is away: the gate sees it
+      }
+    };
     log_->info("generation {}: gating {} against generation {}", gen,
                paths_.candidate(gen).filename().string(), in.best_generation);
     const GateMatches m = play_gate(in);
