@@ -515,7 +515,7 @@ class Session {
   const TrainOptions& options_;
   const std::atomic<bool>& stop_;
   // The stop flag of every Redis call (store_stop_): set on a signal (stop_), or once
-  // run.stop_after_minutes has passed by kStoreGrace (a call waiting for a server that was away
+  // run.stop_after_minutes has passed by kStoreGraceSeconds (a call waiting for a server that was away
   // held the run past its time without end; the grace lets the session's last reads and the
   // lease's release happen where the server answers).
   static constexpr double kStoreGraceSeconds = 60;
