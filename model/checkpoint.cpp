@@ -261,6 +261,17 @@ std::uint64_t checked_content_length(const char* bytes, std::size_t available,
 
 }  // namespace
 
+std::uint64_t max_checkpoint_bytes(const NetConfig& config, PlaneShape input, int num_actions) {
+  // As serialize_checkpoint writes it: the header (magic, format version, content length), the
+  // game's name, its encoding version, the input shape and action count, the five sizes of the
+  // config, its flags, the step, the metadata, the tensor count, the tensors and the CRC-32.
+  std::uint64_t n = kHeaderBytes + (4 + kMaxNameLength) + 4 + 4 * 4 + 5 * 4 + 4 + 8 +
+                    (4 + kMaxNameLength) + 4;
+  for (const TensorSpec& spec : network_tensor_specs(config, input, num_actions))
+    n += 4 + spec.name.size() + 4 + 8 * spec.shape.size() + 4 * element_count(spec.shape);
+  return n + 4;
+}
+
 Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::string& source) {
   const std::uint64_t length = checked_content_length(bytes, size, size, source);
   std::uint32_t stored_crc = 0;

@@ -80,6 +80,12 @@ void check_compatible(const Checkpoint& checkpoint, const Game& game, const std:
 Checkpoint load_checkpoint(const std::string& path, const Game& game,
                            const NetConfig* expected = nullptr);
 
+// The most bytes parse_checkpoint takes for a checkpoint of this network: its header and tensors,
+// and the game's name and the metadata at the longest a checkpoint may hold them (1 MiB each). A
+// reader that fetches a network it knows the config of (a worker, from the run's server) fetches
+// no more than this.
+std::uint64_t max_checkpoint_bytes(const NetConfig& config, PlaneShape input, int num_actions);
+
 // The checkpoint as bytes, and back (the file content; `source` names it in errors).
 std::string serialize_checkpoint(const Checkpoint& checkpoint);
 Checkpoint parse_checkpoint(const char* bytes, std::size_t size, const std::string& source);

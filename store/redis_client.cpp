@@ -15,6 +15,7 @@ extern "C" {
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -30,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 constexpr timeval kConnectTimeout{5, 0};
 constexpr std::chrono::seconds kCommandTimeout{RedisClient::kCommandSeconds};
 constexpr std::chrono::seconds kStopGrace{1};  // how long a reply is awaited after a stop
+constexpr std::chrono::seconds kSilentNotice{5};  // a silence the log tells of before the timeout
 
 RedisReply convert(const redisReply* r) {
   RedisReply out;
@@ -162,6 +164,9 @@ struct Transfer {
   Clock::time_point start = Clock::now();
   std::size_t moved = 0;
   std::optional<Clock::time_point> stop_seen;
+  // Called once when the server has been silent for kSilentNotice in one wait (empty: never): a
+  // server that takes a connection and never answers was waited for 30 s without a word.
+  std::function<void()> on_silent;
   Clock::time_point deadline() const {
     return start + kCommandTimeout + std::chrono::seconds(moved / kMinRate);
   }
@@ -174,8 +179,13 @@ struct Transfer {
 bool wait_socket(int fd, short events, Transfer& transfer, const std::atomic<bool>* stop,
                  std::string& error) {
   const Clock::time_point deadline = transfer.deadline();
+  const Clock::time_point waiting_since = Clock::now();
   for (;;) {
     const auto now = Clock::now();
+    if (transfer.on_silent && now - waiting_since >= kSilentNotice) {
+      transfer.on_silent();
+      transfer.on_silent = nullptr;
+    }
     if (stop != nullptr && stop->load()) {
       if (!transfer.stop_seen) transfer.stop_seen = now;
       if (now - *transfer.stop_seen >= kStopGrace) throw RedisStopped();
@@ -299,6 +309,12 @@ void RedisClient::connect(const std::atomic<bool>* stop) {
   void* raw = nullptr;
   std::string lost;
   Transfer transfer;
+  if (!lost_)
+    transfer.on_silent = [&] {
+      log_(url_.to_string() + " has not answered AUTH for " +
+           std::to_string(kSilentNotice.count()) + " s; waiting up to " +
+           std::to_string(kCommandTimeout.count()) + " s");
+    };
   bool answered = false;
   try {  // (a stop while the server is silent: the credentials' exchange is waited for no longer)
     answered = send_commands(context_, transfer, stop, lost) &&
@@ -345,6 +361,13 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   std::string first_error;
   std::size_t failed = 0;  // the command that gave first_error
   Transfer transfer;  // the whole batch's: its time, and its stop's grace
+  if (!lost_)  // (once lost, the retries are told of when they succeed)
+    transfer.on_silent = [&] {
+      log_(url_.to_string() + " has not answered " + describe(commands.front()) +
+           (commands.size() > 1 ? " (and " + std::to_string(commands.size() - 1) + " more)" : "") +
+           " for " + std::to_string(kSilentNotice.count()) + " s; waiting up to " +
+           std::to_string(kCommandTimeout.count()) + " s");
+    };
   // A stop while commands go or replies come leaves the connection out of step: dropped.
   const auto exchange = [&](const auto& step) {
     try {

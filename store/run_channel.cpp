@@ -120,6 +120,15 @@ end
 return {'ok', claimed, sessions, current and '1' or '0', step or '', network}
 )lua";
 
+// The network's fields for RunChannel::network. KEYS: network; ARGV: the checkpoint's most bytes,
+// then the fields. Returns {1, [values, HMGET's]}, or {0, the checkpoint's bytes} when it holds
+// more than the most: the server sends no more than the reader takes, whatever the hash holds.
+constexpr const char* kNetworkScript = R"lua(
+local size = redis.call('HSTRLEN', KEYS[1], 'checkpoint')
+if size > tonumber(ARGV[1]) then return {0, size} end
+return {1, redis.call('HMGET', KEYS[1], unpack(ARGV, 2))}
+)lua";
+
 // The heartbeats of RunChannel::nodes. KEYS: nodes; ARGV: the longest name, the most entries.
 // Returns {entries left out, name, value, name, value, ...}: names over the limit or with a
 // control character, values that are not three numbers, and entries past the most (or past a
@@ -148,13 +157,14 @@ return out
 // The stream's entries for RunChannel::read_games. KEYS: games; ARGV: the id they follow, the most
 // entries, the most bytes one entry's fields may hold, the most bytes of fields in all. Returns
 // {more, [[id, [field, value, ...]], ...]}: the entries as XRANGE gives them, but an entry over its
-// limit (or of more than 64 fields) as [id, ['oversize', bytes]]; they stop once their fields
+// limit as [id, [], 'bytes', its bytes] and one of more than ARGV[6] fields as [id, [], 'fields',
+// its fields] (what no entry of XRANGE's has, whatever its fields hold); they stop once their fields
 // would pass the total (one is always returned), and `more` is 1 when that cut them short. Read
 // one at a time, so the server holds no more than that of them at once either. ARGV[5] is
 // kLastStreamId: nothing follows it (and '(' before it is no id XRANGE takes).
 constexpr const char* kReadScript = R"lua(
 local count, entry_limit, reply_limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local last = ARGV[5]
+local last, field_limit = ARGV[5], tonumber(ARGV[6])
 if ARGV[1] == last then return {0, {}} end
 local out, total, start, more = {}, 0, '(' .. ARGV[1], 0
 while #out < count do
@@ -163,8 +173,11 @@ while #out < count do
   local e = page[1]
   local size = 0
   for _, v in ipairs(e[2]) do size = size + #v end
-  if size > entry_limit or #e[2] > 64 then
-    e[2] = {'oversize', tostring(size)}
+  if size > entry_limit then
+    e = {e[1], {}, 'bytes', tostring(size)}
+    size = 0
+  elseif #e[2] > 2 * field_limit then
+    e = {e[1], {}, 'fields', tostring(#e[2] / 2)}
     size = 0
   end
   if #out > 0 and total + size > reply_limit then
@@ -210,6 +223,8 @@ return 0
 
 // What one entry of a game may hold: its record and a few short fields.
 constexpr std::size_t kMaxEntryBytes = selfplay::kMaxRecordBytes + (64 << 10);
+// What one entry may have of fields: a game's are six.
+constexpr int kMaxEntryFields = 32;
 // The fields of one read of the stream, in all (past the first entry).
 constexpr std::size_t kMaxReadBytes = std::size_t{32} << 20;
 
@@ -352,26 +367,38 @@ std::int64_t RunChannel::network_version() {
                     : to_int(r.str, url().key("network") + " field version", 1, kMaxInt64 - 2);
 }
 
-std::optional<PublishedNetwork> RunChannel::network() {
+std::optional<PublishedNetwork> RunChannel::network(std::uint64_t max_checkpoint_bytes) {
   // Its fields by name (HMGET): the hash may hold others, which are never read.
   static const std::vector<std::string> kFields = {
       "checkpoint", "crc32", "step", "generation", "game", "encoding_version", "version"};
-  std::vector<std::string> command = {"HMGET", url().key("network")};
+  max_checkpoint_bytes = std::min(max_checkpoint_bytes, model::kMaxCheckpointBytes);
+  std::vector<std::string> command = {"EVAL", kNetworkScript, "1", url().key("network"),
+                                      std::to_string(max_checkpoint_bytes)};
   command.insert(command.end(), kFields.begin(), kFields.end());
-  // A checkpoint's size is limited where it is read (model/checkpoint.h); the reply holds it.
-  const RedisReply r = client_.command(command, stop_, model::kMaxCheckpointBytes + (1 << 20));
-  if (r.elements.size() != kFields.size())
+  // The checkpoint is read only within the bound, its other fields only within a megabyte more
+  // (each a number or a game's name; the reader checks them).
+  RedisReply r = client_.command(command, stop_, max_checkpoint_bytes + (1 << 20));
+  using Type = RedisReply::Type;
+  if (r.type != Type::kArray || r.elements.size() != 2 || r.elements[0].type != Type::kInteger)
     throw RedisError(url().to_string() + ": HMGET " + url().key("network") +
                      ": a reply of the wrong shape");
-  if (std::all_of(r.elements.begin(), r.elements.end(),
-                  [](const RedisReply& e) { return e.is_nil(); }))
+  if (r.elements[0].integer == 0)
+    throw RedisError(url().key("network") + " holds a checkpoint of " +
+                     std::to_string(r.elements[1].integer) + " bytes, more than the run's network " +
+                     "can have (" + std::to_string(max_checkpoint_bytes) + "); republish the " +
+                     "network");
+  std::vector<RedisReply>& got = r.elements[1].elements;
+  if (r.elements[1].type != Type::kArray || got.size() != kFields.size())
+    throw RedisError(url().to_string() + ": HMGET " + url().key("network") +
+                     ": a reply of the wrong shape");
+  if (std::all_of(got.begin(), got.end(), [](const RedisReply& e) { return e.is_nil(); }))
     return std::nullopt;
   std::map<std::string, std::string> f;
   for (std::size_t i = 0; i < kFields.size(); ++i) {
-    if (r.elements[i].is_nil())
+    if (got[i].is_nil())
       throw RedisError(url().key("network") + " has no field " + kFields[i] +
                        "; republish the network");
-    f[kFields[i]] = r.elements[i].str;
+    f[kFields[i]] = std::move(got[i].str);
   }
   PublishedNetwork n;
   n.checkpoint = std::move(f["checkpoint"]);
@@ -511,7 +538,8 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
   if (more != nullptr) *more = false;
   const RedisReply r = client_.command(
       {"EVAL", kReadScript, "1", url().key("games"), after, std::to_string(count),
-       std::to_string(kMaxEntryBytes), std::to_string(kMaxReadBytes), kLastStreamId},
+       std::to_string(kMaxEntryBytes), std::to_string(kMaxReadBytes), kLastStreamId,
+       std::to_string(kMaxEntryFields)},
       stop_, kMaxReadBytes + kMaxEntryBytes + (1 << 20));
   std::vector<StreamEntry> out;
   // {more, [[id, [field, value, ...]], ...]}, the ids increasing from `after`: a reply of another
@@ -527,8 +555,11 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
   if (more != nullptr) *more = r.elements[0].integer == 1;
   std::string last = after;
   for (const RedisReply& e : r.elements[1].elements) {
-    if (e.type != Type::kArray || e.elements.size() != 2 || e.elements[0].type != Type::kString ||
-        e.elements[1].type != Type::kArray)
+    // [id, fields], or [id, [], why, how many] for one cut (kReadScript)
+    const bool cut = e.elements.size() == 4;
+    if (e.type != Type::kArray || (e.elements.size() != 2 && !cut) ||
+        e.elements[0].type != Type::kString || e.elements[1].type != Type::kArray ||
+        (cut && (e.elements[2].type != Type::kString || e.elements[3].type != Type::kString)))
       throw malformed("an entry of the wrong shape");
     bool follows = false;
     try {
@@ -545,8 +576,12 @@ std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int co
     entry.node = f["node"];
     entry.run = f["run"];
     try {
-      if (f.count("oversize"))
-        throw std::runtime_error("its fields hold " + quote_input(f["oversize"], 20) +
+      if (cut && e.elements[2].str == "fields")
+        throw std::runtime_error("it has " + quote_input(e.elements[3].str, 20) +
+                                 " fields, more than a game's entry can (" +
+                                 std::to_string(kMaxEntryFields) + ")");
+      if (cut)
+        throw std::runtime_error("its fields hold " + quote_input(e.elements[3].str, 20) +
                                  " bytes, more than a game's entry can (" +
                                  std::to_string(kMaxEntryBytes) + ")");
       // Hostile or damaged names go no further than this: the record, a chunk and the logs

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "model/checkpoint.h"
 #include "selfplay/game_record.h"
 #include "store/redis_client.h"
 #include "store/redis_url.h"
@@ -135,8 +136,11 @@ class RunChannel {
                                      int encoding_version);
   std::int64_t network_version();  // 0: none yet
   // The published network, its bytes checked against the CRC; nothing when none is published.
-  // Throws RedisError when the stored network is damaged.
-  std::optional<PublishedNetwork> network();
+  // Throws RedisError when the stored network is damaged, or when its checkpoint is larger than
+  // `max_checkpoint_bytes` (model::max_checkpoint_bytes of the run's config: the network a
+  // server holds is read only as far as the run's network can reach).
+  std::optional<PublishedNetwork> network(std::uint64_t max_checkpoint_bytes =
+                                              model::kMaxCheckpointBytes);
 
   std::uint64_t new_session();
 

@@ -279,23 +279,35 @@ TEST(FaultCluster, AWorkerOfAnotherVersionIsRefused) {
 
 // A published network of the run's game but another architecture than the run's config names is
 // none the trainer published (a run's keys written by something else): the worker refuses it,
-// naming what differs, instead of playing with it.
+// naming what differs, instead of playing with it. One larger than the run's network can be is
+// refused before it is read (a server's network was read up to 4 GiB, whatever the run's).
 TEST(FaultCluster, AWorkerRefusesANetworkOfAnotherArchitecture) {
-  RedisServer redis;
-  redis.command({"SET", "oppidum:arch:config", read_file(kConfig)});
   const oppidum::Game& game = oppidum::game_by_name("mg");
-  const std::string checkpoint = oppidum::model::serialize_checkpoint(
-      oppidum::model::random_checkpoint(game, oppidum::model::NetConfig::sized(2, 16), 5));
-  redis.command({"HSET", "oppidum:arch:network", "checkpoint", checkpoint, "crc32",
-                 std::to_string(oppidum::util::crc32(checkpoint.data(), checkpoint.size())),
-                 "step", "0", "generation", "0", "game", "mg", "encoding_version",
-                 std::to_string(game.encoding_version()), "version", "1"});
-  const auto r = run_shell("timeout 60 " + kBinary + " selfplay --store " + redis.url("arch") +
-                           " --node n --threads 1 2>&1");
-  EXPECT_NE(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("does not fit"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("network 2x16"), std::string::npos) << r.out;
-  EXPECT_EQ(redis.command({"XLEN", "oppidum:arch:games"}), ":0\r\n") << "a game was played";
+  // The run's network is 1x8 with heads of 2, 1 and 16 (tests/data/tiny-mg.yaml).
+  oppidum::model::NetConfig narrower = oppidum::model::NetConfig::sized(1, 4);
+  narrower.policy_channels = 2;
+  narrower.value_channels = 1;
+  narrower.value_hidden = 16;
+  for (const auto& [net, said] : std::vector<std::pair<oppidum::model::NetConfig, std::string>>{
+           {narrower, "network 1x4"},
+           // (over the run's tensors and 2 MiB for its name and metadata: 10x128 is 12 MB)
+           {oppidum::model::NetConfig::sized(10, 128), "more than the run's network can have"}}) {
+    RedisServer redis;
+    redis.command({"SET", "oppidum:arch:config", read_file(kConfig)});
+    const std::string checkpoint = oppidum::model::serialize_checkpoint(
+        oppidum::model::random_checkpoint(game, net, 5));
+    redis.command({"HSET", "oppidum:arch:network", "checkpoint", checkpoint, "crc32",
+                   std::to_string(oppidum::util::crc32(checkpoint.data(), checkpoint.size())),
+                   "step", "0", "generation", "0", "game", "mg", "encoding_version",
+                   std::to_string(game.encoding_version()), "version", "1"});
+    const auto r = run_shell("timeout 60 " + kBinary + " selfplay --store " +
+                             redis.url("arch") + " --node n --threads 1 2>&1");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_EQ(r.status == 124, false) << "it waited instead of refusing: " << r.out;
+    EXPECT_NE(r.out.find(said), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("lost "), std::string::npos) << "the server seemed lost: " << r.out;
+    EXPECT_EQ(redis.command({"XLEN", "oppidum:arch:games"}), ":0\r\n") << "a game was played";
+  }
 }
 
 // scripts/cluster.sh stopped as a terminal's Ctrl-C stops it (SIGINT to its whole process group):

@@ -155,6 +155,37 @@ TEST(Checkpoint, SaveLoadRoundTripGivesIdenticalOutputs) {
   }
 }
 
+TEST(Checkpoint, TheMostBytesOfANetworkAreThoseOfItsLongestNameAndMetadata) {
+  constexpr std::size_t kLongest = std::size_t{1} << 20;  // a name's or the metadata's (the header)
+  for (const char* name : {"mg", "dvonn"}) {
+    const Game& game = game_by_name(name);
+    for (bool pooling : {false, true}) {
+      NetConfig config = small_config(pooling);
+      config.score_head = pooling;
+      Checkpoint c = random_checkpoint(game, config, 5);
+      const std::uint64_t most =
+          max_checkpoint_bytes(config, game.input_shape(), game.num_actions());
+      EXPECT_EQ(serialize_checkpoint(c).size() + (kLongest - c.game.size()) +
+                    (kLongest - c.metadata.size()),
+                most)
+          << name << (pooling ? " with pooling and the score head" : "");
+      // Metadata at its longest is read, and the checkpoint then is exactly the bound less the
+      // game's name it does not use; a byte more of metadata is refused.
+      c.metadata.assign(kLongest, 'm');
+      const std::string bytes = serialize_checkpoint(c);
+      EXPECT_EQ(bytes.size() + (kLongest - c.game.size()), most);
+      EXPECT_EQ(parse_checkpoint(bytes.data(), bytes.size(), "longest").metadata.size(), kLongest);
+      c.metadata += 'm';
+      const std::string over = serialize_checkpoint(c);
+      EXPECT_THROW(parse_checkpoint(over.data(), over.size(), "over"), CheckpointError);
+      // A block more needs more.
+      NetConfig deeper = config;
+      ++deeper.blocks;
+      EXPECT_LT(most, max_checkpoint_bytes(deeper, game.input_shape(), game.num_actions()));
+    }
+  }
+}
+
 TEST(Checkpoint, SavingOverwritesAtomically) {
   TempDir dir("ckpt");
   const Game& mg = game_by_name("mg");

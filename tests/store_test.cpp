@@ -178,6 +178,19 @@ TEST_F(RunChannelTest, ConfigAndNetworkArePublishedWhole) {
   EXPECT_EQ(n->info.version, 2);
   EXPECT_EQ(n->info.step, 600);
   EXPECT_EQ(n->info.generation, 2);
+  // Read within a bound (the run's network's most bytes): exactly the bound is read; a byte more
+  // is refused with a reason, and never read (a reply over the bound would be retried forever).
+  EXPECT_EQ(c.network(bytes.size() + 1)->checkpoint, bytes + "2");
+  try {
+    c.network(bytes.size());
+    ADD_FAILURE() << "a network over the bound was read";
+  } catch (const RedisError& e) {
+    EXPECT_NE(std::string(e.what()).find("oppidum:t:network holds a checkpoint of 19 bytes, more "
+                                         "than the run's network can have (18)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(log_.empty()) << "the server never seemed lost: " << log_.front();
   // A damaged network is refused, not used.
   server_.command({"HSET", "oppidum:t:network", "checkpoint", "tampered"});
   EXPECT_THROW(c.network(), RedisError);
@@ -266,6 +279,22 @@ TEST_F(RunChannelTest, StreamReadsAreBoundedWhateverWritersPutIn) {
   EXPECT_FALSE(more);
   EXPECT_EQ(entries[1].problem, "");
   EXPECT_TRUE(c.read_games(entries.back().id, 10).empty());
+
+  // An entry of more fields than a game's has is cut for that, and says so (it was said to be
+  // over the size limit); one that names the cut's reasons among its fields is not cut.
+  const std::string after = entries.back().id;
+  std::vector<std::string> many = {"XADD", "oppidum:t:games", "*", "node", "w", "run", "r",
+                                   "network", "0", "format", "2", "record", record, "crc32", crc};
+  for (int i = 0; i < 30; ++i) many.insert(many.end(), {"f" + std::to_string(i), "v"});
+  server_.command(many);
+  server_.command({"XADD", "oppidum:t:games", "*", "node", "w", "run", "r", "network", "0",
+                   "format", "2", "record", record, "crc32", crc, "fields", "99", "bytes", "9"});
+  entries = c.read_games(after, 10);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_NE(entries[0].problem.find("it has 36 fields, more than a game's entry can (32)"),
+            std::string::npos)
+      << entries[0].problem;
+  EXPECT_EQ(entries[1].problem, "");
 }
 
 // A stream entry whose node name (or run id) is too long for a record, or holds control
@@ -789,6 +818,35 @@ TEST(RedisClientTest, AStopEndsTheWaitForTheCredentialsAnswer) {
   EXPECT_THROW(client.command({"PING"}, &stop), RedisStopped);
   stopper.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+// A server that takes the connection and never answers was waited for 30 s without a word (the
+// node seemed to hang): after 5 s of silence the log says what it waits for, once, for a command
+// and for the credentials alike.
+TEST(RedisClientTest, AServerSilentForSecondsIsToldOf) {
+  FakeServer deaf([](int, const std::atomic<bool>& done) {
+    while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  for (const std::string& password : {std::string(), std::string("pw")}) {
+    std::atomic<bool> stop{false}, logged{false};
+    std::vector<std::string> log;
+    const std::string url =
+        password.empty() ? deaf.url() : "redis://:" + password + "@" + deaf.url().substr(8);
+    RedisClient client(parse_redis_url(url, nullptr), [&](const std::string& line) {
+      log.push_back(line);
+      logged = true;
+    });
+    std::thread stopper([&] { stop_once_logged(logged, stop); });
+    EXPECT_THROW(client.command({"GET", "some-key"}, &stop), RedisStopped);
+    stopper.join();
+    ASSERT_EQ(log.size(), 1u) << password;
+    EXPECT_NE(log[0].find(password.empty() ? "has not answered GET some-key for 5 s; waiting up "
+                                             "to 30 s"
+                                           : "has not answered AUTH for 5 s; waiting up to 30 s"),
+              std::string::npos)
+        << log[0];
+    EXPECT_EQ(log[0].find("pw"), std::string::npos) << "the password was shown: " << log[0];
+  }
 }
 
 // A reply within the byte cap can still be millions of tiny items (hiredis makes an object of

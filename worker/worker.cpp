@@ -57,6 +57,11 @@ model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& 
   return c;
 }
 
+// The most bytes the run's network can have: what a worker reads of the network the server holds.
+std::uint64_t max_network_bytes(const model::NetConfig& net, const Game& game) {
+  return model::max_checkpoint_bytes(net, game.input_shape(), game.num_actions());
+}
+
 // What the sessions of a worker's life count together (its heartbeats carry the totals).
 struct Totals {
   std::int64_t beats = 0, games_played = 0;
@@ -135,7 +140,7 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
           std::optional<store::PublishedNetwork> next_published;
           std::optional<model::Checkpoint> next;
           try {
-            next_published = channel.network();
+            next_published = channel.network(max_network_bytes(config.net, game));
             if (next_published)
               next = checked_network(*next_published, game, config.net, url.key("network"));
           } catch (const store::RedisStopped&) {
@@ -222,14 +227,19 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
     std::optional<model::Checkpoint> network;
     try {
       for (bool said = false, said_owner = false, said_unplayable = false; !quit.load();) {
+        published.reset();
         const auto text = channel.config(config::kMaxConfigBytes);
-        if (text && (published = channel.network())) {
+        if (text) {
           config_text = *text;
           try {
             config = config::parse_config(*text, url.key("config"));
-            network = checked_network(*published, game_by_name(config->run.game), config->net,
-                                      url.key("network"));
+            const Game& game = game_by_name(config->run.game);
+            published = channel.network(max_network_bytes(config->net, game));
+            if (published)
+              network = checked_network(*published, game, config->net, url.key("network"));
           } catch (const WrongVersion&) {
+            throw;
+          } catch (const store::RedisStopped&) {
             throw;
           } catch (const std::exception& e) {
             // Between sessions, what the server holds may be no run's (changed there; the
@@ -243,6 +253,8 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
             std::this_thread::sleep_for(std::chrono::milliseconds(500));
             continue;
           }
+        }
+        if (published) {
           run_id = channel.owner();
           if (!run_id.empty()) break;
           if (!said_owner)
