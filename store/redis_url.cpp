@@ -1,11 +1,9 @@
 #include "store/redis_url.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <cctype>
 #include <cstdlib>
 
+#include "util/host.h"
 #include "util/text.h"
 
 namespace oppidum::store {
@@ -36,13 +34,7 @@ std::string RedisUrl::without_password() const {
   return bare.to_string();
 }
 
-bool RedisUrl::is_loopback() const {
-  // Only what is this machine: localhost, and loopback addresses written as addresses (127.x.y.z,
-  // ::1). A name that merely starts with "127." (127.evil.example) can point anywhere.
-  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
-  in_addr v4{};
-  return inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
-}
+bool RedisUrl::is_loopback() const { return util::is_loopback_host(host); }
 
 RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
   const std::string scheme = "redis://";

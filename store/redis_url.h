@@ -26,7 +26,7 @@ struct RedisUrl {
 
   std::string to_string() const;  // the URL with the password masked as ***
   std::string without_password() const;  // the URL with no password at all (for configs)
-  bool is_loopback() const;       // 127.0.0.0/8, ::1 or localhost
+  bool is_loopback() const;       // util::is_loopback_host of the host
   std::string key(const std::string& name) const { return "oppidum:" + run + ":" + name; }
 };
 

@@ -22,6 +22,7 @@
 #include "util/curve.h"
 #include "util/file_io.h"
 #include "util/folder_lock.h"
+#include "util/host.h"
 #include "util/progress.h"
 #include "util/text.h"
 
@@ -281,6 +282,20 @@ TEST(Text, ReadLineIsGetlineWithABound) {
   std::istringstream empty("");
   EXPECT_FALSE(read_line(empty, line));
   EXPECT_TRUE(empty.fail());
+}
+
+// One test of "this machine" for the web server and the Redis URL (each had its own, and they
+// disagreed on LocalHost, ::ffff:127.0.0.1 and 0:0:0:0:0:0:0:1).
+TEST(Host, LoopbackIsAnAddressOfThisMachineOrLocalhost) {
+  for (const char* host : {"127.0.0.1", "127.255.0.9", "localhost", "LocalHost", "::1", "[::1]",
+                           "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1"})
+    EXPECT_TRUE(util::is_loopback_host(host)) << host;
+  for (const char* host : {"0.0.0.0", "192.168.1.2", "127.evil.example.com", "127.0.0.1.evil.com",
+                           "127.1", "1270.0.0.1", "128.0.0.1", "localhost.", "::",
+                           "::ffff:10.0.0.1", "", "[::1", "127.0.0.1\n"})
+    EXPECT_FALSE(util::is_loopback_host(host)) << host;
+  EXPECT_FALSE(util::is_loopback_host(std::string_view("127.0.0.1\0evil", 14)))
+      << "a name with a NUL is none of this machine's";
 }
 
 TEST(FolderLock, RefusesASymlinkedOrNonRegularLockFile) {

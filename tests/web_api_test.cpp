@@ -1595,12 +1595,9 @@ TEST(WebServerTest, OtherHostsGetAGeneratedToken) {
   ServerOptions loopback;
   loopback.port = 0;
   EXPECT_TRUE(WebServer(loopback).token().empty());
-  for (const char* host : {"127.0.0.1", "127.255.0.9", "localhost", "LocalHost", "::1", "[::1]",
-                           "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1"})
-    EXPECT_TRUE(is_loopback_host(host)) << host;
-  for (const char* host : {"0.0.0.0", "192.168.1.2", "127.evil.example.com", "127.0.0.1.evil.com",
-                           "127.1", "localhost.", "::", "::ffff:10.0.0.1", "", "[::1"})
-    EXPECT_FALSE(is_loopback_host(host)) << host;
+  ServerOptions v6 = loopback;
+  v6.host = "[::1]";
+  EXPECT_TRUE(WebServer(v6).token().empty()) << "util::is_loopback_host (util_test) decides";
 }
 
 TEST(WebServerTest, TokensMustResistGuessing) {

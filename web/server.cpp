@@ -1,6 +1,5 @@
 #include "web/server.h"
 
-#include <arpa/inet.h>
 #include <httplib.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include "games/game.h"
 #include "games/quote.h"
 #include "trainer/run_folder.h"
+#include "util/host.h"
 #include "web/arena_reader.h"
 #include "web/assets.h"
 #include "web/board_json.h"
@@ -211,21 +211,6 @@ bool cookie_holds(const httplib::Request& req, const std::string& token) {
 
 }  // namespace
 
-bool is_loopback_host(const std::string& host) {
-  std::string name = lowercase(host);
-  if (name == "localhost") return true;
-  if (name.size() >= 2 && name.front() == '[' && name.back() == ']')
-    name = name.substr(1, name.size() - 2);
-  in_addr v4{};
-  if (::inet_pton(AF_INET, name.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (::inet_pton(AF_INET6, name.c_str(), &v6) == 1) {
-    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
-  }
-  return false;
-}
-
 struct WebServer::Impl {
   explicit Impl(ServerOptions o) : options(std::move(o)), http(options.connections) {}
 
@@ -368,7 +353,7 @@ struct WebServer::Impl {
     if (options.token.empty()) {
       const std::string header = req.get_header_value("Host");
       const std::string host = host_of(header);
-      if (!header.empty() && !is_loopback_host(host) && host != lowercase(options.host)) {
+      if (!header.empty() && !util::is_loopback_host(host) && host != lowercase(options.host)) {
         send_error(res, 403, "this server answers requests for 127.0.0.1 or localhost only, not "
                              "for Host \"" + quote_input(header) + "\"");
         return httplib::Server::HandlerResponse::Handled;
@@ -654,7 +639,7 @@ WebServer::WebServer(ServerOptions options)
         "--token must be at least " + std::to_string(kMinTokenLength) + " characters of " +
         kTokenCharacters + " (a short token is guessed); the one given has " +
         std::to_string(o.token.size()) + "; leave --token out to have one generated");
-  if (!is_loopback_host(o.host) && o.token.empty()) o.token = generate_token();
+  if (!util::is_loopback_host(o.host) && o.token.empty()) o.token = generate_token();
   std::vector<std::string> names;
   for (const std::string& dir : o.runs) {
     names.push_back(run_name(dir, names));

@@ -72,11 +72,6 @@ inline constexpr std::size_t kMinTokenLength = 16;
 inline constexpr std::size_t kGeneratedTokenLength = 32;
 inline constexpr const char* kTokenCharacters = "A-Z a-z 0-9 . _ ~ -";
 
-// True for an IP address in 127.0.0.0/8 (dotted, as inet_pton reads it), ::1 (also in brackets,
-// and ::ffff:127.x.y.z) and localhost, in any case; false for every other name, such as
-// 127.evil.example.com.
-bool is_loopback_host(const std::string& host);
-
 class WebServer {
  public:
   // Opens the runs (throws std::runtime_error naming a folder that does not exist or holds no

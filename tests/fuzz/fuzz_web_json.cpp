@@ -3,12 +3,13 @@
 // (searches of 30 ms, 16 simulations, depth 2). Input: the request body (JSON). A request may be
 // refused only as the server answers 4xx/503 (BadRequest, NotFound, Busy, Cancelled, a JSON
 // error); anything else would be a 500. Answers must dump as the server sends them. Also
-// is_loopback_host on the raw bytes. One checkpoint is served: "run/best", a tiny ttt network.
+// util::is_loopback_host on the raw bytes. One checkpoint is served: "run/best", a tiny ttt network.
 #include <nlohmann/json.hpp>
 
 #include "common.h"
 #include "games/registry.h"
 #include "model/checkpoint.h"
+#include "util/host.h"
 #include "web/errors.h"
 #include "web/game_service.h"
 #include "web/server.h"
@@ -63,7 +64,7 @@ void call(const char* what, F&& f) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
-  (void)web::is_loopback_host(body);
+  (void)util::is_loopback_host(body);
   if (body.find('\0') != std::string::npos) return 0;  // the server refuses NUL bytes first
   json request;
   try {
