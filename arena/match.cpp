@@ -551,8 +551,10 @@ std::string describe_verdict(const MatchStatus& status) {
   const auto& s = *status.sprt;
   switch (status.verdict) {
     case SprtVerdict::kAcceptH1:
-      return "H1 accepted: A is stronger, elo >= " + format_number(s.elo1) + " more likely than elo <= " +
-             format_number(s.elo0);
+      // "A is stronger" only where both hypotheses say at least equal: with elo0 < 0, H1 can be
+      // a weaker A (elo0=-300, elo1=-100 accepted between equal players read "A is stronger").
+      return std::string("H1 accepted: ") + (s.elo0 >= 0 ? "A is stronger, " : "") + "elo >= " +
+             format_number(s.elo1) + " more likely than elo <= " + format_number(s.elo0);
     case SprtVerdict::kAcceptH0:
       return "H0 accepted: elo <= " + format_number(s.elo0) + " more likely than elo >= " +
              format_number(s.elo1);

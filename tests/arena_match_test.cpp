@@ -119,6 +119,20 @@ TEST(MatchTest, SprtStopsWhenTheEvidenceDecides) {
   EXPECT_NE(format_match_report(p.status).find("H1 accepted"), std::string::npos);
 }
 
+// H1 accepted says "A is stronger" only when H1 and H0 both put A at least level: with elo0 < 0
+// it can be a weaker A (elo0=-300, elo1=-100 accepted between two equal players).
+TEST(MatchTest, AnAcceptedH1SaysStrongerOnlyWhereItMeansIt) {
+  MatchStatus status;
+  status.verdict = SprtVerdict::kAcceptH1;
+  status.sprt = SprtConfig{0, 20, 0.05, 0.05};
+  EXPECT_EQ(describe_verdict(status),
+            "H1 accepted: A is stronger, elo >= 20 more likely than elo <= 0");
+  status.sprt = SprtConfig{-300, -100, 0.05, 0.05};
+  EXPECT_EQ(describe_verdict(status), "H1 accepted: elo >= -100 more likely than elo <= -300");
+  status.sprt = SprtConfig{-10, 10, 0.05, 0.05};
+  EXPECT_EQ(describe_verdict(status), "H1 accepted: elo >= 10 more likely than elo <= -10");
+}
+
 // A match's memory follows the games played, not its cap: an SPRT with a cap of ten million
 // games, decided within a few hundred, took 1.4 GB before a game (a slot for every game of the
 // cap). Peak resident memory of this test's own process (CTest runs each test as one).

@@ -114,7 +114,7 @@ TEST(Pipeline, NumbersFromTheStatsOfAnInterval) {
   EXPECT_EQ(pipeline_line("generation 3", *row, 2),
             "generation 3 self-play: 100.0 positions/s, 10.0 evaluations/position, forward busy "
             "25% (2 workers, mean batch 100.0), forward alone 2000 evaluations/s a worker, so the "
-            "bound is 400.0 positions/s: 25% of it");
+            "bound is 400.0 positions/s: 25.0% of it");
   EXPECT_NE(pipeline_line("session", *row, 1).find("(1 worker, mean"), std::string::npos);
 
   EXPECT_EQ(pipeline_row(from, to, now, false)->resign_checks, -1) << "resignation off";
@@ -350,14 +350,21 @@ TEST(Gate, AVerdictAtTheCapSaysWhichWayTheScoreDecided) {
   m.promoted = promotes(m.gate);
   ASSERT_TRUE(m.promoted);
   GateRow row = gate_row(in, m, 50, 1.0, 10.0);
-  EXPECT_EQ(row.verdict, "no decision after 40 games (the cap); promoted on its score, 60%, is "
-                         "above 50%");
+  EXPECT_EQ(row.verdict, "no decision after 40 games (the cap); promoted on its score, 24 of 40 "
+                         "points (60%), more than half");
   m.gate.wins = 12, m.gate.losses = 20;  // 40%
   m.promoted = promotes(m.gate);
   ASSERT_FALSE(m.promoted);
   row = gate_row(in, m, 50, 1.0, 10.0);
-  EXPECT_EQ(row.verdict, "no decision after 40 games (the cap); kept the best: its score, 40%, is "
-                         "not above 50%");
+  EXPECT_EQ(row.verdict, "no decision after 40 games (the cap); kept the best: its score, 16 of "
+                         "40 points (40%), not more than half");
+  // A share that rounds to 50.0% says by its points which side of half it is.
+  m.gate.games_cap = m.gate.games_counted = 2000;
+  m.gate.wins = 1000, m.gate.draws = 1, m.gate.losses = 999;
+  m.promoted = promotes(m.gate);
+  ASSERT_TRUE(m.promoted);
+  EXPECT_NE(gate_row(in, m, 50, 1.0, 10.0).verdict.find("1000.5 of 2000 points (50%), more than half"),
+            std::string::npos);
   EXPECT_DOUBLE_EQ(row.rating, 10.0);
 }
 

@@ -149,5 +149,36 @@ TEST(Report, ExtremeLossesStillDrawAChart) {
             std::string::npos);
 }
 
+// Past 300 points a chart's point is the mean of consecutive rows, and its legend says so: 301
+// gates alternating +100 and -100 Elo drew a flat line at 0 with nothing to tell it from a run
+// of even gates. A chart of fewer rows says nothing of means.
+TEST(Report, AChartOfMeansSaysSo) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "report_test_means";
+  std::filesystem::remove_all(dir);
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    for (int generation = 1; generation <= 301; ++generation) {
+      GateRow g;
+      g.generation = generation, g.step = 10 * generation, g.opponent_generation = generation - 1;
+      g.games = 8, g.wins = 4, g.draws = 0, g.losses = 4;
+      g.elo = generation % 2 == 0 ? 100 : -100, g.elo_low = -300, g.elo_high = 300, g.llr = 0;
+      g.verdict = "cap", g.promoted = false, g.seconds = generation, g.rating = 0;
+      folder.append_gate(g, 100 * generation, 2 * generation);
+    }
+  }
+  std::ofstream(RunPaths{dir}.config()) << "run:\n  game: mg\n";
+  const std::string out = (dir / "report.html").string();
+  write_report(dir.string(), out);
+  const std::string html = test_util::read_file(out);
+  EXPECT_NE(html.find("each candidate against the best network (gate Elo) (each point the mean of "
+                      "about 2 consecutive gates)"),
+            std::string::npos);
+  const auto few = make_resumed_run();
+  write_report(few.string(), (few / "report.html").string());
+  EXPECT_EQ(test_util::read_file((few / "report.html").string()).find("each point the mean"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace oppidum::trainer

@@ -122,10 +122,14 @@ std::string gate_verdict(const arena::MatchStatus& gate, bool promoted) {
   std::string text = arena::describe_verdict(gate);
   // At the cap without an SPRT decision, promotes() goes by the score: say so, and by how much.
   if (gate.verdict == arena::SprtVerdict::kContinue && !gate.stopped && gate.games_counted > 0) {
-    const double score = (gate.wins + 0.5 * gate.draws) / gate.games_counted;
+    // Its points whole, beside the rounded share: a share that rounds to 50.0% cannot say which
+    // side of half it is.
+    const double points = gate.wins + 0.5 * gate.draws;
     text += promoted ? "; promoted on its score, " : "; kept the best: its score, ";
-    text += arena::format_number(std::round(1000.0 * score) / 10.0) + "%, is ";
-    text += promoted ? "above 50%" : "not above 50%";
+    text += arena::format_number(points) + " of " + std::to_string(gate.games_counted) +
+            " points (" +
+            arena::format_number(std::round(1000.0 * points / gate.games_counted) / 10.0) + "%), ";
+    text += promoted ? "more than half" : "not more than half";
   }
   return text;
 }

@@ -9,7 +9,7 @@
 // With arena.max_games 0 there is no gate match: every candidate is promoted (AlphaZero's way).
 //
 // The promotion rule (promotes()): the candidate replaces the best network when the SPRT accepts
-// H1 (it is stronger by elo1 at the chosen error rates), or when the match reaches its game cap
+// H1 (elo >= elo1 more likely than elo <= elo0: the error rates hold at those two), or when the match reaches its game cap
 // undecided and the candidate scored more than half of the points. The second case keeps a small
 // gate (tens of games on a laptop) from freezing the run; at equal strength it promotes about half
 // the time, a random walk among equals that costs nothing in strength (AlphaZero promotes every

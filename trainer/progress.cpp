@@ -61,7 +61,7 @@ std::string pipeline_line(const std::string& what, const SelfplayRow& row, int w
                      what, fixed(row.positions_per_second, 1), fixed(row.evals_per_position, 1),
                      fixed(100.0 * row.forward_busy, 0), workers, workers == 1 ? "" : "s",
                      fixed(row.mean_batch, 1), fixed(row.forward_rate, 0), fixed(row.bound, 1),
-                     fixed(100.0 * row.positions_per_second / row.bound, 0));
+                     fixed(100.0 * row.positions_per_second / row.bound, 1));
 }
 
 std::string trainer_pace_line(const Progress& p, int batch_size, double sample_reuse,

@@ -54,6 +54,17 @@ std::vector<std::pair<double, double>> drawn(const util::BoundedCurve<1>& curve)
   return out;
 }
 
+// The series' points from its curve; past kChartPoints a point is the mean of consecutive rows,
+// and its name says so (a chart of 301 gates alternating +100 and -100 drew a flat line at 0,
+// saying nothing of it).
+void draw(Series& series, const util::BoundedCurve<1>& curve, const std::string& rows) {
+  series.points = drawn(curve);
+  if (curve.size() <= series.points.size()) return;
+  const std::size_t each = (curve.size() + series.points.size() - 1) / series.points.size();
+  series.name += " (each point the mean of about " + std::to_string(each) + " consecutive " +
+                 rows + ")";
+}
+
 // One line chart as inline SVG.
 std::string chart(const std::string& title, const std::string& x_label,
                   const std::vector<Series>& series) {
@@ -148,12 +159,12 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
     if (row.kind == "selfplay")
       speed_curve.add(row.generation, {row.selfplay_positions_per_second});
   });
-  policy.points = drawn(policy_curve);
-  value.points = drawn(value_curve);
-  best.points = drawn(best_curve);
-  gate.points = drawn(gate_curve);
-  anchor.points = drawn(anchor_curve);
-  speed.points = drawn(speed_curve);
+  draw(policy, policy_curve, "train rows (weighed by their steps)");
+  draw(value, value_curve, "train rows (weighed by their steps)");
+  draw(best, best_curve, "gates");
+  draw(gate, gate_curve, "gates");
+  draw(anchor, anchor_curve, "gates");
+  draw(speed, speed_curve, "generations' rates");
 
   Series length{"mean game length (plies)", "#8c564b", {}};
   util::BoundedCurve<1> length_curve;  // each chunk's mean length, weighed by its games
@@ -181,7 +192,7 @@ std::string write_report(const std::string& run_dir, const std::string& out_path
                        static_cast<double>(records));
     }
   }
-  length.points = drawn(length_curve);
+  draw(length, length_curve, "chunks (weighed by their games)");
 
   // The folder's name is anybody's text (a run unpacked from someone's archive): escaped, and the
   // page runs no script at all.
