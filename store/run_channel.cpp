@@ -129,6 +129,28 @@ if size > tonumber(ARGV[1]) then return {0, size} end
 return {1, redis.call('HMGET', KEYS[1], unpack(ARGV, 2))}
 )lua";
 
+// A batch of games for RunChannel::push_games, added once. KEYS: games, pushes; ARGV: the pusher,
+// its batch number, the stream's length cap, the number F of fields of an entry, then each game's
+// F names and values in turn. A batch the pusher's field says it added (a retry whose first try's
+// reply was lost) adds nothing; returns the entries added.
+constexpr const char* kPushScript = R"lua(
+local pusher, batch = ARGV[1], tonumber(ARGV[2])
+-- Only this script writes the key: another type or value there is no one's count (a hostile or
+-- mistaken write), dropped rather than stopping every node's pushes.
+local kind = redis.call('TYPE', KEYS[2]).ok
+if kind ~= 'hash' and kind ~= 'none' then redis.call('DEL', KEYS[2]) end
+local done = tonumber(redis.call('HGET', KEYS[2], pusher) or '0') or 0
+if batch <= done then return 0 end
+local each, added = 2 * tonumber(ARGV[4]), 0
+for i = 5, #ARGV, each do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, i, i + each - 1))
+  added = added + 1
+end
+redis.call('HSET', KEYS[2], pusher, ARGV[2])
+redis.call('EXPIRE', KEYS[2], 86400)
+return added
+)lua";
+
 // The heartbeats of RunChannel::nodes. KEYS: nodes; ARGV: the longest name, the most entries.
 // Returns {entries left out, name, value, name, value, ...}: names over the limit or with a
 // control character, values that are not three numbers, and entries past the most (or past a
@@ -517,7 +539,14 @@ void RunChannel::push_games(const std::string& node, const std::string& run_id,
                             const std::vector<selfplay::GameRecord>& games,
                             std::int64_t max_length) {
   if (games.empty()) return;
-  std::vector<std::vector<std::string>> commands;
+  constexpr int kPushFields = 6;  // node, run, network, format, record, crc32
+  // Each call its own number, also after a call that a stop ended (its batch may be on the
+  // server: the next batch under its number would read as added). Retries send the same.
+  const std::uint64_t batch = ++batches_pushed_;
+  std::vector<std::string> command = {"EVAL", kPushScript, "2", url().key("games"),
+                                      url().key("pushes"), pusher_, std::to_string(batch),
+                                      std::to_string(max_length), std::to_string(kPushFields)};
+  const std::size_t head = command.size();
   for (const selfplay::GameRecord& g : games) {
     std::string record;
     try {
@@ -526,12 +555,13 @@ void RunChannel::push_games(const std::string& node, const std::string& run_id,
       log_("dropped a game of " + std::to_string(g.moves.size()) + " moves: " + e.what());
       continue;
     }
-    commands.push_back({"XADD", url().key("games"), "MAXLEN", "~", std::to_string(max_length), "*",
-                        "node", node, "run", run_id, "network", std::to_string(g.network_step),
-                        "format", std::to_string(selfplay::kRecordFormatVersion), "record", record,
-                        "crc32", std::to_string(util::crc32(record.data(), record.size()))});
+    const std::string crc = std::to_string(util::crc32(record.data(), record.size()));
+    command.insert(command.end(),
+                   {"node", node, "run", run_id, "network", std::to_string(g.network_step),
+                    "format", std::to_string(selfplay::kRecordFormatVersion), "record", record,
+                    "crc32", crc});
   }
-  if (!commands.empty()) client_.pipeline(commands, stop_);
+  if (command.size() > head) client_.command(command, stop_);
 }
 
 std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int count, bool* more) {

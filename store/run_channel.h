@@ -16,6 +16,10 @@
 //                                 step), format (the record format version), record
 //                                 (encode_record's bytes), crc32 of the record; capped with XADD
 //                                 MAXLEN ~
+//   oppidum:RUN:pushes    hash    pusher -> the last batch of games it added (a random id for each
+//                                 RunChannel that pushes, and its count of batches): a batch
+//                                 sent again after its reply was lost is not added twice; the
+//                                 key expires a day after the last push
 //   oppidum:RUN:sessions  counter starts of self-play nodes (each start plays new games)
 //   oppidum:RUN:nodes     hash    node -> "beats games positions", updated every few seconds;
 //                                 telemetry only (see heartbeat and nodes)
@@ -119,6 +123,9 @@ class StoreTakenError : public RedisError {
  public:
   using RedisError::RedisError;
 };
+// A random id of 32 hex digits (128 bits from std::random_device): run ids and lease tokens.
+std::string random_id();
+
 class RunChannel {
  public:
   RunChannel(RedisUrl url, util::LogLine log, const std::atomic<bool>* stop = nullptr);
@@ -167,8 +174,10 @@ class RunChannel {
   // Gives the lease up (a clean stop) when it is still `lease`.
   void release(const std::string& lease);
 
-  // XADDs each record (one round trip for all), stamped with the node and the run id, capping
-  // the stream near `max_length` entries.
+  // XADDs each record (one round trip for all, a script on the server), stamped with the node
+  // and the run id, capping the stream near `max_length` entries. Exactly once: a batch whose
+  // reply was lost (the connection dropped after the server had added it) is retried, and the
+  // server, which holds this channel's count of batches, does not add it again.
   void push_games(const std::string& node, const std::string& run_id,
                   const std::vector<selfplay::GameRecord>& games, std::int64_t max_length);
   // Up to `count` entries after `after` ("0-0" for the start), oldest first; never blocks. The
@@ -209,10 +218,9 @@ class RunChannel {
   const std::atomic<bool>* stop_;
   std::set<std::string> telemetry_errors_logged_;
   bool ignored_nodes_logged_ = false;
+  std::string pusher_ = random_id();  // this channel's field in the pushes hash
+  std::uint64_t batches_pushed_ = 0;
 };
-
-// A random id of 32 hex digits (128 bits from std::random_device): run ids and lease tokens.
-std::string random_id();
 
 // A lease value for a trainer of run `run_id` on this machine (host, pid and a random token).
 std::string lease_value(const std::string& run_id);

@@ -621,8 +621,20 @@ TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
             std::string::npos)
       << message([&] { c.stream_info(); });
   EXPECT_NE(message([&] { c.push_games("w", "r", {finished_game(1)}, 10); })
-                .find("XADD oppidum:t:games: WRONGTYPE"),
-            std::string::npos);
+                .find("EVAL oppidum:t:games oppidum:t:pushes: WRONGTYPE"),
+            std::string::npos)
+      << message([&] { c.push_games("w", "r", {finished_game(1)}, 10); });
+  server_.command({"DEL", "oppidum:t:games"});
+  // The pushes key is the push script's alone: another type there is dropped, not an error.
+  for (const std::vector<std::string>& junk :
+       {std::vector<std::string>{"SET", "oppidum:t:pushes", "garbage"},
+        {"HSET", "oppidum:t:pushes", "x", "not a count"}}) {
+    server_.command({"DEL", "oppidum:t:pushes"});
+    server_.command(junk);
+    EXPECT_NO_THROW(c.push_games("w", "r", {finished_game(1)}, 10)) << junk[0];
+  }
+  EXPECT_EQ(server_.command({"XLEN", "oppidum:t:games"}), ":2\r\n");
+  server_.command({"DEL", "oppidum:t:games", "oppidum:t:pushes"});
   server_.command({"HSET", "oppidum:t:config", "a", "b"});
   EXPECT_NE(message([&] { c.config(100); }).find("GETRANGE oppidum:t:config: WRONGTYPE"),
             std::string::npos)
@@ -695,6 +707,59 @@ class FakeServer {
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
+
+// A batch of games the server added whose reply was lost (the connection dropped on the way back)
+// was pushed again on the retry: its games twice in the stream, trained on twice. The server now
+// holds each pusher's count of batches and adds a batch once; the next batch is added as ever.
+TEST_F(RunChannelTest, ABatchWhoseReplyWasLostIsAddedOnce) {
+  std::atomic<int> connections{0};
+  const int port = server_.port();
+  FakeServer lossy([&](int client, const std::atomic<bool>& done) {
+    const bool lose_reply = connections++ == 0;
+    const int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    if (::connect(upstream, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(upstream);
+      return;
+    }
+    std::vector<char> buffer(1 << 16);
+    while (!done.load()) {
+      pollfd p[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+      if (::poll(p, 2, 50) <= 0) continue;
+      if (p[0].revents != 0) {
+        const ssize_t n = ::recv(client, buffer.data(), buffer.size(), 0);
+        if (n <= 0 || ::send(upstream, buffer.data(), static_cast<std::size_t>(n),
+                             MSG_NOSIGNAL) != n)
+          break;
+      }
+      if (p[1].revents != 0) {
+        const ssize_t n = ::recv(upstream, buffer.data(), buffer.size(), 0);
+        if (n <= 0 || lose_reply) break;  // the server has done it; its answer is lost
+        if (::send(client, buffer.data(), static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
+      }
+    }
+    ::close(upstream);
+  });
+  std::vector<std::string> log;
+  RunChannel c(parse_redis_url(lossy.url(), nullptr),
+               [&](const std::string& line) { log.push_back(line); });
+  c.push_games("w", "r", {finished_game(1), finished_game(2)}, 1000);
+  EXPECT_EQ(connections.load(), 2) << "the first reply was not lost: the test tests nothing";
+  ASSERT_FALSE(log.empty());
+  EXPECT_NE(log[0].find("lost redis://127.0.0.1:"), std::string::npos) << log[0];
+  EXPECT_EQ(server_.command({"XLEN", "oppidum:t:games"}), ":2\r\n") << "a batch added twice";
+  c.push_games("w", "r", {finished_game(3)}, 1000);
+  EXPECT_EQ(server_.command({"XLEN", "oppidum:t:games"}), ":3\r\n");
+  // Another pusher (another node, or this node's next session) counts its own batches.
+  RunChannel other = channel();
+  other.push_games("w2", "r", {finished_game(4)}, 1000);
+  EXPECT_EQ(server_.command({"XLEN", "oppidum:t:games"}), ":4\r\n");
+  const std::string ttl = server_.command({"TTL", "oppidum:t:pushes"});
+  EXPECT_EQ(ttl.rfind(":8640", 0), 0u) << "the pushes key expires a day after the last push: " << ttl;
+}
 
 // Sets `stop` once the client has logged (it refused a reply), or after 60 s: a loaded machine
 // may take a while to read a flood that far.
