@@ -132,8 +132,10 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   arena::MatchConfig config = o.match;
   if (!o.sprt.empty()) config.sprt = arena::parse_sprt(o.sprt);
 
-  // A results file that cannot take the line (a directory, /dev/full), or a line it would refuse,
-  // is refused before the match (and before a record file is made).
+  // A match that cannot be played, a results file that cannot take the line (a directory,
+  // /dev/full), or a line it would refuse, is refused before the match and before a results or
+  // record file is made (a refused match left both behind, empty).
+  arena::plan_match(game, *a, *b, config);
   if (!o.results.empty()) {
     check_results_players(a->spec(), b->spec());
     check_results_file(o.results, o.record, game);
@@ -180,7 +182,8 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
     throw CLI::RuntimeError(128 + signo);
   }
   if (!o.results.empty()) {
-    const arena::MatchLine line{status.a, status.b, status.wins, status.draws, status.losses};
+    const arena::MatchLine line{status.a, status.b, status.wins, status.draws, status.losses,
+                                status.pairs};
     arena::append_result(o.results, line, game.name());
     std::cout << "appended to " << o.results << ": " << arena::format_result_line(line) << '\n';
   }
@@ -211,6 +214,8 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   auto player = make(o.player);
   std::vector<std::unique_ptr<arena::Player>> opponents;
   for (const auto& spec : o.opponents) opponents.push_back(make(spec));
+  // Every match playable before any file is made for them (as `arena`).
+  for (const auto& opponent : opponents) arena::plan_match(game, *player, *opponent, o.match);
   if (!o.results.empty()) {
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
     check_results_file(o.results, o.record, game);
@@ -236,9 +241,10 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
     const arena::MatchStatus& status = done.back();
     std::cerr << "[gauntlet] " << arena::format_progress(status) << std::endl;
     if (!o.results.empty() && !status.stopped)
-      arena::append_result(o.results,
-                           {status.a, status.b, status.wins, status.draws, status.losses},
-                           game.name());
+      arena::append_result(
+          o.results,
+          {status.a, status.b, status.wins, status.draws, status.losses, status.pairs},
+          game.name());
   }
   std::cout << arena::format_gauntlet_table(done);
   const int signo = g_arena_signal.load();

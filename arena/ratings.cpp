@@ -38,7 +38,30 @@ struct Pair {
   int i = 0, j = 0;     // i < j
   double games = 0.0;
   double points = 0.0;  // i's points against j
+  std::array<double, 5> pairs{};  // the games as pairs by i's points (when every line has them)
+  bool paired = true;
+  double design_effect = 1.0;  // what the pairs make of the information of the games (below)
 };
+
+// The variance of the mean score of the games as the pairs show it, over the variance the model
+// gives the mean of as many independent games (p (1 - p) a game, p their mean score): the
+// information of the pair's games is divided by it (quasi-likelihood). With the pair prior of
+// estimate_elo, a quarter pair at 0 and at 2 points, so that pairs all alike say something. Above
+// 1 where a pair's two games agree (an opening that decides both), below where they split (the
+// colour that decides, or draws).
+double design_effect(const std::array<double, 5>& pairs) {
+  std::array<double, 5> n = pairs;
+  n[0] += 0.25, n[4] += 0.25;
+  double count = 0, mean = 0, square = 0;  // over pairs, of a pair's mean score (k / 4)
+  for (int k = 0; k < 5; ++k) {
+    const double x = k / 4.0;
+    count += n[k], mean += n[k] * x, square += n[k] * x * x;
+  }
+  mean /= count;
+  const double pair_variance = square / count - mean * mean;
+  // A pair's mean is two games': the model's variance for it is half a game's.
+  return pair_variance / (0.5 * mean * (1.0 - mean));
+}
 
 // Without a prior the maximum-likelihood ratings are finite exactly when no group of players took
 // every point from the others it met (Zermelo's condition: the graph with an edge i -> j where i
@@ -177,27 +200,75 @@ void check_result_players(const std::string& a, const std::string& b) {
   if (a == b)
     throw ResultsFileError("\"" + quote_input(a, 60) + "\" cannot play itself in a results file");
   // A name the file could not hold as one: '#' starts a comment, and blanks and control
-  // characters split or hide it (a "\v# x ..." line once rated a player "#").
+  // characters split or hide it (a "\v# x ..." line once rated a player "#"). Names are printed
+  // (`ratings`): UTF-8 without control characters, C1's included (a name with the byte 0x9b or
+  // U+009B, a terminal's CSI, reached the terminal raw).
   for (const std::string* name : {&a, &b})
     if (name->empty() || (*name)[0] == '#' ||
-        std::any_of(name->begin(), name->end(), [](char c) {
-          return std::isspace(static_cast<unsigned char>(c)) ||
-                 std::iscntrl(static_cast<unsigned char>(c));
-        }))
+        std::any_of(name->begin(), name->end(),
+                    [](char c) { return std::isspace(static_cast<unsigned char>(c)); }) ||
+        printable_text(*name) != *name)
       throw ResultsFileError("player \"" + quote_input(*name, 60) +
                              "\" cannot be written to a results file (empty, starting with '#', or "
-                             "holding blanks or control characters)");
+                             "holding blanks, control characters or bytes that are not UTF-8)");
 }
 
 namespace {
+
+std::string format_pairs(const std::array<int, 5>& pairs);
+
+// Half points as points: "7" or "7.5".
+std::string format_half_points(std::int64_t halves) {
+  return std::to_string(halves / 2) + (halves % 2 ? ".5" : "");
+}
 
 void check_result_line(const MatchLine& m) {
   check_result_players(m.a, m.b);
   if (m.wins < 0 || m.draws < 0 || m.losses < 0)
     throw ResultsFileError("game counts cannot be negative");
-  if (static_cast<std::int64_t>(m.wins) + m.draws + m.losses > kMaxGamesPerResultLine)
+  const std::int64_t games = static_cast<std::int64_t>(m.wins) + m.draws + m.losses;
+  if (games > kMaxGamesPerResultLine)
     throw ResultsFileError("more than " + std::to_string(kMaxGamesPerResultLine) +
                            " games in one line");
+  if (!m.pairs) return;
+  std::int64_t pairs = 0, halves = 0;  // the pairs, and A's points in them in halves
+  for (int k = 0; k < 5; ++k) {
+    if ((*m.pairs)[k] < 0) throw ResultsFileError("pair counts cannot be negative");
+    pairs += (*m.pairs)[k];
+    halves += static_cast<std::int64_t>(k) * (*m.pairs)[k];
+  }
+  if (2 * pairs != games || halves != 2 * static_cast<std::int64_t>(m.wins) + m.draws)
+    throw ResultsFileError("the pairs " + format_pairs(*m.pairs) + " are " +
+                           std::to_string(2 * pairs) + " games of " +
+                           format_half_points(halves) + " points, the line " +
+                           std::to_string(games) + " of " +
+                           format_half_points(2 * static_cast<std::int64_t>(m.wins) + m.draws));
+}
+
+// "n0/n1/n2/n3/n4"
+std::string format_pairs(const std::array<int, 5>& pairs) {
+  std::string out;
+  for (int k = 0; k < 5; ++k) out += (k ? "/" : "") + std::to_string(pairs[k]);
+  return out;
+}
+
+// The counts of "n0/n1/n2/n3/n4" (whole numbers of at most 10 digits), or nothing.
+std::optional<std::array<int, 5>> parse_pairs(const std::string& text) {
+  std::array<int, 5> out{};
+  std::size_t at = 0;
+  for (int k = 0; k < 5; ++k) {
+    const std::size_t end = k < 4 ? text.find('/', at) : text.size();
+    if (end == std::string::npos || end == at || end - at > 10) return std::nullopt;
+    long long v = 0;
+    for (std::size_t i = at; i < end; ++i) {
+      if (text[i] < '0' || text[i] > '9') return std::nullopt;
+      v = 10 * v + (text[i] - '0');
+    }
+    if (v > kMaxGamesPerResultLine) return std::nullopt;
+    out[k] = static_cast<int>(v);
+    at = end + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -233,10 +304,11 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source,
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     MatchLine m;
-    std::string extra;
-    if (!(fields >> m.a >> m.b >> m.wins >> m.draws >> m.losses) || (fields >> extra))
+    std::string pairs, extra;
+    if (!(fields >> m.a >> m.b >> m.wins >> m.draws >> m.losses) ||
+        ((fields >> pairs) && !(m.pairs = parse_pairs(pairs))) || (fields >> extra))
       throw ResultsFileError(source + " line " + std::to_string(number) +
-                             ": expected `A B wins draws losses`, got \"" +
+                             ": expected `A B wins draws losses [n0/n1/n2/n3/n4]`, got \"" +
                              quote_input(line, 60) + "\"");
     try {
       check_result_line(m);
@@ -262,7 +334,8 @@ std::vector<MatchLine> read_results_file(const std::string& path, std::string* g
 
 std::string format_result_line(const MatchLine& line) {
   return line.a + ' ' + line.b + ' ' + std::to_string(line.wins) + ' ' +
-         std::to_string(line.draws) + ' ' + std::to_string(line.losses);
+         std::to_string(line.draws) + ' ' + std::to_string(line.losses) +
+         (line.pairs ? ' ' + format_pairs(*line.pairs) : "");
 }
 
 namespace {
@@ -353,6 +426,10 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     Pair& pair = pairs[it->second];
     pair.games += g;
     pair.points += a == pair.i ? p : g - p;
+    if (!m.pairs)
+      pair.paired = false;
+    else
+      for (int k = 0; k < 5; ++k) pair.pairs[a == pair.i ? k : 4 - k] += (*m.pairs)[k];
     player_games[a] += g, player_games[b] += g;
     player_points[a] += p, player_points[b] += g - p;
   }
@@ -387,8 +464,10 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
           " off to infinity; use a prior of virtual draws (--prior-draws)");
     }
   }
-  for (Pair& pair : pairs)
+  for (Pair& pair : pairs) {
+    if (pair.paired) pair.design_effect = design_effect(pair.pairs);  // of the games played
     pair.games += options.prior_draws, pair.points += 0.5 * options.prior_draws;
+  }
 
   // Unknowns: theta of every player but the anchor; slot[i] is i's position among them.
   std::vector<int> slot(n, -1), player_of;
@@ -411,12 +490,14 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   std::vector<Eigen::Triplet<double, int>> entries;
   SparseMatrix neg_hessian(m, m);
   Eigen::VectorXd gradient(m);
-  auto derivatives = [&](const std::vector<double>& t) {
+  // `paired`: the information of each pair of players' games divided by its design effect, for
+  // the intervals (the fit's steps go by the model's own).
+  auto derivatives = [&](const std::vector<double>& t, bool paired = false) {
     entries.clear();
     gradient.setZero();
     for (const Pair& pair : pairs) {
       const double p = logistic(t[pair.i] - t[pair.j]);
-      const double w = pair.games * p * (1.0 - p);
+      const double w = pair.games * p * (1.0 - p) / (paired ? pair.design_effect : 1.0);
       const int a = slot[pair.i], b = slot[pair.j];
       const double g = pair.points - pair.games * p;  // d log L / d theta_i; -g for j
       if (a >= 0) gradient[a] += g, entries.emplace_back(a, a, w);
@@ -526,7 +607,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
                                 " Newton steps; rate fewer players at once");
   std::vector<double> variance(static_cast<std::size_t>(m), 0.0);
   if (m > 0) {
-    derivatives(theta);
+    derivatives(theta, true);
     if (!factorise())
       throw std::invalid_argument("ratings: the results do not determine the ratings");
     const SparseMatrix l = factor.matrixL();

@@ -6,15 +6,23 @@
 //
 // Intervals come from the observed Fisher information: the inverse of the negative Hessian of the
 // log-likelihood (the anchor's row and column removed) is the covariance of the other ratings, so
-// each interval is relative to the anchor: +- 1.96 standard errors.
+// each interval is relative to the anchor: +- 1.96 standard errors. The model takes every game as
+// independent; games played in pairs (one opening, each side once) are not: a pair's two games
+// agree more (an opening that decides both) or less (the colour that decides) than chance would.
+// Where every line of two players has its pairs' counts, their games' information is divided by
+// the design effect of those counts (quasi-likelihood: the variance of the mean score that the
+// pairs show, over the model's for as many independent games, with the pair prior of estimate_elo,
+// a quarter pair at 0 and at 2 points), so the interval is as wide as the pairs say; the ratings
+// themselves are unchanged. Lines without them count as independent games.
 //
 // A player who won (or lost) every game has no finite maximum-likelihood rating. `prior_draws` adds
 // that many virtual draws to every pair of players that met (default 1: it keeps a 200-0 result
 // finite at about +1000 Elo, and pulls lopsided results most, a 197-3 match by 26 Elo); 0 fits
 // the raw results and fails when a rating runs off to infinity.
 //
-// The results file holds one match per line, `A B wins draws losses` (wins, draws, losses from A's
-// view; A and B are player specs); blank lines and lines starting with '#' are skipped, but for a
+// The results file holds one match per line, `A B wins draws losses [n0/n1/n2/n3/n4]` (wins,
+// draws, losses from A's view; A and B are player specs; the pairs' counts by A's points, 0 to 2
+// in halves, as `oppidum arena` writes them, their games and points those of the line); blank lines and lines starting with '#' are skipped, but for a
 // line `# game: NAME` before the first match, which says the game every match of the file is of.
 // Matches append to it (`oppidum arena --results FILE`, which writes that line first in a new
 // file and refuses a match of another game) and `oppidum ratings --results FILE` reads it:
@@ -22,12 +30,15 @@
 // any, as written).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arena/elo.h"
@@ -35,8 +46,18 @@
 namespace oppidum::arena {
 
 struct MatchLine {
+  MatchLine() = default;
+  MatchLine(std::string a_, std::string b_, int wins_, int draws_, int losses_,
+            std::optional<std::array<int, 5>> pairs_ = std::nullopt)
+      : a(std::move(a_)), b(std::move(b_)), wins(wins_), draws(draws_), losses(losses_),
+        pairs(pairs_) {}
+
   std::string a, b;
   int wins = 0, draws = 0, losses = 0;  // from a's view
+  // The games as pairs (one opening, the colours swapped) by a's points in each: 0, 1/2, 1, 3/2
+  // and 2 (a match's pentanomial counts), when known. The fit's intervals then take a pair's two
+  // games as the pair they are, not as two independent games (see fit_ratings).
+  std::optional<std::array<int, 5>> pairs;
 };
 
 class ResultsFileError : public std::runtime_error {

@@ -1,5 +1,6 @@
 // Bradley-Terry ratings and the results file.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "arena/elo.h"
 #include "arena/ratings.h"
+#include "games/quote.h"
 
 namespace oppidum::arena {
 namespace {
@@ -280,6 +282,38 @@ TEST(RatingsTest, PerfectAndZeroVarianceRecordsAreFiniteAndAgreeWithTheMatchEsti
   }
 }
 
+// Games played in pairs (one opening, each side once) are not independent: with the pairs' counts
+// the interval is the pairs', by the design effect (arena/ratings.h). Ten pairs, five won twice
+// and five lost twice, are twice as uncertain as twenty independent games (the ladder said
+// +-149 where the match's own interval said +-199); ten pairs each split one to one, far less.
+TEST(RatingsTest, GamesInPairsGetThePairsInterval) {
+  const auto fit = [](MatchLine line) {
+    return by_player(fit_ratings({line}, RatingOptions{})).at("x");
+  };
+  const Rating games = fit({"x", "random", 10, 0, 10});
+  const Rating agreeing = fit({"x", "random", 10, 0, 10, std::array<int, 5>{5, 0, 0, 0, 5}});
+  const Rating split = fit({"x", "random", 10, 0, 10, std::array<int, 5>{0, 0, 10, 0, 0}});
+  EXPECT_NEAR(agreeing.elo, games.elo, 1e-9) << "the ratings are the model's";
+  EXPECT_NEAR(split.elo, games.elo, 1e-9);
+  // Design effects with a quarter pair at each end: 0.25 / (0.5 x 0.25) = 2, and
+  // (2.75 / 10.5 - 0.25) / 0.125 = 1 / 10.5.
+  EXPECT_NEAR(agreeing.half_width, games.half_width * std::sqrt(2.0), 1e-6);
+  EXPECT_NEAR(split.half_width, games.half_width / std::sqrt(10.5), 1e-6);
+  // Near the match's own pentanomial interval (a score interval, where the ladder's is Wald's).
+  const EloEstimate match = estimate_elo(pentanomial({5, 0, 0, 0, 5}));
+  EXPECT_NEAR(agreeing.half_width, 0.5 * (match.elo_high - match.elo_low),
+              0.1 * agreeing.half_width);
+  // From the other player's view, the same; with a line of two players without its pairs, their
+  // games count as independent ones.
+  const auto other_view = by_player(fit_ratings(
+      {{"random", "x", 10, 0, 10, std::array<int, 5>{5, 0, 0, 0, 5}}}, RatingOptions{}));
+  EXPECT_NEAR(other_view.at("x").half_width, agreeing.half_width, 1e-9);
+  const auto mixed = by_player(fit_ratings(
+      {{"x", "random", 10, 0, 10, std::array<int, 5>{5, 0, 0, 0, 5}}, {"x", "random", 1, 0, 1}},
+      RatingOptions{}));
+  EXPECT_NEAR(mixed.at("x").half_width, fit({"x", "random", 11, 0, 11}).half_width, 1e-9);
+}
+
 TEST(RatingsTest, RejectsUnratablePlayers) {
   EXPECT_THROW(fit_ratings({{"a", "b", 1, 1, 1}}, RatingOptions{}), std::invalid_argument);
   try {
@@ -317,6 +351,44 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
     EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
     EXPECT_NE(what.find("\\x1b]0;title\\x07"), std::string::npos) << what;
   }
+
+  // A line may end in its pairs' counts (as `arena` writes them): read back, and checked against
+  // the line's games and points.
+  std::istringstream paired("x random 3 2 1 0/1/0/1/1\n");
+  const auto with_pairs = read_results(paired, "test");
+  ASSERT_TRUE(with_pairs[0].pairs.has_value());
+  EXPECT_EQ(*with_pairs[0].pairs, (std::array<int, 5>{0, 1, 0, 1, 1}));
+  EXPECT_EQ(format_result_line(with_pairs[0]), "x random 3 2 1 0/1/0/1/1");
+  for (const char* wrong : {"x random 3 2 1 0/1/1/1/1\n", "x random 3 2 1 1/0/1/0/1\n",
+                            "x random 3 2 1 0/1/1/1\n", "x random 3 2 1 0/1/-1/1/2\n",
+                            "x random 3 2 1 0/1/1/1/0 extra\n", "x random 3 2 1 0//1/1/0\n"}) {
+    std::istringstream line(wrong);
+    try {
+      read_results(line, "results.txt");
+      ADD_FAILURE() << "read: " << wrong;
+    } catch (const ResultsFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("results.txt line 1"), std::string::npos) << e.what();
+    }
+  }
+  std::istringstream mismatch("x random 3 2 1 1/0/1/0/1\n");
+  try {
+    read_results(mismatch, "results.txt");
+  } catch (const ResultsFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("the pairs 1/0/1/0/1 are 6 games of 3 points, the line 6 "
+                                         "of 4"),
+              std::string::npos)
+        << e.what();
+  }
+
+  // Names are printed by `ratings`: UTF-8 without control characters, C1's included (0x9b and
+  // U+009B are a terminal's CSI); a name in another script is a name.
+  for (const std::string& name : {std::string("\xc2\x9b" "31mX"), std::string("\x9b" "31mY"),
+                                 std::string("\xff\xfe"), std::string("a\x7f")}) {
+    std::istringstream line("random " + name + " 1 0 0\n");
+    EXPECT_THROW(read_results(line, "results.txt"), ResultsFileError) << quote_input(name);
+  }
+  std::istringstream named("random g\xc3\xa9n\xc3\xa9ral 1 0 0\n");
+  EXPECT_EQ(read_results(named, "results.txt").at(0).b, "g\xc3\xa9n\xc3\xa9ral");
 
   const std::string path = ::testing::TempDir() + "arena_results_test.txt";
   std::remove(path.c_str());

@@ -693,6 +693,14 @@ TEST(WebRatingsTest, AnAnchorMatchCountsItsPointsFromItsPairs) {
     if (m.b == "random") anchors.push_back({m.wins, m.draws, m.losses});
   const std::vector<std::vector<int>> expected = {{9808, 1, 10191}, {9808, 0, 10192}};
   EXPECT_EQ(anchors, expected);
+  // The counts go with the match where they are its games (the ladder takes its games as
+  // pairs), and not where they are not.
+  std::vector<std::optional<std::array<int, 5>>> pairs;
+  for (const arena::MatchLine& m : results.matches)
+    if (m.b == "random") pairs.push_back(m.pairs);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0], (std::array<int, 5>{1234, 2345, 3456, 1500, 1465}));
+  EXPECT_FALSE(pairs[1].has_value());
   fs::remove_all(root);
 }
 

@@ -107,7 +107,8 @@ json rating_ladders(const std::vector<SourceResults>& sources) {
   return {{"ladders", ladders},
           {"method", "Bradley-Terry maximum likelihood on the Elo scale (arena/ratings.h), a draw "
                      "half a win, 1 virtual draw per pair that met; 95% intervals relative to "
-                     "each ladder's anchor"}};
+                     "each ladder's anchor, a match's games taken as pairs where their pair "
+                     "counts are known (gates), else as independent games"}};
 }
 
 json RatingLadders::operator()(std::vector<SourceResults> sources) {

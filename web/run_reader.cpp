@@ -411,8 +411,26 @@ bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
 // than a few are damage, as is an anchor longer than any spec, and left out.
 void RunReader::add_results(const trainer::GateRow& g) {
   const int games = g.wins >= 0 && g.draws >= 0 && g.losses >= 0 ? g.wins + g.draws + g.losses : 0;
+  // A row's pair counts, when they are its games and points (a row from before them has none).
+  const auto pairs_of = [](const std::string& text, int wins, int draws, int losses)
+      -> std::optional<std::array<int, 5>> {
+    const auto n = trainer::pair_counts(text);
+    if (!n) return std::nullopt;
+    std::array<int, 5> out{};
+    std::int64_t pairs = 0, halves = 0;
+    for (int k = 0; k < 5; ++k) {
+      if ((*n)[k] > config::kMaxGateGames) return std::nullopt;
+      out[k] = static_cast<int>((*n)[k]);
+      pairs += (*n)[k], halves += k * (*n)[k];
+    }
+    if (2 * pairs != static_cast<std::int64_t>(wins) + draws + losses ||
+        halves != 2 * static_cast<std::int64_t>(wins) + draws)
+      return std::nullopt;
+    return out;
+  };
   if (games > 0 && games <= config::kMaxGateGames)
-    gates_.matches.push_back({g.generation, g.opponent_generation, -1, g.wins, g.draws, g.losses});
+    gates_.matches.push_back({g.generation, g.opponent_generation, -1, g.wins, g.draws, g.losses,
+                              pairs_of(g.pairs, g.wins, g.draws, g.losses)});
   if (g.anchor.empty() || g.anchor_games <= 0 || !std::isfinite(g.anchor_score) ||
       g.anchor_score < 0 || g.anchor_score > 1 || g.anchor.size() > kMaxAnchorBytes)
     return;
@@ -429,8 +447,9 @@ void RunReader::add_results(const trainer::GateRow& g) {
   if (const auto n = trainer::pair_counts(g.anchor_pairs);
       n && 2 * ((*n)[0] + (*n)[1] + (*n)[2] + (*n)[3] + (*n)[4]) == g.anchor_games)
     halves = static_cast<int>((*n)[1] + 2 * (*n)[2] + 3 * (*n)[3] + 4 * (*n)[4]);
+  const int wins = halves / 2, draws = halves % 2, losses = g.anchor_games - wins - draws;
   gates_.matches.push_back({g.generation, -1, static_cast<int>(anchor - gates_.anchors.begin()),
-                            halves / 2, halves % 2, g.anchor_games - halves / 2 - halves % 2});
+                            wins, draws, losses, pairs_of(g.anchor_pairs, wins, draws, losses)});
 }
 
 void RunReader::GateFold::add(const trainer::GateRow& g) {
@@ -664,7 +683,7 @@ SourceResults RunReader::results() {
   for (const GateMatch& m : gates_.matches)
     out.matches.push_back({network(m.generation),
                            m.anchor < 0 ? network(m.opponent) : gates_.anchors[m.anchor], m.wins,
-                           m.draws, m.losses});
+                           m.draws, m.losses, m.pairs});
   out.baselines = gates_.anchors;
   return out;
 }

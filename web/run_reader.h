@@ -158,6 +158,7 @@ class RunReader {
   // anchors[anchor] when `anchor` is not -1.
   struct GateMatch {
     int generation, opponent, anchor, wins, draws, losses;
+    std::optional<std::array<int, 5>> pairs;  // the row's pair counts, when they are its games'
   };
   // arena.csv folded the same way: the gates' count, the best and last generation, the newest
   // gates and the rating curves by generation.
