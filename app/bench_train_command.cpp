@@ -21,6 +21,7 @@
 
 #include "app/commands.h"
 #include "games/game.h"
+#include "games/quote.h"
 #include "mcts/rng.h"
 #include "selfplay/game_record.h"
 #include "trainer/config.h"
@@ -148,7 +149,8 @@ void run_bench_train(const BenchTrainOptions& o) {
   std::printf("oppidum bench train: %s %s, batch %d, %s, lr %g, %d distinct batches; device %s; "
               "%d warm-up steps, then %d timed steps per precision\n",
               game.name().c_str(), net.to_string().c_str(), n, config.training.optimizer.c_str(),
-              config.training.learning_rate, o.batches, o.device.c_str(), o.warmup, o.steps);
+              config.training.learning_rate, o.batches, quote_input(o.device, 40).c_str(),
+              o.warmup, o.steps);
   std::printf("%-6s %10s %12s %10s   loss at step 1, 25%%, 50%%, 100%% of all steps\n",
               "prec", "steps/s", "samples/s", "vs first");
   double first_rate = 0;

@@ -172,19 +172,22 @@ void run_bench(const BenchWebOptions& o) {
     const bool ours = marker.rfind("oppidum bench web: ", 0) == 0;
     if (marker == marker_text(o)) {
       std::printf("reusing %s\n", dir.string().c_str());
-    } else if ((o.dir.empty() || ours) && fs::exists(dir)) {
-      // The benchmark's own folder, left incomplete (an interrupted run) or made with other
-      // settings; its temporary folder also when older versions made it without the marker.
-      std::printf("synthesising %s again (it holds %s)\n", dir.string().c_str(),
-                  ours ? "a run of other settings or a half-made one"
-                       : "no finished run of this benchmark");
+    } else if (ours && fs::is_directory(fs::symlink_status(dir, ec))) {
+      // The benchmark's own folder (its marker says so), left incomplete (an interrupted run) or
+      // made with other settings.
+      std::printf("synthesising %s again (it holds a run of other settings or a half-made one)\n",
+                  dir.string().c_str());
       fs::remove_all(dir);
       synthesise(o, dir);
-    } else if (fs::exists(dir) && !fs::is_empty(dir, ec)) {
-      // Never write a run into somebody's folder (its config.yaml was overwritten).
-      throw std::invalid_argument("bench web: --dir " + dir.string() +
-                                  " holds files but no run this benchmark made; give a new or "
-                                  "empty folder");
+    } else if (fs::exists(fs::symlink_status(dir, ec)) &&
+               !(fs::is_directory(fs::symlink_status(dir, ec)) && fs::is_empty(dir, ec))) {
+      // Never write a run into somebody's folder (its config.yaml was overwritten), nor remove
+      // what the benchmark did not make: the temporary folder's name too can be anybody's.
+      throw std::invalid_argument(
+          "bench web: " + (o.dir.empty() ? dir.string() + " (its folder in the temporary folder)"
+                                         : "--dir " + dir.string()) +
+          " holds files but no run this benchmark made (no " + kMarker +
+          "); give a new or empty folder with --dir, or move it away");
     } else {
       synthesise(o, dir);
     }

@@ -69,7 +69,9 @@ int main(int argc, char** argv) {
   // messages are cut like every other quote of user input (games/quote.h).
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     std::string message = e.what();
-    if (message.size() > 300) message = oppidum::quote_input(message, 300);
+    // Never a control character of an argument to the terminal (`--depth $'\e[2J'` cleared it).
+    message = message.size() > 300 ? oppidum::quote_input(message, 300)
+                                   : oppidum::printable_text(message);
     return message + "\nRun with --help for more information.\n";
   });
   // "oppidum SUBCOMMAND", for errors.
@@ -93,7 +95,10 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const std::exception& e) {
-    std::cerr << "error: " << oppidum::app::error_text(e, command_name()) << '\n';
+    // Errors quote user input in many places (a path, an option's value, a file's line): what
+    // reaches the terminal is made printable here, once for all of them.
+    std::cerr << "error: "
+              << oppidum::printable_text(oppidum::app::error_text(e, command_name())) << '\n';
     return 1;
   }
   // Output that could not be written (a full disk, a closed standard output) fails the command:

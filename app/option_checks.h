@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "games/quote.h"
 #include "util/text.h"
 
 namespace oppidum::app {
@@ -33,10 +34,8 @@ inline std::string short_number(double v) {
   return buffer;
 }
 
-// The value as the user gave it, cut short.
-inline std::string quoted(const std::string& text) {
-  return "\"" + (text.size() > 40 ? text.substr(0, 40) + "..." : text) + "\"";
-}
+// The value as the user gave it, cut short and printable (games/quote.h).
+inline std::string quoted(const std::string& text) { return "\"" + quote_input(text, 40) + "\""; }
 
 }  // namespace option_checks_detail
 

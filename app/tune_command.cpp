@@ -177,33 +177,50 @@ void run_tune(const TuneCommandOptions& o) {
   const arena::TuneResult fit = arena::tune_weights(r.samples, arena::classic_weights(game),
                                                     options);
   const std::vector<double> before = arena::classic_weights(game);
+  // The held-out losses, or what stands for them when nothing was held out (a loss of 0.00000
+  // was printed: a perfect score).
+  const std::string held_out = fit.test_samples == 0
+                                   ? std::string("none (nothing held out)")
+                                   : format("%.5f", fit.test_loss_before) + " -> " +
+                                         format("%.5f", fit.test_loss_after);
+  // A K at an end of its search is no fit, and the weights fitted with it mean nothing.
+  const std::string k_warning =
+      fit.k_at_bound
+          ? "; at an end of the range it is fitted in (" + format("%g", arena::kMinFittedK) +
+                " to " + format("%g", arena::kMaxFittedK) +
+                "): the data do not determine it (too few games, or results the features "
+                "separate), so this fit means nothing; give more games or --k"
+          : "";
   std::cout << "the compiled-in weights: " << arena::classic_weights_source(game) << "\n"
-            << "K " << format("%.6g", fit.k) << ", " << fit.iterations << " Newton steps\n"
+            << "K " << format("%.6g", fit.k) << k_warning << ", " << fit.iterations
+            << " Newton steps\n"
             << "log loss, training (" << fit.train_samples << " positions): "
             << format("%.5f", fit.train_loss_before) << " -> "
             << format("%.5f", fit.train_loss_after) << "\n"
-            << "log loss, held out (" << fit.test_samples << " positions): "
-            << format("%.5f", fit.test_loss_before) << " -> "
-            << format("%.5f", fit.test_loss_after) << "\n";
+            << "log loss, held out (" << fit.test_samples << " positions): " << held_out << "\n";
   for (std::size_t i = 0; i < names.size(); ++i)
     std::cout << "  " << names[i] << " " << format("%.4g", before[i]) << " -> "
               << format("%.4g", fit.weights[i]) << "\n";
   if (o.out.empty()) return;
+  if (fit.k_at_bound)
+    throw std::runtime_error("tune: K " + format("%.6g", fit.k) +
+                             " is at an end of its range, no fit: nothing written to " + o.out +
+                             " (give more games, or --k)");
   const std::string source =
       "oppidum tune: " + std::to_string(r.samples.size()) + " positions of " +
       std::to_string(r.samples.games) + " games, K " + format("%.6g", fit.k) +
-      ", held-out log loss " + format("%.5f", fit.test_loss_before) + " -> " +
-      format("%.5f", fit.test_loss_after);
+      ", held-out log loss " + held_out;
   std::vector<std::string> comment = {"Data: " + std::to_string(r.samples.size()) +
                                       " positions of " + std::to_string(r.samples.games) +
                                       " games from:"};
   for (const std::string& path : o.inputs) comment.push_back("  " + path);
   comment.push_back("K " + format("%.6g", fit.k) + "; log loss on the training split " +
                     format("%.5f", fit.train_loss_before) + " -> " +
-                    format("%.5f", fit.train_loss_after) + ", held out (every " +
-                    std::to_string(o.holdout_every) + "th game) " +
-                    format("%.5f", fit.test_loss_before) + " -> " +
-                    format("%.5f", fit.test_loss_after) + ".");
+                    format("%.5f", fit.train_loss_after) + ", held out" +
+                    (o.holdout_every > 0
+                         ? " (every " + std::to_string(o.holdout_every) + "th game) "
+                         : " ") +
+                    held_out + ".");
   util::write_file_atomically(o.out,
                               arena::classic_weights_header(game, names, fit.weights, source,
                                                             comment));
@@ -226,7 +243,8 @@ void register_tune_command(CLI::App& app) {
       ->required();
   cmd->add_option("--out", o->out,
                   "write the weights here (games/<game>/classic_weights.h); without it only print "
-                  "the fit");
+                  "the fit")
+      ->check(non_empty("give a file's name"));
   cmd->add_option("--holdout-every", o->holdout_every,
                   "hold out every N-th game to score the fit (0: none)")
       ->check(CLI::Range(0, 1000000));

@@ -455,14 +455,13 @@ std::vector<Action> make_opening(const Game& game, int plies, std::uint64_t seed
                               game.name() + " leaves the game running");
 }
 
-MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
-                      const MatchHooks& hooks) {
+MatchPlan plan_match(const Game& game, const Player& a, const Player& b,
+                     const MatchConfig& config) {
   config.validate();
   for (const Player* p : {&a, &b})
     if (p->interactive())
       throw std::invalid_argument("match: " + p->spec() +
                                   " reads moves from a person; use `oppidum play` instead");
-  const int num_pairs = (config.games + 1) / 2;
   int opening_plies =
       config.opening_plies >= 0 ? config.opening_plies : game.default_opening_plies();
   std::string openings_note;
@@ -485,7 +484,13 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
                                 ", --max-plies) must be above the openings' " +
                                 std::to_string(opening_plies) +
                                 " random plies (--openings-plies), or no player would move");
+  return {opening_plies, openings_note};
+}
 
+MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
+                      const MatchHooks& hooks) {
+  const auto [opening_plies, openings_note] = plan_match(game, a, b, config);
+  const int num_pairs = (config.games + 1) / 2;
   MatchStatus status;
   status.game = game.name();
   status.a = a.spec();

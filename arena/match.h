@@ -162,9 +162,20 @@ struct MatchHooks {
   const std::atomic<bool>* stop = nullptr;
 };
 
-// Plays the match. Throws std::invalid_argument for a bad config, an interactive player, or
-// positive opening plies with a player that needs the initial position, and rethrows the first
-// exception of any worker (after stopping the others).
+// What a match of these players and this config plays from: the random plies of its openings
+// (the config's, the game's default, or 0 for a player that needs the initial position, with a
+// note saying so). Throws std::invalid_argument for a bad config, an interactive player, positive
+// opening plies with a player that needs the initial position, openings no game survives, or a
+// ply limit within the openings: what run_match refuses, asked before files are made for it.
+struct MatchPlan {
+  int opening_plies = 0;
+  std::string openings_note;
+};
+MatchPlan plan_match(const Game& game, const Player& a, const Player& b,
+                     const MatchConfig& config);
+
+// Plays the match. Throws what plan_match throws, and rethrows the first exception of any worker
+// (after stopping the others).
 MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
                       const MatchHooks& hooks = {});
 

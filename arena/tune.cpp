@@ -45,10 +45,11 @@ double split_loss(const TuneSamples& s, const std::vector<double>& w, double k, 
   return n == 0 ? 0 : total / static_cast<double>(n);
 }
 
-// Golden-section search for the K in [1e-6, 10] (on a log scale) with the least training loss.
+// Golden-section search for the K in [kMinFittedK, kMaxFittedK] (on a log scale) with the least
+// training loss.
 double fit_k(const TuneSamples& s, const std::vector<double>& w, int holdout_every) {
   const double phi = (std::sqrt(5.0) - 1) / 2;
-  double lo = std::log(1e-6), hi = std::log(10.0);
+  double lo = std::log(kMinFittedK), hi = std::log(kMaxFittedK);
   auto loss = [&](double log_k) { return split_loss(s, w, std::exp(log_k), Split::kTrain,
                                                     holdout_every); };
   double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
@@ -193,6 +194,9 @@ TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial
   TuneResult r;
   const int every = options.holdout_every;
   r.k = options.fixed_k > 0 ? options.fixed_k : fit_k(s, initial, every);
+  // (the search ends within a thousandth of its range's log width of the minimum)
+  r.k_at_bound = options.fixed_k <= 0 && (std::log(r.k / kMinFittedK) < 0.01 ||
+                                          std::log(kMaxFittedK / r.k) < 0.01);
   r.train_loss_before = split_loss(s, initial, r.k, Split::kTrain, every, &r.train_samples);
   r.test_loss_before = split_loss(s, initial, r.k, Split::kTest, every, &r.test_samples);
   if (r.train_samples == 0) throw TuneError("tune: every game is held out; nothing to fit on");

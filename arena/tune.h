@@ -51,6 +51,11 @@ std::vector<double> classic_weights(const Game& game);
 // Where they come from (the summary line of the `oppidum tune` run that wrote them, or "hand-set").
 std::string classic_weights_source(const Game& game);
 
+// The range K is fitted in (a log-scale search): a K at either end is no fit (the data do not
+// determine it: too few games, or results the features separate).
+inline constexpr double kMinFittedK = 1e-6;
+inline constexpr double kMaxFittedK = 10.0;
+
 struct TuneOptions {
   int holdout_every = 10;      // game g is held out when g % holdout_every == 0 (0: none)
   int max_iterations = 50;     // Newton steps
@@ -65,6 +70,7 @@ struct TuneResult {
   double train_loss_before = 0, train_loss_after = 0;
   double test_loss_before = 0, test_loss_after = 0;  // 0 when nothing is held out
   int iterations = 0;
+  bool k_at_bound = false;  // the fitted K at an end of [kMinFittedK, kMaxFittedK]
 };
 
 // Fits K (unless options.fixed_k) for `initial` and then the weights. Throws TuneError when the

@@ -6,6 +6,7 @@
 // use it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -39,6 +40,49 @@ inline std::string quote_input(std::string_view text, std::size_t max_bytes = 10
     out.append(piece, n);
   }
   if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+// The length of the well-formed UTF-8 sequence at the start of `text` (1 to 4 bytes) that is not
+// a control character (C0, DEL, or C1: U+0080 to U+009F, which terminals act on as they do on
+// ESC), or 0.
+inline std::size_t printable_sequence(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto b0 = static_cast<unsigned char>(text[0]);
+  if (b0 >= 32 && b0 < 127) return 1;
+  std::size_t n = 0;
+  char32_t code = 0, least = 0;
+  if (b0 >= 0xc2 && b0 <= 0xdf) n = 2, code = b0 & 0x1f, least = 0x80;
+  else if (b0 >= 0xe0 && b0 <= 0xef) n = 3, code = b0 & 0x0f, least = 0x800;
+  else if (b0 >= 0xf0 && b0 <= 0xf4) n = 4, code = b0 & 0x07, least = 0x10000;
+  else return 0;
+  if (text.size() < n) return 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if ((b & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (b & 0x3f);
+  }
+  if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
+  return code >= 0x80 && code <= 0x9f ? 0 : n;
+}
+
+// `text` safe for a terminal, whole: well-formed UTF-8 stays as it is (names in any script),
+// newlines and tabs too (a message may have lines); control characters, C1's in UTF-8 included,
+// and bytes that are not UTF-8 become \xNN. For the errors main prints, which quote user input in
+// many places: no byte of it can reach the terminal as a command.
+inline std::string printable_text(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = printable_sequence(text.substr(i));
+    if (n > 0 || text[i] == '\n' || text[i] == '\t') {
+      out.append(text.substr(i, std::max<std::size_t>(n, 1)));
+      i += std::max<std::size_t>(n, 1);
+      continue;
+    }
+    const auto u = static_cast<unsigned char>(text[i++]);
+    out += {'\\', 'x', kHex[u >> 4], kHex[u & 15]};
+  }
   return out;
 }
 

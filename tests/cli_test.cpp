@@ -26,9 +26,11 @@ using oppidum::test_util::CommandResult;
 
 // Runs the oppidum binary with `args` (shell syntax), feeding `input` on standard input, and
 // returns stdout+stderr and the exit code; a run that hangs is killed after 300 s (status 137).
-CommandResult run(const std::string& args, const std::string& input = "") {
+CommandResult run(const std::string& args, const std::string& input = "",
+                  const std::string& environment = "") {
   const char* binary = std::getenv("OPPIDUM_TEST_BINARY");
-  std::string cmd = "timeout -s KILL 300 " + std::string(binary ? binary : OPPIDUM_BINARY) + " " +
+  std::string cmd = (environment.empty() ? "" : "env " + environment + " ") +
+                    "timeout -s KILL 300 " + std::string(binary ? binary : OPPIDUM_BINARY) + " " +
                     args + " 2>&1";
   if (!input.empty()) {
     // One file per test: CTest runs the tests of this binary as parallel processes.
@@ -297,6 +299,13 @@ TEST(Cli, ArenaPrintsTheMatchAndAppendsResultsAndRecords) {
   int lines = 0;
   while (std::getline(games, line)) ++lines;
   EXPECT_EQ(lines, 4);
+  // The results line ends in the match's pairs, which `ratings` takes as pairs.
+  std::ifstream again(results);
+  std::getline(again, line);
+  std::getline(again, line);
+  EXPECT_TRUE(std::regex_search(line, std::regex(" [0-9]+ [0-9]+ [0-9]+ [0-9]+/[0-9]+/[0-9]+/"
+                                                 "[0-9]+/[0-9]+$")))
+      << line;
   const CommandResult table = run("ratings --results " + results);
   EXPECT_EQ(table.status, 0) << table.out;
   EXPECT_NE(table.out.find("alphabeta:depth=1"), std::string::npos) << table.out;
@@ -476,6 +485,92 @@ TEST(Cli, BenchWebNeverWritesIntoSomebodysFolder) {
   std::getline(in, line);
   EXPECT_EQ(line, "my: precious config");
   EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.csv"));
+}
+
+// Without --dir, bench web's folder in the temporary folder is removed only when its marker says
+// the benchmark made it: a folder (or a file) of that name that is somebody's is left alone (it
+// was removed, whatever it held).
+TEST(Cli, BenchWebRemovesOnlyItsOwnTemporaryFolder) {
+  const std::string tmp = ::testing::TempDir() + "cli_bench_web_tmpdir";
+  std::filesystem::remove_all(tmp);
+  std::filesystem::create_directories(tmp + "/oppidum-bench-web-ttt");
+  std::ofstream(tmp + "/oppidum-bench-web-ttt/notes.txt") << "precious\n";
+  CommandResult r = run("bench web --game ttt --games 10 --requests 1", "", "TMPDIR=" + tmp);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("holds files but no run this benchmark made"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(tmp + "/oppidum-bench-web-ttt/notes.txt"));
+  std::filesystem::remove_all(tmp + "/oppidum-bench-web-ttt");
+  std::ofstream(tmp + "/oppidum-bench-web-ttt") << "a file\n";
+  r = run("bench web --game ttt --games 10 --requests 1", "", "TMPDIR=" + tmp);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::is_regular_file(tmp + "/oppidum-bench-web-ttt"));
+  std::filesystem::remove_all(tmp);
+}
+
+// A match that cannot be played (openings no game survives, a ply limit within the openings) is
+// refused before its results and record files are made (both were left behind, empty).
+TEST(Cli, ARefusedMatchMakesNoFiles) {
+  const std::string results = ::testing::TempDir() + "cli_refused_results.txt";
+  const std::string record = ::testing::TempDir() + "cli_refused_record.txt";
+  for (const std::string command :
+       {"arena --game ttt --a random --b uct:sims=3 --games 10 --openings-plies 1000",
+        "gauntlet --game ttt --player random --opponent uct:sims=3 --games 10 --max-plies 1 "
+        "--openings-plies 2",
+        "gauntlet --game ttt --player random --opponent random --opponent uct:sims=3 --games 10 "
+        "--openings-plies 1000"}) {
+    std::remove(results.c_str());
+    std::remove(record.c_str());
+    const CommandResult r = run(command + " --results " + results + " --record " + record);
+    EXPECT_NE(r.status, 0) << command << "\n" << r.out;
+    EXPECT_NE(r.out.find("error: match: "), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(results)) << command;
+    EXPECT_FALSE(std::filesystem::exists(record)) << command;
+  }
+}
+
+// An error reaches the terminal with no control character of the input in it, whichever way
+// the input came (an option's value refused by the parser or by the command, a path).
+TEST(Cli, ErrorsCarryNoControlCharactersOfTheInput) {
+  const std::string esc = "\"$(printf '\\033')";  // (sh has no $'...'): ESC, in quotes
+  const std::string csi = "\"$(printf '\\302\\233')";  // U+009B, a C1 CSI in UTF-8
+  for (const std::string& args :
+       {"perft --game ttt --depth " + esc + "[2J\"", "bench model --sizes " + esc + "[31mred\"",
+        "tune --game mg --games " + esc + "[31mred\"",
+        "export --checkpoint " + esc + "[2Jx\" --out e.onnx",
+        "tune --game mg --games x --k " + esc + "[2J\"",
+        "apply --game ttt --moves a1 --position " + csi + "2J\""}) {
+    const CommandResult r = run(args);
+    EXPECT_NE(r.status, 0) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+// tune says what its fit is when there is nothing to score it on (a held-out loss of 0.00000 was
+// printed: a perfect fit) and when K stops at an end of its search (a K the fit did not find,
+// and weights that mean nothing, were printed and written without a word); such a fit is not
+// written, and an empty --out is refused (it was taken for no --out).
+TEST(Cli, TuneSaysWhenItsFitIsNone) {
+  const std::string record = ::testing::TempDir() + "cli_tune_two_games.txt";
+  const std::string out = ::testing::TempDir() + "cli_tune_weights.h";
+  std::remove(record.c_str());
+  std::remove(out.c_str());
+  ASSERT_EQ(run("arena --game mg --a random --b random --games 2 --seed 1 --record " + record)
+                .status,
+            0);
+  CommandResult r = run("tune --game mg --holdout-every 0 --games " + record);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("held out (0 positions): none (nothing held out)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("at an end of the range it is fitted in"), std::string::npos) << r.out;
+  r = run("tune --game mg --holdout-every 0 --games " + record + " --out " + out);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("no fit: nothing written to " + out), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = run("tune --game mg --games " + record + " --out ''");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("--out: empty"), std::string::npos) << r.out;
+  std::remove(record.c_str());
 }
 
 // bench web reuses a run it made only when that run was finished with the settings asked for (a

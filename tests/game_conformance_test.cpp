@@ -285,6 +285,23 @@ TEST(QuoteInput, KeepsShortPrintableTextAndCutsTheRest) {
   EXPECT_EQ(quote_input(std::string(98, 'a') + "\x01"), std::string(98, 'a') + "... (99 bytes)");
 }
 
+// What main prints of an error: UTF-8 text and its lines as they are, nothing a terminal would
+// take for a command (C0 and C1 controls, C1's in UTF-8 too) and no byte that is not UTF-8.
+TEST(PrintableText, KeepsTextAndLinesAndEscapesControls) {
+  EXPECT_EQ(printable_text("g\xc3\xa9n\xc3\xa9ral \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "g\xc3\xa9n\xc3\xa9ral \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(printable_text("two\nlines\tand a tab"), "two\nlines\tand a tab");
+  EXPECT_EQ(printable_text("\x1b[2J"), "\\x1b[2J");
+  EXPECT_EQ(printable_text("\r\x7f"), "\\x0d\\x7f");
+  EXPECT_EQ(printable_text("\xc2\x9b" "2J"), "\\xc2\\x9b2J") << "U+009B, CSI";
+  EXPECT_EQ(printable_text("\x9b" "2J"), "\\x9b2J") << "a lone continuation byte";
+  EXPECT_EQ(printable_text("\xc0\x80"), "\\xc0\\x80") << "an overlong NUL";
+  EXPECT_EQ(printable_text("\xed\xa0\x80"), "\\xed\\xa0\\x80") << "a surrogate";
+  EXPECT_EQ(printable_text("\xe2\x82"), "\\xe2\\x82") << "cut short";
+  EXPECT_EQ(printable_text(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(printable_text(printable_text("\x1b")), "\\x1b") << "once is enough";
+}
+
 // The facts the rest of the program reads from a game: names, sides, openings, the move shape the
 // referee checks (every legal move has it; garbage has not), and the registry's lookups.
 TEST_P(ConformanceTest, GameFactsAreComplete) {

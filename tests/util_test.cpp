@@ -2,6 +2,7 @@
 // CSV tables that repair what a kill leaves behind, and curves in bounded memory.
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -51,6 +52,48 @@ TEST(FileIo, AtomicWriteReplacesWholeAndLeavesNoTemporary) {
   } catch (const FileError& e) {
     EXPECT_NE(std::string(e.what()).find("util_missing_dir/x.tmp"), std::string::npos) << e.what();
   }
+}
+
+// A signal that ends the process while a file is being written removes its temporary (Ctrl-C in
+// `export` left a half model as x.onnx.tmp, and every later export to x.onnx was refused while it
+// was there), and still ends the process by that signal; the file itself is left as it was. A
+// program's own handler is left alone.
+TEST(FileIo, ASignalThatEndsTheProcessLeavesNoTemporary) {
+  const fs::path file = fresh("signalled.bin");
+  write_file_atomically(file.string(), "old");
+  for (const int signo : {SIGINT, SIGTERM, SIGHUP}) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      AtomicFile pieces(file.string());
+      pieces.write(std::string(3u << 20, 'x'));
+      ::raise(signo);
+      ::_exit(3);  // not reached: the signal ends the process
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == signo) << signo << ": " << status;
+    EXPECT_FALSE(fs::exists(file.string() + ".tmp")) << "signal " << signo;
+    EXPECT_EQ(read_file(file), "old");
+  }
+  // A program that handles SIGINT itself (a stop that finishes its work) keeps its handler.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    static volatile sig_atomic_t seen = 0;
+    ::signal(SIGINT, [](int) { seen = 1; });
+    {
+      AtomicFile pieces(file.string());
+      pieces.write("new");
+      ::raise(SIGINT);
+      if (seen) pieces.commit();
+    }
+    ::_exit(seen ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(read_file(file), "new");
 }
 
 // A file written in pieces appears whole at commit() and not before; one abandoned leaves the old

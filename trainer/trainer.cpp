@@ -17,6 +17,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "games/quote.h"
 #include "model/backend.h"
 #include "model/torch_net.h"
 #include "util/file_io.h"
@@ -73,7 +74,8 @@ torch::Device parse_training_device(const std::string& name) {
       index = name[i] >= '0' && name[i] <= '9' && index >= 0 ? index * 10 + (name[i] - '0') : -1;
   }
   if (index < 0)
-    throw std::invalid_argument("training.device: \"" + name + "\" is not cpu, cuda or cuda:N");
+    throw std::invalid_argument("training.device: \"" + quote_input(name, 40) +
+                                "\" is not cpu, cuda or cuda:N");
   if (!torch::cuda::is_available())
     throw std::invalid_argument("training.device " + name +
                                 ": LibTorch sees no CUDA GPU (a CPU-only LibTorch build, or no "

@@ -8,9 +8,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -98,6 +101,66 @@ void check_replaceable(const std::string& path) {
                     ", not a regular file; refusing to replace it");
 }
 
+namespace {
+
+// The temporary files of the AtomicFiles alive, removed by a signal that ends the process (Ctrl-C
+// during `export` left a half model as `x.onnx.tmp`, and every later write of `x.onnx` was refused
+// while it was there). A slot is free (0), being filled (1) or holds a path (2); the handler,
+// which may run at any moment on any thread, reads only slots at 2 and calls only unlink, signal
+// and raise.
+struct TemporarySlot {
+  std::atomic<int> state{0};
+  char path[4096];
+};
+constexpr int kTemporarySlots = 64;  // AtomicFiles alive at once past this are not removed
+TemporarySlot g_temporaries[kTemporarySlots];
+
+void remove_temporaries_and_end(int signo) {
+  for (TemporarySlot& slot : g_temporaries)
+    if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
+  ::signal(signo, SIG_DFL);  // then the signal ends the process as it would have
+  ::raise(signo);
+}
+
+// Installed at the first AtomicFile for SIGINT, SIGTERM and SIGHUP where the program left them at
+// their default (ending the process): a command with a handler of its own (a stop that finishes
+// cleanly, whose AtomicFiles' destructors remove their files) or that ignores one keeps it.
+void remove_temporaries_on_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int signo : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (::sigaction(signo, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) != 0 ||
+          old.sa_handler != SIG_DFL)
+        continue;
+      struct sigaction action {};
+      action.sa_handler = remove_temporaries_and_end;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(signo, &action, nullptr);
+    }
+  });
+}
+
+// A slot holding `path`, or -1 when none is free (or the path is too long to hold).
+int hold_temporary(const std::string& path) {
+  if (path.size() >= sizeof TemporarySlot::path) return -1;
+  remove_temporaries_on_signals();
+  for (int i = 0; i < kTemporarySlots; ++i) {
+    int free = 0;
+    if (!g_temporaries[i].state.compare_exchange_strong(free, 1)) continue;
+    std::memcpy(g_temporaries[i].path, path.c_str(), path.size() + 1);
+    g_temporaries[i].state.store(2, std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void release_temporary(int slot) {
+  if (slot >= 0) g_temporaries[slot].state.store(0, std::memory_order_release);
+}
+
+}  // namespace
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
   // A link at `path` is replaced by the rename (its target is left alone); anything else that is
   // not a regular file (a directory, /dev/full, a FIFO) is refused before anything is written.
@@ -125,18 +188,23 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + 
     fd_ = -1;
     throw FileError("cannot write " + tmp_ + ": it is " + what + ", not a regular file");
   }
+  slot_ = hold_temporary(tmp_);  // (made here: a signal from now on removes it)
 }
 
 AtomicFile::~AtomicFile() {
-  if (fd_ < 0) return;
-  ::close(fd_);
-  ::unlink(tmp_.c_str());
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+  release_temporary(slot_);
 }
 
 void AtomicFile::fail(int error) {
   ::close(fd_);
   fd_ = -1;
   ::unlink(tmp_.c_str());
+  release_temporary(slot_);
+  slot_ = -1;
   throw FileError("cannot write " + tmp_ + ": " + reason(error));
 }
 
@@ -163,13 +231,16 @@ void AtomicFile::commit() {
   if (::close(fd) != 0) {
     const int error = errno;
     ::unlink(tmp_.c_str());
+    release_temporary(slot_);
+    slot_ = -1;
     throw FileError("cannot write " + tmp_ + ": " + reason(error));
   }
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(tmp_.c_str());
-    throw FileError("cannot rename " + tmp_ + " to " + path_ + ": " + reason(error));
-  }
+  const bool renamed = ::rename(tmp_.c_str(), path_.c_str()) == 0;
+  const int error = errno;
+  if (!renamed) ::unlink(tmp_.c_str());
+  release_temporary(slot_);  // (renamed: the name is the file's now, no temporary's)
+  slot_ = -1;
+  if (!renamed) throw FileError("cannot rename " + tmp_ + " to " + path_ + ": " + reason(error));
   fsync_directory(std::filesystem::path(path_).parent_path().string());
 }
 

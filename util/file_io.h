@@ -41,8 +41,10 @@ class FileError : public std::runtime_error {
 
 // A file written in pieces and put in place as write_file_atomically puts one, by commit(): for a
 // writer whose content is too large to hold. Until then `path` is untouched; a file destroyed
-// without commit() leaves no temporary file. Every member throws FileError naming the file and the
-// system's reason.
+// without commit() leaves no temporary file, nor does a SIGINT, SIGTERM or SIGHUP that ends the
+// process meanwhile (where the program left them at their default: the first AtomicFile installs a
+// handler that removes the temporaries alive, then lets the signal end the process). Every member
+// throws FileError naming the file and the system's reason.
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);
@@ -60,6 +62,7 @@ class AtomicFile {
 
   std::string path_, tmp_, buffer_;
   int fd_ = -1;
+  int slot_ = -1;  // where the signal handler finds tmp_ (file_io.cpp), or -1
 };
 
 // Throws FileError naming the file and the system's reason.
