@@ -70,8 +70,7 @@ int main(int argc, char** argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     std::string message = e.what();
     // Never a control character of an argument to the terminal (`--depth $'\e[2J'` cleared it).
-    message = message.size() > 300 ? oppidum::quote_input(message, 300)
-                                   : oppidum::printable_text(message);
+    message = oppidum::printable_text(message, 300);
     return message + "\nRun with --help for more information.\n";
   });
   // "oppidum SUBCOMMAND", for errors.

@@ -40,7 +40,6 @@ struct Pair {
   double points = 0.0;  // i's points against j
   std::array<double, 5> pairs{};  // the games as pairs by i's points (when every line has them)
   bool paired = true;
-  double design_effect = 1.0;  // what the pairs make of the information of the games (below)
 };
 
 // The variance of the mean score of the games as the pairs show it, over the variance the model
@@ -52,13 +51,12 @@ struct Pair {
 double design_effect(const std::array<double, 5>& pairs) {
   std::array<double, 5> n = pairs;
   n[0] += 0.25, n[4] += 0.25;
-  double count = 0, mean = 0, square = 0;  // over pairs, of a pair's mean score (k / 4)
-  for (int k = 0; k < 5; ++k) {
-    const double x = k / 4.0;
-    count += n[k], mean += n[k] * x, square += n[k] * x * x;
-  }
+  double count = 0, mean = 0;  // over pairs, of a pair's mean score (k / 4)
+  for (int k = 0; k < 5; ++k) count += n[k], mean += n[k] * (k / 4.0);
   mean /= count;
-  const double pair_variance = square / count - mean * mean;
+  double pair_variance = 0;
+  for (int k = 0; k < 5; ++k) pair_variance += n[k] * (k / 4.0 - mean) * (k / 4.0 - mean);
+  pair_variance /= count;
   // A pair's mean is two games': the model's variance for it is half a game's.
   return pair_variance / (0.5 * mean * (1.0 - mean));
 }
@@ -196,21 +194,34 @@ std::string name_list(const std::vector<std::string>& names, const std::vector<i
 
 }  // namespace
 
-void check_result_players(const std::string& a, const std::string& b) {
+namespace {
+
+// `strict`: as a name is written; else as a line of any earlier version is read (a name of
+// Latin-1 bytes stays readable, and `ratings` prints it escaped).
+void check_player_names(const std::string& a, const std::string& b, bool strict) {
   if (a == b)
     throw ResultsFileError("\"" + quote_input(a, 60) + "\" cannot play itself in a results file");
   // A name the file could not hold as one: '#' starts a comment, and blanks and control
-  // characters split or hide it (a "\v# x ..." line once rated a player "#"). Names are printed
-  // (`ratings`): UTF-8 without control characters, C1's included (a name with the byte 0x9b or
-  // U+009B, a terminal's CSI, reached the terminal raw).
+  // characters split or hide it (a "\v# x ..." line once rated a player "#"). Names written are
+  // UTF-8 without control characters, C1's included (a name with the byte 0x9b or U+009B, a
+  // terminal's CSI, reached the terminal raw).
   for (const std::string* name : {&a, &b})
     if (name->empty() || (*name)[0] == '#' ||
         std::any_of(name->begin(), name->end(),
-                    [](char c) { return std::isspace(static_cast<unsigned char>(c)); }) ||
-        printable_text(*name) != *name)
+                    [](char c) {
+                      return std::isspace(static_cast<unsigned char>(c)) ||
+                             std::iscntrl(static_cast<unsigned char>(c));
+                    }) ||
+        (strict && printable_text(*name) != *name))
       throw ResultsFileError("player \"" + quote_input(*name, 60) +
                              "\" cannot be written to a results file (empty, starting with '#', or "
                              "holding blanks, control characters or bytes that are not UTF-8)");
+}
+
+}  // namespace
+
+void check_result_players(const std::string& a, const std::string& b) {
+  check_player_names(a, b, true);
 }
 
 namespace {
@@ -222,8 +233,8 @@ std::string format_half_points(std::int64_t halves) {
   return std::to_string(halves / 2) + (halves % 2 ? ".5" : "");
 }
 
-void check_result_line(const MatchLine& m) {
-  check_result_players(m.a, m.b);
+void check_result_line(const MatchLine& m, bool strict) {
+  check_player_names(m.a, m.b, strict);
   if (m.wins < 0 || m.draws < 0 || m.losses < 0)
     throw ResultsFileError("game counts cannot be negative");
   const std::int64_t games = static_cast<std::int64_t>(m.wins) + m.draws + m.losses;
@@ -311,7 +322,7 @@ std::vector<MatchLine> read_results(std::istream& in, const std::string& source,
                              ": expected `A B wins draws losses [n0/n1/n2/n3/n4]`, got \"" +
                              quote_input(line, 60) + "\"");
     try {
-      check_result_line(m);
+      check_result_line(m, false);
     } catch (const ResultsFileError& e) {
       throw ResultsFileError(source + " line " + std::to_string(number) + ": " + e.what());
     }
@@ -370,7 +381,7 @@ void check_results_game(const std::string& path, const std::string& game) {
 
 void append_result(const std::string& path, const MatchLine& line, const std::string& game) {
   try {
-    check_result_line(line);
+    check_result_line(line, true);
   } catch (const ResultsFileError& e) {
     throw ResultsFileError("cannot append to " + path + ": " + e.what());
   }
@@ -465,7 +476,13 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     }
   }
   for (Pair& pair : pairs) {
-    if (pair.paired) pair.design_effect = design_effect(pair.pairs);  // of the games played
+    // Games in pairs count as the pairs they are: their counts divided by the design effect of
+    // the pairs (a weighted fit, whose information is the intervals'); the prior's virtual draws
+    // are no pairs, and count as they are.
+    if (pair.paired) {
+      const double effect = design_effect(pair.pairs);
+      pair.games /= effect, pair.points /= effect;
+    }
     pair.games += options.prior_draws, pair.points += 0.5 * options.prior_draws;
   }
 
@@ -490,14 +507,12 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
   std::vector<Eigen::Triplet<double, int>> entries;
   SparseMatrix neg_hessian(m, m);
   Eigen::VectorXd gradient(m);
-  // `paired`: the information of each pair of players' games divided by its design effect, for
-  // the intervals (the fit's steps go by the model's own).
-  auto derivatives = [&](const std::vector<double>& t, bool paired = false) {
+  auto derivatives = [&](const std::vector<double>& t) {
     entries.clear();
     gradient.setZero();
     for (const Pair& pair : pairs) {
       const double p = logistic(t[pair.i] - t[pair.j]);
-      const double w = pair.games * p * (1.0 - p) / (paired ? pair.design_effect : 1.0);
+      const double w = pair.games * p * (1.0 - p);
       const int a = slot[pair.i], b = slot[pair.j];
       const double g = pair.points - pair.games * p;  // d log L / d theta_i; -g for j
       if (a >= 0) gradient[a] += g, entries.emplace_back(a, a, w);
@@ -607,7 +622,7 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
                                 " Newton steps; rate fewer players at once");
   std::vector<double> variance(static_cast<std::size_t>(m), 0.0);
   if (m > 0) {
-    derivatives(theta, true);
+    derivatives(theta);
     if (!factorise())
       throw std::invalid_argument("ratings: the results do not determine the ratings");
     const SparseMatrix l = factor.matrixL();
@@ -640,22 +655,26 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
 }
 
 std::string format_ratings(const std::vector<Rating>& ratings, const RatingOptions& options) {
+  // Names as the terminal may show them (one read from a file of any version can hold any byte).
+  std::vector<std::string> names;
+  for (const auto& r : ratings) names.push_back(printable_text(r.player));
   std::size_t width = 6;
-  for (const auto& r : ratings) width = std::max(width, r.player.size());
+  for (const std::string& name : names) width = std::max(width, name.size());
   std::ostringstream out;
   // Room for the widest name and the numbers (a name of any length, never cut).
   std::vector<char> buffer(width + 128);
   std::snprintf(buffer.data(), buffer.size(), "%4s  %-*s  %8s  %7s  %6s  %6s\n", "rank",
                 static_cast<int>(width), "player", "Elo", "95%+-", "games", "score");
   out << buffer.data();
-  int rank = 0;
-  for (const auto& r : ratings) {
-    std::snprintf(buffer.data(), buffer.size(), "%4d  %-*s  %8s  %7.1f  %6lld  %5.1f%%\n", ++rank,
-                  static_cast<int>(width), r.player.c_str(), format_elo(r.elo).c_str(),
+  for (std::size_t i = 0; i < ratings.size(); ++i) {
+    const Rating& r = ratings[i];
+    std::snprintf(buffer.data(), buffer.size(), "%4d  %-*s  %8s  %7.1f  %6lld  %5.1f%%\n",
+                  static_cast<int>(i + 1), static_cast<int>(width), names[i].c_str(),
+                  format_elo(r.elo).c_str(),
                   r.half_width, static_cast<long long>(r.games), 100.0 * r.score);
     out << buffer.data();
   }
-  out << "Bradley-Terry maximum likelihood, " << options.anchor << " = 0";
+  out << "Bradley-Terry maximum likelihood, " << printable_text(options.anchor) << " = 0";
   if (options.prior_draws > 0)
     out << ", prior: " << format_number(options.prior_draws) << " virtual draw(s) per pair that met";
   out << '\n';

@@ -9,11 +9,13 @@
 // each interval is relative to the anchor: +- 1.96 standard errors. The model takes every game as
 // independent; games played in pairs (one opening, each side once) are not: a pair's two games
 // agree more (an opening that decides both) or less (the colour that decides) than chance would.
-// Where every line of two players has its pairs' counts, their games' information is divided by
-// the design effect of those counts (quasi-likelihood: the variance of the mean score that the
-// pairs show, over the model's for as many independent games, with the pair prior of estimate_elo,
-// a quarter pair at 0 and at 2 points), so the interval is as wide as the pairs say; the ratings
-// themselves are unchanged. Lines without them count as independent games.
+// Where every line of two players has its pairs' counts, their games count divided by the design
+// effect of those counts (the variance of the mean score that the pairs show, over the model's
+// for as many independent games, with the pair prior of estimate_elo, a quarter pair at 0 and at
+// 2 points): a fit weighted as quasi-likelihood weighs it, whose information, and so each
+// interval, is as the pairs say, and in which pairs of players whose pairs agree less count more.
+// Two players' rating is their score's (the prior's draws aside, which count undivided); lines
+// without the counts count as independent games.
 //
 // A player who won (or lost) every game has no finite maximum-likelihood rating. `prior_draws` adds
 // that many virtual draws to every pair of players that met (default 1: it keeps a 200-0 result

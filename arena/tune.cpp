@@ -194,7 +194,7 @@ TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial
   TuneResult r;
   const int every = options.holdout_every;
   r.k = options.fixed_k > 0 ? options.fixed_k : fit_k(s, initial, every);
-  // (the search ends within a thousandth of its range's log width of the minimum)
+  // (the search ends far closer than 0.01 in log K to the minimum: 60 golden-section steps)
   r.k_at_bound = options.fixed_k <= 0 && (std::log(r.k / kMinFittedK) < 0.01 ||
                                           std::log(kMaxFittedK / r.k) < 0.01);
   r.train_loss_before = split_loss(s, initial, r.k, Split::kTrain, every, &r.train_samples);

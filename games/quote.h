@@ -86,4 +86,21 @@ inline std::string printable_text(std::string_view text) {
   return out;
 }
 
+// printable_text(text) cut to at most `max_bytes` bytes (never inside a character or an escape)
+// and followed by "... (<size of text> bytes)" when it does not fit: a long message keeps its
+// lines and its letters, where quote_input would escape them.
+inline std::string printable_text(std::string_view text, std::size_t max_bytes) {
+  std::string out = printable_text(text);
+  if (out.size() <= max_bytes) return out;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+  for (std::size_t back = 1; back <= 3 && back <= cut; ++back)
+    if (out[cut - back] == '\\' && cut - back + 1 < out.size() && out[cut - back + 1] == 'x') {
+      cut -= back;
+      break;
+    }
+  out.resize(cut);
+  return out + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace oppidum

@@ -121,33 +121,42 @@ return {'ok', claimed, sessions, current and '1' or '0', step or '', network}
 )lua";
 
 // The network's fields for RunChannel::network. KEYS: network; ARGV: the checkpoint's most bytes,
-// then the fields. Returns {1, [values, HMGET's]}, or {0, the checkpoint's bytes} when it holds
-// more than the most: the server sends no more than the reader takes, whatever the hash holds.
+// any other field's most bytes, then the fields. Returns {1, [values, HMGET's]}, or {0, bytes,
+// field} for the first field over its most: the server sends no more than the reader takes,
+// whatever the hash holds.
 constexpr const char* kNetworkScript = R"lua(
-local size = redis.call('HSTRLEN', KEYS[1], 'checkpoint')
-if size > tonumber(ARGV[1]) then return {0, size} end
-return {1, redis.call('HMGET', KEYS[1], unpack(ARGV, 2))}
+local checkpoint, other = tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = 3, #ARGV do
+  local size = redis.call('HSTRLEN', KEYS[1], ARGV[i])
+  if size > (ARGV[i] == 'checkpoint' and checkpoint or other) then return {0, size, ARGV[i]} end
+end
+return {1, redis.call('HMGET', KEYS[1], unpack(ARGV, 3))}
 )lua";
 
-// A batch of games for RunChannel::push_games, added once. KEYS: games, pushes; ARGV: the pusher,
-// its batch number, the stream's length cap, the number F of fields of an entry, then each game's
-// F names and values in turn. A batch the pusher's field says it added (a retry whose first try's
-// reply was lost) adds nothing; returns the entries added.
+// The most bytes of a network field but its checkpoint (a number, or a game's name).
+constexpr std::size_t kMaxNetworkFieldBytes = 4096;
+
+// A batch of games for RunChannel::push_games, added once. KEYS: games, the pusher's key
+// (pushed:ID); ARGV: the batch's number, the stream's length cap, the number F of fields of an
+// entry, then each game's F names and values in turn. A batch the pusher's key says was added (a
+// retry whose first try's reply was lost) adds nothing; returns the entries added. The key
+// expires a day after the pusher's last batch.
 constexpr const char* kPushScript = R"lua(
-local pusher, batch = ARGV[1], tonumber(ARGV[2])
--- Only this script writes the key: another type or value there is no one's count (a hostile or
--- mistaken write), dropped rather than stopping every node's pushes.
-local kind = redis.call('TYPE', KEYS[2]).ok
-if kind ~= 'hash' and kind ~= 'none' then redis.call('DEL', KEYS[2]) end
-local done = tonumber(redis.call('HGET', KEYS[2], pusher) or '0') or 0
+local batch = tonumber(ARGV[1])
+-- Only this script writes the key: a value there that is not a count it wrote (a hostile or
+-- mistaken write: another type, 'inf', '1e300') counts nothing, rather than stopping the pushes.
+local done = 0
+if redis.call('TYPE', KEYS[2]).ok == 'string' then
+  local text = redis.call('GET', KEYS[2])
+  if string.match(text, '^%d+$') and #text <= 15 then done = tonumber(text) end
+end
 if batch <= done then return 0 end
-local each, added = 2 * tonumber(ARGV[4]), 0
-for i = 5, #ARGV, each do
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, i, i + each - 1))
+local each, added = 2 * tonumber(ARGV[3]), 0
+for i = 4, #ARGV, each do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, i, i + each - 1))
   added = added + 1
 end
-redis.call('HSET', KEYS[2], pusher, ARGV[2])
-redis.call('EXPIRE', KEYS[2], 86400)
+redis.call('SET', KEYS[2], ARGV[1], 'EX', 86400)
 return added
 )lua";
 
@@ -395,24 +404,35 @@ std::optional<PublishedNetwork> RunChannel::network(std::uint64_t max_checkpoint
       "checkpoint", "crc32", "step", "generation", "game", "encoding_version", "version"};
   max_checkpoint_bytes = std::min(max_checkpoint_bytes, model::kMaxCheckpointBytes);
   std::vector<std::string> command = {"EVAL", kNetworkScript, "1", url().key("network"),
-                                      std::to_string(max_checkpoint_bytes)};
+                                      std::to_string(max_checkpoint_bytes),
+                                      std::to_string(kMaxNetworkFieldBytes)};
   command.insert(command.end(), kFields.begin(), kFields.end());
-  // The checkpoint is read only within the bound, its other fields only within a megabyte more
-  // (each a number or a game's name; the reader checks them).
-  RedisReply r = client_.command(command, stop_, max_checkpoint_bytes + (1 << 20));
+  // The checkpoint is read only within the bound, the other fields within theirs (a reply over
+  // its limit would be a connection lost, retried forever).
+  RedisReply r = client_.command(
+      command, stop_, max_checkpoint_bytes + kFields.size() * kMaxNetworkFieldBytes + (1 << 16));
   using Type = RedisReply::Type;
-  if (r.type != Type::kArray || r.elements.size() != 2 || r.elements[0].type != Type::kInteger)
-    throw RedisError(url().to_string() + ": HMGET " + url().key("network") +
-                     ": a reply of the wrong shape");
-  if (r.elements[0].integer == 0)
+  const auto wrong_shape = [&] {
+    return RedisError(url().to_string() + ": EVAL " + url().key("network") +
+                      ": a reply of the wrong shape");
+  };
+  if (r.type != Type::kArray || r.elements.size() < 2 || r.elements[0].type != Type::kInteger)
+    throw wrong_shape();
+  if (r.elements[0].integer == 0) {
+    if (r.elements.size() != 3 || r.elements[2].str != "checkpoint")
+      throw RedisError(url().key("network") + " holds a field " +
+                       quote_input(r.elements.size() == 3 ? r.elements[2].str : "", 40) + " of " +
+                       std::to_string(r.elements[1].integer) + " bytes, more than any (" +
+                       std::to_string(kMaxNetworkFieldBytes) + "); republish the network");
     throw RedisError(url().key("network") + " holds a checkpoint of " +
                      std::to_string(r.elements[1].integer) + " bytes, more than the run's network " +
                      "can have (" + std::to_string(max_checkpoint_bytes) + "); republish the " +
                      "network");
+  }
   std::vector<RedisReply>& got = r.elements[1].elements;
-  if (r.elements[1].type != Type::kArray || got.size() != kFields.size())
-    throw RedisError(url().to_string() + ": HMGET " + url().key("network") +
-                     ": a reply of the wrong shape");
+  if (r.elements.size() != 2 || r.elements[1].type != Type::kArray ||
+      got.size() != kFields.size())
+    throw wrong_shape();
   if (std::all_of(got.begin(), got.end(), [](const RedisReply& e) { return e.is_nil(); }))
     return std::nullopt;
   std::map<std::string, std::string> f;
@@ -544,7 +564,7 @@ void RunChannel::push_games(const std::string& node, const std::string& run_id,
   // server: the next batch under its number would read as added). Retries send the same.
   const std::uint64_t batch = ++batches_pushed_;
   std::vector<std::string> command = {"EVAL", kPushScript, "2", url().key("games"),
-                                      url().key("pushes"), pusher_, std::to_string(batch),
+                                      url().key("pushed:" + pusher_), std::to_string(batch),
                                       std::to_string(max_length), std::to_string(kPushFields)};
   const std::size_t head = command.size();
   for (const selfplay::GameRecord& g : games) {
@@ -561,7 +581,20 @@ void RunChannel::push_games(const std::string& node, const std::string& run_id,
                     "format", std::to_string(selfplay::kRecordFormatVersion), "record", record,
                     "crc32", crc});
   }
-  if (command.size() > head) client_.command(command, stop_);
+  if (command.size() == head) return;
+  const std::int64_t games_sent =
+      static_cast<std::int64_t>((command.size() - head) / (2 * kPushFields));
+  const RedisReply r = client_.command(command, stop_);
+  // All of the batch, or none where the server had it already (a retry after a lost reply).
+  if (r.type == RedisReply::Type::kInteger && r.integer == 0)
+    log_("batch " + std::to_string(batch) + " of " + std::to_string(games_sent) + " games was " +
+         "on " + url().to_string() + " already (its reply was lost on the way back): not added again");
+  else if (r.type != RedisReply::Type::kInteger || r.integer != games_sent)
+    throw RedisError(url().to_string() + ": EVAL " + url().key("games") + ": the push of " +
+                     std::to_string(games_sent) + " games answered " +
+                     (r.type == RedisReply::Type::kInteger ? std::to_string(r.integer)
+                                                           : std::string("no count")) +
+                     " (a server that is not Redis?)");
 }
 
 std::vector<StreamEntry> RunChannel::read_games(const std::string& after, int count, bool* more) {

@@ -16,10 +16,10 @@
 //                                 step), format (the record format version), record
 //                                 (encode_record's bytes), crc32 of the record; capped with XADD
 //                                 MAXLEN ~
-//   oppidum:RUN:pushes    hash    pusher -> the last batch of games it added (a random id for each
-//                                 RunChannel that pushes, and its count of batches): a batch
-//                                 sent again after its reply was lost is not added twice; the
-//                                 key expires a day after the last push
+//   oppidum:RUN:pushed:ID string  the number of the last batch of games the pusher ID (a random id
+//                                 for each RunChannel that pushes) added: a batch sent again
+//                                 after its reply was lost is not added twice; each expires a
+//                                 day after its pusher's last push
 //   oppidum:RUN:sessions  counter starts of self-play nodes (each start plays new games)
 //   oppidum:RUN:nodes     hash    node -> "beats games positions", updated every few seconds;
 //                                 telemetry only (see heartbeat and nodes)
@@ -218,7 +218,7 @@ class RunChannel {
   const std::atomic<bool>* stop_;
   std::set<std::string> telemetry_errors_logged_;
   bool ignored_nodes_logged_ = false;
-  std::string pusher_ = random_id();  // this channel's field in the pushes hash
+  std::string pusher_ = random_id();  // this channel's pushed:ID key
   std::uint64_t batches_pushed_ = 0;
 };
 

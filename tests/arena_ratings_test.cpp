@@ -284,8 +284,9 @@ TEST(RatingsTest, PerfectAndZeroVarianceRecordsAreFiniteAndAgreeWithTheMatchEsti
 
 // Games played in pairs (one opening, each side once) are not independent: with the pairs' counts
 // the interval is the pairs', by the design effect (arena/ratings.h). Ten pairs, five won twice
-// and five lost twice, are twice as uncertain as twenty independent games (the ladder said
+// and five lost twice, are as uncertain as ten independent games, not twenty (the ladder said
 // +-149 where the match's own interval said +-199); ten pairs each split one to one, far less.
+// Where players' games form a loop, pairs that agree less count more.
 TEST(RatingsTest, GamesInPairsGetThePairsInterval) {
   const auto fit = [](MatchLine line) {
     return by_player(fit_ratings({line}, RatingOptions{})).at("x");
@@ -296,9 +297,10 @@ TEST(RatingsTest, GamesInPairsGetThePairsInterval) {
   EXPECT_NEAR(agreeing.elo, games.elo, 1e-9) << "the ratings are the model's";
   EXPECT_NEAR(split.elo, games.elo, 1e-9);
   // Design effects with a quarter pair at each end: 0.25 / (0.5 x 0.25) = 2, and
-  // (2.75 / 10.5 - 0.25) / 0.125 = 1 / 10.5.
-  EXPECT_NEAR(agreeing.half_width, games.half_width * std::sqrt(2.0), 1e-6);
-  EXPECT_NEAR(split.half_width, games.half_width / std::sqrt(10.5), 1e-6);
+  // (2.75 / 10.5 - 0.25) / 0.125 = 1 / 10.5: the 20 games count as 10 and as 210, and the
+  // prior's virtual draw as 1 (at an even score the information is a quarter of each).
+  EXPECT_NEAR(agreeing.half_width, games.half_width * std::sqrt(21.0 / 11.0), 1e-6);
+  EXPECT_NEAR(split.half_width, games.half_width * std::sqrt(21.0 / 211.0), 1e-6);
   // Near the match's own pentanomial interval (a score interval, where the ladder's is Wald's).
   const EloEstimate match = estimate_elo(pentanomial({5, 0, 0, 0, 5}));
   EXPECT_NEAR(agreeing.half_width, 0.5 * (match.elo_high - match.elo_low),
@@ -312,6 +314,20 @@ TEST(RatingsTest, GamesInPairsGetThePairsInterval) {
       {{"x", "random", 10, 0, 10, std::array<int, 5>{5, 0, 0, 0, 5}}, {"x", "random", 1, 0, 1}},
       RatingOptions{}));
   EXPECT_NEAR(mixed.at("x").half_width, fit({"x", "random", 11, 0, 11}).half_width, 1e-9);
+  // A loop of three: x beat random 70-30 in pairs that agree (design effect 1.53: its 100 games
+  // count as 65), while x-y and y-random split every pair one to one (1 / 50.5: theirs count as
+  // 5,050 each). Pairs that agree less count more: x sits near y and random, where the games
+  // taken as independent put it far above.
+  const std::vector<MatchLine> loop = {
+      {"x", "random", 70, 0, 30, std::array<int, 5>{10, 0, 10, 0, 30}},
+      {"y", "random", 50, 0, 50, std::array<int, 5>{0, 0, 50, 0, 0}},
+      {"x", "y", 50, 0, 50, std::array<int, 5>{0, 0, 50, 0, 0}}};
+  std::vector<MatchLine> independent = loop;
+  for (MatchLine& line : independent) line.pairs.reset();
+  const double weighted = by_player(fit_ratings(loop, RatingOptions{})).at("x").elo;
+  const double unweighted = by_player(fit_ratings(independent, RatingOptions{})).at("x").elo;
+  EXPECT_GT(unweighted, 30.0);
+  EXPECT_LT(std::abs(weighted), unweighted / 10) << weighted << " " << unweighted;
 }
 
 TEST(RatingsTest, RejectsUnratablePlayers) {
@@ -380,13 +396,21 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
         << e.what();
   }
 
-  // Names are printed by `ratings`: UTF-8 without control characters, C1's included (0x9b and
-  // U+009B are a terminal's CSI); a name in another script is a name.
+  // Names written are UTF-8 without control characters, C1's included (0x9b and U+009B are a
+  // terminal's CSI); a file of an earlier version is read as it was, and `ratings` prints its
+  // names escaped. A name in another script is a name.
+  const std::string results_path = ::testing::TempDir() + "arena_results_names.txt";
   for (const std::string& name : {std::string("\xc2\x9b" "31mX"), std::string("\x9b" "31mY"),
-                                 std::string("\xff\xfe"), std::string("a\x7f")}) {
+                                 std::string("\xff\xfe")}) {
+    std::remove(results_path.c_str());
+    EXPECT_THROW(append_result(results_path, {"random", name, 1, 0, 0}, "mg"), ResultsFileError)
+        << quote_input(name);
     std::istringstream line("random " + name + " 1 0 0\n");
-    EXPECT_THROW(read_results(line, "results.txt"), ResultsFileError) << quote_input(name);
+    const auto read = read_results(line, "results.txt");
+    const std::string table = format_ratings(fit_ratings(read, RatingOptions{}), RatingOptions{});
+    EXPECT_EQ(printable_text(table), table) << quote_input(table, 400);
   }
+  std::remove(results_path.c_str());
   std::istringstream named("random g\xc3\xa9n\xc3\xa9ral 1 0 0\n");
   EXPECT_EQ(read_results(named, "results.txt").at(0).b, "g\xc3\xa9n\xc3\xa9ral");
 

@@ -300,6 +300,11 @@ TEST(PrintableText, KeepsTextAndLinesAndEscapesControls) {
   EXPECT_EQ(printable_text("\xe2\x82"), "\\xe2\\x82") << "cut short";
   EXPECT_EQ(printable_text(std::string("a\0b", 3)), "a\\x00b");
   EXPECT_EQ(printable_text(printable_text("\x1b")), "\\x1b") << "once is enough";
+  // Cut short: never inside a letter or an escape, and the whole's size said.
+  EXPECT_EQ(printable_text("abc\xc3\xa9", 4), "abc... (5 bytes)");
+  EXPECT_EQ(printable_text("ab\x1b", 4), "ab... (3 bytes)");
+  EXPECT_EQ(printable_text("a\nb", 3), "a\nb") << "it fits";
+  EXPECT_EQ(printable_text(std::string(400, 'a'), 300), std::string(300, 'a') + "... (400 bytes)");
 }
 
 // The facts the rest of the program reads from a game: names, sides, openings, the move shape the

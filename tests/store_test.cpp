@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -190,6 +191,19 @@ TEST_F(RunChannelTest, ConfigAndNetworkArePublishedWhole) {
               std::string::npos)
         << e.what();
   }
+  // So is every other field, within a few kilobytes (a game's name of megabytes made the reply
+  // too large, retried forever).
+  server_.command({"HSET", "oppidum:t:network", "game", std::string(5000, 'g')});
+  try {
+    c.network(bytes.size() + 1);
+    ADD_FAILURE() << "a field over its bound was read";
+  } catch (const RedisError& e) {
+    EXPECT_NE(std::string(e.what()).find("oppidum:t:network holds a field game of 5000 bytes, "
+                                         "more than any (4096)"),
+              std::string::npos)
+        << e.what();
+  }
+  server_.command({"HSET", "oppidum:t:network", "game", "mg"});
   EXPECT_TRUE(log_.empty()) << "the server never seemed lost: " << log_.front();
   // A damaged network is refused, not used.
   server_.command({"HSET", "oppidum:t:network", "checkpoint", "tampered"});
@@ -620,21 +634,26 @@ TEST_F(RunChannelTest, AKeyOfAWrongTypeIsNamedAndTheNodesKeyOnlyWarned) {
   EXPECT_NE(message([&] { c.stream_info(); }).find("EVAL oppidum:t:games: WRONGTYPE"),
             std::string::npos)
       << message([&] { c.stream_info(); });
-  EXPECT_NE(message([&] { c.push_games("w", "r", {finished_game(1)}, 10); })
-                .find("EVAL oppidum:t:games oppidum:t:pushes: WRONGTYPE"),
-            std::string::npos)
-      << message([&] { c.push_games("w", "r", {finished_game(1)}, 10); });
+  const std::string push_error = message([&] { c.push_games("w", "r", {finished_game(1)}, 10); });
+  EXPECT_NE(push_error.find("EVAL oppidum:t:games oppidum:t:pushed:"), std::string::npos)
+      << push_error;
+  EXPECT_NE(push_error.find(": WRONGTYPE"), std::string::npos) << push_error;
   server_.command({"DEL", "oppidum:t:games"});
-  // The pushes key is the push script's alone: another type there is dropped, not an error.
+  // A pusher's key is the push script's alone: what else is there (another type, a count it
+  // never wrote: "inf" and "1e300" are numbers to Lua) counts nothing, and every batch is added.
+  c.push_games("w", "r", {finished_game(1)}, 10);
+  std::smatch key;
+  const std::string keys = server_.command({"KEYS", "oppidum:t:pushed:*"});
+  ASSERT_TRUE(std::regex_search(keys, key, std::regex("oppidum:t:pushed:[0-9a-f]+"))) << keys;
   for (const std::vector<std::string>& junk :
-       {std::vector<std::string>{"SET", "oppidum:t:pushes", "garbage"},
-        {"HSET", "oppidum:t:pushes", "x", "not a count"}}) {
-    server_.command({"DEL", "oppidum:t:pushes"});
+       {std::vector<std::string>{"SET", key.str(), "inf"}, {"SET", key.str(), "1e300"},
+        {"SET", key.str(), "99999999999999999999"}, {"HSET", key.str(), "x", "1"}}) {
+    server_.command({"DEL", key.str()});
     server_.command(junk);
-    EXPECT_NO_THROW(c.push_games("w", "r", {finished_game(1)}, 10)) << junk[0];
+    EXPECT_NO_THROW(c.push_games("w", "r", {finished_game(1)}, 10)) << junk[2];
   }
-  EXPECT_EQ(server_.command({"XLEN", "oppidum:t:games"}), ":2\r\n");
-  server_.command({"DEL", "oppidum:t:games", "oppidum:t:pushes"});
+  EXPECT_EQ(server_.command({"XLEN", "oppidum:t:games"}), ":5\r\n");
+  server_.command({"DEL", "oppidum:t:games", key.str()});
   server_.command({"HSET", "oppidum:t:config", "a", "b"});
   EXPECT_NE(message([&] { c.config(100); }).find("GETRANGE oppidum:t:config: WRONGTYPE"),
             std::string::npos)
@@ -757,8 +776,14 @@ TEST_F(RunChannelTest, ABatchWhoseReplyWasLostIsAddedOnce) {
   RunChannel other = channel();
   other.push_games("w2", "r", {finished_game(4)}, 1000);
   EXPECT_EQ(server_.command({"XLEN", "oppidum:t:games"}), ":4\r\n");
-  const std::string ttl = server_.command({"TTL", "oppidum:t:pushes"});
-  EXPECT_EQ(ttl.rfind(":8640", 0), 0u) << "the pushes key expires a day after the last push: " << ttl;
+  const std::string keys = server_.command({"KEYS", "oppidum:t:pushed:*"});
+  std::smatch key;
+  ASSERT_TRUE(std::regex_search(keys, key, std::regex("oppidum:t:pushed:[0-9a-f]+"))) << keys;
+  const std::string ttl = server_.command({"TTL", key.str()});
+  EXPECT_EQ(ttl.rfind(":8640", 0), 0u) << "a pusher's key expires a day after its last push: " << ttl;
+  bool said = false;
+  for (const std::string& line : log) said = said || line.find("already") != std::string::npos;
+  EXPECT_TRUE(said) << "the batch the server had already is told of";
 }
 
 // Sets `stop` once the client has logged (it refused a reply), or after 60 s: a loaded machine

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <csignal>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -105,19 +106,27 @@ namespace {
 
 // The temporary files of the AtomicFiles alive, removed by a signal that ends the process (Ctrl-C
 // during `export` left a half model as `x.onnx.tmp`, and every later write of `x.onnx` was refused
-// while it was there). A slot is free (0), being filled (1) or holds a path (2); the handler,
-// which may run at any moment on any thread, reads only slots at 2 and calls only unlink, signal
-// and raise.
+// while it was there). A slot's word is its use count times 4 plus its state: free (0), being
+// filled (1) or holding a path (2). The handler, which may run at any moment on any thread, takes
+// a copy of a held path and unlinks it only if the word did not change meanwhile (a slot let go
+// and taken again would have given it half of each path), and calls only unlink, signal and
+// raise.
 struct TemporarySlot {
-  std::atomic<int> state{0};
+  std::atomic<std::uint64_t> word{0};
   char path[4096];
 };
 constexpr int kTemporarySlots = 64;  // AtomicFiles alive at once past this are not removed
 TemporarySlot g_temporaries[kTemporarySlots];
 
 void remove_temporaries_and_end(int signo) {
-  for (TemporarySlot& slot : g_temporaries)
-    if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
+  char path[sizeof TemporarySlot::path];
+  for (TemporarySlot& slot : g_temporaries) {
+    const std::uint64_t word = slot.word.load(std::memory_order_acquire);
+    if ((word & 3) != 2) continue;
+    std::memcpy(path, slot.path, sizeof path);
+    path[sizeof path - 1] = '\0';
+    if (slot.word.load(std::memory_order_acquire) == word) ::unlink(path);
+  }
   ::signal(signo, SIG_DFL);  // then the signal ends the process as it would have
   ::raise(signo);
 }
@@ -146,17 +155,21 @@ int hold_temporary(const std::string& path) {
   if (path.size() >= sizeof TemporarySlot::path) return -1;
   remove_temporaries_on_signals();
   for (int i = 0; i < kTemporarySlots; ++i) {
-    int free = 0;
-    if (!g_temporaries[i].state.compare_exchange_strong(free, 1)) continue;
+    std::uint64_t word = g_temporaries[i].word.load();
+    if ((word & 3) != 0 || !g_temporaries[i].word.compare_exchange_strong(word, word + 1))
+      continue;
     std::memcpy(g_temporaries[i].path, path.c_str(), path.size() + 1);
-    g_temporaries[i].state.store(2, std::memory_order_release);
+    g_temporaries[i].word.store(word + 2, std::memory_order_release);
     return i;
   }
   return -1;
 }
 
 void release_temporary(int slot) {
-  if (slot >= 0) g_temporaries[slot].state.store(0, std::memory_order_release);
+  // Free again, one use later: (count + 1) * 4.
+  if (slot >= 0)
+    g_temporaries[slot].word.store((g_temporaries[slot].word.load() | 3) + 1,
+                                   std::memory_order_release);
 }
 
 }  // namespace
@@ -235,12 +248,15 @@ void AtomicFile::commit() {
     slot_ = -1;
     throw FileError("cannot write " + tmp_ + ": " + reason(error));
   }
-  const bool renamed = ::rename(tmp_.c_str(), path_.c_str()) == 0;
-  const int error = errno;
-  if (!renamed) ::unlink(tmp_.c_str());
-  release_temporary(slot_);  // (renamed: the name is the file's now, no temporary's)
+  // Let go before the rename: a signal between the two leaves the temporary (refused next time,
+  // with a message), where after it the handler could remove another writer's new one.
+  release_temporary(slot_);
   slot_ = -1;
-  if (!renamed) throw FileError("cannot rename " + tmp_ + " to " + path_ + ": " + reason(error));
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(tmp_.c_str());
+    throw FileError("cannot rename " + tmp_ + " to " + path_ + ": " + reason(error));
+  }
   fsync_directory(std::filesystem::path(path_).parent_path().string());
 }
 
