@@ -489,7 +489,10 @@ MatchPlan plan_match(const Game& game, const Player& a, const Player& b,
 
 MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig& config,
                       const MatchHooks& hooks) {
-  const auto [opening_plies, openings_note] = plan_match(game, a, b, config);
+  // (no structured binding: a lambda below uses opening_plies, which C++17 does not allow of one)
+  const MatchPlan plan = plan_match(game, a, b, config);
+  const int opening_plies = plan.opening_plies;
+  const std::string& openings_note = plan.openings_note;
   const int num_pairs = (config.games + 1) / 2;
   MatchStatus status;
   status.game = game.name();
