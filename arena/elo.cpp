@@ -61,6 +61,23 @@ OutcomeCounts pentanomial(const std::array<double, 5>& counts) {
   return {{0.0, 0.25, 0.5, 0.75, 1.0}, {counts.begin(), counts.end()}, 2.0};
 }
 
+std::optional<std::array<std::int64_t, 5>> parse_pair_counts(const std::string& text) {
+  std::array<std::int64_t, 5> counts{};
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < 5; ++k) {
+    const std::size_t end = k < 4 ? text.find('/', at) : text.size();
+    if (end == std::string::npos || end == at || end - at > 10) return std::nullopt;
+    std::int64_t v = 0;
+    for (std::size_t i = at; i < end; ++i) {
+      if (text[i] < '0' || text[i] > '9') return std::nullopt;
+      v = 10 * v + (text[i] - '0');
+    }
+    counts[k] = v;
+    at = end + 1;
+  }
+  return counts;
+}
+
 EloEstimate estimate_elo(const OutcomeCounts& outcomes, double z) {
   EloEstimate e;
   e.score = outcomes.mean();

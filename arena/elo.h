@@ -31,6 +31,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +58,30 @@ struct OutcomeCounts {
 OutcomeCounts trinomial(double wins, double draws, double losses);
 // Per pair: counts[k] = pairs where A scored k/2 points over its two games (k = 0..4).
 OutcomeCounts pentanomial(const std::array<double, 5>& counts);
+
+// Those counts as text, "n0/n1/n2/n3/n4" (k = 0..4): a match report's `pairs` line, the pairs
+// columns of a run's arena.csv, the last field of a results line.
+template <class Count>
+std::string format_pair_counts(const std::array<Count, 5>& counts) {
+  std::string out;
+  for (std::size_t k = 0; k < 5; ++k) out += (k ? "/" : "") + std::to_string(counts[k]);
+  return out;
+}
+// The counts of such a text (each a whole number of 1 to 10 digits), or nothing for any other
+// text (an empty one included).
+std::optional<std::array<std::int64_t, 5>> parse_pair_counts(const std::string& text);
+// Whether pair counts are the games and points of `wins` `draws` `losses` (two games a pair; A's
+// points k/2 in a pair of count k).
+template <class Count>
+bool pair_counts_fit(const std::array<Count, 5>& counts, std::int64_t wins, std::int64_t draws,
+                     std::int64_t losses) {
+  std::int64_t pairs = 0, halves = 0;
+  for (std::size_t k = 0; k < 5; ++k) {
+    pairs += counts[k];
+    halves += static_cast<std::int64_t>(k) * counts[k];
+  }
+  return 2 * pairs == wins + draws + losses && halves == 2 * wins + draws;
+}
 
 struct EloEstimate {
   double score = 0.5;     // mean score as observed (0.5 with no games)

@@ -574,11 +574,7 @@ std::string describe_verdict(const MatchStatus& status) {
   return "no decision after " + std::to_string(status.games_counted) + " games (the cap)";
 }
 
-std::string format_pairs(const MatchStatus& s) {
-  return std::to_string(s.pairs[0]) + "/" + std::to_string(s.pairs[1]) + "/" +
-         std::to_string(s.pairs[2]) + "/" + std::to_string(s.pairs[3]) + "/" +
-         std::to_string(s.pairs[4]);
-}
+std::string format_pairs(const MatchStatus& s) { return format_pair_counts(s.pairs); }
 
 std::vector<std::string> elo_caveats(const MatchStatus& s) {
   std::vector<std::string> caveats;

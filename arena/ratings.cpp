@@ -226,8 +226,6 @@ void check_result_players(const std::string& a, const std::string& b) {
 
 namespace {
 
-std::string format_pairs(const std::array<int, 5>& pairs);
-
 // Half points as points: "7" or "7.5".
 std::string format_half_points(std::int64_t halves) {
   return std::to_string(halves / 2) + (halves % 2 ? ".5" : "");
@@ -242,42 +240,27 @@ void check_result_line(const MatchLine& m, bool strict) {
     throw ResultsFileError("more than " + std::to_string(kMaxGamesPerResultLine) +
                            " games in one line");
   if (!m.pairs) return;
-  std::int64_t pairs = 0, halves = 0;  // the pairs, and A's points in them in halves
-  for (int k = 0; k < 5; ++k) {
-    if ((*m.pairs)[k] < 0) throw ResultsFileError("pair counts cannot be negative");
-    pairs += (*m.pairs)[k];
-    halves += static_cast<std::int64_t>(k) * (*m.pairs)[k];
-  }
-  if (2 * pairs != games || halves != 2 * static_cast<std::int64_t>(m.wins) + m.draws)
-    throw ResultsFileError("the pairs " + format_pairs(*m.pairs) + " are " +
+  if (std::any_of(m.pairs->begin(), m.pairs->end(), [](int n) { return n < 0; }))
+    throw ResultsFileError("pair counts cannot be negative");
+  if (!pair_counts_fit(*m.pairs, m.wins, m.draws, m.losses)) {
+    std::int64_t pairs = 0, halves = 0;  // the pairs, and A's points in them in halves
+    for (int k = 0; k < 5; ++k) pairs += (*m.pairs)[k], halves += std::int64_t{k} * (*m.pairs)[k];
+    throw ResultsFileError("the pairs " + format_pair_counts(*m.pairs) + " are " +
                            std::to_string(2 * pairs) + " games of " +
                            format_half_points(halves) + " points, the line " +
                            std::to_string(games) + " of " +
                            format_half_points(2 * static_cast<std::int64_t>(m.wins) + m.draws));
+  }
 }
 
-// "n0/n1/n2/n3/n4"
-std::string format_pairs(const std::array<int, 5>& pairs) {
-  std::string out;
-  for (int k = 0; k < 5; ++k) out += (k ? "/" : "") + std::to_string(pairs[k]);
-  return out;
-}
-
-// The counts of "n0/n1/n2/n3/n4" (whole numbers of at most 10 digits), or nothing.
+// A results line's pair counts (parse_pair_counts), each within a line's games, or nothing.
 std::optional<std::array<int, 5>> parse_pairs(const std::string& text) {
+  const auto counts = parse_pair_counts(text);
+  if (!counts) return std::nullopt;
   std::array<int, 5> out{};
-  std::size_t at = 0;
   for (int k = 0; k < 5; ++k) {
-    const std::size_t end = k < 4 ? text.find('/', at) : text.size();
-    if (end == std::string::npos || end == at || end - at > 10) return std::nullopt;
-    long long v = 0;
-    for (std::size_t i = at; i < end; ++i) {
-      if (text[i] < '0' || text[i] > '9') return std::nullopt;
-      v = 10 * v + (text[i] - '0');
-    }
-    if (v > kMaxGamesPerResultLine) return std::nullopt;
-    out[k] = static_cast<int>(v);
-    at = end + 1;
+    if ((*counts)[k] > kMaxGamesPerResultLine) return std::nullopt;
+    out[k] = static_cast<int>((*counts)[k]);
   }
   return out;
 }
@@ -346,7 +329,7 @@ std::vector<MatchLine> read_results_file(const std::string& path, std::string* g
 std::string format_result_line(const MatchLine& line) {
   return line.a + ' ' + line.b + ' ' + std::to_string(line.wins) + ' ' +
          std::to_string(line.draws) + ' ' + std::to_string(line.losses) +
-         (line.pairs ? ' ' + format_pairs(*line.pairs) : "");
+         (line.pairs ? ' ' + format_pair_counts(*line.pairs) : "");
 }
 
 namespace {

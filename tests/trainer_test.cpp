@@ -621,14 +621,16 @@ TEST(RunFolderTables, ARepeatedStepKeepsItsNewestRow) {
   std::filesystem::remove_all(dir);
 }
 
-// A gate's pair counts, read where arena.csv is read and where the page rebuilds a match.
+// A gate's pair counts, read where arena.csv is read, where the page rebuilds a match and where a
+// results line ends in them (arena::parse_pair_counts).
 TEST(RunFolderTables, PairCountsAreFiveCountsOrNothing) {
-  EXPECT_EQ(pair_counts("1/0/13/0/36"), (std::array<std::int64_t, 5>{1, 0, 13, 0, 36}));
-  EXPECT_EQ(pair_counts("9999999999/0/0/0/1"),
+  EXPECT_EQ(arena::parse_pair_counts("1/0/13/0/36"),
+            (std::array<std::int64_t, 5>{1, 0, 13, 0, 36}));
+  EXPECT_EQ(arena::parse_pair_counts("9999999999/0/0/0/1"),
             (std::array<std::int64_t, 5>{9999999999, 0, 0, 0, 1}));
   for (const char* text : {"", "1/2/3/4", "1/2/3/4/5/6", "1/2/3/4/5x", "-1/2/3/4/5",
                            "1/2//4/5", "10000000000/0/0/0/0", " 1/2/3/4/5"})
-    EXPECT_FALSE(pair_counts(text).has_value()) << text;
+    EXPECT_FALSE(arena::parse_pair_counts(text).has_value()) << text;
 }
 
 // What a train row's points weigh on the loss curves, for the page and `report` alike: its

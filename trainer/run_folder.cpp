@@ -13,6 +13,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "arena/elo.h"
 #include "games/quote.h"
 #include "trainer/config.h"
 #include "util/file_io.h"
@@ -106,19 +107,6 @@ std::string field(std::int64_t v) { return v < 0 ? "" : std::to_string(v); }
 
 }  // namespace
 
-std::optional<std::array<std::int64_t, 5>> pair_counts(const std::string& pairs) {
-  static const std::regex kPairs("([0-9]{1,10}/){4}[0-9]{1,10}");
-  if (!std::regex_match(pairs, kPairs)) return std::nullopt;
-  std::array<std::int64_t, 5> counts{};
-  std::size_t at = 0;
-  for (std::int64_t& count : counts) {
-    const std::size_t slash = pairs.find('/', at);
-    count = std::stoll(pairs.substr(at, slash - at));
-    at = slash + 1;
-  }
-  return counts;
-}
-
 namespace {
 
 GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::size_t index,
@@ -145,7 +133,7 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
   g.rating = std::isfinite(rating) && std::isfinite(chained) ? rating : chained;
   // Five counts "a/b/c/d/e"; anything else is not known (the row is still usable without it).
   const auto pairs = [&](const char* column) {
-    return pair_counts(t.at(r, column)) ? t.at(r, column) : std::string();
+    return arena::parse_pair_counts(t.at(r, column)) ? t.at(r, column) : std::string();
   };
   g.pairs = pairs("pairs");
   g.anchor = t.at(r, "anchor");

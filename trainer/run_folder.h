@@ -123,19 +123,15 @@ struct GateRow {
   bool promoted = false;
   double seconds = 0;     // session time when the gate ended
   double rating = 0;      // chained rating of the best network after this gate (chained_rating)
-  // The gate's pairs by A's points in each, "n0/n0.5/n1/n1.5/n2" (the counts its interval is
-  // computed from, docs/BASELINES.md "Matches"); empty when not known (no match, a rebuilt row, a
-  // row from before the column).
+  // The gate's pairs by A's points in each, "n0/n0.5/n1/n1.5/n2" (arena::format_pair_counts: the
+  // counts its interval is computed from, docs/BASELINES.md "Matches"); empty when not known (no
+  // match, a rebuilt row, a row from before the column).
   std::string pairs;
   std::string anchor_pairs;  // the same of the anchor match
   std::string anchor;     // the anchor's spec; empty: no anchor match
   int anchor_games = 0;
   double anchor_score = 0, anchor_elo = 0, anchor_elo_low = 0, anchor_elo_high = 0;
 };
-
-// The five counts of a `pairs` text ("n0/n0.5/n1/n1.5/n2", each of 1 to 10 digits), or nothing
-// for any other text (an empty one included).
-std::optional<std::array<std::int64_t, 5>> pair_counts(const std::string& pairs);
 
 // The chained rating of the best network after a gate, from the one before (the initial
 // network's is 0): a promotion adds its gate Elo. A promotion without a measured Elo (no gate

@@ -412,25 +412,20 @@ bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
 void RunReader::add_results(const trainer::GateRow& g) {
   const int games = g.wins >= 0 && g.draws >= 0 && g.losses >= 0 ? g.wins + g.draws + g.losses : 0;
   // A row's pair counts, when they are its games and points (a row from before them has none).
-  const auto pairs_of = [](const std::string& text, int wins, int draws, int losses)
-      -> std::optional<std::array<int, 5>> {
-    const auto n = trainer::pair_counts(text);
-    if (!n) return std::nullopt;
+  const auto pairs_of = [](const std::optional<std::array<std::int64_t, 5>>& n, int wins,
+                           int draws, int losses) -> std::optional<std::array<int, 5>> {
+    if (!n || !arena::pair_counts_fit(*n, wins, draws, losses)) return std::nullopt;
     std::array<int, 5> out{};
-    std::int64_t pairs = 0, halves = 0;
     for (int k = 0; k < 5; ++k) {
       if ((*n)[k] > config::kMaxGateGames) return std::nullopt;
       out[k] = static_cast<int>((*n)[k]);
-      pairs += (*n)[k], halves += k * (*n)[k];
     }
-    if (2 * pairs != static_cast<std::int64_t>(wins) + draws + losses ||
-        halves != 2 * static_cast<std::int64_t>(wins) + draws)
-      return std::nullopt;
     return out;
   };
   if (games > 0 && games <= config::kMaxGateGames)
     gates_.matches.push_back({g.generation, g.opponent_generation, -1, g.wins, g.draws, g.losses,
-                              pairs_of(g.pairs, g.wins, g.draws, g.losses)});
+                              pairs_of(arena::parse_pair_counts(g.pairs), g.wins, g.draws,
+                                       g.losses)});
   if (g.anchor.empty() || g.anchor_games <= 0 || !std::isfinite(g.anchor_score) ||
       g.anchor_score < 0 || g.anchor_score > 1 || g.anchor.size() > kMaxAnchorBytes)
     return;
@@ -444,12 +439,12 @@ void RunReader::add_results(const trainer::GateRow& g) {
   // the pair counts (n0/n0.5/n1/n1.5/n2, two games a pair) when the row has them for its games,
   // else from the score (4 decimals: exact up to 5,000 games).
   int halves = static_cast<int>(std::lround(2.0 * g.anchor_score * g.anchor_games));
-  if (const auto n = trainer::pair_counts(g.anchor_pairs);
-      n && 2 * ((*n)[0] + (*n)[1] + (*n)[2] + (*n)[3] + (*n)[4]) == g.anchor_games)
+  const auto n = arena::parse_pair_counts(g.anchor_pairs);
+  if (n && 2 * ((*n)[0] + (*n)[1] + (*n)[2] + (*n)[3] + (*n)[4]) == g.anchor_games)
     halves = static_cast<int>((*n)[1] + 2 * (*n)[2] + 3 * (*n)[3] + 4 * (*n)[4]);
   const int wins = halves / 2, draws = halves % 2, losses = g.anchor_games - wins - draws;
   gates_.matches.push_back({g.generation, -1, static_cast<int>(anchor - gates_.anchors.begin()),
-                            wins, draws, losses, pairs_of(g.anchor_pairs, wins, draws, losses)});
+                            wins, draws, losses, pairs_of(n, wins, draws, losses)});
 }
 
 void RunReader::GateFold::add(const trainer::GateRow& g) {
