@@ -210,6 +210,13 @@ bool wait_socket(int fd, short events, Transfer& transfer, const std::atomic<boo
   }
 }
 
+// The log's line for a server silent for kSilentNotice while `what` waits for its answer.
+void tell_silence(const util::LogLine& log, const RedisUrl& url, const std::string& what) {
+  log(url.to_string() + " has not answered " + what + " for " +
+      std::to_string(kSilentNotice.count()) + " s; waiting up to " +
+      std::to_string(kCommandTimeout.count()) + " s");
+}
+
 // Sends the commands appended to the context, and reads one reply, within the transfer's time
 // (the whole batch's), a reply within `max_bytes`, looking at `stop` all the while (hiredis's own
 // blocking calls wait 30 s per byte and bound no reply's size: a server that trickled its answer
@@ -309,12 +316,7 @@ void RedisClient::connect(const std::atomic<bool>* stop) {
   void* raw = nullptr;
   std::string lost;
   Transfer transfer;
-  if (!lost_)
-    transfer.on_silent = [&] {
-      log_(url_.to_string() + " has not answered AUTH for " +
-           std::to_string(kSilentNotice.count()) + " s; waiting up to " +
-           std::to_string(kCommandTimeout.count()) + " s");
-    };
+  if (!lost_) transfer.on_silent = [&] { tell_silence(log_, url_, "AUTH"); };
   bool answered = false;
   try {  // (a stop while the server is silent: the credentials' exchange is waited for no longer)
     answered = send_commands(context_, transfer, stop, lost) &&
@@ -363,10 +365,11 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   Transfer transfer;  // the whole batch's: its time, and its stop's grace
   if (!lost_)  // (once lost, the retries are told of when they succeed)
     transfer.on_silent = [&] {
-      log_(url_.to_string() + " has not answered " + describe(commands.front()) +
-           (commands.size() > 1 ? " (and " + std::to_string(commands.size() - 1) + " more)" : "") +
-           " for " + std::to_string(kSilentNotice.count()) + " s; waiting up to " +
-           std::to_string(kCommandTimeout.count()) + " s");
+      tell_silence(log_, url_,
+                   describe(commands.front()) +
+                       (commands.size() > 1
+                            ? " (and " + std::to_string(commands.size() - 1) + " more)"
+                            : ""));
     };
   // A stop while commands go or replies come leaves the connection out of step: dropped.
   const auto exchange = [&](const auto& step) {

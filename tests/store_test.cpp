@@ -777,6 +777,26 @@ TEST_F(RunChannelTest, ABatchWhoseReplyWasLostIsAddedOnce) {
   EXPECT_TRUE(said) << "the batch the server had already is told of";
 }
 
+// How long `command` took to end by RedisStopped (it must) after the stop flag it is given was
+// set `after` it began.
+std::chrono::steady_clock::duration time_to_stop(
+    const std::function<void(const std::atomic<bool>*)>& command, std::chrono::milliseconds after) {
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(after);
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(command(&stop), RedisStopped);
+  stopper.join();
+  return std::chrono::steady_clock::now() - start;
+}
+
+// A fake server's connection that takes what it is sent and never answers.
+void never_answers(int, const std::atomic<bool>& done) {
+  while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 // Sets `stop` once the client has logged (it refused a reply), or after 60 s: a loaded machine
 // may take a while to read a flood that far.
 void stop_once_logged(const std::atomic<bool>& logged, std::atomic<bool>& stop) {
@@ -802,14 +822,9 @@ TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
   std::vector<std::string> log;
   RedisClient slow(parse_redis_url(trickle.url(), nullptr),
                    [&](const std::string& line) { log.push_back(line); });
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    stop = true;
-  });
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW(slow.command({"PING"}, &stop), RedisStopped);
-  stopper.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5))
+  EXPECT_LT(time_to_stop([&](const std::atomic<bool>* flag) { slow.command({"PING"}, flag); },
+                         std::chrono::milliseconds(700)),
+            std::chrono::seconds(5))
       << "the stop flag was not looked at while the reply trickled";
 
   FakeServer flood([](int fd, const std::atomic<bool>& done) {
@@ -835,19 +850,14 @@ TEST(RedisClientTest, ARepliesTimeAndSizeAreBounded) {
       << log[0];
 
   // A server that takes nothing: a large command waits for it as a reply does, stop flag seen.
-  FakeServer deaf([](int, const std::atomic<bool>& done) {
-    while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  });
-  stop = false;
+  FakeServer deaf(never_answers);
   RedisClient sending(parse_redis_url(deaf.url(), nullptr), [](const std::string&) {});
-  std::thread stopper3([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    stop = true;
-  });
-  const auto sent = std::chrono::steady_clock::now();
-  EXPECT_THROW(sending.command({"SET", "k", std::string(64u << 20, 'x')}, &stop), RedisStopped);
-  stopper3.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(5))
+  const std::string large(64u << 20, 'x');
+  EXPECT_LT(time_to_stop([&](const std::atomic<bool>* flag) {
+                           sending.command({"SET", "k", large}, flag);
+                         },
+                         std::chrono::milliseconds(700)),
+            std::chrono::seconds(5))
       << "the stop flag was not looked at while the command waited to be taken";
 }
 
@@ -885,29 +895,19 @@ TEST(RedisClientTest, AServersErrorTextIsQuotedAndCut) {
 // The credentials' exchange looks at the stop flag as every other does: Ctrl-C ended a node
 // waiting on a server that took AUTH and never answered after 30 s, not at once.
 TEST(RedisClientTest, AStopEndsTheWaitForTheCredentialsAnswer) {
-  FakeServer deaf([](int, const std::atomic<bool>& done) {
-    while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  });
-  std::atomic<bool> stop{false};
+  FakeServer deaf(never_answers);
   RedisClient client(parse_redis_url("redis://:pw@" + deaf.url().substr(8), nullptr),
                      [](const std::string&) {});
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    stop = true;
-  });
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW(client.command({"PING"}, &stop), RedisStopped);
-  stopper.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_LT(time_to_stop([&](const std::atomic<bool>* flag) { client.command({"PING"}, flag); },
+                         std::chrono::milliseconds(300)),
+            std::chrono::seconds(10));
 }
 
 // A server that takes the connection and never answers was waited for 30 s without a word (the
 // node seemed to hang): after 5 s of silence the log says what it waits for, once, for a command
 // and for the credentials alike.
 TEST(RedisClientTest, AServerSilentForSecondsIsToldOf) {
-  FakeServer deaf([](int, const std::atomic<bool>& done) {
-    while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  });
+  FakeServer deaf(never_answers);
   for (const std::string& password : {std::string(), std::string("pw")}) {
     std::atomic<bool> stop{false}, logged{false};
     std::vector<std::string> log;
