@@ -69,8 +69,9 @@ int main(int argc, char** argv) {
   // messages are cut like every other quote of user input (games/quote.h).
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     std::string message = e.what();
-    // Never a control character of an argument to the terminal (`--depth $'\e[2J'` cleared it).
-    message = oppidum::printable_text(message, 300);
+    // Never a control character of an argument to the terminal (`--depth $'\e[2J'` cleared it),
+    // nor a line break (`--games $'1\nerror: ...'` forged a line of its own).
+    message = oppidum::printable_line(message, 300);
     return message + "\nRun with --help for more information.\n";
   });
   // "oppidum SUBCOMMAND", for errors.

@@ -204,7 +204,7 @@ void check_player_names(const std::string& a, const std::string& b, bool strict)
   // A name the file could not hold as one: '#' starts a comment, and blanks and control
   // characters split or hide it (a "\v# x ..." line once rated a player "#"). Names written are
   // UTF-8 without control characters, C1's included (a name with the byte 0x9b or U+009B, a
-  // terminal's CSI, reached the terminal raw).
+  // terminal's CSI, reached the terminal raw), nor bidirectional controls (which reorder a line).
   for (const std::string* name : {&a, &b})
     if (name->empty() || (*name)[0] == '#' ||
         std::any_of(name->begin(), name->end(),
@@ -215,7 +215,8 @@ void check_player_names(const std::string& a, const std::string& b, bool strict)
         (strict && printable_text(*name) != *name))
       throw ResultsFileError("player \"" + quote_input(*name, 60) +
                              "\" cannot be written to a results file (empty, starting with '#', or "
-                             "holding blanks, control characters or bytes that are not UTF-8)");
+                             "holding blanks, control characters, bidirectional controls or bytes "
+                             "that are not UTF-8)");
 }
 
 }  // namespace

@@ -44,8 +44,10 @@ inline std::string quote_input(std::string_view text, std::size_t max_bytes = 10
 }
 
 // The length of the well-formed UTF-8 sequence at the start of `text` (1 to 4 bytes) that is not
-// a control character (C0, DEL, or C1: U+0080 to U+009F, which terminals act on as they do on
-// ESC), or 0.
+// a control character, or 0. Control characters: C0, DEL, C1 (U+0080 to U+009F, which terminals
+// act on as they do on ESC), the bidirectional controls (U+061C, U+200E, U+200F, U+202A to
+// U+202E, U+2066 to U+2069: they reorder what follows them, so that a line shows other text than
+// it holds) and the line and paragraph separators U+2028, U+2029 (a line break to some readers).
 inline std::size_t printable_sequence(std::string_view text) {
   if (text.empty()) return 0;
   const auto b0 = static_cast<unsigned char>(text[0]);
@@ -63,19 +65,21 @@ inline std::size_t printable_sequence(std::string_view text) {
     code = (code << 6) | (b & 0x3f);
   }
   if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
-  return code >= 0x80 && code <= 0x9f ? 0 : n;
+  const bool control = (code >= 0x80 && code <= 0x9f) || code == 0x61c || code == 0x200e ||
+                       code == 0x200f || (code >= 0x2028 && code <= 0x202e) ||
+                       (code >= 0x2066 && code <= 0x2069);
+  return control ? 0 : n;
 }
 
-// `text` safe for a terminal, whole: well-formed UTF-8 stays as it is (names in any script),
-// newlines and tabs too (a message may have lines); control characters, C1's in UTF-8 included,
-// and bytes that are not UTF-8 become \xNN. For the errors main prints, which quote user input in
-// many places: no byte of it can reach the terminal as a command.
-inline std::string printable_text(std::string_view text) {
+namespace quote_detail {
+
+// printable_text and printable_line: `lines` keeps newlines and tabs.
+inline std::string printable(std::string_view text, bool lines) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t n = printable_sequence(text.substr(i));
-    if (n > 0 || text[i] == '\n' || text[i] == '\t') {
+    if (n > 0 || (lines && (text[i] == '\n' || text[i] == '\t'))) {
       out.append(text.substr(i, std::max<std::size_t>(n, 1)));
       i += std::max<std::size_t>(n, 1);
       continue;
@@ -86,11 +90,9 @@ inline std::string printable_text(std::string_view text) {
   return out;
 }
 
-// printable_text(text) cut to at most `max_bytes` bytes (never inside a character or an escape)
-// and followed by "... (<size of text> bytes)" when it does not fit: a long message keeps its
-// lines and its letters, where quote_input would escape them.
-inline std::string printable_text(std::string_view text, std::size_t max_bytes) {
-  std::string out = printable_text(text);
+// `out` (made from `text`) cut to at most `max_bytes` bytes, never inside a character or an
+// escape, and followed by "... (<size of text> bytes)" when it does not fit.
+inline std::string cut(std::string out, std::string_view text, std::size_t max_bytes) {
   if (out.size() <= max_bytes) return out;
   std::size_t cut = max_bytes;
   while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
@@ -101,6 +103,29 @@ inline std::string printable_text(std::string_view text, std::size_t max_bytes) 
     }
   out.resize(cut);
   return out + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+}  // namespace quote_detail
+
+// `text` safe for a terminal, whole: well-formed UTF-8 stays as it is (names in any script),
+// newlines and tabs too (a message may have lines); control characters (those of
+// printable_sequence) and bytes that are not UTF-8 become \xNN. For the errors main prints, which
+// quote user input in many places: no byte of it can reach the terminal as a command.
+inline std::string printable_text(std::string_view text) {
+  return quote_detail::printable(text, true);
+}
+
+// printable_text(text) cut to at most `max_bytes` bytes (never inside a character or an escape)
+// and followed by "... (<size of text> bytes)" when it does not fit: a long message keeps its
+// lines and its letters, where quote_input would escape them.
+inline std::string printable_text(std::string_view text, std::size_t max_bytes) {
+  return quote_detail::cut(quote_detail::printable(text, true), text, max_bytes);
+}
+
+// printable_text(text, max_bytes) for a message of one line (CLI11's, which quote arguments
+// whole): newlines and tabs are escaped too, so that no argument can start a line of its own.
+inline std::string printable_line(std::string_view text, std::size_t max_bytes) {
+  return quote_detail::cut(quote_detail::printable(text, false), text, max_bytes);
 }
 
 }  // namespace oppidum

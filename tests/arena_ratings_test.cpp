@@ -397,11 +397,11 @@ TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
   }
 
   // Names written are UTF-8 without control characters, C1's included (0x9b and U+009B are a
-  // terminal's CSI); a file of an earlier version is read as it was, and `ratings` prints its
+  // terminal's CSI), and without bidirectional controls (U+202E reverses a row); a file of an earlier version is read as it was, and `ratings` prints its
   // names escaped. A name in another script is a name.
   const std::string results_path = ::testing::TempDir() + "arena_results_names.txt";
   for (const std::string& name : {std::string("\xc2\x9b" "31mX"), std::string("\x9b" "31mY"),
-                                 std::string("\xff\xfe")}) {
+                                 std::string("\xff\xfe"), std::string("\xe2\x80\xae" "Z")}) {
     std::remove(results_path.c_str());
     EXPECT_THROW(append_result(results_path, {"random", name, 1, 0, 0}, "mg"), ResultsFileError)
         << quote_input(name);

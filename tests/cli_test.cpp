@@ -544,6 +544,11 @@ TEST(Cli, ErrorsCarryNoControlCharactersOfTheInput) {
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args << "\n" << r.out;
     EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos) << args << "\n" << r.out;
   }
+  // Nor a line of its own: the parser's message is one line, whatever its argument holds.
+  const CommandResult r = run("perft --game ttt --depth \"1\nerror: all is well\"");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("\nerror: all is well"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1\\x0aerror: all is well"), std::string::npos) << r.out;
 }
 
 // tune says what its fit is when there is nothing to score it on (a held-out loss of 0.00000 was

@@ -307,6 +307,30 @@ TEST(PrintableText, KeepsTextAndLinesAndEscapesControls) {
   EXPECT_EQ(printable_text(std::string(400, 'a'), 300), std::string(300, 'a') + "... (400 bytes)");
 }
 
+// Text that shows other than it holds: a bidirectional control reorders what follows it (a
+// player named "\u202e..." printed its rating row backwards), a line separator breaks a line to
+// some readers. They are escaped; the letters of right-to-left scripts are not.
+TEST(PrintableText, EscapesBidirectionalControlsAndSeparators) {
+  EXPECT_EQ(printable_text("a\xe2\x80\xae" "b"), "a\\xe2\\x80\\xaeb") << "U+202E, RLO";
+  EXPECT_EQ(printable_text("\xe2\x81\xa6x\xe2\x81\xa9"), "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9")
+      << "U+2066 LRI and U+2069 PDI";
+  EXPECT_EQ(printable_text("\xe2\x80\x8f"), "\\xe2\\x80\\x8f") << "U+200F, RLM";
+  EXPECT_EQ(printable_text("\xd8\x9c"), "\\xd8\\x9c") << "U+061C, ALM";
+  EXPECT_EQ(printable_text("\xe2\x80\xa8"), "\\xe2\\x80\\xa8") << "U+2028";
+  EXPECT_EQ(printable_text("\xe2\x80\xaf"), "\xe2\x80\xaf") << "U+202F, a narrow space";
+  EXPECT_EQ(printable_text("\xe2\x80\x8d"), "\xe2\x80\x8d") << "U+200D, ZWJ (emoji)";
+  EXPECT_EQ(printable_text("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xd8\xb3\xd9\x84\xd8\xa7\xd9\x85"),
+            "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xd8\xb3\xd9\x84\xd8\xa7\xd9\x85")
+      << "Hebrew and Arabic letters";
+}
+
+// A message of one line (CLI11's) keeps to one line: no argument starts a line of its own.
+TEST(PrintableText, OneLineEscapesLineBreaks) {
+  EXPECT_EQ(printable_line("1\nerror: forged\tx", 300), "1\\x0aerror: forged\\x09x");
+  EXPECT_EQ(printable_line("g\xc3\xa9n\x1b", 300), "g\xc3\xa9n\\x1b");
+  EXPECT_EQ(printable_line("ab\ncd", 4), "ab... (5 bytes)");
+}
+
 // The facts the rest of the program reads from a game: names, sides, openings, the move shape the
 // referee checks (every legal move has it; garbage has not), and the registry's lookups.
 TEST_P(ConformanceTest, GameFactsAreComplete) {
