@@ -70,7 +70,10 @@ extern "C" void on_arena_signal(int signo) {
   const bool again = g_arena_signal.exchange(signo) != 0;
   g_arena_stop.store(true);
   arena::kill_all_external_engines();
-  if (again) std::_Exit(128 + signo);
+  if (again) {
+    util::remove_temporary_files();
+    std::_Exit(128 + signo);
+  }
   write_stderr(signo == SIGINT    ? "\n[arena] SIGINT: stopping the match (again: exit at once)\n"
                : signo == SIGHUP ? "\n[arena] SIGHUP: stopping the match (again: exit at once)\n"
                                  : "\n[arena] SIGTERM: stopping the match (again: exit at once)\n");

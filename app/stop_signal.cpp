@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "arena/external.h"
+#include "util/file_io.h"
 
 namespace oppidum::app {
 namespace {
@@ -11,11 +12,15 @@ namespace {
 std::atomic<bool> g_stop{false};  // the one flag a signal handler may touch
 
 extern "C" void on_stop_signal(int) {
-  if (g_stop.exchange(true)) std::_Exit(130);
+  if (g_stop.exchange(true)) {
+    util::remove_temporary_files();  // (async-signal-safe) no half-written file left behind
+    std::_Exit(130);
+  }
 }
 
 extern "C" void on_exit_signal(int signo) {
   arena::kill_all_external_engines();  // async-signal-safe (arena/external.h)
+  util::remove_temporary_files();
   std::_Exit(128 + signo);
 }
 

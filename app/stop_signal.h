@@ -1,5 +1,6 @@
 // Ctrl-C and SIGTERM for the long-running subcommands (train, selfplay): the first signal sets a
-// flag the command polls and stops cleanly on; a second one exits at once with status 130. And the
+// flag the command polls and stops cleanly on; a second one removes the temporary files of the
+// writes under way (util::remove_temporary_files) and exits at once with status 130. And the
 // signals of the commands that host external programs without a stop of their own.
 #pragma once
 
@@ -12,7 +13,8 @@ const std::atomic<bool>& install_stop_signals();
 
 // For the commands that may run external programs and have no stop of their own (`play`,
 // `engine`): SIGINT, SIGTERM and SIGHUP kill every external program with everything it started
-// (arena::kill_all_external_engines), then exit with status 128 + the signal.
+// (arena::kill_all_external_engines), remove the temporary files of the writes under way, then
+// exit with status 128 + the signal.
 void install_exit_signals();
 
 }  // namespace oppidum::app

@@ -96,6 +96,35 @@ TEST(FileIo, ASignalThatEndsTheProcessLeavesNoTemporary) {
   EXPECT_EQ(read_file(file), "new");
 }
 
+// A program's own handler that ends the process at once (a second Ctrl-C in `train`) removes the
+// temporaries through remove_temporary_files(); it left them, and the next write was refused.
+TEST(FileIo, AHandlerOfItsOwnRemovesTheTemporariesBeforeItEnds) {
+  const fs::path file = fresh("own_handler.bin");
+  write_file_atomically(file.string(), "old");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGINT, [](int) {
+      remove_temporary_files();
+      ::_exit(130);
+    });
+    AtomicFile first(file.string());
+    AtomicFile second(file.string() + ".2");
+    first.write(std::string(3u << 20, 'x'));
+    ::raise(SIGINT);
+    ::_exit(5);  // not reached
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(file.string() + ".2.tmp"));
+  EXPECT_FALSE(fs::exists(file.string() + ".2"));
+  EXPECT_EQ(read_file(file), "old");
+  write_file_atomically(file.string(), "next");  // nothing left in its way
+  EXPECT_EQ(read_file(file), "next");
+}
+
 // A file written in pieces appears whole at commit() and not before; one abandoned leaves the old
 // file and no temporary behind.
 TEST(FileIo, AtomicFileAppearsWholeAtCommit) {

@@ -118,7 +118,9 @@ struct TemporarySlot {
 constexpr int kTemporarySlots = 64;  // AtomicFiles alive at once past this are not removed
 TemporarySlot g_temporaries[kTemporarySlots];
 
-void remove_temporaries_and_end(int signo) {
+}  // namespace
+
+void remove_temporary_files() noexcept {
   char path[sizeof TemporarySlot::path];
   for (TemporarySlot& slot : g_temporaries) {
     const std::uint64_t word = slot.word.load(std::memory_order_acquire);
@@ -127,6 +129,12 @@ void remove_temporaries_and_end(int signo) {
     path[sizeof path - 1] = '\0';
     if (slot.word.load(std::memory_order_acquire) == word) ::unlink(path);
   }
+}
+
+namespace {
+
+void remove_temporaries_and_end(int signo) {
+  remove_temporary_files();
   ::signal(signo, SIG_DFL);  // then the signal ends the process as it would have
   ::raise(signo);
 }

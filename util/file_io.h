@@ -65,6 +65,11 @@ class AtomicFile {
   int slot_ = -1;  // where the signal handler finds tmp_ (file_io.cpp), or -1
 };
 
+// Removes the temporary files of the AtomicFiles alive (those a signal would remove, above). Only
+// async-signal-safe calls: for a signal handler of a command's own that ends the process (a
+// second Ctrl-C), which would otherwise leave them.
+void remove_temporary_files() noexcept;
+
 // Throws FileError naming the file and the system's reason.
 void write_file_atomically(const std::string& path, const void* data, std::size_t size);
 inline void write_file_atomically(const std::string& path, std::string_view bytes) {
