@@ -85,7 +85,12 @@ void run_games(const GamesOptions& o) {
     files.push_back(o.file);
   } else {
     const std::string folder = (std::filesystem::path(o.run) / "games").string();
-    if (!std::filesystem::is_directory(folder))
+    std::error_code error;
+    const auto status = std::filesystem::status(folder, error);
+    if (std::filesystem::exists(status) && !std::filesystem::is_directory(status))
+      throw std::runtime_error(folder + ": not a folder; the run's games are kept in a folder "
+                               "named games");
+    if (!std::filesystem::is_directory(status))
       throw std::runtime_error(folder + ": no such folder; is " + o.run + " a run folder?");
     const selfplay::FolderReplayStore store(folder, selfplay::FolderReplayStore::Mode::kReadOnly);
     files = store.chunks();

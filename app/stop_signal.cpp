@@ -1,5 +1,7 @@
 #include "app/stop_signal.h"
 
+#include <signal.h>
+
 #include <csignal>
 #include <cstdlib>
 
@@ -29,6 +31,11 @@ extern "C" void on_exit_signal(int signo) {
 const std::atomic<bool>& install_stop_signals() {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  // A closed terminal (SIGHUP) stops cleanly too (it ended the process at once, its steps since
+  // the last generation lost), except under nohup, which ignores it.
+  struct sigaction hangup {};
+  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN)
+    std::signal(SIGHUP, on_stop_signal);
   return g_stop;
 }
 

@@ -1,7 +1,8 @@
-// Ctrl-C and SIGTERM for the long-running subcommands (train, selfplay): the first signal sets a
-// flag the command polls and stops cleanly on; a second one removes the temporary files of the
-// writes under way (util::remove_temporary_files) and exits at once with status 130. And the
-// signals of the commands that host external programs without a stop of their own.
+// Ctrl-C, SIGTERM and SIGHUP (unless ignored, as under nohup) for the long-running subcommands
+// (train, selfplay, serve): the first signal sets a flag the command polls and stops cleanly on; a
+// second one removes the temporary files of the writes under way (util::remove_temporary_files)
+// and exits at once with status 130. And the signals of the commands that host external programs
+// without a stop of their own.
 #pragma once
 
 #include <atomic>

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "games/quote.h"
+
 namespace oppidum::model {
 namespace {
 
@@ -67,11 +69,19 @@ struct Job {
   int remaining = 0;  // positions not yet evaluated
   Clock::time_point enqueued;
   std::optional<std::string> error;  // what a failed forward pass said; rethrown by the caller
+  int non_finite_at = -1;  // the first position whose outputs were not finite, or -1
   bool done = false;
   std::condition_variable done_cv;
 };
 
 }  // namespace
+
+NonFiniteOutputs::NonFiniteOutputs(const std::string& source, const GameState& state, int index)
+    : std::runtime_error((source.empty() ? std::string() : source + ": ") +
+                         "the network's outputs are not finite (NaN or infinite: its weights "
+                         "overflow float) for the position \"" +
+                         quote_input(state.to_string(), 200) + "\": it computes nothing there"),
+      index_(index) {}
 
 bool fill_eval_result(const float* logits, float value, const ActionList& legal,
                       mcts::EvalResult& result) {
@@ -178,6 +188,7 @@ struct InferenceServer::Impl {
   int expected_callers = 1;
   bool closed = false;
   std::optional<std::string> worker_error;
+  std::string source;  // set_source()
 
   // Statistics since start or reset_stats().
   Clock::time_point stats_start = Clock::now();
@@ -272,6 +283,7 @@ void InferenceServer::Impl::serve(Worker& w) {
   std::vector<float> planes(static_cast<std::size_t>(max_batch) * static_cast<std::size_t>(plane_size));
   std::vector<float> logits(static_cast<std::size_t>(max_batch) * static_cast<std::size_t>(num_actions));
   std::vector<float> values(static_cast<std::size_t>(max_batch));
+  std::vector<char> finite;  // per position of the batch: were its outputs finite
   try {
     for (;;) {
       std::unique_ptr<Backend> retired;
@@ -302,19 +314,25 @@ void InferenceServer::Impl::serve(Worker& w) {
       }
       const Clock::time_point forward_end = Clock::now();
       std::uint64_t bad = 0;
+      finite.assign(static_cast<std::size_t>(m), 1);
       if (!error)
         for (int k = 0; k < m; ++k) {
           Job& job = *batch[k].first;
           const int i = batch[k].second;
           if (!fill_eval_result(logits.data() + static_cast<std::ptrdiff_t>(k) * num_actions,
-                                values[k], *job.requests[i].legal, job.results[i]))
+                                values[k], *job.requests[i].legal, job.results[i])) {
+            finite[static_cast<std::size_t>(k)] = 0;
             ++bad;
+          }
         }
 
       std::lock_guard<std::mutex> lock(mutex);
-      for (auto& [job, i] : batch) {
-        (void)i;
+      for (int k = 0; k < m; ++k) {
+        Job* job = batch[k].first;
+        const int i = batch[k].second;
         if (error && !job->error) job->error = error;
+        const bool first_bad = job->non_finite_at < 0 || i < job->non_finite_at;
+        if (!finite[static_cast<std::size_t>(k)] && first_bad) job->non_finite_at = i;
         if (--job->remaining == 0) {
           job->done = true;
           job->done_cv.notify_one();
@@ -457,7 +475,11 @@ void InferenceServer::evaluate(const mcts::EvalRequest* requests, int n,
   // Each caller throws its own exception: one exception object shared by several threads would
   // be destroyed by whichever lets go last, behind a reference count ThreadSanitizer cannot see.
   if (job.error) throw std::runtime_error(*job.error);
+  if (job.non_finite_at >= 0)
+    throw NonFiniteOutputs(s.source, *requests[job.non_finite_at].state, job.non_finite_at);
 }
+
+void InferenceServer::set_source(std::string source) { impl_->source = std::move(source); }
 
 std::string InferenceServer::describe() const {
   const Impl& s = *impl_;
@@ -537,8 +559,9 @@ void InferenceServer::reset_stats() {
   s.wait_seconds = s.forward_seconds = 0.0;
 }
 
-DirectEvaluator::DirectEvaluator(const Game& game, std::unique_ptr<Backend> backend)
-    : game_(&game), backend_(std::move(backend)) {
+DirectEvaluator::DirectEvaluator(const Game& game, std::unique_ptr<Backend> backend,
+                                 std::string source)
+    : game_(&game), backend_(std::move(backend)), source_(std::move(source)) {
   if (backend_ == nullptr) throw std::invalid_argument("DirectEvaluator: no backend");
   check_backend(game, *backend_);
 }
@@ -554,49 +577,65 @@ void DirectEvaluator::evaluate(const mcts::EvalRequest* requests, int n,
   values.resize(static_cast<std::size_t>(n));
   backend_->forward(planes, n, logits.data(), values.data());
   for (int i = 0; i < n; ++i)
-    fill_eval_result(logits.data() + static_cast<std::ptrdiff_t>(i) * num_actions, values[i],
-                     *requests[i].legal, results[i]);
+    if (!fill_eval_result(logits.data() + static_cast<std::ptrdiff_t>(i) * num_actions, values[i],
+                          *requests[i].legal, results[i]))
+      throw NonFiniteOutputs(source_, *requests[i].state, i);
 }
 
 std::string DirectEvaluator::describe() const { return "direct over " + backend_->describe(); }
 
 namespace {
 
-constexpr const char* kNonFiniteOutputs =
-    ": the network's outputs are not finite (its weights overflow float) for ";
+// The positions a network is tried on before it is used: up to kProbePositions spread evenly
+// over one seeded random game played to its end (at most kProbePlies plies), its initial position
+// and its last one before the end among them, with their legal actions. The whole game, not its
+// first plies: a network may overflow only in a later phase (DVONN's moves, after 49 placements).
+constexpr int kProbePositions = 24;
+constexpr int kProbePlies = 2000;
 
-// The positions a network is tried on before it is used: the initial one and those after 4, 8, ...
-// 28 plies of one seeded random game (fewer where it ends sooner), with their legal actions.
 struct ProbePositions {
   std::vector<std::unique_ptr<GameState>> states;
+  std::vector<int> plies;  // each state's ply in the random game
   std::vector<ActionList> legal;
   std::vector<mcts::EvalRequest> requests;
 };
 
 ProbePositions probe_positions(const Game& game) {
-  ProbePositions p;
+  std::vector<std::unique_ptr<GameState>> game_states;  // every position before the end
   auto state = game.initial_state();
   std::mt19937_64 rng(20261206);
   ActionList legal;
-  for (int ply = 0; ply <= 28; ++ply) {
+  for (int ply = 0; ply < kProbePlies; ++ply) {
     state->legal_actions(legal);
     if (legal.empty()) break;
-    if (ply % 4 == 0) {
-      p.states.push_back(state->clone());
-      p.legal.push_back(legal);
-    }
+    game_states.push_back(state->clone());
     state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
+  }
+  ProbePositions p;
+  const int length = static_cast<int>(game_states.size());
+  const int picks = std::min(kProbePositions, length);
+  for (int k = 0; k < picks; ++k) {
+    const int ply = picks == 1 ? 0 : static_cast<int>(std::lround(
+                                         static_cast<double>(k) * (length - 1) / (picks - 1)));
+    if (!p.plies.empty() && p.plies.back() == ply) continue;
+    p.plies.push_back(ply);
+    p.states.push_back(std::move(game_states[static_cast<std::size_t>(ply)]));
+    p.legal.emplace_back();
+    p.states.back()->legal_actions(p.legal.back());
   }
   for (std::size_t i = 0; i < p.states.size(); ++i)
     p.requests.push_back({p.states[i].get(), &p.legal[i]});
   return p;
 }
 
-std::string probe_failure(const std::string& source, int position) {
-  return "checkpoint " + source + kNonFiniteOutputs +
-         (position == 0 ? std::string("the initial position")
-                        : "the position after " + std::to_string(4 * position) +
-                              " random plies") +
+std::string probe_failure(const std::string& source, const ProbePositions& probe, int position) {
+  const int ply = probe.plies.at(static_cast<std::size_t>(position));
+  return "checkpoint " + source +
+         ": the network's outputs are not finite (its weights overflow float) for " +
+         (ply == 0 ? std::string("the initial position")
+                   : "the position after " + std::to_string(ply) + " random plies (\"" +
+                         quote_input(probe.states.at(static_cast<std::size_t>(position))
+                                         ->to_string(), 200) + "\")") +
          ": it computes nothing";
 }
 
@@ -616,7 +655,7 @@ void check_finite_outputs(const Game& game, Backend& backend, const std::string&
   for (int i = 0; i < n; ++i)
     if (!fill_eval_result(logits.data() + i * actions, values[static_cast<std::size_t>(i)],
                           probe.legal[static_cast<std::size_t>(i)], result))
-      throw CheckpointError(probe_failure(source, i));
+      throw CheckpointError(probe_failure(source, probe, i));
 }
 
 std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
@@ -625,23 +664,15 @@ std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
                                                     const InferenceServerOptions& server) {
   const Checkpoint checkpoint = load_checkpoint(checkpoint_path, game);
   auto evaluator = std::make_unique<InferenceServer>(game, checkpoint, backend, server);
+  evaluator->set_source("checkpoint " + checkpoint_path);
   // Through the server's own backends, as one request (one batch, one wait).
   const ProbePositions probe = probe_positions(game);
   std::vector<mcts::EvalResult> results(probe.requests.size());
-  evaluator->evaluate(probe.requests.data(), static_cast<int>(probe.requests.size()),
-                      results.data());
-  if (evaluator->stats().non_finite > 0) {
-    // Which position: the first whose priors came back uniform with value 0 (fill_eval_result).
-    int first = 0;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const auto& p = results[i].priors;
-      const bool uniform = std::all_of(p.begin(), p.end(), [&](float x) { return x == p[0]; });
-      if (uniform && results[i].value == 0.0f) {
-        first = static_cast<int>(i);
-        break;
-      }
-    }
-    throw CheckpointError(probe_failure(checkpoint_path, first));
+  try {
+    evaluator->evaluate(probe.requests.data(), static_cast<int>(probe.requests.size()),
+                        results.data());
+  } catch (const NonFiniteOutputs& e) {
+    throw CheckpointError(probe_failure(checkpoint_path, probe, e.index()));
   }
   evaluator->reset_stats();
   return evaluator;

@@ -35,6 +35,9 @@
 //   run by the destructor) closes the queue: positions already queued are still evaluated, later
 //   evaluate() calls throw std::runtime_error. If a worker itself dies, the server closes and
 //   queued and later callers get its message.
+// - Outputs that are not finite (NaN or infinite) for a position are no result: the caller throws
+//   NonFiniteOutputs naming the position (both evaluators), so that no NaN becomes a move, a
+//   value, an Elo or a training target; stats().non_finite counts such positions.
 // - stats(): batches run, mean batch size and fill, evaluations per second, mean queue wait, and
 //   the forward workers' busy time: forward_share is the busy time summed over the workers divided
 //   by (workers x wall time), so 1.0 means every worker always busy; forward_seconds is that sum.
@@ -48,6 +51,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,6 +61,19 @@
 #include "model/checkpoint.h"
 
 namespace oppidum::model {
+
+// A network's outputs for a position are not finite (NaN or infinite): finite weights whose
+// products overflow float there. Thrown by evaluate() instead of a result; `index` is the
+// request's index in that call. The message names the network by `source` (e.g. "checkpoint
+// PATH"; nothing when empty) and the position.
+class NonFiniteOutputs : public std::runtime_error {
+ public:
+  NonFiniteOutputs(const std::string& source, const GameState& state, int index);
+  int index() const { return index_; }
+
+ private:
+  int index_;
+};
 
 inline constexpr int kMaxInferenceWorkers = 64;
 
@@ -83,7 +100,7 @@ struct InferenceStats {
   // positions / forward_seconds: the backend's own rate at the batch sizes seen (per worker; the
   // server can do at most workers times this, if the workers do not share cores)
   double forward_rate = 0.0;
-  std::uint64_t non_finite = 0;   // positions whose outputs were NaN/inf (given uniform priors)
+  std::uint64_t non_finite = 0;   // positions whose outputs were NaN/inf (NonFiniteOutputs)
   std::uint64_t weight_swaps = 0; // swaps handed over (each reaches every worker); not reset
   std::string to_string() const;  // one line for logs
 };
@@ -105,6 +122,8 @@ class InferenceServer final : public mcts::Evaluator {
 
   void evaluate(const mcts::EvalRequest* requests, int n, mcts::EvalResult* results) override;
   std::string describe() const override;
+  // The network's name in errors (NonFiniteOutputs), e.g. "checkpoint PATH"; set before use.
+  void set_source(std::string source);
 
   // Checks the checkpoint against the game (any architecture), builds one backend per worker like
   // the current ones from it and swaps them in, each between its worker's batches. Throws
@@ -129,13 +148,15 @@ class InferenceServer final : public mcts::Evaluator {
 // Backend::forward is.
 class DirectEvaluator final : public mcts::Evaluator {
  public:
-  DirectEvaluator(const Game& game, std::unique_ptr<Backend> backend);
+  // `source`: the network's name in errors (NonFiniteOutputs), e.g. "checkpoint NAME".
+  DirectEvaluator(const Game& game, std::unique_ptr<Backend> backend, std::string source = "");
   void evaluate(const mcts::EvalRequest* requests, int n, mcts::EvalResult* results) override;
   std::string describe() const override;
 
  private:
   const Game* game_;
   std::unique_ptr<Backend> backend_;
+  std::string source_;
 };
 
 // Worker k's backend options: on cuda its GPU (see above), for the Eigen backend with threads 0
@@ -145,14 +166,15 @@ BackendOptions worker_backend_options(const BackendOptions& base,
 
 // Writes `result` from one position's raw logits (all num_actions of them) and value: softmax over
 // the legal actions only. Returns false (and writes uniform priors, value 0) when the outputs are
-// not finite.
+// not finite; the evaluators then throw NonFiniteOutputs.
 bool fill_eval_result(const float* logits, float value, const ActionList& legal,
                       mcts::EvalResult& result);
 
-// Throws CheckpointError naming `source` when the backend's outputs are not finite for the game's
-// initial position or one of up to seven after 4, 8, ... 28 plies of a seeded random game: finite
-// weights whose products overflow float compute nothing, and every evaluation of such a network
-// would silently be uniform (fill_eval_result).
+// Throws CheckpointError naming `source` when the backend's outputs are not finite for one of up
+// to 24 positions spread over a seeded random game played to its end (its initial position, its
+// last and those between, so every phase of the game: DVONN's placement and its moves): finite
+// weights whose products overflow float compute nothing, and such a network is refused before it
+// plays rather than at its first such position (NonFiniteOutputs).
 void check_finite_outputs(const Game& game, Backend& backend, const std::string& source);
 
 // Loads `checkpoint_path`, checks it was made for `game`, builds the backend and starts a server;

@@ -1,5 +1,7 @@
 #include "selfplay/replay_store.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -97,10 +99,21 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
   for (const auto& entry : fs::directory_iterator(folder_)) {
     const std::string name = entry.path().filename().string();
     // A write of this store's owner interrupted before its rename: never seen by readers (a
-    // chunk's, or the index's).
+    // chunk's, or the index's). A file or a link is removed; anything else there (a directory, a
+    // FIFO) is named now: it would fail that chunk's write mid-session, or be removed unseen.
     if (entry.path().extension() == ".tmp" &&
         (!chunk_digits(entry.path().stem().string()).empty() || name == "index.csv.tmp")) {
       std::error_code ec;
+      const fs::file_status status = entry.symlink_status(ec);
+      if (!ec && !fs::is_regular_file(status) && !fs::is_symlink(status)) {
+        struct stat st {};
+        const std::string what = ::lstat(entry.path().c_str(), &st) == 0
+                                     ? util::describe_file_type(st.st_mode)
+                                     : "not a regular file";
+        throw std::runtime_error(entry.path().string() + " is " + what + ": the run writes " +
+                                 entry.path().stem().string() + " there first and renames it; "
+                                 "remove it and run the same command again");
+      }
       fs::remove(entry.path(), ec);
     }
     // Every name of a chunk keeps its number, whatever is there (a link to /dev/zero is no chunk,

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -181,6 +183,98 @@ TEST(InferenceServer, AFailedForwardReachesEveryWaitingCaller) {
   std::vector<mcts::EvalResult> results(requests.size());
   server.evaluate(requests.data(), static_cast<int>(requests.size()), results.data());
   EXPECT_EQ(results[0].priors.size(), static_cast<std::size_t>(positions[0].legal.size()));
+}
+
+// Wraps a backend; its value for every position at an odd place in a batch is NaN.
+class NanBackend final : public Backend {
+ public:
+  explicit NanBackend(std::unique_ptr<Backend> inner)
+      : Backend(inner->input_shape(), inner->num_actions()), inner_(std::move(inner)) {}
+  void forward(const float* planes, int n, float* logits, float* values) override {
+    inner_->forward(planes, n, logits, values);
+    for (int i = 1; i < n; i += 2) values[i] = NAN;
+  }
+  std::string describe() const override { return "nan"; }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+};
+
+// Outputs that are not finite are no result: both evaluators throw NonFiniteOutputs naming the
+// first such position (they gave it uniform priors and value 0, which became moves, Elos and
+// training targets without a word), and the server keeps serving.
+TEST(InferenceServer, OutputsThatAreNotFiniteAreAnErrorNamingThePosition) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 43);
+  const auto positions = test_util::random_positions(game, 4, 13);
+  const auto requests = test_util::requests_for(positions);
+  InferenceServer server(game, std::make_unique<NanBackend>(make_backend(c, {})), {},
+                         server_options(64, 0));
+  DirectEvaluator direct(game, std::make_unique<NanBackend>(make_backend(c, {})));
+  for (mcts::Evaluator* evaluator : {static_cast<mcts::Evaluator*>(&server),
+                                     static_cast<mcts::Evaluator*>(&direct)}) {
+    std::vector<mcts::EvalResult> results(requests.size());
+    try {
+      evaluator->evaluate(requests.data(), 4, results.data());
+      ADD_FAILURE() << evaluator->describe() << ": no error";
+    } catch (const NonFiniteOutputs& e) {
+      EXPECT_EQ(e.index(), 1) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not finite"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(positions[1].state->to_string()), std::string::npos)
+          << e.what();
+    }
+    evaluator->evaluate(requests.data(), 1, results.data());  // one position: index 0, finite
+    EXPECT_FLOAT_EQ(std::accumulate(results[0].priors.begin(), results[0].priors.end(), 0.0f),
+                    1.0f);
+  }
+  EXPECT_EQ(server.stats().non_finite, 2u);
+}
+
+// A DVONN network that overflows only once the stacks move (after the 49 placements) is refused
+// before it plays: the positions it is tried on span a whole game. It was tried on the first 28
+// plies only, and then played, exported and rated with uniform priors and value 0 there.
+TEST(MakeNetEvaluator, ANetworkThatOverflowsOnlyInALaterPhaseIsRefused) {
+  const Game& dvonn = game_by_name("dvonn");
+  Checkpoint c = random_checkpoint(dvonn, test_util::tiny_config(), 62);
+  // An input plane that is 0 in every position of the placement phase and not in some later one.
+  const int planes = dvonn.input_shape().planes;
+  const int plane_size = dvonn.input_shape().size() / planes;
+  std::vector<bool> early(static_cast<std::size_t>(planes)), late(early);
+  std::mt19937_64 rng(7);
+  std::vector<float> encoded(static_cast<std::size_t>(dvonn.input_shape().size()));
+  for (int g = 0; g < 20; ++g) {
+    auto state = dvonn.initial_state();
+    ActionList legal;
+    for (state->legal_actions(legal); !legal.empty(); state->legal_actions(legal)) {
+      state->encode(encoded.data());
+      for (int p = 0; p < planes; ++p)
+        for (int i = 0; i < plane_size; ++i)
+          if (encoded[static_cast<std::size_t>(p * plane_size + i)] != 0.0f)
+            (state->ply() < 49 ? early : late)[static_cast<std::size_t>(p)] = true;
+      state->apply(legal[static_cast<int>(rng() % static_cast<unsigned>(legal.size()))]);
+    }
+  }
+  int plane = -1;
+  for (int p = 0; p < planes && plane < 0; ++p)
+    if (!early[static_cast<std::size_t>(p)] && late[static_cast<std::size_t>(p)]) plane = p;
+  ASSERT_GE(plane, 0) << "no plane only of the movement phase";
+  for (NamedTensor& t : c.tensors)
+    if (t.name == "stem.conv.weight")
+      for (std::int64_t f = 0; f < t.shape[0]; ++f)
+        for (int k = 0; k < 9; ++k)
+          t.data[static_cast<std::size_t>((f * planes + plane) * 9 + k)] = f % 2 ? -1e38f : 1e38f;
+  test_util::TempDir dir("late_overflow");
+  const std::string path = dir.file("late.ckpt");
+  save_checkpoint(c, path);
+  try {
+    make_net_evaluator(dvonn, path, {});
+    FAIL() << "a network that computes nothing after the placements was used";
+  } catch (const CheckpointError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("not finite"), std::string::npos) << what;
+    EXPECT_NE(what.find("random plies"), std::string::npos) << what;
+  }
 }
 
 TEST(InferenceServer, StopDrainsThenRefuses) {

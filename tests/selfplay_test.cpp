@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "games/registry.h"
 #include "mcts/evaluator.h"
@@ -292,6 +293,33 @@ TEST(FolderReplayStore, ContinuesNumberingAndDropsInterruptedWrites) {
   ASSERT_EQ(chunks.size(), 3u);
   EXPECT_NE(chunks[2].find("chunk-00000002.bin"), std::string::npos);
   EXPECT_EQ(selfplay::read_game_file(chunks[1]).records.size(), 2u);
+}
+
+// Anything but a file or a link at a chunk's temporary name (a directory, a FIFO) is named when
+// the owner opens the store: a FIFO and an empty directory were removed unseen, and a directory
+// with a file in it failed that chunk's write in the middle of a session.
+TEST(FolderReplayStore, AnOddEntryAtATemporaryNameIsNamedAtTheStart) {
+  namespace fs = std::filesystem;
+  for (const std::string kind : {"directory", "FIFO"}) {
+    const std::string folder =
+        temp_folder(kind == "FIFO" ? "store_odd_tmp_fifo" : "store_odd_tmp_dir");
+    { FolderReplayStore store(folder, FolderReplayStore::Mode::kOwner); }
+    const fs::path odd = fs::path(folder) / "chunk-00000007.bin.tmp";
+    if (kind == "directory") {
+      fs::create_directories(odd);
+      std::ofstream(odd / "x") << "x";
+    } else {
+      ASSERT_EQ(::mkfifo(odd.c_str(), 0644), 0);
+    }
+    try {
+      FolderReplayStore store(folder, FolderReplayStore::Mode::kOwner);
+      ADD_FAILURE() << kind << ": opened";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(odd.string() + " is a " + kind), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(fs::exists(fs::symlink_status(odd))) << kind << ": removed unseen";
+  }
 }
 
 // Readers never touch a live run: a read-only store leaves the owner's temporary files (a chunk

@@ -170,6 +170,7 @@ class Session {
     server_ = std::make_unique<model::InferenceServer>(*game_, *initial_,
                                                        backend_options(config_.inference),
                                                        server_options(config_.inference));
+    server_->set_source("checkpoint " + paths_.best().string());  // what it serves from here on
     if (url_ && reserved_id_.empty()) {
       // Remembered first: a stop can end the call after the server made the reservation, and
       // unreserve undoes only a reservation of this id.

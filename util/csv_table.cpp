@@ -370,16 +370,24 @@ void CsvTable::append(const Row& row) {
     throw std::logic_error("CsvTable " + path_ + ": a row of " + std::to_string(row.size()) +
                            " fields for " + std::to_string(header_.size()) + " columns");
   const std::string line = format(row) + "\n";
-  const char* data = line.data();
-  std::size_t left = line.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, data, left);
+  struct stat before {};
+  const bool sized = ::fstat(fd_, &before) == 0;
+  std::size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw FileError("cannot append to " + path_ + ": " +
-                      std::strerror(n == 0 ? EIO : errno));
-    data += n;
-    left -= static_cast<std::size_t>(n);
+    if (n <= 0) {
+      const int error = n == 0 ? EIO : errno;
+      // A row cut short (a full disk) is taken back, as append_to_file takes back its lines: the
+      // table does not end in half a row that the next start would set aside. The bytes past the
+      // size before are this row's (the table's owner is its one writer).
+      struct stat now {};
+      if (written > 0 && sized && ::fstat(fd_, &now) == 0 &&
+          now.st_size == before.st_size + static_cast<off_t>(written))
+        (void)::ftruncate(fd_, before.st_size);
+      throw FileError("cannot append to " + path_ + ": " + std::strerror(error));
+    }
+    written += static_cast<std::size_t>(n);
   }
   if (durable_ && ::fdatasync(fd_) != 0)
     throw FileError("cannot sync " + path_ + ": " + std::strerror(errno));

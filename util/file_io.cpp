@@ -66,6 +66,10 @@ void fsync_directory(const std::string& folder) {
 std::string cannot_write(const std::string& path, WriteUse use) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "" : std::strerror(errno);
+  // A folder must be one (a link to one is): a file there read as "Permission denied" to root.
+  struct stat target {};
+  if (use == WriteUse::kFolder && ::stat(path.c_str(), &target) == 0 && !S_ISDIR(target.st_mode))
+    return "it is " + describe_file_type(target.st_mode) + ", not a folder";
   // The inode flags first (access() says only "Operation not permitted" for them), where the file
   // system keeps them (ext4, xfs, btrfs; not tmpfs): read through a descriptor opened without
   // following a link or waiting on a FIFO.

@@ -319,7 +319,9 @@ std::shared_ptr<mcts::Evaluator> GameService::network(const Game& game, const st
     const model::Checkpoint checkpoint = model::load_checkpoint(path.string(), game);
     auto backend = model::make_backend(checkpoint, model::BackendOptions{});
     model::check_finite_outputs(game, *backend, path.string());
-    loaded.evaluator = std::make_shared<model::DirectEvaluator>(game, std::move(backend));
+    loaded.evaluator =
+        std::make_shared<model::DirectEvaluator>(game, std::move(backend),
+                                                 "checkpoint " + quote_input(name));
   } catch (const model::CheckpointError& e) {
     loaded.error = said(e);
   } catch (const std::exception& e) {

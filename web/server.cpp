@@ -16,6 +16,7 @@
 
 #include "games/game.h"
 #include "games/quote.h"
+#include "model/inference_server.h"
 #include "trainer/run_folder.h"
 #include "util/host.h"
 #include "web/arena_reader.h"
@@ -268,6 +269,8 @@ struct WebServer::Impl {
       send_error(res, 503, e.what());
     } catch (const Cancelled& e) {
       send_error(res, 503, e.what());
+    } catch (const model::NonFiniteOutputs& e) {
+      send_error(res, 422, e.what());  // the network the request named computes nothing there
     } catch (const std::exception& e) {
       send_error(res, 500, e.what());
     }

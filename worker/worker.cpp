@@ -87,6 +87,7 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
   model::InferenceServerOptions server_options = trainer::server_options(config.inference);
   server_options.cuda_devices.clear();
   model::InferenceServer server(game, network, backend, server_options);
+  server.set_source("the run's network from " + url.to_string());
   std::uint64_t session = 0;
   try {
     session = channel.new_session();
