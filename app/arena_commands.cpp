@@ -431,8 +431,9 @@ void register_arena_commands(CLI::App& app, arena::NetEvaluatorFactory net_facto
       ->capture_default_str();
   ratings_cmd->add_option("--prior-draws", rating_options->prior_draws,
                           "virtual draws added to every pair that met (keeps perfect scores "
-                          "finite; 0: none)")
-      ->check(number_in(0.0, 1e6))
+                          "finite; 0: none; else at least 0.01, since a smaller prior only "
+                          "makes a perfect score's Elo and interval as large as floats go)")
+      ->check(zero_or_number_in(0.01, 1e6))
       ->capture_default_str();
   ratings_cmd->callback([results, rating_options] { run_ratings(*results, *rating_options); });
 

@@ -706,6 +706,10 @@ TEST(FaultRun, DamagedStateValuesAreNamed) {
   const std::string state = read_file(dir / "state.yaml");
   for (const auto& [line, message] : std::vector<std::pair<std::string, std::string>>{
            {"stream_cursor: \"abc\"", "stream_cursor \"abc\" is not a stream entry id"},
+           {"stream_cursor: \"99999999999999999999-0\"",
+            "stream_cursor \"99999999999999999999-0\" is not a stream entry id"},
+           {"stream_cursor: \"5-18446744073709551616\"",
+            "stream_cursor \"5-18446744073709551616\" is not a stream entry id"},
            {"stream_read: -5000000", "stream_read -5000000 is below 0"},
            {"run_id: \"../../x\"", "run_id \"../../x\" is not 32 hexadecimal digits"}}) {
     std::string damaged = state;

@@ -778,6 +778,35 @@ TEST(RunFolderTables, AGatesPairCountsAreKept) {
   std::filesystem::remove_all(dir);
 }
 
+// A number of a table that its owner would never write (not finite, beyond 1e15 in size, not
+// decimal) reads as absent, as an empty field does: -1e308 was served as an Elo and drawn.
+TEST(RunFolderTables, NumbersNoOwnerWritesReadAsAbsent) {
+  const std::filesystem::path dir = ::testing::TempDir() + "run_folder_odd_numbers";
+  std::filesystem::remove_all(dir);
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    GateRow g = first_gate();
+    g.elo = 12345;
+    folder.append_gate(g, 100, 10);
+  }
+  const std::string text = util::read_regular_file((dir / "arena.csv").string());
+  const auto at = text.find("12345");
+  ASSERT_NE(at, std::string::npos) << text;
+  const auto end = text.find_first_of(",\n", at);
+  EXPECT_EQ(read_gates(dir / "arena.csv", nullptr, true).at(0).elo, 12345);
+  for (const std::string odd : {"nan", "-nan", "inf", "-inf", "1e400", "-1e308", "1e16",
+                                "0x10", "infinity", " 5"}) {
+    std::string damaged = text;
+    damaged.replace(at, end - at, odd);
+    std::ofstream(dir / "arena.csv", std::ios::trunc) << damaged;
+    const std::vector<GateRow> gates = read_gates(dir / "arena.csv", nullptr, true);
+    ASSERT_EQ(gates.size(), 1u) << odd;
+    EXPECT_TRUE(std::isnan(gates[0].elo)) << odd << ": " << gates[0].elo;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Whole numbers in the tables are read in full or refused, naming the row: a generation of 2^32+1
 // was read as generation 1, and --recover cast a metrics.csv gate row's 1e308 to INT_MIN and
 // wrote an arena.csv that no later command could read or rebuild.

@@ -1,6 +1,7 @@
 #include "trainer/run_folder.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -57,11 +58,19 @@ const util::CsvTable::Row kMetricsHeader = {
     "mean_batch", "selfplay_bound", "resigned", "resign_checks", "resign_false_rate",
     "loss_steps"};
 
+// A number of a table as its owner writes them: decimal, finite, and at most 1e15 in size (an
+// Elo, a count, seconds, a rate); anything else reads as absent, as an empty field does, so that
+// no reader draws, rates or sums it ("nan", "inf", "1e400", hex, or -1e308 from a hand or a
+// damaged disk were drawn at -1e308 on the page and as "-nan" in `report`).
 double number(const std::string& text) {
-  if (text.empty()) return std::nan("");
+  constexpr double kLargest = 1e15;
+  if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos)
+    return std::nan("");
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  return end != nullptr && *end == '\0' ? v : std::nan("");
+  return end != nullptr && *end == '\0' && std::isfinite(v) && std::fabs(v) <= kLargest
+             ? v
+             : std::nan("");
 }
 
 // A table's columns by name, for reading its rows: the owner's table, or a file's own header.
@@ -616,9 +625,20 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
       // Each value as the trainer writes it, so that a damaged one is named here and not by
       // Redis (an invalid stream id) halfway through a session.
       static const std::regex kCursor("[0-9]{1,20}-[0-9]{1,20}"), kRunId("([0-9a-f]{32})?");
-      if (!std::regex_match(s.stream_cursor, kCursor))
+      // Both numbers of an id are 64-bit (Redis refuses 99999999999999999999-0 mid-session).
+      const auto fits_64_bits = [](const std::string& id) {
+        const std::size_t dash = id.find('-');
+        std::uint64_t part = 0;
+        for (const std::string_view digits :
+             {std::string_view(id).substr(0, dash), std::string_view(id).substr(dash + 1)})
+          if (std::from_chars(digits.data(), digits.data() + digits.size(), part).ec != std::errc())
+            return false;
+        return true;
+      };
+      if (!std::regex_match(s.stream_cursor, kCursor) || !fits_64_bits(s.stream_cursor))
         throw std::runtime_error("stream_cursor \"" + quote_input(s.stream_cursor, 60) +
-                                 "\" is not a stream entry id (like 1700000000000-0)");
+                                 "\" is not a stream entry id (like 1700000000000-0: two "
+                                 "numbers below 2^64)");
       if (s.stream_read < 0)
         throw std::runtime_error("stream_read " + std::to_string(s.stream_read) +
                                  " is below 0");
