@@ -81,7 +81,8 @@ NonFiniteOutputs::NonFiniteOutputs(const std::string& source, const GameState& s
                          "the network's outputs are not finite (NaN or infinite: its weights "
                          "overflow float) for the position \"" +
                          quote_input(state.to_string(), 200) + "\": it computes nothing there"),
-      index_(index) {}
+      index_(index),
+      source_(source) {}
 
 bool fill_eval_result(const float* logits, float value, const ActionList& legal,
                       mcts::EvalResult& result) {
@@ -655,7 +656,7 @@ void check_finite_outputs(const Game& game, Backend& backend, const std::string&
   for (int i = 0; i < n; ++i)
     if (!fill_eval_result(logits.data() + i * actions, values[static_cast<std::size_t>(i)],
                           probe.legal[static_cast<std::size_t>(i)], result))
-      throw CheckpointError(probe_failure(source, probe, i));
+      throw ComputesNothing(probe_failure(source, probe, i));
 }
 
 std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
@@ -672,7 +673,7 @@ std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
     evaluator->evaluate(probe.requests.data(), static_cast<int>(probe.requests.size()),
                         results.data());
   } catch (const NonFiniteOutputs& e) {
-    throw CheckpointError(probe_failure(checkpoint_path, probe, e.index()));
+    throw ComputesNothing(probe_failure(checkpoint_path, probe, e.index()));
   }
   evaluator->reset_stats();
   return evaluator;

@@ -70,9 +70,18 @@ class NonFiniteOutputs : public std::runtime_error {
  public:
   NonFiniteOutputs(const std::string& source, const GameState& state, int index);
   int index() const { return index_; }
+  const std::string& source() const { return source_; }
 
  private:
   int index_;
+  std::string source_;
+};
+
+// A network refused before it is used (check_finite_outputs, make_net_evaluator): its outputs are
+// not finite for a position it was tried on.
+class ComputesNothing : public CheckpointError {
+ public:
+  using CheckpointError::CheckpointError;
 };
 
 inline constexpr int kMaxInferenceWorkers = 64;
@@ -170,7 +179,7 @@ BackendOptions worker_backend_options(const BackendOptions& base,
 bool fill_eval_result(const float* logits, float value, const ActionList& legal,
                       mcts::EvalResult& result);
 
-// Throws CheckpointError naming `source` when the backend's outputs are not finite for one of up
+// Throws ComputesNothing naming `source` when the backend's outputs are not finite for one of up
 // to 24 positions spread over a seeded random game played to its end (its initial position, its
 // last and those between, so every phase of the game: DVONN's placement and its moves): finite
 // weights whose products overflow float compute nothing, and such a network is refused before it
@@ -178,7 +187,7 @@ bool fill_eval_result(const float* logits, float value, const ActionList& legal,
 void check_finite_outputs(const Game& game, Backend& backend, const std::string& source);
 
 // Loads `checkpoint_path`, checks it was made for `game`, builds the backend and starts a server;
-// a network whose outputs are not finite on those positions is refused (CheckpointError).
+// a network whose outputs are not finite on those positions is refused (ComputesNothing).
 std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
                                                     const std::string& checkpoint_path,
                                                     const BackendOptions& backend,

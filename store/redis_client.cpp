@@ -394,16 +394,27 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
     if (reply->type == REDIS_REPLY_ERROR) {
       // The server's words, quoted and cut: they reach the terminal and the run's log (an error
       // of megabytes carried a forged log line and terminal escapes there).
-      const std::string message = quote_input(std::string(reply->str, reply->len), 300);
+      std::string message = quote_input(std::string(reply->str, reply->len), 300);
       // Replies that waiting mends: a restarted server reading its AOF, a server busy with a
-      // script, a stream at its last id (the trainer deletes it; intake.cpp).
+      // script, a stream at its last id (the trainer deletes it; intake.cpp), a replica that
+      // takes no writes or a master it lost (a failover under way: READONLY, MASTERDOWN; they
+      // stopped the trainer and every worker for good, though the server took writes again
+      // seconds later). A script's write refused by a replica says READONLY inside its error.
       if (message.rfind("LOADING", 0) == 0 || message.rfind("BUSY ", 0) == 0 ||
-          message.find("exhausted the last possible ID") != std::string::npos) {
+          message.find("exhausted the last possible ID") != std::string::npos ||
+          message.rfind("READONLY", 0) == 0 || message.rfind("MASTERDOWN", 0) == 0 ||
+          message.find("-READONLY") != std::string::npos ||
+          message.find("READONLY You can't write") != std::string::npos) {
         freeReplyObject(raw);
         error = message;
         drop();
         return false;
       }
+      // A server that asks for a password this client does not give (its words for a large
+      // command are "Protocol error: unauthenticated ...", which name no password).
+      if (message.rfind("NOAUTH", 0) == 0 || message.find("unauthenticated") != std::string::npos)
+        message += " (the server asks for a password: give it in the URL, redis://:PASSWORD@HOST, "
+                   "or in OPPIDUM_REDIS_PASSWORD)";
       if (first_error.empty()) {
         first_error = message;
         failed = i;

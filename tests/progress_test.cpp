@@ -328,6 +328,16 @@ TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {
   // Nothing measured: no estimate and no interval, never "+0.0 [+0.0, +0.0]".
   EXPECT_TRUE(std::isnan(row.elo) && std::isnan(row.elo_low) && std::isnan(row.elo_high));
   EXPECT_EQ(gate_summary(row), "gen 4 no gate match: promoted");
+
+  GateMatches refused;  // a candidate whose network computes nothing
+  refused.gate.games_cap = 40;
+  refused.refused = "checkpoint gen-0004.ckpt: the network's outputs are not finite";
+  row = gate_row(in, refused, 40, 120.0, 65.0);
+  EXPECT_FALSE(row.promoted);
+  EXPECT_EQ(row.verdict, "not promoted: " + refused.refused);
+  EXPECT_TRUE(std::isnan(row.elo) && std::isnan(row.elo_low) && std::isnan(row.llr));
+  EXPECT_DOUBLE_EQ(row.rating, 65.0);
+  EXPECT_EQ(gate_summary(row), "gen 4 no gate match: rejected");
   // A row rebuilt by --recover knows its Elo but not its interval nor its games.
   GateRow rebuilt;
   rebuilt.generation = 2, rebuilt.games = -1, rebuilt.elo = 12.0, rebuilt.promoted = true;

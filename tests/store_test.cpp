@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <regex>
 #include <thread>
 
@@ -971,6 +972,45 @@ TEST(RedisClientTest, AReplysItemsAreCounted) {
   const RedisReply reply = client.command({"GET", "k"});
   ASSERT_EQ(reply.elements.size(), 4096u);
   EXPECT_EQ(reply.elements.back().str, "x");
+}
+
+// A server that takes no writes for a while (a replica during a failover: READONLY) is waited
+// for, told once, and the write goes when it takes writes again: it stopped the trainer and
+// every worker for good. A script's write refused there is waited for too.
+TEST(RedisClientTest, AReadOnlyServerIsWaitedFor) {
+  RedisServerOptions options;
+  options.append_only = false;
+  RedisServer server(options);
+  ASSERT_EQ(server.command({"REPLICAOF", "127.0.0.1", "1"}), "+OK\r\n");  // no master there
+  ASSERT_EQ(server.command({"SET", "k", "v"}).rfind("-READONLY", 0), 0u);
+  std::vector<std::string> log;
+  std::mutex log_mutex;
+  RedisClient client(parse_redis_url(server.url("t"), nullptr), [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    log.push_back(line);
+  });
+  std::thread promote([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    server.command({"REPLICAOF", "NO", "ONE"});
+  });
+  EXPECT_EQ(client.command({"SET", "k", "v"}).str, "OK");
+  EXPECT_EQ(client.command({"EVAL", "return redis.call('SET', KEYS[1], 'w')", "1", "k"}).str,
+            "OK");
+  promote.join();
+  EXPECT_EQ(server.command({"GET", "k"}), "$1\r\nw\r\n");
+  ASSERT_EQ(server.command({"REPLICAOF", "127.0.0.1", "1"}), "+OK\r\n");
+  std::thread promote_again([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    server.command({"REPLICAOF", "NO", "ONE"});
+  });
+  EXPECT_EQ(client.command({"EVAL", "return redis.call('SET', KEYS[1], 'x')", "1", "k"}).str,
+            "OK");
+  promote_again.join();
+  std::lock_guard<std::mutex> lock(log_mutex);
+  ASSERT_EQ(log.size(), 4u) << "lost and reconnected, twice";
+  EXPECT_NE(log[0].find("READONLY"), std::string::npos) << log[0];
+  EXPECT_NE(log[1].find("reconnected"), std::string::npos) << log[1];
+  EXPECT_NE(log[2].find("READONLY"), std::string::npos) << log[2];
 }
 
 // A server at its memory limit (maxmemory, nothing to evict) answers OOM and applies nothing;

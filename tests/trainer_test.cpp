@@ -21,6 +21,7 @@
 #include "mcts/evaluator.h"
 #include "mcts/rollout_evaluator.h"
 #include "model/checkpoint.h"
+#include "model/inference_server.h"
 #include "model/torch_net.h"
 #include "selfplay/replay_store.h"
 #include "selfplay/selfplay.h"
@@ -734,6 +735,49 @@ TEST(RunFolderState, AStateThatLostItsRunIdIsDamaged) {
   std::ofstream(dir / "state.yaml", std::ios::trunc)
       << "sessions: 18446744073709551615\nrun_id: \"" << id << "\"\n";
   EXPECT_THROW(folder.load_state(false), RunFolderError);
+  std::filesystem::remove_all(dir);
+}
+
+// A candidate whose network computes nothing (its outputs overflow float) is refused at its gate,
+// not promoted, and the gate returns: it stopped the run, and every resume after at the same
+// gate. Without a gate (arena.max_games 0) it is tried all the same, never promoted unseen.
+TEST(Gate, ACandidateThatComputesNothingIsRefusedAndTheRunGoesOn) {
+  const Game& game = game_by_name("ttt");
+  const std::filesystem::path dir = ::testing::TempDir() + "gate_computes_nothing";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const model::Checkpoint best = Trainer(game, small_net(), settings(), 1).checkpoint("best");
+  model::Checkpoint broken = best;
+  for (model::NamedTensor& t : broken.tensors)
+    if (t.name == "stem.conv.weight")
+      for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = i % 2 ? -3e38f : 3e38f;
+  const std::string best_path = (dir / "best.ckpt").string();
+  const std::string candidate_path = (dir / "gen-0001.ckpt").string();
+  model::save_checkpoint(best, best_path);
+  model::save_checkpoint(broken, candidate_path);
+  config::RunConfig c;
+  c.run.game = "ttt";
+  c.net = small_net();
+  c.arena.simulations = 4;
+  GateInputs in;
+  in.game = &game;
+  in.config = &c;
+  in.generation = 1;
+  in.best_generation = 0;
+  in.candidate_path = candidate_path;
+  in.best_path = best_path;
+  for (const int games : {4, 0}) {
+    c.arena.max_games = games;
+    const GateMatches m = play_gate(in);
+    EXPECT_FALSE(m.promoted) << games;
+    EXPECT_NE(m.refused.find(candidate_path), std::string::npos) << m.refused;
+    EXPECT_NE(m.refused.find("not finite"), std::string::npos) << m.refused;
+  }
+  // The best network computing nothing is no candidate's fault: that stops the run.
+  in.candidate_path = best_path;
+  in.best_path = candidate_path;
+  c.arena.max_games = 4;
+  EXPECT_THROW(play_gate(in), model::ComputesNothing);
   std::filesystem::remove_all(dir);
 }
 

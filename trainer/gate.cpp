@@ -139,13 +139,35 @@ GateMatches play_gate(const GateInputs& in) {
   const auto gen = static_cast<std::uint64_t>(in.generation);
   GateMatches result;
   result.gate.games_cap = c.arena.max_games;
-  if (c.arena.max_games > 0) {
-    const auto candidate = net_player(in, player_name(in.generation), in.candidate_path);
-    const auto best = net_player(in, player_name(in.best_generation), in.best_path);
-    result.gate = arena::run_match(
-        *in.game, *candidate, *best,
-        match_config(c, c.arena.max_games, mcts::derive_seed(c.run.seed, kGateStream, gen), true),
-        hooks(in, ""));
+  // A candidate that computes nothing is refused, not promoted, and the run goes on: it stopped
+  // the run at its gate, and at every resume after. Without a gate it is tried all the same, so
+  // that it never becomes the best network that self-play stops on.
+  const auto refuse = [&](const std::string& why) {
+    result.refused = why;
+    result.promoted = false;
+    return result;
+  };
+  try {
+    if (c.arena.max_games <= 0) {
+      const model::Checkpoint candidate = model::load_checkpoint(in.candidate_path, *in.game);
+      model::check_finite_outputs(*in.game,
+                                  *model::make_backend(candidate, backend_options(c.inference)),
+                                  in.candidate_path);
+    } else {
+      const auto candidate = net_player(in, player_name(in.generation), in.candidate_path);
+      const auto best = net_player(in, player_name(in.best_generation), in.best_path);
+      result.gate = arena::run_match(
+          *in.game, *candidate, *best,
+          match_config(c, c.arena.max_games, mcts::derive_seed(c.run.seed, kGateStream, gen),
+                       true),
+          hooks(in, ""));
+    }
+  } catch (const model::ComputesNothing& e) {
+    if (std::string(e.what()).find(in.candidate_path) == std::string::npos) throw;
+    return refuse(e.what());
+  } catch (const model::NonFiniteOutputs& e) {
+    if (e.source() != "checkpoint " + in.candidate_path) throw;
+    return refuse(e.what());
   }
   result.promoted = promotes(result.gate);
   if (!result.promoted || c.arena.anchor_games <= 0 || c.arena.anchor.empty()) return result;
@@ -175,11 +197,12 @@ GateRow gate_row(const GateInputs& in, const GateMatches& m, std::int64_t step, 
   row.llr = m.gate.llr;
   // No gate match (arena.max_games 0): nothing was measured, so no estimate, interval or pairs
   // (empty fields), never 0 [0, 0].
-  if (m.gate.games_cap == 0)
+  if (m.gate.games_cap == 0 || !m.refused.empty())
     row.elo = row.elo_low = row.elo_high = row.llr = std::nan("");
   else
     row.pairs = arena::format_pairs(m.gate);
-  row.verdict = gate_verdict(m.gate, m.promoted);
+  row.verdict = m.refused.empty() ? gate_verdict(m.gate, m.promoted)
+                                  : "not promoted: " + m.refused;
   row.promoted = m.promoted;
   row.seconds = seconds;
   row.rating = chained_rating(rating, m.promoted, row.elo);

@@ -58,6 +58,9 @@ void check_openings(const Game& game, const config::RunConfig& config);
 struct GateMatches {
   arena::MatchStatus gate;
   bool promoted = false;
+  // Why the candidate could not play, when its network computes nothing (outputs that are not
+  // finite: model::ComputesNothing, model::NonFiniteOutputs); not promoted, the run goes on.
+  std::string refused;
   std::optional<arena::MatchStatus> anchor;  // played when promoted and arena.anchor_games > 0
   bool stopped() const { return gate.stopped || (anchor && anchor->stopped); }
 };

@@ -467,6 +467,10 @@ class Session {
       log_->info("generation {}: gate stopped; it is played again when the run continues", gen);
       return;
     }
+    if (!m.refused.empty())
+      log_->warn("generation {}: not promoted, its network computes nothing ({}); the best "
+                 "network stays",
+                 gen, m.refused);
     const model::Checkpoint candidate =
         model::load_checkpoint(in.candidate_path, *game_, &config_.net);
     if (candidate.step != std::int64_t{gen} * config_.training.steps_per_generation)
