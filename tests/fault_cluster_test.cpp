@@ -651,6 +651,43 @@ TEST(FaultCluster, RedisRestartedWithoutItsDataGetsEverythingBack) {
   kept_origins(dir, &kept);  // each entry once, each game replays
 }
 
+// A worker whose run was deleted (every key gone, its trainer stopped) ends its session within
+// half a minute and then makes no key again while it waits for a trainer: it pushed on into a
+// stream nobody read, and that stream refused every new run of the name as "in use".
+TEST(FaultCluster, AWorkerOfADeletedRunStopsPushingAndWaits) {
+  RedisServer redis;
+  const std::string url = redis.url("deleted");
+  const fs::path dir = fresh_dir("deleted");
+  BackgroundProcess train(trainer(url, dir, "--set run.max_generations=1000"));
+  BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
+  ASSERT_TRUE(wait_until([&] { return entries_added(redis, "deleted") > 20; }, 120s))
+      << read_file(dir.string() + ".w");
+  train.signal(SIGINT);
+  ASSERT_EQ(train.wait_for(60s).value_or(-1), 0) << read_file(dir.string() + ".out");
+  const auto delete_the_run = [&] {
+    for (const char* key : {"owner", "config", "network", "games", "nodes", "sessions"})
+      redis.command({"DEL", std::string("oppidum:deleted:") + key});
+    redis.command({"EVAL",
+                   "for _, k in ipairs(redis.call('KEYS', 'oppidum:deleted:*')) do "
+                   "redis.call('DEL', k) end return 0",
+                   "0"});
+  };
+  delete_the_run();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return read_file(dir.string() + ".w").find("this session ends") != std::string::npos;
+      },
+      60s))
+      << read_file(dir.string() + ".w");
+  delete_the_run();  // what it pushed meanwhile
+  std::this_thread::sleep_for(4s);
+  EXPECT_EQ(redis.command({"KEYS", "oppidum:deleted:*"}), "*0\r\n") << "made again";
+  EXPECT_NE(read_file(dir.string() + ".w").find("waiting for the trainer"), std::string::npos)
+      << read_file(dir.string() + ".w");
+  w.signal(SIGINT);
+  EXPECT_EQ(w.wait_for(30s).value_or(-1), 0) << read_file(dir.string() + ".w");
+}
+
 // `selfplay --minutes` holds while the worker waits for a trainer that never comes, and for a
 // server that is not there (issue 25: it was ignored there).
 TEST(FaultCluster, SelfplayMinutesHoldWhileWaiting) {

@@ -24,6 +24,9 @@
 namespace oppidum::worker {
 namespace {
 
+// How long the run's keys may be gone from the server before a worker's session ends.
+constexpr std::chrono::seconds kKeysGoneEndSession{30};
+
 using Clock = std::chrono::steady_clock;
 
 std::string default_node_name() {
@@ -107,6 +110,8 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
   selfplay.start();
 
   bool config_changed = false;
+  // Since when the run's owner and config are both gone from the server (max: they are there).
+  Clock::time_point keys_gone_since = Clock::time_point::max();
   auto last_beat = Clock::now() - std::chrono::seconds(10);
   auto last_poll = Clock::now();
   while (!quit.load()) {
@@ -128,6 +133,24 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
         }
         // The config the worker plays by is the server's (see run_worker).
         const auto now_config = channel.config(config::kMaxConfigBytes);
+        // The run's keys gone, and not put back by its trainer (which renews them every few
+        // seconds): the run was deleted, or its trainer is away and the server lost its data.
+        // Games pushed now go to a stream nobody reads, and their stream would refuse a new run
+        // of the name ("in use"): the session ends, and the worker waits for a trainer.
+        if (owner.empty() && !now_config) {
+          if (keys_gone_since == Clock::time_point::max()) keys_gone_since = Clock::now();
+          if (Clock::now() - keys_gone_since >= kKeysGoneEndSession) {
+            log("the run's keys (" + url.key("owner") + ", " + url.key("config") +
+                ") have been gone from the server for " +
+                std::to_string(kKeysGoneEndSession.count()) +
+                " s (the run deleted, or the server lost its data while its trainer was away): "
+                "this session ends, pushing nothing more");
+            config_changed = true;
+            break;
+          }
+          continue;
+        }
+        keys_gone_since = Clock::time_point::max();
         if (now_config && *now_config != config_text) {
           log("the run's config on the server changed: this session ends, and the next plays by "
               "the new one");
