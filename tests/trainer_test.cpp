@@ -995,6 +995,28 @@ TEST(IntakeStream, AnIdAheadOfTheClockDoesNotHideTheGamesAfterARestart) {
   s.expect_a_restart_reads_new_games(4, 2);
 }
 
+// A stream the server lost with entries unread takes them with it: the summary counts them from
+// the last lag the trainer knew (kept = pushed - evicted - dropped did not add up, and nothing
+// said so).
+TEST(IntakeStream, EntriesLostUnreadWithTheStreamAreCounted) {
+  StreamIntake s("intake_lost_unread");
+  auto first = std::make_unique<StreamIntake::Session>(s);
+  Intake& intake = first->intake;
+  s.push("*", 8 * 512 + 50);  // one poll reads 8 x 512
+  intake.poll();
+  ASSERT_EQ(intake.stream_lag(), 50);
+  s.redis.command({"FLUSHALL"});
+  s.push("*", 2);
+  intake.poll();
+  intake.poll();
+  EXPECT_EQ(intake.games(), 8 * 512 + 2);
+  EXPECT_NE(intake.summary().find(", about 50 unread lost with a stream the server lost"),
+            std::string::npos)
+      << intake.summary();
+  EXPECT_NE(s.log().find("about 50 entries it held unread are lost"), std::string::npos)
+      << s.log();
+}
+
 // An entry with the largest id a stream can hold (XADD with an id of the writer's choosing) once
 // stopped the trainer at every start (its read script asked XRANGE for what follows it) and every
 // worker (XADD can add nothing after it). Now its game is read, the stream deleted, and the games

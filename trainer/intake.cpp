@@ -146,9 +146,10 @@ void Intake::read_stream() {
       const bool deleted = channel_->delete_games_at_last_id();
       stored_until_ = "0-0";
       restart_stream(std::string("the stream reached the largest id an entry can have (") +
-                     store::kLastStreamId + ", an id no server gives), after which no game can "
-                     "be added; its games were read, and " +
-                     (deleted ? "it was deleted" : "a new stream has taken its place"));
+                         store::kLastStreamId + ", an id no server gives), after which no game "
+                         "can be added; its games were read, and " +
+                         (deleted ? "it was deleted" : "a new stream has taken its place"),
+                     false);
       return;
     }
     bool more = false;  // a read cut short by its size: more are waiting
@@ -240,12 +241,18 @@ void Intake::read_stream() {
   }
 }
 
-void Intake::restart_stream(const std::string& why) {
+void Intake::restart_stream(const std::string& why, bool data_lost) {
+  // What the old stream held unread when last looked at (its lag then: entries added after it
+  // are not known, entries evicted since are among them) went with it: counted, so that kept =
+  // pushed - evicted - dropped - lost about adds up (it was said nowhere).
+  const std::int64_t lost = data_lost ? std::max<std::int64_t>(0, lag_) : 0;
+  lost_unread_ += lost;
   state_.stream_cursor = "0-0";
   state_.stream_read = 0;
   lag_ = evicted_ = 0;
   folder_.save_state(state_);
-  warn_("stream: " + why + "; reading it from its start (games already kept are not kept twice)");
+  warn_("stream: " + why + "; reading it from its start (games already kept are not kept twice)" +
+        (lost > 0 ? "; about " + std::to_string(lost) + " entries it held unread are lost" : ""));
 }
 
 void Intake::drain(double seconds) {
@@ -268,6 +275,9 @@ std::string Intake::summary() const {
          "; this session kept " + std::to_string(from_stream_) + " games and dropped " +
          std::to_string(dropped_) +
          (foreign_ > 0 ? ", skipped " + std::to_string(foreign_) + " of other runs" : "") +
+         (lost_unread_ > 0 ? ", about " + std::to_string(lost_unread_) +
+                                 " unread lost with a stream the server lost"
+                           : "") +
          (already_kept_ > 0
               ? ", skipped " + std::to_string(already_kept_) + " kept before (up to " +
                     stored_until_ + ")"

@@ -54,15 +54,18 @@ class Intake {
   // At a clean stop: reads the stream until caught up, for at most `seconds`.
   void drain(double seconds);
   // The stream is read from its start again, its entries counted from 0 (a server that lost its
-  // data holds a new stream); games already kept are not kept twice. `why` goes to the log.
-  void restart_stream(const std::string& why);
+  // data holds a new stream); games already kept are not kept twice. `why` goes to the log. With
+  // `data_lost`, the entries the old stream held unread (its last lag known, a lower bound) are
+  // counted as lost with it (about: see the summary).
+  void restart_stream(const std::string& why, bool data_lost = true);
 
   std::int64_t games() const { return games_; }              // games of the run so far
   std::size_t chunks() const { return chunks_read_; }  // chunks read or counted
   std::int64_t stream_lag() const { return lag_; }           // entries not read yet (estimate)
   std::int64_t stream_evicted() const { return evicted_; }   // known when last caught up
-  // "stream: N entries read in all, E evicted unread; this session kept K games and dropped D" and
-  // ", skipped F of other runs" when there were any.
+  // "stream: N entries read in all, E evicted unread; this session kept K games and dropped D",
+  // ", skipped F of other runs" when there were any, and ", about L unread lost with a stream
+  // the server lost" when a stream was lost with entries unread.
   std::string summary() const;
 
   static constexpr std::int64_t kDropsLogged = 100;
@@ -91,7 +94,7 @@ class Intake {
   bool more_foreign_runs_said_ = false;  // the line for the runs past kForeignRunsLogged
   std::string stored_until_ = "0-0";  // the newest stream entry kept in a chunk
   std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, foreign_ = 0, lag_ = 0, evicted_ = 0,
-               already_kept_ = 0;
+               already_kept_ = 0, lost_unread_ = 0;
   bool clock_checked_ = false;  // the newest game kept was checked against the server's clock
   // Whether the newest game kept has an id more than kIdAheadOfClockMs ahead of the server's
   // clock: no id the clock gave (read_stream).
