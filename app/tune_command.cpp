@@ -191,6 +191,17 @@ void run_tune(const TuneCommandOptions& o) {
                 "): the data do not determine it (too few games, or results the features "
                 "separate), so this fit means nothing; give more games or --k"
           : "";
+  // Results the features separate perfectly (a handful of games) drive the training loss to 0 and
+  // the weights without end, whatever K: such weights mean nothing (they were written, +-35 from
+  // one game with --k 1, +-3.6e5 with --k 0.0001).
+  constexpr double kSeparatedLoss = 0.001;
+  const bool separated = fit.train_samples > 0 && fit.train_loss_after < kSeparatedLoss;
+  const std::string separated_warning =
+      separated ? "the features separate the training results perfectly (a log loss of " +
+                      format("%.5f", fit.train_loss_after) +
+                      "): the weights grow without end, so this fit means nothing; give more "
+                      "games\n"
+                : "";
   std::cout << "the compiled-in weights: " << arena::classic_weights_source(game) << "\n"
             << "K " << format("%.6g", fit.k) << k_warning << ", " << fit.iterations
             << " Newton steps\n"
@@ -201,7 +212,11 @@ void run_tune(const TuneCommandOptions& o) {
   for (std::size_t i = 0; i < names.size(); ++i)
     std::cout << "  " << names[i] << " " << format("%.4g", before[i]) << " -> "
               << format("%.4g", fit.weights[i]) << "\n";
+  std::cout << separated_warning;
   if (o.out.empty()) return;
+  if (separated)
+    throw std::runtime_error("tune: the features separate the training results perfectly, no "
+                             "fit: nothing written to " + o.out + " (give more games)");
   if (fit.k_at_bound)
     throw std::runtime_error("tune: K " + format("%.6g", fit.k) +
                              " is at an end of its range, no fit: nothing written to " + o.out +

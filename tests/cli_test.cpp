@@ -575,6 +575,18 @@ TEST(Cli, TuneSaysWhenItsFitIsNone) {
   r = run("tune --game mg --games " + record + " --out ''");
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("--out: empty"), std::string::npos) << r.out;
+  // With K given, results the features separate perfectly (one game) drive the weights without
+  // end: said, and nothing written (weights of +-35 and more were written without a word).
+  const std::string one = record + ".one";
+  ASSERT_EQ(oppidum::test_util::run_shell("head -n 1 " + record + " > " + one).status, 0);
+  r = run("tune --game mg --holdout-every 0 --k 1 --games " + one + " --out " + out);
+  std::remove(one.c_str());
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("the features separate the training results perfectly"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("no fit: nothing written to " + out), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
   std::remove(record.c_str());
 }
 
