@@ -119,8 +119,8 @@ void Intake::mark_read(std::uint64_t number) {
   }
 }
 
-bool Intake::kept_id_ahead_of_clock() {
-  return store::stream_id_ms(stored_until_) > channel_->server_time_ms() + kIdAheadOfClockMs;
+bool Intake::kept_id_ahead_of_clock(std::uint64_t margin_ms) {
+  return store::stream_id_ms(stored_until_) > channel_->server_time_ms() + margin_ms;
 }
 
 void Intake::read_stream() {
@@ -129,7 +129,7 @@ void Intake::read_stream() {
   // of them is kept already: what the cursor has passed is all such an id can still stand for.
   if (!clock_checked_) {
     clock_checked_ = true;
-    if (kept_id_ahead_of_clock() &&
+    if (kept_id_ahead_of_clock(kIdAheadOfClockMs) &&
         store::compare_stream_ids(state_.stream_cursor, stored_until_) < 0) {
       warn_("stream: the newest game kept has the id " + stored_until_ +
             ", more than a day ahead of the server's clock; entries after the cursor " +
@@ -221,13 +221,15 @@ void Intake::read_stream() {
                    std::to_string(state_.stream_read) + " up to " + state_.stream_cursor +
                    ": it is a new stream (the server lost its data?)");
     // Its entries up to the newest one kept are taken for the games kept already (a server
-    // restored from an older copy). An id kept that is far ahead of the server's clock was not
-    // the clock's (XADD with an id of the writer's choosing, or a server whose clock went back):
-    // every new game would read as kept, so only those the new stream holds now are taken so.
-    if (kept_id_ahead_of_clock() && store::compare_stream_ids(info.last_id, stored_until_) < 0) {
+    // restored from an older copy). An id kept that is ahead of the server's clock, by any
+    // amount, was not the clock's (XADD with an id of the writer's choosing, or a server whose
+    // clock went back: its ids rose on from its last, while a new stream's start from its
+    // clock): every new game would read as kept (a clock 120 s behind hid every game for 120 s),
+    // so only those the new stream holds now are taken so.
+    if (kept_id_ahead_of_clock(0) && store::compare_stream_ids(info.last_id, stored_until_) < 0) {
       warn_("stream: the newest game kept has the id " + stored_until_ +
-            ", more than a day ahead of the server's clock; the new stream's entries up to " +
-            info.last_id + " are taken for games kept already, those after it are new");
+            ", ahead of the server's clock; the new stream's entries up to " + info.last_id +
+            " are taken for games kept already, those after it are new");
       stored_until_ = info.last_id;
     }
     return;

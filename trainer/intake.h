@@ -96,9 +96,9 @@ class Intake {
   std::int64_t games_ = 0, from_stream_ = 0, dropped_ = 0, foreign_ = 0, lag_ = 0, evicted_ = 0,
                already_kept_ = 0, lost_unread_ = 0;
   bool clock_checked_ = false;  // the newest game kept was checked against the server's clock
-  // Whether the newest game kept has an id more than kIdAheadOfClockMs ahead of the server's
-  // clock: no id the clock gave (read_stream).
-  bool kept_id_ahead_of_clock();
+  // Whether the newest game kept has an id more than `margin_ms` ahead of the server's clock
+  // (read_stream).
+  bool kept_id_ahead_of_clock(std::uint64_t margin_ms);
   // How far ahead of the server's clock an id the server gave can be (its ids keep rising when
   // its clock is set back; read_stream).
   static constexpr std::uint64_t kIdAheadOfClockMs = 24ull * 3600 * 1000;
