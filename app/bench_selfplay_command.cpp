@@ -77,7 +77,7 @@ std::unique_ptr<model::InferenceServer> make_server(const Game& game,
                                                     const config::RunConfig& config,
                                                     const std::string& network) {
   const model::BackendOptions backend = trainer::backend_options(config.inference);
-  const model::InferenceServerOptions server = trainer::server_options(config.inference);
+  const model::InferenceServerOptions server = trainer::selfplay_server_options(config.inference);
   if (network == "net")
     return std::make_unique<model::InferenceServer>(
         game, model::random_checkpoint(game, config.net, 1), backend, server);

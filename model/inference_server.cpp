@@ -333,7 +333,8 @@ void InferenceServer::Impl::serve(Worker& w) {
         const int i = batch[k].second;
         if (error && !job->error) job->error = error;
         const bool first_bad = job->non_finite_at < 0 || i < job->non_finite_at;
-        if (!finite[static_cast<std::size_t>(k)] && first_bad) job->non_finite_at = i;
+        if (!finite[static_cast<std::size_t>(k)] && first_bad && !options.uniform_for_non_finite)
+          job->non_finite_at = i;
         if (--job->remaining == 0) {
           job->done = true;
           job->done_cv.notify_one();
@@ -675,7 +676,8 @@ std::unique_ptr<InferenceServer> make_net_evaluator(const Game& game,
   } catch (const NonFiniteOutputs& e) {
     throw ComputesNothing(probe_failure(checkpoint_path, probe, e.index()));
   }
-  evaluator->reset_stats();
+  // (Self-play's: the probe's non-finite outputs stay counted, for its user to tell.)
+  if (evaluator->stats().non_finite == 0) evaluator->reset_stats();
   return evaluator;
 }
 

@@ -37,7 +37,8 @@
 //   queued and later callers get its message.
 // - Outputs that are not finite (NaN or infinite) for a position are no result: the caller throws
 //   NonFiniteOutputs naming the position (both evaluators), so that no NaN becomes a move, a
-//   value, an Elo or a training target; stats().non_finite counts such positions.
+//   value or an Elo; stats().non_finite counts such positions. Self-play's servers take uniform
+//   priors and value 0 there instead (InferenceServerOptions::uniform_for_non_finite).
 // - stats(): batches run, mean batch size and fill, evaluations per second, mean queue wait, and
 //   the forward workers' busy time: forward_share is the busy time summed over the workers divided
 //   by (workers x wall time), so 1.0 means every worker always busy; forward_seconds is that sum.
@@ -93,6 +94,12 @@ struct InferenceServerOptions {
   // cuda only: the GPUs the workers use in turn (worker k: cuda_devices[k mod size]); empty: every
   // GPU LibTorch sees, in turn.
   std::vector<int> cuda_devices;
+  // Outputs that are not finite for a position: false, NonFiniteOutputs (whatever measures a
+  // network: arena, gauntlet, engine, the gate); true, uniform priors and value 0 there, counted
+  // in stats().non_finite, for self-play, which goes on and says so (a NaN on one position of a
+  // long run stopped the run and every worker, and again at every resume). make_net_evaluator
+  // then refuses no network for its probe either: its failures are counted the same way.
+  bool uniform_for_non_finite = false;
 };
 
 struct InferenceStats {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -96,23 +97,24 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
     return;
   }
   fs::create_directories(folder_);
+  // Anything but a file or a link at a temporary name (a directory, a FIFO), with its number (the
+  // index's: -1), checked once the next chunk's number is known.
+  std::vector<std::pair<fs::path, std::int64_t>> odd;
   for (const auto& entry : fs::directory_iterator(folder_)) {
     const std::string name = entry.path().filename().string();
     // A write of this store's owner interrupted before its rename: never seen by readers (a
-    // chunk's, or the index's). A file or a link is removed; anything else there (a directory, a
-    // FIFO) is named now: it would fail that chunk's write mid-session, or be removed unseen.
-    if (entry.path().extension() == ".tmp" &&
-        (!chunk_digits(entry.path().stem().string()).empty() || name == "index.csv.tmp")) {
+    // chunk's, or the index's). A file or a link is removed; anything else is left alone.
+    const std::string stem_digits = chunk_digits(entry.path().stem().string());
+    if (entry.path().extension() == ".tmp" && (!stem_digits.empty() || name == "index.csv.tmp")) {
       std::error_code ec;
       const fs::file_status status = entry.symlink_status(ec);
       if (!ec && !fs::is_regular_file(status) && !fs::is_symlink(status)) {
-        struct stat st {};
-        const std::string what = ::lstat(entry.path().c_str(), &st) == 0
-                                     ? util::describe_file_type(st.st_mode)
-                                     : "not a regular file";
-        throw std::runtime_error(entry.path().string() + " is " + what + ": the run writes " +
-                                 entry.path().stem().string() + " there first and renames it; "
-                                 "remove it and run the same command again");
+        const auto number = stem_digits.empty() ? std::nullopt : chunk_number(stem_digits);
+        odd.emplace_back(entry.path(),
+                         stem_digits.empty() ? -1
+                         : number            ? static_cast<std::int64_t>(*number)
+                                             : std::numeric_limits<std::int64_t>::max());
+        continue;
       }
       fs::remove(entry.path(), ec);
     }
@@ -127,6 +129,17 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
   index_->for_each_row([&](const util::CsvTable::Row& row) {  // gone chunks keep their numbers
     next_chunk_ = std::max<std::uint64_t>(next_chunk_, std::stoull(row[0]) + 1);
   });
+  // One where a write is still to come (the index's, or a chunk's from the next number on) would
+  // fail that write in the middle of a session: named now. One below is in no write's way.
+  for (const auto& [path, number] : odd) {
+    if (number >= 0 && static_cast<std::uint64_t>(number) < next_chunk_) continue;
+    struct stat st {};
+    const std::string what =
+        ::lstat(path.c_str(), &st) == 0 ? util::describe_file_type(st.st_mode) : "not a file";
+    throw std::runtime_error(path.string() + " is " + what + ": the run writes " +
+                             path.stem().string() + " there first and renames it; remove it and "
+                             "run the same command again");
+  }
 }
 
 void FolderReplayStore::open_index() {

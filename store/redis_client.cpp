@@ -32,6 +32,16 @@ constexpr timeval kConnectTimeout{5, 0};
 constexpr std::chrono::seconds kCommandTimeout{RedisClient::kCommandSeconds};
 constexpr std::chrono::seconds kStopGrace{1};  // how long a reply is awaited after a stop
 constexpr std::chrono::seconds kSilentNotice{5};  // a silence the log tells of before the timeout
+// How long a server that refuses writes as a replica is waited for before it is an error.
+constexpr std::chrono::seconds kReadOnlyWait{300};
+
+// A replica's refusal of a write (a failover under way, or a node pointed at a replica): READONLY
+// or MASTERDOWN, also inside a script's error (Redis 6 and 7 word it differently).
+bool is_read_only_error(const std::string& message) {
+  return message.rfind("READONLY", 0) == 0 || message.rfind("MASTERDOWN", 0) == 0 ||
+         message.find("-READONLY") != std::string::npos ||
+         message.find("READONLY You can't write") != std::string::npos;
+}
 
 RedisReply convert(const redisReply* r) {
   RedisReply out;
@@ -363,8 +373,10 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
   std::string first_error;
   std::size_t failed = 0;  // the command that gave first_error
   Transfer transfer;  // the whole batch's: its time, and its stop's grace
+  bool told_silent = false;  // its answer is told of too (the silence was, and nothing after it)
   if (!lost_)  // (once lost, the retries are told of when they succeed)
     transfer.on_silent = [&] {
+      told_silent = true;
       tell_silence(log_, url_,
                    describe(commands.front()) +
                        (commands.size() > 1
@@ -402,9 +414,7 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
       // seconds later). A script's write refused by a replica says READONLY inside its error.
       if (message.rfind("LOADING", 0) == 0 || message.rfind("BUSY ", 0) == 0 ||
           message.find("exhausted the last possible ID") != std::string::npos ||
-          message.rfind("READONLY", 0) == 0 || message.rfind("MASTERDOWN", 0) == 0 ||
-          message.find("-READONLY") != std::string::npos ||
-          message.find("READONLY You can't write") != std::string::npos) {
+          is_read_only_error(message)) {
         freeReplyObject(raw);
         error = message;
         drop();
@@ -425,6 +435,12 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
     }
     freeReplyObject(raw);
   }
+  if (told_silent) {
+    char line[64];
+    std::snprintf(line, sizeof line, "%.1f",
+                  std::chrono::duration<double>(Clock::now() - transfer.start).count());
+    log_(url_.to_string() + " answered after " + line + " s");
+  }
   if (!first_error.empty())
     throw RedisError(url_.to_string() + ": " + describe(commands[failed]) + ": " + first_error);
   return true;
@@ -435,6 +451,9 @@ std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std:
                                               std::size_t max_reply_bytes) {
   std::vector<RedisReply> replies;
   auto backoff = std::chrono::milliseconds(100);
+  // Since when the server has refused writes as a replica (READONLY, MASTERDOWN): a failover ends
+  // within minutes, a node pointed at a replica by mistake never.
+  Clock::time_point read_only_since = Clock::time_point::max();
   while (true) {
     std::string error;
     if (attempt(commands, replies, error, stop, max_reply_bytes)) {
@@ -452,6 +471,16 @@ std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std:
       lost_ = true;
       lost_at_ = Clock::now();
       log_("lost " + url_.to_string() + ": " + error + "; retrying");
+    }
+    if (is_read_only_error(error)) {
+      if (read_only_since == Clock::time_point::max()) read_only_since = Clock::now();
+      if (Clock::now() - read_only_since >= kReadOnlyWait)
+        throw RedisError(url_.to_string() + ": " + describe(commands.front()) + ": " + error +
+                         " for " + std::to_string(kReadOnlyWait.count()) +
+                         " s: the server is a replica that takes no writes; give the node the "
+                         "master's address");
+    } else {
+      read_only_since = Clock::time_point::max();
     }
     const auto until = Clock::now() + backoff;
     while (Clock::now() < until) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <algorithm>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -228,6 +229,66 @@ TEST(InferenceServer, OutputsThatAreNotFiniteAreAnErrorNamingThePosition) {
                     1.0f);
   }
   EXPECT_EQ(server.stats().non_finite, 2u);
+}
+
+// Wraps a backend; its value for a position whose planes are among `poisoned` is NaN.
+class PoisonedBackend final : public Backend {
+ public:
+  PoisonedBackend(std::unique_ptr<Backend> inner, std::vector<std::vector<float>> poisoned)
+      : Backend(inner->input_shape(), inner->num_actions()),
+        inner_(std::move(inner)),
+        poisoned_(std::move(poisoned)) {}
+  void forward(const float* planes, int n, float* logits, float* values) override {
+    inner_->forward(planes, n, logits, values);
+    const std::size_t size = static_cast<std::size_t>(input_shape().size());
+    for (int i = 0; i < n; ++i)
+      for (const std::vector<float>& p : poisoned_)
+        if (std::equal(p.begin(), p.end(), planes + static_cast<std::size_t>(i) * size))
+          values[i] = NAN;
+  }
+  std::string describe() const override { return "poisoned"; }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::vector<std::vector<float>> poisoned_;
+};
+
+// A job split over batches of several workers names its first position whose outputs are not
+// finite, whichever worker saw which first; a self-play server gives uniform priors and value 0
+// there instead, and counts them.
+TEST(InferenceServer, TheFirstPositionNotFiniteIsNamedAcrossWorkersOrCountedInSelfPlay) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 44);
+  const auto positions = test_util::random_positions(game, 8, 14);
+  const auto requests = test_util::requests_for(positions);
+  const std::size_t size = static_cast<std::size_t>(game.input_shape().size());
+  std::vector<std::vector<float>> poisoned;
+  for (const int i : {5, 2}) {
+    poisoned.emplace_back(size);
+    positions[static_cast<std::size_t>(i)].state->encode(poisoned.back().data());
+  }
+  for (const bool selfplay : {false, true}) {
+    std::vector<std::unique_ptr<Backend>> backends;
+    for (int w = 0; w < 2; ++w)
+      backends.push_back(std::make_unique<PoisonedBackend>(make_backend(c, {}), poisoned));
+    InferenceServerOptions options = server_options(1, 0);
+    options.workers = 2;
+    options.uniform_for_non_finite = selfplay;
+    InferenceServer server(game, std::move(backends), {}, options);
+    for (int round = 0; round < 20; ++round) {
+      std::vector<mcts::EvalResult> results(requests.size());
+      try {
+        server.evaluate(requests.data(), 8, results.data());
+        EXPECT_TRUE(selfplay) << "no error";
+        EXPECT_EQ(results[2].value, 0.0f);
+        EXPECT_FLOAT_EQ(results[2].priors[0], 1.0f / static_cast<float>(results[2].priors.size()));
+      } catch (const NonFiniteOutputs& e) {
+        EXPECT_FALSE(selfplay) << e.what();
+        EXPECT_EQ(e.index(), 2) << e.what();
+      }
+    }
+    EXPECT_EQ(server.stats().non_finite, 40u) << selfplay;
+  }
 }
 
 // A DVONN network that overflows only once the stacks move (after the 49 placements) is refused

@@ -337,7 +337,7 @@ TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {
   EXPECT_EQ(row.verdict, "not promoted: " + refused.refused);
   EXPECT_TRUE(std::isnan(row.elo) && std::isnan(row.elo_low) && std::isnan(row.llr));
   EXPECT_DOUBLE_EQ(row.rating, 65.0);
-  EXPECT_EQ(gate_summary(row), "gen 4 no gate match: rejected");
+  EXPECT_EQ(gate_summary(row), "gen 4 no gate match: refused, its network computes nothing");
   // A row rebuilt by --recover knows its Elo but not its interval nor its games.
   GateRow rebuilt;
   rebuilt.generation = 2, rebuilt.games = -1, rebuilt.elo = 12.0, rebuilt.promoted = true;

@@ -295,9 +295,9 @@ TEST(FolderReplayStore, ContinuesNumberingAndDropsInterruptedWrites) {
   EXPECT_EQ(selfplay::read_game_file(chunks[1]).records.size(), 2u);
 }
 
-// Anything but a file or a link at a chunk's temporary name (a directory, a FIFO) is named when
-// the owner opens the store: a FIFO and an empty directory were removed unseen, and a directory
-// with a file in it failed that chunk's write in the middle of a session.
+// Anything but a file or a link at a chunk's temporary name (a directory, a FIFO) where a write is
+// still to come is named when the owner opens the store: a FIFO and an empty directory were
+// removed unseen, and a directory with a file in it failed that chunk's write mid-session.
 TEST(FolderReplayStore, AnOddEntryAtATemporaryNameIsNamedAtTheStart) {
   namespace fs = std::filesystem;
   for (const std::string kind : {"directory", "FIFO"}) {
@@ -320,6 +320,20 @@ TEST(FolderReplayStore, AnOddEntryAtATemporaryNameIsNamedAtTheStart) {
     }
     EXPECT_TRUE(fs::exists(fs::symlink_status(odd))) << kind << ": removed unseen";
   }
+  // One below the next chunk's number is in no write's way: left alone, the store opens.
+  const std::string folder = temp_folder("store_odd_tmp_below");
+  {
+    FolderReplayStore store(folder, FolderReplayStore::Mode::kOwner);
+    store.append({empty_mg_record()});
+    store.append({empty_mg_record()});
+  }
+  const fs::path below = fs::path(folder) / "chunk-00000001.bin.tmp";
+  fs::create_directories(below);
+  std::ofstream(below / "x") << "x";
+  FolderReplayStore store(folder, FolderReplayStore::Mode::kOwner);
+  EXPECT_TRUE(fs::exists(below / "x"));
+  store.append({empty_mg_record()});
+  EXPECT_EQ(store.chunks().size(), 3u);
 }
 
 // Readers never touch a live run: a read-only store leaves the owner's temporary files (a chunk

@@ -931,6 +931,28 @@ TEST(RedisClientTest, AServerSilentForSecondsIsToldOf) {
   }
 }
 
+// A silence that was told of is followed by the answer's line when it comes (it was told of, and
+// nothing said when the server answered).
+TEST(RedisClientTest, AnAnswerAfterASilenceIsToldOf) {
+  RedisServerOptions options;
+  options.append_only = false;
+  RedisServer server(options);
+  std::vector<std::string> log;
+  RedisClient client(parse_redis_url(server.url("t"), nullptr),
+                     [&](const std::string& line) { log.push_back(line); });
+  client.command({"SET", "k", "v"});  // connected
+  ASSERT_EQ(::kill(server.pid(), SIGSTOP), 0);
+  std::thread wake([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    ::kill(server.pid(), SIGCONT);
+  });
+  EXPECT_EQ(client.command({"GET", "k"}).str, "v");
+  wake.join();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[0].find("has not answered GET k for 5 s"), std::string::npos) << log[0];
+  EXPECT_NE(log[1].find(" answered after 6."), std::string::npos) << log[1];
+}
+
 // A reply within the byte cap can still be millions of tiny items (hiredis makes an object of
 // about 50 bytes and a slot for each: 64 MiB of ":1" items, over a gigabyte), or announce an array
 // of two billion slots: both are refused by their count, as a reply too large is, before the

@@ -337,6 +337,16 @@ TEST(FileIo, AnAppendCutShortIsTakenBack) {
   fs::remove_all(dir);
 }
 
+// A value of any size is written whole (1e300 was cut to its first 63 characters: a table held a
+// number 237 orders of magnitude off).
+TEST(Text, FixedWritesLargeValuesWhole) {
+  EXPECT_EQ(oppidum::util::fixed(2.5, 2), "2.50");
+  const std::string large = oppidum::util::fixed(1e300, 2);
+  EXPECT_EQ(large.size(), 301u + 3u) << large;
+  EXPECT_DOUBLE_EQ(std::strtod(large.c_str(), nullptr), 1e300);
+  EXPECT_EQ(oppidum::util::fixed(-1e100, 0).size(), 102u);
+}
+
 TEST(Text, ReadLineIsGetlineWithABound) {
   std::istringstream in("one\r\n\ntwo\nthree");
   std::string line;

@@ -142,9 +142,12 @@ GateMatches play_gate(const GateInputs& in) {
   // A candidate that computes nothing is refused, not promoted, and the run goes on: it stopped
   // the run at its gate, and at every resume after. Without a gate it is tried all the same, so
   // that it never becomes the best network that self-play stops on.
+  // Its anchor match too: a NaN there ended the session, and the gate was played again, and
+  // failed again, at every resume.
   const auto refuse = [&](const std::string& why) {
     result.refused = why;
     result.promoted = false;
+    result.anchor.reset();
     return result;
   };
   try {
@@ -162,6 +165,15 @@ GateMatches play_gate(const GateInputs& in) {
                        true),
           hooks(in, ""));
     }
+    result.promoted = promotes(result.gate);
+    if (!result.promoted || c.arena.anchor_games <= 0 || c.arena.anchor.empty()) return result;
+    const auto candidate = net_player(in, player_name(in.generation), in.candidate_path);
+    const auto anchor = anchor_player(*in.game, c);
+    result.anchor = arena::run_match(
+        *in.game, *candidate, *anchor,
+        match_config(c, c.arena.anchor_games, mcts::derive_seed(c.run.seed, kAnchorStream, gen),
+                     false),
+        hooks(in, "anchor "));
   } catch (const model::ComputesNothing& e) {
     if (std::string(e.what()).find(in.candidate_path) == std::string::npos) throw;
     return refuse(e.what());
@@ -169,15 +181,6 @@ GateMatches play_gate(const GateInputs& in) {
     if (e.source() != "checkpoint " + in.candidate_path) throw;
     return refuse(e.what());
   }
-  result.promoted = promotes(result.gate);
-  if (!result.promoted || c.arena.anchor_games <= 0 || c.arena.anchor.empty()) return result;
-  const auto candidate = net_player(in, player_name(in.generation), in.candidate_path);
-  const auto anchor = anchor_player(*in.game, c);
-  result.anchor = arena::run_match(
-      *in.game, *candidate, *anchor,
-      match_config(c, c.arena.anchor_games, mcts::derive_seed(c.run.seed, kAnchorStream, gen),
-                   false),
-      hooks(in, "anchor "));
   return result;
 }
 

@@ -125,7 +125,11 @@ std::string gate_summary(const GateRow& row) {
     text += " no gate match";
   }
   if (row.games > 0) text += " over " + std::to_string(row.games) + " games";
-  text += std::string(": ") + (row.promoted ? "promoted" : "rejected");
+  // A candidate refused (trainer/gate.h, GateMatches::refused): why, not a match it lost.
+  const bool refused = row.verdict.rfind("not promoted: ", 0) == 0;
+  text += std::string(": ") + (row.promoted ? "promoted"
+                               : refused    ? "refused, its network computes nothing"
+                                            : "rejected");
   if (!row.anchor.empty())
     text += "; vs " + row.anchor + " " + fixed(100.0 * row.anchor_score, 1) + "% (" +
             arena::format_elo(row.anchor_elo) + " Elo)";

@@ -169,7 +169,7 @@ class Session {
     initial_ = make_trainer()->checkpoint("initial network");
     server_ = std::make_unique<model::InferenceServer>(*game_, *initial_,
                                                        backend_options(config_.inference),
-                                                       server_options(config_.inference));
+                                                       selfplay_server_options(config_.inference));
     server_->set_source("checkpoint " + paths_.best().string());  // what it serves from here on
     if (url_ && reserved_id_.empty()) {
       // Remembered first: a stop can end the call after the server made the reservation, and
@@ -271,7 +271,7 @@ class Session {
     if (!server_)  // a new run's is already on its initial network, which best.ckpt holds
       server_ = model::make_net_evaluator(*game_, paths_.best().string(),
                                           backend_options(config_.inference),
-                                          server_options(config_.inference));
+                                          selfplay_server_options(config_.inference));
     store_ = std::make_unique<selfplay::FolderReplayStore>(
         paths_.games().string(), selfplay::FolderReplayStore::Mode::kOwner);
     if (state_.run_id.empty()) state_.run_id = store::random_id();  // a run from before run ids
@@ -510,6 +510,15 @@ class Session {
   // to the telemetry (status line, pipeline, cluster monitor).
   void tick(const std::string& gate = "") {
     const auto now = Clock::now();
+    // Self-play's positions whose network outputs were not finite (searched with uniform priors
+    // and value 0 there): told at the first, and each time their count has doubled.
+    const std::uint64_t non_finite = server_ ? server_->stats().non_finite : 0;
+    if (non_finite > 0 && non_finite >= 2 * non_finite_told_) {
+      non_finite_told_ = non_finite;
+      log_->warn("self-play: the network's outputs were not finite (NaN or infinite) for {} "
+                 "position(s) so far; it was searched with uniform priors and value 0 there",
+                 non_finite);
+    }
     if (lease_ && now - last_renewal_ >= std::chrono::seconds(5)) {
       last_renewal_ = now;
       lease_->renew(*intake_, best_step_.load(), best_generation());
@@ -572,6 +581,7 @@ class Session {
   TrainerPace pace_;
   Clock::time_point start_ = Clock::now();
   std::string last_gate_;  // gate_summary of the last gate
+  std::uint64_t non_finite_told_ = 0;  // self-play's non-finite positions last told of
 };
 
 }  // namespace

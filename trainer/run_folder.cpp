@@ -58,19 +58,14 @@ const util::CsvTable::Row kMetricsHeader = {
     "mean_batch", "selfplay_bound", "resigned", "resign_checks", "resign_false_rate",
     "loss_steps"};
 
-// A number of a table as its owner writes them: decimal, finite, and at most 1e15 in size (an
-// Elo, a count, seconds, a rate); anything else reads as absent, as an empty field does, so that
-// no reader draws, rates or sums it ("nan", "inf", "1e400", hex, or -1e308 from a hand or a
-// damaged disk were drawn at -1e308 on the page and as "-nan" in `report`).
+// A number of a table as its owner writes them: decimal (util::parse_decimal) and finite;
+// anything else reads as absent, as an empty field does, so that no reader draws, rates or sums
+// it ("nan", "inf", "1e400" or hex from a hand or a damaged disk were read by strtod, and drawn
+// as "-nan" in `report`).
 double number(const std::string& text) {
-  constexpr double kLargest = 1e15;
-  if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos)
-    return std::nan("");
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  return end != nullptr && *end == '\0' && std::isfinite(v) && std::fabs(v) <= kLargest
-             ? v
-             : std::nan("");
+  double v = 0.0;
+  bool out_of_range = false;
+  return util::parse_decimal(text, v, out_of_range) && std::isfinite(v) ? v : std::nan("");
 }
 
 // A table's columns by name, for reading its rows: the owner's table, or a file's own header.

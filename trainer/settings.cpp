@@ -22,6 +22,12 @@ model::InferenceServerOptions server_options(const config::InferenceSection& s) 
   return o;
 }
 
+model::InferenceServerOptions selfplay_server_options(const config::InferenceSection& s) {
+  model::InferenceServerOptions o = server_options(s);
+  o.uniform_for_non_finite = true;
+  return o;
+}
+
 mcts::SearchConfig search_config(const config::RunConfig& c, int simulations) {
   // A match search (no noise, no temperature) with the run's search settings.
   mcts::SearchConfig s = arena::arena_search_config(simulations, static_cast<float>(c.selfplay.cpuct));

@@ -15,6 +15,9 @@ namespace oppidum::trainer {
 
 model::BackendOptions backend_options(const config::InferenceSection& inference);
 model::InferenceServerOptions server_options(const config::InferenceSection& inference);
+// server_options for self-play's server: uniform priors and value 0 for outputs that are not
+// finite, counted (model::InferenceServerOptions::uniform_for_non_finite), never a stop.
+model::InferenceServerOptions selfplay_server_options(const config::InferenceSection& inference);
 // The run's search (root policy, cpuct, fpu, Gumbel constants) without noise or temperature: what
 // gates play with (plus their simulations); self-play adds its noise and temperatures.
 mcts::SearchConfig search_config(const config::RunConfig& config, int simulations);

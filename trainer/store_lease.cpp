@@ -65,8 +65,10 @@ void StoreLease::renew(Intake& intake, std::int64_t best_step, int best_generati
                           "again");
   if (!claim.config_published) {
     channel_.publish_config(config_yaml_);
-    warn_("redis: the run's config was missing or not the run's (changed on the server); "
-          "published it again");
+    // (After keys found gone, the line above said so already: not "changed on the server".)
+    if (!claim.claimed)
+      warn_("redis: the run's config was missing or not the run's (changed on the server); "
+            "published it again");
   }
   if (claim.network_step != best_step) {
     publish_best(best_step, best_generation);

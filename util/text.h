@@ -57,9 +57,12 @@ std::string join(const Items& items, std::string_view separator) {
 
 // `v` with `digits` decimals ("%.*f"): the run folder's numbers and the trainer's log lines.
 inline std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  // Sized first: a large value whole (1e300 has 301 digits before the point; a buffer of 64 cut
+  // it to its first 63).
+  const int n = std::snprintf(nullptr, 0, "%.*f", digits, v);
+  std::string out(static_cast<std::size_t>(n < 0 ? 0 : n), '\0');
+  std::snprintf(out.data(), out.size() + 1, "%.*f", digits, v);  // (its NUL on out's own)
+  return out;
 }
 
 // Reads all of `text` as a T written in decimal: an optional '-' where T is signed, digits, and for
