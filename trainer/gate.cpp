@@ -31,12 +31,17 @@ arena::MatchConfig match_config(const config::RunConfig& c, int games, std::uint
 // A generation's network as a player.
 std::string player_name(int generation) { return "gen-" + std::to_string(generation); }
 
-// A search player on a network server of its own.
+// A search player on a network server of its own. The candidate's refuses outputs that are not
+// finite (it is then refused, play_gate); the best network's searches with uniform priors there,
+// as in self-play, which goes on with it: its NaN ended the session, and the gate, played again
+// at the resume with the same seeds, ended it again.
 std::unique_ptr<arena::SearchPlayer> net_player(const GateInputs& in, const std::string& name,
                                                 const std::string& checkpoint) {
   const config::RunConfig& c = *in.config;
+  const bool best = checkpoint != in.candidate_path;
   std::shared_ptr<mcts::Evaluator> server = model::make_net_evaluator(
-      *in.game, checkpoint, backend_options(c.inference), server_options(c.inference));
+      *in.game, checkpoint, backend_options(c.inference),
+      best ? selfplay_server_options(c.inference) : server_options(c.inference));
   return std::make_unique<arena::SearchPlayer>(
       name, search_config(c, c.arena.simulations),
       [server](std::uint64_t) { return server; }, true);
