@@ -207,6 +207,7 @@ void SelfPlay::worker(int index) {
     SelfPlayDriver driver(game, settings_, runner_seed, resign_, moves_,
                           [this](mcts::FinishedGame g, std::uint64_t seed) {
                             count_reuse(g);
+                            ++finished_games_;
                             finished_.push(to_record(g, seed, network_step_(),
                                                      settings_.target_this_search_only));
                           });
@@ -277,6 +278,7 @@ void SelfPlay::count_reuse(const mcts::FinishedGame& game) {
 SelfPlayStats SelfPlay::stats() const {
   SelfPlayStats s;
   s.games = games_.load();
+  s.finished = finished_games_.load();
   s.positions = positions_.load();
   s.moves = moves_.load();
   s.policy_targets = policy_targets_.load();

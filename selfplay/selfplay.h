@@ -60,6 +60,7 @@ void check_search_memory(const SelfPlaySettings& settings);
 
 struct SelfPlayStats {
   std::int64_t games = 0;      // games written to the store
+  std::int64_t finished = 0;   // games finished, written or not (yet)
   std::int64_t positions = 0;  // moves in those games
   // Moves searched and played so far, in games finished or not: the pipeline's rate (games end,
   // and are written a chunk at a time, in bursts; a short run may finish none).
@@ -106,7 +107,8 @@ class SelfPlay {
   std::atomic<bool> stop_{false};
   std::uint64_t starts_ = 0;  // start() calls; 1 during the first
   std::vector<std::thread> threads_;
-  std::atomic<std::int64_t> games_{0}, positions_{0}, policy_targets_{0}, moves_{0};
+  std::atomic<std::int64_t> games_{0}, finished_games_{0}, positions_{0}, policy_targets_{0},
+      moves_{0};
   std::atomic<std::int64_t> target_visits_{0}, reused_target_visits_{0};
   ResignControl resign_;
   mutable std::mutex error_mutex_;

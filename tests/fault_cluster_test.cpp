@@ -538,8 +538,18 @@ TEST(FaultCluster, CtrlCWhileTheServerIsAwayStopsCleanly) {
   BackgroundProcess train(trainer(url, dir, "--set run.max_generations=1000"));
   BackgroundProcess w(worker(url, "w", dir.string() + ".w"));
   ASSERT_TRUE(wait_until([&] { return entries_added(redis, "away") > 50; }, 120s));
+  // The worker stopped while the server does not answer: the games it finished and could not
+  // push are counted (they were dropped without a word).
+  ASSERT_EQ(::kill(redis.pid(), SIGSTOP), 0);
+  std::this_thread::sleep_for(3s);
   w.signal(SIGINT);
   EXPECT_EQ(w.wait_for(30s).value_or(-1), 0);
+  ::kill(redis.pid(), SIGCONT);
+  const std::string worker_log = read_file(dir.string() + ".w");
+  EXPECT_NE(worker_log.find("finished game(s) of this session were not pushed"),
+            std::string::npos)
+      << worker_log;
+  EXPECT_NE(worker_log.find("finished game(s) not pushed"), std::string::npos) << worker_log;
   redis.kill9();
   ASSERT_TRUE(wait_until(
       [&] { return read_file(dir / "log.txt").find("retrying") != std::string::npos; }, 60s))

@@ -215,6 +215,14 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
   selfplay.stop();
   summary.games += sink.pushed();
   const selfplay::SelfPlayStats played = selfplay.stats();
+  // Games finished and never acknowledged: queued, or in flight, at the end of the session (they
+  // were dropped without a word). A batch in flight may still have reached the server.
+  const std::int64_t unpushed = played.finished - sink.pushed();
+  if (unpushed > 0) {
+    summary.not_pushed += unpushed;
+    log(std::to_string(unpushed) + " finished game(s) of this session were not pushed (queued or "
+        "in flight as it ended; a batch in flight may still have reached the server)");
+  }
   summary.positions += played.positions;
   totals.games_played += played.games;
   return config_changed && !quit.load();
@@ -318,7 +326,10 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   log("stopped: " + std::to_string(summary.games) + " games (" +
       std::to_string(summary.positions) + " positions) pushed in " +
       std::to_string(static_cast<long long>(summary.seconds)) + " s, " +
-      std::to_string(summary.network_swaps) + " network switch(es)");
+      std::to_string(summary.network_swaps) + " network switch(es)" +
+      (summary.not_pushed > 0
+           ? ", " + std::to_string(summary.not_pushed) + " finished game(s) not pushed"
+           : ""));
   return summary;
 }
 

@@ -39,6 +39,7 @@ struct WorkerOptions {
 
 struct WorkerSummary {
   std::int64_t games = 0, positions = 0;  // pushed and acknowledged by the server
+  std::int64_t not_pushed = 0;  // finished, never acknowledged (queued or in flight at an end)
   int network_swaps = 0;
   double seconds = 0;
 };
