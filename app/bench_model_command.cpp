@@ -161,6 +161,9 @@ double server_throughput(const Game& game, const model::Checkpoint& checkpoint,
   so.max_batch = b;
   so.max_wait = std::chrono::microseconds(o.max_wait_us);
   so.workers = workers;
+  // A benchmark counts outputs that are not finite (its line's non-finite: half precision can
+  // overflow where float does not), rather than stopping at the first.
+  so.uniform_for_non_finite = true;
   model::InferenceServer server(game, checkpoint, backend, so);
   std::atomic<bool> measuring{false};
   std::atomic<bool> finish{false};
