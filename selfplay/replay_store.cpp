@@ -1,7 +1,5 @@
 #include "selfplay/replay_store.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -133,12 +131,7 @@ FolderReplayStore::FolderReplayStore(std::string folder, Mode mode)
   // fail that write in the middle of a session: named now. One below is in no write's way.
   for (const auto& [path, number] : odd) {
     if (number >= 0 && static_cast<std::uint64_t>(number) < next_chunk_) continue;
-    struct stat st {};
-    const std::string what =
-        ::lstat(path.c_str(), &st) == 0 ? util::describe_file_type(st.st_mode) : "not a file";
-    throw std::runtime_error(path.string() + " is " + what + ": the run writes " +
-                             path.stem().string() + " there first and renames it; remove it and "
-                             "run the same command again");
+    throw std::runtime_error(util::temporary_in_the_way(path.string()));
   }
 }
 

@@ -1,7 +1,6 @@
 #include "trainer/run_folder.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,8 +8,6 @@
 #include <map>
 #include <regex>
 #include <set>
-
-#include <sys/stat.h>
 
 #include <yaml-cpp/yaml.h>
 
@@ -539,13 +536,8 @@ RunFolder::RunFolder(const fs::path& dir)
         fs::remove(p, ec);
         continue;
       }
-      struct stat st {};
-      const std::string what = ::lstat(p.c_str(), &st) == 0
-                                   ? util::describe_file_type(st.st_mode)
-                                   : "not a regular file";
-      throw RunFolderError(p.string() + " is " + what + ": the run writes " +
-                           file.filename().string() + " there first and renames it; remove it and "
-                           "run the same command again (nothing of the run was changed)");
+      throw RunFolderError(util::temporary_in_the_way(p.string()) +
+                           " (nothing of the run was changed)");
     }
 }
 
@@ -624,11 +616,9 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
       const auto fits_64_bits = [](const std::string& id) {
         const std::size_t dash = id.find('-');
         std::uint64_t part = 0;
-        for (const std::string_view digits :
-             {std::string_view(id).substr(0, dash), std::string_view(id).substr(dash + 1)})
-          if (std::from_chars(digits.data(), digits.data() + digits.size(), part).ec != std::errc())
-            return false;
-        return true;
+        bool out_of_range = false;
+        return util::parse_decimal(std::string_view(id).substr(0, dash), part, out_of_range) &&
+               util::parse_decimal(std::string_view(id).substr(dash + 1), part, out_of_range);
       };
       if (!std::regex_match(s.stream_cursor, kCursor) || !fits_64_bits(s.stream_cursor))
         throw std::runtime_error("stream_cursor \"" + quote_input(s.stream_cursor, 60) +

@@ -99,6 +99,15 @@ std::string describe_file_type(unsigned mode) {
   return "not a regular file";
 }
 
+std::string temporary_in_the_way(const std::string& temporary) {
+  struct stat st {};
+  const std::string what =
+      ::lstat(temporary.c_str(), &st) == 0 ? describe_file_type(st.st_mode) : "not a regular file";
+  return temporary + " is " + what + ": the run writes " +
+         std::filesystem::path(temporary).stem().string() +
+         " there first and renames it; remove it and run the same command again";
+}
+
 void check_replaceable(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))

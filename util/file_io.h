@@ -194,6 +194,11 @@ std::string cannot_write(const std::string& path, WriteUse use);
 // What a file of this st_mode is, in words ("a directory", "a FIFO", "a character device", ...).
 std::string describe_file_type(unsigned mode);
 
+// The error for something its writer may not remove (a directory, a FIFO) at `temporary`, the
+// name a file is written to first and then renamed from: "<temporary> is a FIFO: the run writes
+// <file> there first and renames it; remove it and run the same command again".
+std::string temporary_in_the_way(const std::string& temporary);
+
 // CRC-32 (IEEE 802.3, as zlib's crc32), continuing from `crc` (0 to start).
 std::uint32_t crc32(const void* data, std::size_t size, std::uint32_t crc = 0);
 
