@@ -23,6 +23,7 @@
 #include "trainer/progress.h"
 #include "trainer/resume.h"
 #include "trainer/run_folder.h"
+#include "trainer/settings.h"
 #include "util/csv_table.h"
 
 namespace oppidum::trainer {
@@ -292,6 +293,21 @@ TEST(Gate, RowFromTheMatches) {
   EXPECT_EQ(row.anchor_pairs, "0/1/2/1/1");
   EXPECT_EQ(gate_summary(row), "gen 3 +25.0 [-10.0, +60.0] over 40 games: promoted; vs "
                                "alphabeta:depth=2 55.0% (+34.9 Elo)");
+}
+
+// A self-play node's line about positions whose outputs were not finite: at the first, and each
+// time their count has doubled, so that a network broken everywhere fills no log.
+TEST(NonFiniteNotice, TellsTheFirstAndEachDoubling) {
+  NonFiniteNotice notice;
+  EXPECT_EQ(notice(0), "");
+  EXPECT_EQ(notice(1), "the network's outputs were not finite (NaN or infinite) for 1 "
+                       "position(s) so far; it was searched with uniform priors and value 0 there");
+  EXPECT_EQ(notice(1), "");
+  EXPECT_NE(notice(2), "");
+  EXPECT_EQ(notice(3), "");
+  EXPECT_NE(notice(5), "");
+  EXPECT_EQ(notice(9), "");
+  EXPECT_NE(notice(10).find(" for 10 position(s)"), std::string::npos);
 }
 
 TEST(Gate, RowOfARejectedCandidateOrOfNoGate) {

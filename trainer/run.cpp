@@ -510,15 +510,9 @@ class Session {
   // to the telemetry (status line, pipeline, cluster monitor).
   void tick(const std::string& gate = "") {
     const auto now = Clock::now();
-    // Self-play's positions whose network outputs were not finite (searched with uniform priors
-    // and value 0 there): told at the first, and each time their count has doubled.
-    const std::uint64_t non_finite = server_ ? server_->stats().non_finite : 0;
-    if (non_finite > 0 && non_finite >= 2 * non_finite_told_) {
-      non_finite_told_ = non_finite;
-      log_->warn("self-play: the network's outputs were not finite (NaN or infinite) for {} "
-                 "position(s) so far; it was searched with uniform priors and value 0 there",
-                 non_finite);
-    }
+    if (server_)
+      if (const std::string line = non_finite_notice_(server_->stats().non_finite); !line.empty())
+        log_->warn("self-play: {}", line);
     if (lease_ && now - last_renewal_ >= std::chrono::seconds(5)) {
       last_renewal_ = now;
       lease_->renew(*intake_, best_step_.load(), best_generation());
@@ -581,7 +575,7 @@ class Session {
   TrainerPace pace_;
   Clock::time_point start_ = Clock::now();
   std::string last_gate_;  // gate_summary of the last gate
-  std::uint64_t non_finite_told_ = 0;  // self-play's non-finite positions last told of
+  NonFiniteNotice non_finite_notice_;  // self-play's positions with outputs not finite
 };
 
 }  // namespace

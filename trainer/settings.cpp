@@ -28,6 +28,14 @@ model::InferenceServerOptions selfplay_server_options(const config::InferenceSec
   return o;
 }
 
+std::string NonFiniteNotice::operator()(std::uint64_t non_finite) {
+  if (non_finite == 0 || non_finite < 2 * told_) return "";
+  told_ = non_finite;
+  return "the network's outputs were not finite (NaN or infinite) for " +
+         std::to_string(non_finite) +
+         " position(s) so far; it was searched with uniform priors and value 0 there";
+}
+
 mcts::SearchConfig search_config(const config::RunConfig& c, int simulations) {
   // A match search (no noise, no temperature) with the run's search settings.
   mcts::SearchConfig s = arena::arena_search_config(simulations, static_cast<float>(c.selfplay.cpuct));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "model/backend.h"
 #include "model/inference_server.h"
@@ -18,6 +19,17 @@ model::InferenceServerOptions server_options(const config::InferenceSection& inf
 // server_options for self-play's server: uniform priors and value 0 for outputs that are not
 // finite, counted (model::InferenceServerOptions::uniform_for_non_finite), never a stop.
 model::InferenceServerOptions selfplay_server_options(const config::InferenceSection& inference);
+
+// The log line of a self-play node (the trainer's, a worker) about the positions its server took
+// with uniform priors for outputs that were not finite (stats().non_finite): at the first, and
+// each time their count has doubled; empty otherwise.
+class NonFiniteNotice {
+ public:
+  std::string operator()(std::uint64_t non_finite);
+
+ private:
+  std::uint64_t told_ = 0;  // the count last told of
+};
 // The run's search (root policy, cpuct, fpu, Gumbel constants) without noise or temperature: what
 // gates play with (plus their simulations); self-play adds its noise and temperatures.
 mcts::SearchConfig search_config(const config::RunConfig& config, int simulations);

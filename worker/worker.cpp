@@ -111,7 +111,7 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
   selfplay.start();
 
   bool config_changed = false;
-  std::uint64_t non_finite_told = 0;  // positions with outputs not finite, last told of
+  trainer::NonFiniteNotice non_finite_notice;  // positions with outputs not finite
   // Since when the run's owner and config are both gone from the server (max: they are there).
   Clock::time_point keys_gone_since = Clock::time_point::max();
   auto last_beat = Clock::now() - std::chrono::seconds(10);
@@ -126,15 +126,9 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
     try {
       if (Clock::now() - last_poll >= std::chrono::seconds(1)) {
         last_poll = Clock::now();
-        // Told at the first, and each time their count has doubled (run.cpp's line for the
-        // trainer's self-play).
-        const std::uint64_t non_finite = server.stats().non_finite;
-        if (non_finite > 0 && non_finite >= 2 * non_finite_told) {
-          non_finite_told = non_finite;
-          log("the network's outputs were not finite (NaN or infinite) for " +
-              std::to_string(non_finite) + " position(s) so far; it was searched with uniform "
-              "priors and value 0 there");
-        }
+        if (const std::string line = non_finite_notice(server.stats().non_finite);
+            !line.empty())
+          log(line);
         const std::string owner = channel.owner();
         if (!owner.empty() && owner != run_id) {
           closing = true;
