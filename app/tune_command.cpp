@@ -191,13 +191,10 @@ void run_tune(const TuneCommandOptions& o) {
                 "): the data do not determine it (too few games, or results the features "
                 "separate), so this fit means nothing; give more games or --k"
           : "";
-  // Results the features separate perfectly (a handful of games) drive the training loss to 0 and
-  // the weights without end, whatever K: such weights mean nothing (they were written, +-35 from
-  // one game with --k 1, +-3.6e5 with --k 0.0001).
-  constexpr double kSeparatedLoss = 0.001;
-  const bool separated = fit.train_samples > 0 && fit.train_loss_after < kSeparatedLoss;
+  // Results the features separate perfectly: the weights mean nothing (they were written, +-35
+  // from one game with --k 1, +-3.6e5 with --k 0.0001).
   const std::string separated_warning =
-      separated ? "the features separate the training results perfectly (a log loss of " +
+      fit.separated ? "the features separate the training results perfectly (a log loss of " +
                       format("%.5f", fit.train_loss_after) +
                       "): the weights grow without end, so this fit means nothing; give more "
                       "games\n"
@@ -214,7 +211,7 @@ void run_tune(const TuneCommandOptions& o) {
               << format("%.4g", fit.weights[i]) << "\n";
   std::cout << separated_warning;
   if (o.out.empty()) return;
-  if (separated)
+  if (fit.separated)
     throw std::runtime_error("tune: the features separate the training results perfectly, no "
                              "fit: nothing written to " + o.out + " (give more games)");
   if (fit.k_at_bound)

@@ -252,6 +252,7 @@ TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial
   for (std::size_t j = 0; j < n; ++j) r.weights[j] = beta[j] / r.k;
   r.train_loss_after = split_loss(s, r.weights, r.k, Split::kTrain, every);
   r.test_loss_after = split_loss(s, r.weights, r.k, Split::kTest, every);
+  r.separated = r.train_samples > 0 && r.train_loss_after < kSeparatedLoss;
   return r;
 }
 

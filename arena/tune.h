@@ -55,6 +55,9 @@ std::string classic_weights_source(const Game& game);
 // determine it: too few games, or results the features separate).
 inline constexpr double kMinFittedK = 1e-6;
 inline constexpr double kMaxFittedK = 10.0;
+// A training log loss below this: results the features separate perfectly (a handful of games),
+// which drive the weights without end whatever K (one game with K 1 gave weights of +-35).
+inline constexpr double kSeparatedLoss = 0.001;
 
 struct TuneOptions {
   int holdout_every = 10;      // game g is held out when g % holdout_every == 0 (0: none)
@@ -71,6 +74,7 @@ struct TuneResult {
   double test_loss_before = 0, test_loss_after = 0;  // 0 when nothing is held out
   int iterations = 0;
   bool k_at_bound = false;  // the fitted K at an end of [kMinFittedK, kMaxFittedK]
+  bool separated = false;   // a training loss below kSeparatedLoss: the weights mean nothing
 };
 
 // Fits K (unless options.fixed_k) for `initial` and then the weights. Throws TuneError when the
