@@ -22,6 +22,7 @@ extern "C" {
 #include <vector>
 
 #include "games/quote.h"
+#include "util/text.h"
 
 namespace oppidum::store {
 namespace {
@@ -436,10 +437,8 @@ bool RedisClient::attempt(const std::vector<std::vector<std::string>>& commands,
     freeReplyObject(raw);
   }
   if (told_silent) {
-    char line[64];
-    std::snprintf(line, sizeof line, "%.1f",
-                  std::chrono::duration<double>(Clock::now() - transfer.start).count());
-    log_(url_.to_string() + " answered after " + line + " s");
+    const double seconds = std::chrono::duration<double>(Clock::now() - transfer.start).count();
+    log_(url_.to_string() + " answered after " + util::fixed(seconds, 1) + " s");
   }
   if (!first_error.empty())
     throw RedisError(url_.to_string() + ": " + describe(commands[failed]) + ": " + first_error);
@@ -460,9 +459,7 @@ std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std:
       if (lost_) {
         const double seconds = std::chrono::duration<double>(Clock::now() - lost_at_).count();
         seconds_disconnected_ += seconds;
-        char line[64];
-        std::snprintf(line, sizeof line, "%.1f", seconds);
-        log_("reconnected to " + url_.to_string() + " after " + line + " s");
+        log_("reconnected to " + url_.to_string() + " after " + util::fixed(seconds, 1) + " s");
         lost_ = false;
       }
       return replies;
