@@ -82,7 +82,8 @@ void run_bench_store(const BenchStoreOptions& o) {
   } catch (const store::RedisError& e) {
     throw std::runtime_error("bench store: no Redis server answers at " + url.to_string() + " (" +
                              e.what() + "); start one first, e.g. `redis-server --port " +
-                             std::to_string(url.port) + " --save '' --daemonize yes`");
+                             std::to_string(url.port) +
+                             " --bind 127.0.0.1 --save '' --daemonize yes`");
   }
   // The benchmark deletes the stream of the URL's run name: never a run's (a run's games were
   // deleted under its trainer).

@@ -47,10 +47,14 @@ TINY="--set run.max_generations=1 --set run.stop_after_minutes=10 --set net.bloc
 # A run that continues: only keys that may change on resume.
 TINY_RESUME="--set run.max_generations=2 --set run.stop_after_minutes=10"
 
-# A loopback port nothing listens on, for the scratch Redis.
+# A loopback port nothing listens on, for the scratch Redis: below the kernel's range of
+# ephemeral ports, which any connection of the machine's (or `serve --port 0`) may hold by the
+# time Redis binds (a port picked at random in 20000-60000 was taken once in CI).
+ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[[ "$ephemeral_low" =~ ^[0-9]+$ ]] && [ "$ephemeral_low" -gt 12000 ] || ephemeral_low=32768
 redis_port=""
 for _ in $(seq 1 100); do
-  port=$((20000 + RANDOM % 40000))
+  port=$((10000 + RANDOM % (ephemeral_low - 10000)))
   if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then redis_port=$port; break; fi
 done
 [ -n "$redis_port" ] || { echo "readme_tour: no free loopback port found" >&2; exit 1; }
@@ -136,10 +140,13 @@ for command in "${commands[@]}"; do
     *'bench web'*) run=$(printf '%s' "$line" | sed -E 's/--games [0-9]+/--games 200/')
       run="$run --dir $work/bench-web" ;;  # (not the shared temp folder's fixed name)
     *'bench store'*) run="$line --seconds 0.5 --pushers 1" ;;
-    # A daemonized Redis returns before it listens: the next line waits until it answers.
+    # A daemonized Redis returns before it listens: the next line waits until it answers, and
+    # a server that never does fails here with its log (a daemon's log goes nowhere otherwise).
     *'redis-server'*'--daemonize yes'*)
-      run="$line && for i in \$(seq 300); do redis-cli -p 6390 ping >/dev/null 2>&1 && break"
-      run="$run; sleep 0.1; done" ;;
+      run="$line --logfile $work/redis-scratch.log && for i in \$(seq 300); do"
+      run="$run redis-cli -p 6390 ping >/dev/null 2>&1 && break; sleep 0.1; done;"
+      run="$run redis-cli -p 6390 ping >/dev/null 2>&1 || { echo 'redis-server does not answer"
+      run="$run on 6390; its log:'; cat $work/redis-scratch.log; exit 1; }" ;;
   esac
   run=${run//6390/$redis_port}
   echo "=== $line"
