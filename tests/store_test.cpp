@@ -244,6 +244,23 @@ TEST_F(RunChannelTest, GamesComeBackInOrderAfterACursorAndDamageIsReported) {
   EXPECT_EQ(info.last_id, damaged[1].id);
 }
 
+// Stream ids are two 64-bit numbers; anything else is the std::invalid_argument the header
+// promises (a part over 2^64 was std::out_of_range, from std::stoull).
+TEST(StreamId, ComparesAsTwoNumbersAndRefusesWhatIsNone) {
+  EXPECT_LT(compare_stream_ids("9-5", "10-0"), 0);
+  EXPECT_GT(compare_stream_ids("10-10", "10-9"), 0);
+  EXPECT_EQ(compare_stream_ids("7", "7-0"), 0);
+  EXPECT_EQ(compare_stream_ids("18446744073709551615-18446744073709551615",
+                               "18446744073709551615-18446744073709551615"),
+            0);
+  EXPECT_EQ(stream_id_ms("1700000000000-3"), 1700000000000u);
+  for (const char* bad : {"", "-", "1-", "-1", "1-2-3", "x-1", "1 -2", "+1-0", "1-0x1",
+                          "18446744073709551616-0", "1-99999999999999999999"}) {
+    EXPECT_THROW(compare_stream_ids(bad, "1-0"), std::invalid_argument) << bad;
+    EXPECT_THROW(stream_id_ms(bad), std::invalid_argument) << bad;
+  }
+}
+
 TEST(NodeName, ShortPrintableNamesOnly) {
   EXPECT_EQ(node_name_problem("w1"), "");
   EXPECT_EQ(node_name_problem(""), "") << "an entry of an older version has none";
