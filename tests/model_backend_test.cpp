@@ -15,6 +15,10 @@
 #include "model/inference_server.h"
 #include "tests/model_test_util.h"
 
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 namespace oppidum::model {
 namespace {
 
@@ -151,6 +155,30 @@ TEST(Backend, EigenKernelsAgree) {
     EXPECT_LT(max_abs_diff(a.values, b.values), 1e-4f) << best.describe();
   }
 }
+
+#if defined(__SSE__) || defined(__x86_64__)
+// The Eigen forward pass flushes subnormals (a crafted network of tiny weights made it 8 times
+// slower) in its own chunks only: the caller's floating-point mode comes back as it was, set or
+// not, and a subnormal of the caller's own stays one.
+TEST(Backend, EigenForwardLeavesTheCallersFloatingPointModeAlone) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, config(1, 8, false), 3);
+  EigenNet net(c, 1);
+  const std::vector<float> planes = test_util::random_planes(game, 4, 5);
+  const unsigned before = _mm_getcsr();
+  for (const unsigned mode : {before & ~0x8040u, before | 0x8040u}) {
+    _mm_setcsr(mode);
+    const Outputs o = run(net, planes, 4);
+    EXPECT_EQ(_mm_getcsr() & 0x8040u, mode & 0x8040u);
+    EXPECT_TRUE(std::all_of(o.values.begin(), o.values.end(),
+                            [](float v) { return std::isfinite(v); }));
+  }
+  _mm_setcsr(before & ~0x8040u);
+  volatile float tiny = 1e-30f;
+  EXPECT_EQ(std::fpclassify(tiny * 1e-10f), FP_SUBNORMAL);
+  _mm_setcsr(before);
+}
+#endif
 
 // Winograd F(2x2,3x3) and F(4x4,3x3), the direct convolution and the automatic choice all compute
 // LibTorch's function, for every net size of configs/ (the heads NetConfig::sized gives them) and
