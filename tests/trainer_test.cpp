@@ -467,6 +467,45 @@ TEST(Trainer, ADivergenceAfterLoadedOptimiserStateNamesTheFile) {
   }
 }
 
+// Weights that are finite but give a loss that is not (a crafted or damaged trainer.ckpt whose
+// CRC is right) diverge at the first step after the load: the message names the file and says the
+// learning rate is not the cause (it advised lowering it, which changes nothing before a step).
+TEST(Trainer, ALossNotFiniteBeforeAnyStepBlamesTheLoadedWeights) {
+  SmallSetup s;
+  const std::string prefix = s.saved_state("trainer_absurd_weights");
+  model::Checkpoint c = model::load_checkpoint(prefix + ".ckpt");
+  for (model::NamedTensor& t : c.tensors)
+    if (t.name == "policy.fc.weight" || t.name == "value.fc2.weight")
+      for (float& x : t.data) x = 3e38f;
+  model::save_checkpoint(c, prefix + ".ckpt");
+  Trainer b(s.game, small_net(), settings(), 9);
+  b.load_state(prefix);
+  s.window.sample(16, s.rng, s.batch);
+  try {
+    b.step(s.batch);
+    FAIL() << "a loss that is not finite was trained on";
+  } catch (const NonFiniteError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the weights of " + prefix + ".ckpt"), std::string::npos) << what;
+    EXPECT_NE(what.find("the learning rate is not the cause"), std::string::npos) << what;
+    EXPECT_NE(what.find("`train --recover`"), std::string::npos) << what;
+    EXPECT_EQ(what.find("lower training.learning_rate"), std::string::npos) << what;
+  }
+  // After a step of its own, a loss that is not finite may be the learning rate's.
+  Trainer d(s.game, small_net(), settings(), 9);
+  d.load_state(s.saved_state("trainer_sane_weights"));
+  s.train(d, 1);
+  s.window.sample(16, s.rng, s.batch);
+  s.batch.value[0] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    d.step(s.batch);
+    FAIL() << "a NaN loss was trained on";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("lower training.learning_rate"), std::string::npos)
+        << e.what();
+  }
+}
+
 // trainer.optim is our own layout, every size in it checked against the network before anything
 // is read (version 1 was a LibTorch archive, whose loader compiles TorchScript source from the
 // file: a crafted file crashed it). Whatever a file holds under a valid frame (cut anywhere, any

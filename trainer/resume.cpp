@@ -213,7 +213,7 @@ class Resumer {
     }
     const std::string initial =
         fs::exists(paths_.candidate(0)) ? paths_.candidate(0).string() : paths_.best().string();
-    trainer_.load_weights(load(initial));
+    trainer_.load_weights(load(initial), initial);
   }
 
   // --recover: the trainer from the newest intact network, with fresh optimiser state: the newest
@@ -247,7 +247,7 @@ class Resumer {
   // The trainer's files replaced here hold what no other file does (steps since the last
   // candidate, or another run's state): moved aside to `<file>.damaged` first, never lost.
   void restart_trainer(const model::Checkpoint& c, const std::string& path, const std::string& why) {
-    trainer_.load_weights(c);
+    trainer_.load_weights(c, path);
     trainer_.set_steps(c.step);
     std::string kept;
     for (const fs::path& file : {paths_.trainer_weights(), paths_.trainer_optimiser()}) {

@@ -143,6 +143,29 @@ struct Trainer::Impl {
   std::string loaded_optimizer;
   std::int64_t loaded_at = -1;
 
+  // The file whose weights this session loaded last, and whether a step has changed them since
+  // ("" and false: none loaded): a loss that is not finite before any step is theirs, not a
+  // learning rate's.
+  std::string loaded_weights;
+  bool stepped_since_load = true;
+  bool weights_are_trainers = false;  // loaded_weights is the trainer's own trainer.ckpt
+
+  // What a divergence message of the loss says of its cause and the way out.
+  std::string loss_advice() const {
+    if (stepped_since_load)
+      return "no weight was changed and the run stops with the last good files in place (lower "
+             "training.learning_rate, then resume)" + since_loaded();
+    const std::string from = loaded_weights.empty() ? "the weights loaded"
+                                                    : "the weights of " + loaded_weights;
+    return "no step of this session has changed " + from + " yet, so the learning rate is not "
+           "the cause: they are (or the batch); no weight was changed and the run stops with the "
+           "last good files in place" +
+           (weights_are_trainers ? " (move " + loaded_weights + " aside and run `train "
+                                   "--recover`: the trainer restarts from the newest intact "
+                                   "network)"
+                                 : std::string());
+  }
+
   // What a divergence message adds after a loaded optimiser state: the way out.
   std::string since_loaded() const {
     if (loaded_at < 0) return "";
@@ -430,9 +453,12 @@ Trainer::Trainer(const Game& game, const model::NetConfig& net, const TrainerSet
 
 Trainer::~Trainer() = default;
 
-void Trainer::load_weights(const model::Checkpoint& checkpoint) {
+void Trainer::load_weights(const model::Checkpoint& checkpoint, const std::string& source) {
   const OnStream guard(impl_->stream);
   model::load_weights(*impl_->net, checkpoint);
+  impl_->loaded_weights = source;
+  impl_->stepped_since_load = false;
+  impl_->weights_are_trainers = false;
 }
 
 void Trainer::set_steps(std::int64_t steps) { impl_->steps = steps; }
@@ -462,16 +488,14 @@ StepStats Trainer::step(const TrainingBatch& batch) {
                            ": the loss is " + std::to_string(stats.loss) + " (policy " +
                            std::to_string(stats.policy_loss) + ", value " +
                            std::to_string(stats.value_loss) + ", score " +
-                           std::to_string(stats.score_loss) +
-                           "); no weight was changed and the run stops with the last good files "
-                           "in place (lower training.learning_rate, then resume)" +
-                           m.since_loaded());
+                           std::to_string(stats.score_loss) + "); " + m.loss_advice());
     losses.total.backward();
   } catch (const c10::Error& e) {
     throw_if_out_of_memory(e, batch.n, m.net->config());
     throw;
   }
   m.optimizer->step();
+  m.stepped_since_load = true;
   ++m.steps;
   return stats;
 }
@@ -516,6 +540,9 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
   const model::Checkpoint ckpt = model::load_checkpoint(weights, impl_->game,
                                                         &impl_->net->config());
   model::load_weights(*impl_->net, ckpt);
+  impl_->loaded_weights = weights;
+  impl_->stepped_since_load = false;
+  impl_->weights_are_trainers = true;
   impl_->steps = ckpt.step;
   impl_->make_optimizer();
   result.found = true;

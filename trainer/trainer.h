@@ -75,7 +75,9 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  void load_weights(const model::Checkpoint& checkpoint);  // keeps the optimiser state
+  // Keeps the optimiser state. `source` names where the weights come from (a file), for the
+  // message of a loss that is not finite before any step changed them.
+  void load_weights(const model::Checkpoint& checkpoint, const std::string& source = "");
   // The step counter (after load_weights of a checkpoint from another run state, e.g. recovery).
   void set_steps(std::int64_t steps);
   // Throws NonFiniteError (before changing any weight) when the loss is not finite.
