@@ -104,11 +104,25 @@ void run_games(const GamesOptions& o) {
     const selfplay::ReadResult read =
         selfplay::for_each_game(file, [&](selfplay::GameRecord&& r, const selfplay::RecordPlace&) {
           if (o.replay < 0) {
+            // Checked as the trainer checks it (a record can pass its CRC and still be wrong): one
+            // that does not replay is listed as such, said why, and counted among the problems.
+            std::string wrong;
+            try {
+              selfplay::replay(r);
+            } catch (const selfplay::RecordError& e) {
+              wrong = e.what();
+            }
             std::cout << std::setw(6) << index << "  "
                       << std::filesystem::path(file).filename().string() << "  "
                       << quote_input(r.game, 20) << "  " << std::setw(4) << r.moves.size()
-                      << " plies  " << std::setw(16) << std::left << result_text(r) << std::right
+                      << " plies  " << std::setw(16) << std::left
+                      << (wrong.empty() ? result_text(r) : "does not replay") << std::right
                       << "  network step " << r.network_step << "\n";
+            if (!wrong.empty()) {
+              std::cerr << "warning: game " << index << " (" << file << ") does not replay, "
+                        << "training skips it: " << wrong << "\n";
+              ++problems;
+            }
           } else if (index == o.replay) {
             wanted = std::move(r);
             return false;

@@ -296,6 +296,22 @@ TEST(FaultRun, RecordsThatDoNotHoldUpAreDropped) {
     while (legal.contains(a)) ++a;
     illegal.moves[1].visits.push_back({a, 7});
   }
+  // `games` lists each such record as one that does not replay, and says why (it listed a game
+  // whose search values are not numbers as a normal one).
+  auto not_a_number = good;
+  not_a_number.moves[0].root_value = std::numeric_limits<float>::quiet_NaN();
+  const fs::path listed = dir.parent_path() / "records-listed.bin";
+  oppidum::selfplay::write_game_file(listed.string(), {out_of_range, good, illegal, not_a_number});
+  const CommandResult list = run_shell(kBinary + " games --file " + listed.string() + " 2>&1");
+  EXPECT_EQ(list.status, 0) << list.out;
+  for (const int game : {0, 2, 3})
+    EXPECT_NE(list.out.find("warning: game " + std::to_string(game) + " (" + listed.string() +
+                            ") does not replay, training skips it: "),
+              std::string::npos)
+        << game << ": " << list.out;
+  EXPECT_NE(list.out.find("root value nan"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("4 games, 3 problems"), std::string::npos) << list.out;
+  fs::remove(listed);
   oppidum::selfplay::write_game_file((dir / "games" / "chunk-00009000.bin").string(),
                                      {out_of_range, good, illegal});
   const CommandResult r = train(dir, "--set run.max_generations=3");
