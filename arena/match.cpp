@@ -102,6 +102,19 @@ class MatchState {
     searched.seconds += seconds;
   }
 
+  // MatchHooks::on_wait with the status so far; its exception fails the match.
+  void wait_hook() {
+    if (!hooks_.on_wait) return;
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (status_.finished || stopped_ || error_) return;
+      status_.seconds = seconds_since(start_);
+      hooks_.on_wait(status_);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
   void fail(std::exception_ptr error) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!error_) error_ = error;
@@ -180,11 +193,13 @@ class MatchState {
 
 // While it lives, polls MatchHooks::stop every kStopPoll on a thread of its own (the runners only
 // read one flag, MatchState::stop, and a search player's runner may not call the driver for many
-// rounds), so that a stop request reaches the runners within kStopPoll.
+// rounds), so that a stop request reaches the runners within kStopPoll; and calls
+// MatchHooks::on_wait every kWaitHookSeconds.
 class StopWatcher {
  public:
-  explicit StopWatcher(MatchState& state, bool active) : state_(state) {
-    if (active) thread_ = std::thread([this] { watch(); });
+  StopWatcher(MatchState& state, const MatchHooks& hooks)
+      : state_(state), wait_hook_(static_cast<bool>(hooks.on_wait)) {
+    if (hooks.stop != nullptr || wait_hook_) thread_ = std::thread([this] { watch(); });
   }
   StopWatcher(const StopWatcher&) = delete;
   StopWatcher& operator=(const StopWatcher&) = delete;
@@ -199,12 +214,23 @@ class StopWatcher {
 
  private:
   void watch() {
+    const auto every = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(MatchHooks::kWaitHookSeconds));
+    auto next_wait_hook = Clock::now() + every;
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, kStopPoll, [this] { return done_; }))
+    while (!wake_.wait_for(lock, kStopPoll, [this] { return done_; })) {
       if (state_.stopping()) return;
+      if (wait_hook_ && Clock::now() >= next_wait_hook) {
+        lock.unlock();  // (the hook may take long: the destructor must not wait for the lock)
+        state_.wait_hook();
+        lock.lock();
+        next_wait_hook = Clock::now() + every;
+      }
+    }
   }
 
   MatchState& state_;
+  const bool wait_hook_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;
@@ -537,7 +563,7 @@ MatchStatus run_match(const Game& game, Player& a, Player& b, const MatchConfig&
         for (Player* player : players) player->stop_moves_when(nullptr);
       }
     } const stop_moves(players, &state.stop());
-    const StopWatcher watcher(state, hooks.stop != nullptr);
+    const StopWatcher watcher(state, hooks);
     std::vector<std::thread> threads;
     try {
       for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);

@@ -158,6 +158,11 @@ struct MatchHooks {
   std::function<void(const MatchStatus&)> on_progress;
   // Every counted game, in index order, under the lock.
   std::function<void(const GameRecord&)> on_game;
+  // About every kWaitHookSeconds while the match plays, from a thread of its own, under the lock
+  // as on_progress, with the status so far: for what must go on while a long game is played (a
+  // run's lease on its store). An exception from it fails the match as one from a game would.
+  std::function<void(const MatchStatus&)> on_wait;
+  static constexpr double kWaitHookSeconds = 1.0;
   // When it becomes true the match stops (see "Stopping" above). Must outlive run_match.
   const std::atomic<bool>* stop = nullptr;
 };

@@ -294,6 +294,66 @@ class SlowStartPlayer final : public Player {
   std::atomic<bool> slept_{false};
 };
 
+// A random player whose first move takes `delay`: a game longer than a wait hook's period.
+class FirstMoveWaits final : public Player {
+ public:
+  explicit FirstMoveWaits(std::chrono::milliseconds delay) : delay_(delay) {}
+  std::string spec() const override { return "first-move-waits"; }
+  Action choose_move(const GameState& state, std::uint64_t seed) override {
+    if (!slept_.exchange(true)) std::this_thread::sleep_for(delay_);
+    return random_.choose_move(state, seed);
+  }
+
+ private:
+  const std::chrono::milliseconds delay_;
+  RandomPlayer random_;
+  std::atomic<bool> slept_{false};
+};
+
+// MatchHooks::on_wait goes on while a long game is played, before any pair is counted (a run's
+// lease on its store was renewed only between pairs, and a pair longer than the lease let it
+// lapse), one call at a time with on_progress; its exception fails the match.
+TEST(MatchTest, TheWaitHookRunsDuringALongGame) {
+  MatchConfig config;
+  config.games = 2;
+  config.threads = 1;
+  config.seed = 5;
+  auto random = make_player(mg(), "random");
+  {
+    FirstMoveWaits slow(std::chrono::milliseconds(2500));
+    std::atomic<int> waits{0}, waits_before_a_pair{0}, inside{0}, overlaps{0};
+    std::atomic<bool> counted{false};
+    MatchHooks hooks;
+    const auto enter = [&] {
+      if (inside.fetch_add(1) != 0) ++overlaps;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      --inside;
+    };
+    hooks.on_wait = [&](const MatchStatus& s) {
+      enter();
+      ++waits;
+      if (s.games_counted == 0 && !counted) ++waits_before_a_pair;
+    };
+    hooks.on_progress = [&](const MatchStatus&) {
+      enter();
+      counted = true;
+    };
+    const MatchStatus status = run_match(mg(), slow, *random, config, hooks);
+    EXPECT_EQ(status.games_counted, 2);
+    EXPECT_GE(waits_before_a_pair.load(), 1);
+    EXPECT_EQ(overlaps.load(), 0);
+  }
+  FirstMoveWaits slow(std::chrono::milliseconds(2500));
+  MatchHooks hooks;
+  hooks.on_wait = [](const MatchStatus&) { throw std::runtime_error("the lease is lost"); };
+  try {
+    run_match(mg(), slow, *random, config, hooks);
+    FAIL() << "the wait hook's failure was not the match's";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "the lease is lost");
+  }
+}
+
 // The time per move counts the moves of the counted games only, not those of games another
 // thread played past the decision: a direct player's (timed move by move) and a search player's
 // (its share of the search time).

@@ -58,10 +58,14 @@ std::unique_ptr<arena::Player> anchor_player(const Game& game, const config::Run
 arena::MatchHooks hooks(const GateInputs& in, const std::string& label) {
   arena::MatchHooks h;
   h.stop = in.stop;
-  if (in.on_progress)
+  if (in.on_progress) {
     h.on_progress = [&in, label](const arena::MatchStatus& s) {
       in.on_progress(label + arena::format_progress(s));
     };
+    // Also while a long game is played: the run's lease on its store is renewed from here (a
+    // pair of games longer than the lease let it lapse).
+    h.on_wait = h.on_progress;
+  }
   return h;
 }
 

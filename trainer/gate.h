@@ -72,7 +72,9 @@ struct GateInputs {
   int best_generation = 0;  // the best network's, its opponent
   std::string candidate_path, best_path;
   const std::atomic<bool>* stop = nullptr;
-  std::function<void(const std::string& progress)> on_progress;  // one line, e.g. for a status line
+  // One line, e.g. for a status line: after every counted pair and about every second while a
+  // game is played (arena::MatchHooks::on_progress and on_wait: one call at a time).
+  std::function<void(const std::string& progress)> on_progress;
 };
 
 // Plays the gate, and the anchor match when the candidate is promoted. Never writes a file.
