@@ -15,8 +15,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRegularisation = 1e-3;
-// The prior of estimate_elo, in games (half a win, half a loss).
-constexpr double kPriorGames = 1.0;
 // How close to a score of 0 or 1 an interval end may come (about 3600 Elo).
 constexpr double kScoreEdge = 1e-9;
 
@@ -109,6 +107,7 @@ EloEstimate estimate_elo(const OutcomeCounts& outcomes, double z) {
     double inside = mean;
     for (int iteration = 0; iteration < 100; ++iteration) {
       const double mid = 0.5 * (inside + far);
+      if (mid == inside || mid == far) break;  // (no double between them: nothing would change)
       if (outside(mid)) far = mid;
       else inside = mid;
     }

@@ -42,23 +42,21 @@ struct Pair {
   bool paired = true;
 };
 
-// The variance of the mean score of the games as the pairs show it, over the variance the model
-// gives the mean of as many independent games (p (1 - p) a game, p their mean score): the
-// information of the pair's games is divided by it (quasi-likelihood). With the pair prior of
-// estimate_elo, a quarter pair at 0 and at 2 points, so that pairs all alike say something. Above
-// 1 where a pair's two games agree (an opening that decides both), below where they split (the
-// colour that decides, or draws).
-double design_effect(const std::array<double, 5>& pairs) {
-  std::array<double, 5> n = pairs;
-  n[0] += 0.25, n[4] += 0.25;
-  double count = 0, mean = 0;  // over pairs, of a pair's mean score (k / 4)
-  for (int k = 0; k < 5; ++k) count += n[k], mean += n[k] * (k / 4.0);
-  mean /= count;
-  double pair_variance = 0;
-  for (int k = 0; k < 5; ++k) pair_variance += n[k] * (k / 4.0 - mean) * (k / 4.0 - mean);
-  pair_variance /= count;
-  // A pair's mean is two games': the model's variance for it is half a game's.
-  return pair_variance / (0.5 * mean * (1.0 - mean));
+// What each game of two players' pairs counts as in the fit (and the prior's draws with them):
+// as many independent games as give, at the centre of the pairs' own interval (estimate_elo's,
+// the one `arena` and the gate print), a Wald interval as wide as it, over the games and the
+// arena's one virtual game. A fit of that one match then has the arena's centre (with the default
+// prior of one draw) and the width of its interval. Above 1 where a pair's two games split (the
+// colour that decides, or draws: 100 drawn pairs are +-13.6 Elo, not the +-48 of 200 independent
+// draws), below 1 where they agree (an opening that decides both).
+double pair_weight(const std::array<double, 5>& pairs, double z) {
+  const EloEstimate e = estimate_elo(pentanomial(pairs), z);
+  const double width = (e.elo_high - e.elo_low) * kThetaPerElo;
+  const double p = score_from_elo(e.elo);
+  double games = kPriorGames;
+  for (const double n : pairs) games += 2.0 * n;
+  const double equivalent = (2.0 * z) * (2.0 * z) / (width * width * p * (1.0 - p));
+  return equivalent / games;
 }
 
 // Without a prior the maximum-likelihood ratings are finite exactly when no group of players took
@@ -459,15 +457,17 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
           " off to infinity; use a prior of virtual draws (--prior-draws)");
     }
   }
+  // (Pair counts repeat along a ladder of gates of one size: each interval is computed once.)
+  std::map<std::array<double, 5>, double> weights;
   for (Pair& pair : pairs) {
-    // Games in pairs count as the pairs they are: their counts divided by the design effect of
-    // the pairs (a weighted fit, whose information is the intervals'); the prior's virtual draws
-    // are no pairs, and count as they are.
-    if (pair.paired) {
-      const double effect = design_effect(pair.pairs);
-      pair.games /= effect, pair.points /= effect;
-    }
+    // Games in pairs count as the pairs they are (pair_weight: a weighted fit, whose information
+    // is the intervals'), the prior's virtual draws with them as the arena's prior joins its pairs.
     pair.games += options.prior_draws, pair.points += 0.5 * options.prior_draws;
+    if (pair.paired) {
+      auto [at, added] = weights.try_emplace(pair.pairs, 0.0);
+      if (added) at->second = pair_weight(pair.pairs, options.z);
+      pair.games *= at->second, pair.points *= at->second;
+    }
   }
 
   // Unknowns: theta of every player but the anchor; slot[i] is i's position among them.

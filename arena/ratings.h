@@ -9,13 +9,13 @@
 // each interval is relative to the anchor: +- 1.96 standard errors. The model takes every game as
 // independent; games played in pairs (one opening, each side once) are not: a pair's two games
 // agree more (an opening that decides both) or less (the colour that decides) than chance would.
-// Where every line of two players has its pairs' counts, their games count divided by the design
-// effect of those counts (the variance of the mean score that the pairs show, over the model's
-// for as many independent games, with the pair prior of estimate_elo, a quarter pair at 0 and at
-// 2 points): a fit weighted as quasi-likelihood weighs it, whose information, and so each
-// interval, is as the pairs say, and in which pairs of players whose pairs agree less count more.
-// Two players' rating is their score's (the prior's draws aside, which count undivided); lines
-// without the counts count as independent games.
+// Where every line of two players has its pairs' counts, each of their games (and the prior's
+// draws with them) counts as the pairs say: as many independent games as give, at the centre of
+// the pairs' own interval (estimate_elo's, the one `arena` prints), a Wald interval as wide, over
+// the games and estimate_elo's one virtual game. A fit weighted so, as quasi-likelihood weighs it,
+// gives two players alone the centre (with the default prior) and the width of their match's
+// interval; in a loop of players, pairs whose games agree less count more. Lines without the
+// counts count as independent games.
 //
 // A player who won (or lost) every game has no finite maximum-likelihood rating. `prior_draws` adds
 // that many virtual draws to every pair of players that met (default 1: it keeps a 200-0 result
