@@ -580,7 +580,12 @@ TEST_F(WebApiTest, RatingsLadderTheGatesTheArenaGamesAndTheBaselines) {
   // The arena file's players (random, alphabeta:depth=1) are baselines: one ladder with them,
   // random = 0 as in docs/BASELINES.md; DVONN's baselines make a ladder of their own.
   const json mg = ladder_of("mg", "random");
-  EXPECT_EQ(mg["sources"], json::array({"arena-games.txt", "docs/baselines/mg-results.txt"}));
+  EXPECT_EQ(mg["sources"], json::array({"arena-games.txt", "docs/baselines/classic-mg-results.txt",
+                                        "docs/baselines/mg-results.txt"}));
+  // The classical engine's matches (classic-GAME-results.txt) are there too.
+  EXPECT_TRUE(std::any_of(mg["players"].begin(), mg["players"].end(), [](const json& p) {
+    return p["player"].get<std::string>().rfind("classic:", 0) == 0;
+  })) << mg.dump();
   EXPECT_GE(mg["players"].size(), 12u);
   for (const json& p : mg["players"]) {
     EXPECT_TRUE(std::isfinite(p["elo"].get<double>())) << p.dump();
@@ -590,6 +595,10 @@ TEST_F(WebApiTest, RatingsLadderTheGatesTheArenaGamesAndTheBaselines) {
   }
   EXPECT_EQ(ladder_of("dvonn", "random")["sources"],
             json::array({"docs/baselines/dvonn-results.txt"}));
+  // DVONN's classical engine met none of those players: a ladder of its own, anchored on its
+  // one opponent.
+  EXPECT_EQ(ladder_of("dvonn", "alphabeta:depth=7")["sources"],
+            json::array({"docs/baselines/classic-dvonn-results.txt"}));
 }
 
 // The anchor matches of promoted networks join the run's ladder to the anchor's spec, which then

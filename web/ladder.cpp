@@ -136,11 +136,15 @@ std::vector<SourceResults> baseline_results() {
   std::vector<SourceResults> out;
   const std::string suffix = "-results.txt";
   for (const Asset& asset : page_assets()) {
-    const std::string path = asset.path;  // "/mg-results.txt"
+    const std::string path = asset.path;  // "/mg-results.txt", "/classic-mg-results.txt"
     if (path.size() <= suffix.size() + 1 ||
         path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
-    const std::string game = path.substr(1, path.size() - 1 - suffix.size());
+    // [WHAT-]GAME-results.txt: the game is the name's last part (a classic-mg file was skipped
+    // without a word, so the classical engine's matches never reached the ladder).
+    const std::string stem = path.substr(1, path.size() - 1 - suffix.size());
+    const std::string game = stem.substr(stem.rfind('-') == std::string::npos ? 0
+                                                                             : stem.rfind('-') + 1);
     const Game* registered = nullptr;
     for (const Game* g : all_games())
       if (g->name() == game) registered = g;
