@@ -215,8 +215,8 @@ class RecordingEvaluator final : public mcts::Evaluator {
 // Every move of a timed search, on a machine whose cores are all busy, stops at its deadline:
 // a network search begins at most one evaluation after it. What a move takes beyond its budget
 // on the wall clock is then the scheduler's (the search's thread waits for a core): the
-// overshoots are printed, not asserted (on this project's loaded 2-core box the median is 4 to
-// 20 ms, and single moves have waited 190 ms).
+// overshoots are printed, not asserted (on this project's loaded 2-core box the median has been
+// 0 to 20 ms across runs, and single moves have waited 190 ms).
 void expect_moves_on_time(const Game& game, const std::string& spec, int budget_ms, int moves) {
   const auto recorder = std::make_shared<RecordingEvaluator>();
   PlayerOptions options;

@@ -4,7 +4,8 @@
 // rules itself.
 //
 // Players are arena/ specs limited to what a page may ask for: `random`, `uct:sims=N`,
-// `alphabeta:depth=N` and `net:checkpoint=RUN/NAME,sims=N`, where RUN is a run served and NAME one
+// `alphabeta:depth=N`, `classic:...` (docs/WEB.md says its limits) and
+// `net:checkpoint=RUN/NAME,sims=N`, where RUN is a run served and NAME one
 // of its checkpoint files (best, gen-0003); no path, no external program, no human. Networks run
 // on the torch-free Eigen backend and are loaded once (again when the file changes).
 //

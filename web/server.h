@@ -2,9 +2,10 @@
 // replaying their games and playing and analysing positions (web/run_reader.h,
 // web/game_service.h). The page's files are compiled in (web/assets.h).
 //
-// The API (JSON in and out; errors are {"error": "..."} with status 400 bad input, 401 no or wrong
-// token, 403 wrong Host, 404 unknown run, game or checkpoint, 503 busy, 500 anything else):
-//   GET  /api/info                         runs served, limits, whether a token is needed
+// The API (JSON in and out; errors are {"error": "..."} with the statuses of docs/WEB.md, "API":
+// 400 bad input, 401 no or wrong token, 403 wrong Host, 404 unknown run, game or checkpoint, 422 a
+// network whose outputs are not finite, 503 busy, 500 anything else, and the transport's own):
+//   GET  /api/info                         runs served, the arena record files, limits
 //   GET  /api/games                        every registered game: names, sides, board layout
 //   GET  /api/runs/RUN/summary             the dashboard (metrics, gates, progress, config)
 //   GET  /api/runs/RUN/games?page=&per_page=&generation=&result=1-0|0-1|draw&min_plies=&max_plies=
