@@ -292,7 +292,7 @@ TEST(Gate, RowFromTheMatches) {
   EXPECT_DOUBLE_EQ(row.anchor_elo_high, 120.0);
   EXPECT_EQ(row.anchor_pairs, "0/1/2/1/1");
   EXPECT_EQ(gate_summary(row), "gen 3 +25.0 [-10.0, +60.0] over 40 games: promoted; vs "
-                               "alphabeta:depth=2 55.0% (+34.9 Elo)");
+                               "alphabeta:depth=2 55.0% (+34.9 Elo [-50.0, +120.0] over 10 games)");
 }
 
 // A self-play node's line about positions whose outputs were not finite: at the first, and each

@@ -130,9 +130,18 @@ std::string gate_summary(const GateRow& row) {
   text += std::string(": ") + (row.promoted ? "promoted"
                                : refused    ? "refused, its network computes nothing"
                                             : "rejected");
-  if (!row.anchor.empty())
+  if (!row.anchor.empty()) {
+    // Its games and interval, as the gate's: "0.0% (-279.6 Elo)" of 2 games was the prior's
+    // estimate alone, and read as a measurement.
     text += "; vs " + row.anchor + " " + fixed(100.0 * row.anchor_score, 1) + "% (" +
-            arena::format_elo(row.anchor_elo) + " Elo)";
+            arena::format_elo(row.anchor_elo) + " Elo";
+    if (std::isfinite(row.anchor_elo_low) && std::isfinite(row.anchor_elo_high) &&
+        row.anchor_elo_low < row.anchor_elo_high)
+      text += " [" + arena::format_elo(row.anchor_elo_low) + ", " +
+              arena::format_elo(row.anchor_elo_high) + "]";
+    if (row.anchor_games > 0) text += " over " + std::to_string(row.anchor_games) + " games";
+    text += ")";
+  }
   return text;
 }
 
