@@ -479,18 +479,25 @@ TEST(Telemetry, GenerationAndSessionLinesAndSelfplayRows) {
 
   lines.clear();
   telemetry.end_session(p);
-  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].rfind("session self-play: ", 0), 0u) << lines[0];
-  EXPECT_EQ(lines[1].rfind("trainer this session: ", 0), 0u) << lines[1];
   EXPECT_EQ(metrics_rows(folder.paths(), "selfplay").size(), 1u) << "a session line has no row";
 
+  // Self-play stopped and its last games taken in: the trainer's pace counts the positions of
+  // then (the "stopped: N positions" line's), not those before the games in flight came in.
   lines.clear();
   selfplay.policy_targets = 600;
   selfplay.target_visits = 200;
   selfplay.reused_target_visits = 50;
-  telemetry.log_tree_reuse();
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "self-play this session: 1100 positions, 600 with full searches; 25.0% of "
+  Progress drained = p;
+  drained.positions = 2 * p.positions;
+  telemetry.end_selfplay(drained);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], trainer_pace_line(drained, c.training.batch_size, c.training.sample_reuse,
+                                        c.training.min_positions));
+  EXPECT_NE(lines[0], trainer_pace_line(p, c.training.batch_size, c.training.sample_reuse,
+                                        c.training.min_positions));
+  EXPECT_EQ(lines[1], "self-play this session: 1100 positions, 600 with full searches; 25.0% of "
                       "the target visits of full PUCT searches were kept from earlier searches by "
                       "tree reuse");
 }
@@ -508,7 +515,7 @@ TEST(Telemetry, WithoutSelfPlayThreadsOnlyTheTrainerIsMeasured) {
   lines.clear();
   telemetry.end_generation(some_progress());
   telemetry.end_session(some_progress());
-  telemetry.log_tree_reuse();
+  telemetry.end_selfplay(some_progress());
   // The trainer's pace still counts: it may be the bottleneck of a cluster's self-play.
   ASSERT_EQ(lines.size(), 1u) << lines.front();
   EXPECT_EQ(lines[0].rfind("trainer this session: ", 0), 0u) << lines[0];

@@ -277,10 +277,12 @@ void Telemetry::end_generation(const Progress& p) {
 
 void Telemetry::end_session(const Progress& p) {
   if (marked_) report_pipeline(session_mark_, "session", p, false);
-  log_(trainer_pace_line(p, batch_size_, sample_reuse_, min_positions_));
 }
 
-void Telemetry::log_tree_reuse() {
+void Telemetry::end_selfplay(const Progress& p) {
+  // (Read before the games in flight were taken in, "each position sampled" divided by fewer
+  // positions than the "stopped: N positions" line after it gave.)
+  log_(trainer_pace_line(p, batch_size_, sample_reuse_, min_positions_));
   if (!sources_.selfplay) return;
   const selfplay::SelfPlayStats sp = sources_.selfplay();
   if (sp.target_visits <= 0) return;

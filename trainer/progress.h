@@ -160,10 +160,11 @@ class Telemetry {
   // a score head: metrics.csv has no column for it), its pipeline line and row, and the
   // resignations so far (when resignation is on).
   void end_generation(const Progress& p);
-  // Before self-play stops: the session's pipeline line and the trainer's pace.
+  // Before self-play stops: the session's pipeline line.
   void end_session(const Progress& p);
-  // After self-play stopped: the share of the root visits kept by tree reuse.
-  void log_tree_reuse();
+  // After self-play stopped and its last games were taken in: the trainer's pace (its positions
+  // those of the session's last line), and the share of the root visits kept by tree reuse.
+  void end_selfplay(const Progress& p);
   // Before a log line that must stand on a line of its own: ends a status line on the terminal.
   void end_status_line();
 

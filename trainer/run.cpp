@@ -122,7 +122,7 @@ class Session {
         log_->info("{}", intake_->summary());
         lease_->release();
       }
-      telemetry_->log_tree_reuse();
+      telemetry_->end_selfplay(progress());
       trainer_->save_state(paths_.trainer_prefix());  // a clean stop keeps every step
       append_train_row();  // and the rows account for each of them
       folder_->append_session(session_row(false));
