@@ -1,5 +1,7 @@
 #include "trainer/run.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -70,8 +72,11 @@ class LogFailure {
   std::string what_;
 };
 
+// `status_line`: a status line may stand on the terminal (Telemetry's): each console line first
+// clears it, and the next status takes its place under the line (lines ran on after it).
 std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
-                                            const std::shared_ptr<LogFailure>& failure) {
+                                            const std::shared_ptr<LogFailure>& failure,
+                                            bool status_line) {
   const std::string path = paths.log().string();
   // spdlog opens whatever is there: a link (its target written), a FIFO (a hang) are refused first.
   util::append_to_file(path, "", false);
@@ -85,6 +90,7 @@ std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
   auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
   auto logger = std::make_shared<spdlog::logger>("train", spdlog::sinks_init_list{console, file});
   logger->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
+  if (status_line && isatty(2)) console->set_pattern("\r\033[K[%Y-%m-%d %H:%M:%S] %v");
   logger->flush_on(spdlog::level::info);
   // spdlog's file errors ("Failed writing to file ...", "Failed flush to file ...") stop the run;
   // any other (a message it could not format) is only said.
@@ -159,7 +165,7 @@ class Session {
       server_.reset();
       give_back_reservation();
     }
-    log_ = make_logger(paths_, log_failure_);
+    log_ = make_logger(paths_, log_failure_, options_.status_line);
   }
 
   // What a new run needs beyond its config and anchor (resolve), checked before its folder exists
