@@ -160,8 +160,9 @@ void register_games_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "games",
       "List the self-play games of a run (one line each: index, chunk, game, length, result, "
-      "the training step of the network that played), or replay one, printing every position. "
-      "Damaged records are reported and skipped.");
+      "the training step of the network that played its last move), or replay one, printing "
+      "every position. Damaged records, and records that do not replay, are reported and "
+      "skipped.");
   auto* run = cmd->add_option("--run", o->run, "run folder (runs/<name>)");
   auto* file = cmd->add_option("--file", o->file,
                                "one game file instead of a run (an error when it is not one)");

@@ -43,7 +43,7 @@ struct GameRecord {
   std::string game;                 // a registered game's name (games/registry.h)
   std::string start;                // start position in docs/RULES.md notation
   std::uint64_t seed = 0;           // the seed of the game's search streams
-  std::int64_t network_step = -1;   // training step of the network that played; -1: none
+  std::int64_t network_step = -1;   // step of the network of its last move (-1: none)
   std::string node;                 // the self-play node that played it ("": the trainer itself)
   std::string origin;               // where the trainer got it: a stream entry id ("": local)
   std::int8_t result = 0;           // for player 0: +1 win, 0 draw, -1 loss
