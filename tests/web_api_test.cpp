@@ -898,6 +898,12 @@ TEST_F(WebApiTest, PlaysACappedMatch) {
   }
   EXPECT_TRUE(m["elo_low"].is_null() || m["elo_low"].get<double>() < m["elo_high"].get<double>())
       << m.dump();
+  // The pair counts the interval comes from: as many pairs as half the games, and the points.
+  if (m["games"].get<int>() > 0) {
+    const auto counts = arena::parse_pair_counts(m["pairs"].get<std::string>());
+    ASSERT_TRUE(counts) << m.dump();
+    EXPECT_TRUE(arena::pair_counts_fit(*counts, m["wins"], m["draws"], m["losses"])) << m.dump();
+  }
   // What arena prints under its Elo comes too: the prior's virtual game moves every score but an
   // even one, and the caveat says so (and of which score the Elo is).
   ASSERT_TRUE(m["caveats"].is_array()) << m.dump();
