@@ -183,7 +183,6 @@ RunReader::ConfigInfo RunReader::config_locked() {
         info.fields = {{"game", c.run.game},
                        {"net", std::to_string(c.net.blocks) + "x" + std::to_string(c.net.filters)},
                        {"selfplay_simulations", c.selfplay.simulations},
-                       {"selfplay_threads", c.selfplay.threads},
                        {"steps_per_generation", c.training.steps_per_generation},
                        {"batch_size", c.training.batch_size},
                        {"gate_games", c.arena.max_games},

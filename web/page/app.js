@@ -169,9 +169,11 @@ function dashboard(s) {
   if (s.table_error) out.push(h("p", { class: "muted", text: s.table_error }));
   if (s.reading) out.push(h("p", { class: "muted", text: "reading the run's tables: the curves fill in over the next polls" }));
   const cfg = s.config || {};
+  // The keys a run keeps for good (config.yaml's self-play threads, which a session's --set may
+  // change, are left out: a resumed run showed the creation's).
   if (cfg.net) out.push(h("p", { class: "muted", text:
-    `network ${cfg.net}, self-play ${cfg.selfplay_simulations} simulations on ${cfg.selfplay_threads} ` +
-    `thread(s), ${cfg.steps_per_generation} steps per generation, batch ${cfg.batch_size}, ` +
+    `network ${cfg.net}, self-play ${cfg.selfplay_simulations} simulations, ` +
+    `${cfg.steps_per_generation} steps per generation, batch ${cfg.batch_size}, ` +
     (cfg.gate_games > 0 ? `gate ${cfg.gate_games} games` : "no gate (every generation promoted)") +
     (cfg.anchor ? `, anchor ${cfg.anchor}` : "") }));
   // Games and positions are the store's; speed is the newest "selfplay" row of metrics.csv (the
