@@ -661,6 +661,49 @@ TEST(RunFolderTables, ARepeatedStepKeepsItsNewestRow) {
   std::filesystem::remove_all(dir);
 }
 
+// A session killed (no stop row) whose rows of steps lost are dropped at the resume keeps its
+// time: a stop row at its last clock ends it (the page counts a session's time to its last row,
+// and the killed session counted 0 s); a session that stopped cleanly, or lost no row, gets none.
+TEST(RunFolderTables, AKilledSessionKeepsItsTimeWhenItsRowsAreDropped) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "run_folder_killed_session";
+  std::filesystem::remove_all(dir);
+  const auto rows = [&] {
+    std::vector<std::tuple<std::string, double, double>> out;
+    for_each_metrics_row(dir / "metrics.csv", nullptr, true, [&](const MetricsRow& row) {
+      out.emplace_back(row.kind, row.seconds, row.step);
+    });
+    return out;
+  };
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    folder.append_session({true, 0.0, 0, 0, 0, 0});
+    for (int step = 10; step <= 30; step += 10)
+      folder.append_train({0.2 * step, step, 0, 0, 0, 1.0, 0, 0});
+  }  // killed: no stop row
+  {
+    RunFolder folder(dir);
+    folder.open_tables(false, "");
+    const std::vector<std::string> repairs = folder.drop_rows_after(10, 10);
+    ASSERT_EQ(repairs.size(), 2u);
+    EXPECT_NE(repairs[1].find("ends with one at its last clock (6.0 s)"), std::string::npos)
+        << repairs[1];
+    using Row = std::tuple<std::string, double, double>;
+    EXPECT_EQ(rows(),
+              (std::vector<Row>{{"start", 0.0, 0}, {"train", 2.0, 10}, {"stop", 6.0, 10}}));
+    EXPECT_TRUE(folder.drop_rows_after(10, 10).empty()) << "the session has its stop row now";
+    folder.append_session({true, 0.0, 10, 1, 0, 0});
+    folder.append_train({3.0, 20, 0, 0, 0, 1.0, 0, 0});
+    folder.append_session({false, 3.5, 20, 2, 0, 0});
+    EXPECT_TRUE(folder.drop_rows_after(20, 10).empty()) << "a clean stop, nothing lost";
+    folder.append_session({true, 0.0, 20, 2, 0, 0});
+    folder.append_train({1.0, 30, 0, 0, 0, 1.0, 0, 0});
+    EXPECT_TRUE(folder.drop_rows_after(30, 10).empty()) << "killed, but no row lost";
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A gate's pair counts, read where arena.csv is read, where the page rebuilds a match and where a
 // results line ends in them (arena::parse_pair_counts).
 TEST(RunFolderTables, PairCountsAreFiveCountsOrNothing) {

@@ -857,7 +857,13 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
       if (train_rows[i].first == train_rows[i + 1].first) superseded[train_rows[i].second] = true;
   }
   std::uint64_t train = 0;
-  const int gone_metrics = metrics_->retain([&](const util::CsvTable::Row& row) {
+  // The last session's clock (a session opens with a start row), in all its rows and in those
+  // kept: a session killed without a stop row keeps its time in a stop row made now, since its
+  // rows of steps lost are dropped and the page counts a session's time to its last row.
+  const std::size_t seconds = metrics_->column("seconds");
+  bool open_session = false;
+  double session_clock = 0, kept_clock = 0;
+  const auto keep = [&](const util::CsvTable::Row& row) {
     if (row[kind] == "train") {
       const bool older = !growing && superseded[train++];
       return std::atoll(row[step].c_str()) <= trainer_step && !older;
@@ -871,11 +877,32 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
       return g <= trained && selfplay_rows_seen.insert(g).second;
     }
     return true;  // node, stream, start and stop rows: a record of what was seen, not keyed
+  };
+  const int gone_metrics = metrics_->retain([&](const util::CsvTable::Row& row) {
+    const bool kept = keep(row);
+    if (row[kind] == "start") open_session = true, session_clock = kept_clock = 0;
+    if (row[kind] == "stop") open_session = false;
+    if (const double t = number(row[seconds]); std::isfinite(t)) {
+      session_clock = std::max(session_clock, t);
+      if (kept) kept_clock = std::max(kept_clock, t);
+    }
+    return kept;
   });
   if (gone_metrics > 0)
     repairs.push_back(metrics_->path() + ": dropped " + std::to_string(gone_metrics) +
                       " row(s) of steps after " + std::to_string(trainer_step) +
                       ", of ungated generations, or repeated");
+  if (open_session && session_clock > kept_clock) {
+    SessionRow end;
+    end.start = false;
+    end.seconds = session_clock;
+    end.step = trainer_step;
+    end.generation = trained;
+    metrics_->append(metrics_row(end));
+    repairs.push_back(metrics_->path() + ": the last session, stopped without a stop row, ends "
+                      "with one at its last clock (" + fixed(session_clock, 1) + " s), so that "
+                      "its time still counts without its rows of steps lost");
+  }
   // A gate's metrics row lost after its commit (a hand-cut file) is rebuilt from arena.csv.
   int rebuilt = 0;
   for (const GateRow& g : gates_) {
