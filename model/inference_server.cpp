@@ -226,14 +226,24 @@ void InferenceServer::Impl::fail_all(std::vector<std::pair<Job*, int>>& batch,
   std::lock_guard<std::mutex> lock(mutex);
   worker_error = error;
   closed = true;
-  const auto fail = [&error](Job* job) {
+  // Each job gives up the positions this worker held and those never taken; it is done only when
+  // no other worker still holds some of it: that worker writes its results and counts them down
+  // after its forward pass, and the caller's buffers (and the job) must outlive that write.
+  const auto fail = [&error](Job* job, int given_up) {
     if (job->done) return;
-    job->error = error;
-    job->done = true;
-    job->done_cv.notify_one();
+    if (!job->error) job->error = error;
+    job->remaining -= given_up;
+    if (job->remaining == 0) {
+      job->done = true;
+      job->done_cv.notify_one();
+    }
   };
-  for (auto& entry : batch) fail(entry.first);
-  for (Job* job : queue) fail(job);
+  for (auto& entry : batch)
+    if (entry.first != nullptr) fail(entry.first, 1);
+  for (Job* job : queue) {
+    fail(job, job->n - job->next);
+    job->next = job->n;
+  }
   queue.clear();
   queued_positions = 0;
   batch.clear();
@@ -335,6 +345,7 @@ void InferenceServer::Impl::serve(Worker& w) {
         const bool first_bad = job->non_finite_at < 0 || i < job->non_finite_at;
         if (!finite[static_cast<std::size_t>(k)] && first_bad && !options.uniform_for_non_finite)
           job->non_finite_at = i;
+        batch[k].first = nullptr;  // counted: not this worker's to give up should it fail now
         if (--job->remaining == 0) {
           job->done = true;
           job->done_cv.notify_one();

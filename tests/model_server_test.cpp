@@ -186,6 +186,52 @@ TEST(InferenceServer, AFailedForwardReachesEveryWaitingCaller) {
   EXPECT_EQ(results[0].priors.size(), static_cast<std::size_t>(positions[0].legal.size()));
 }
 
+// Wraps a backend shared by two workers' instances: the first forward pass of all waits 300 ms
+// and then writes its outputs; every later one throws what is no std::exception (a worker's
+// death, not a failed pass).
+class DyingBackend final : public Backend {
+ public:
+  DyingBackend(std::unique_ptr<Backend> inner, std::atomic<int>& calls, std::atomic<bool>& wrote)
+      : Backend(inner->input_shape(), inner->num_actions()), inner_(std::move(inner)),
+        calls_(calls), wrote_(wrote) {}
+  void forward(const float* planes, int n, float* logits, float* values) override {
+    if (calls_.fetch_add(1) > 0) throw 42;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    inner_->forward(planes, n, logits, values);
+    wrote_ = true;
+  }
+  std::string describe() const override { return "dying"; }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::atomic<int>& calls_;
+  std::atomic<bool>& wrote_;
+};
+
+// A job split over two workers, one of which dies: the caller gets the error only once the other
+// has written its part (it was told at once, returned, and the other worker then wrote into the
+// caller's freed buffers and counted down a job that was gone).
+TEST(InferenceServer, AWorkerThatDiesReleasesAJobOnlyWhenNoOtherWorkerHoldsIt) {
+  const Game& game = game_by_name("mg");
+  const Checkpoint c = random_checkpoint(game, test_util::tiny_config(), 45);
+  const auto positions = test_util::random_positions(game, 8, 15);
+  const auto requests = test_util::requests_for(positions);
+  std::atomic<int> calls{0};
+  std::atomic<bool> wrote{false};
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (int w = 0; w < 2; ++w)
+    backends.push_back(std::make_unique<DyingBackend>(make_backend(c, {}), calls, wrote));
+  InferenceServerOptions options = server_options(4, 0);  // two batches of 4
+  options.workers = 2;
+  InferenceServer server(game, std::move(backends), {}, options);
+  std::vector<mcts::EvalResult> results(requests.size());
+  EXPECT_THROW(server.evaluate(requests.data(), 8, results.data()), std::runtime_error);
+  EXPECT_EQ(calls.load(), 2) << "each worker took a batch of the job";
+  EXPECT_TRUE(wrote.load()) << "the caller returned while a worker still held part of its job";
+  EXPECT_THROW(server.evaluate(requests.data(), 1, results.data()), std::runtime_error)
+      << "a server whose worker died serves no more";
+}
+
 // Wraps a backend; its value for every position at an odd place in a batch is NaN.
 class NanBackend final : public Backend {
  public:
