@@ -270,6 +270,7 @@ Action AlphaBetaPlayer::choose_move_in_game(int game_id, const GameState& state,
   const auto start = SteadyClock::now();
   AlphaBetaOptions options;
   options.depth = depth_;
+  options.stop = stop_.predicate();
   options.deadline = clocks_.deadline(game_id, state, start);
   options.forced_move_at_once = true;
   // On a clock, time not spent now is kept for later moves: no iteration starts after half the

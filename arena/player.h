@@ -125,10 +125,10 @@ class Player {
   }
 
   // A match's stop flag (MatchHooks::stop) while the match runs, nullptr after it. A direct
-  // player whose move has no time limit of its own (alphabeta and classic on a depth or node
-  // budget) ends a move in progress within a few milliseconds of the flag becoming true, with the
-  // best move found so far, so that a stopped match (Ctrl-C, the web server's deadline) never waits
-  // for a deep search. Players whose moves are timed anyway ignore it.
+  // player (alphabeta and classic; uct and net on a time control) ends a move in progress within
+  // a few milliseconds of the flag becoming true, with the best move found so far (a search
+  // player once its root is evaluated), so that a stopped match (Ctrl-C, the web server's
+  // deadline) never waits for a deep search or a long move's time (`ms=` allows an hour).
   virtual void stop_moves_when(const std::atomic<bool>* flag) { (void)flag; }
 
   // True for players that read from a person; a match refuses them.

@@ -60,7 +60,7 @@ Action SearchPlayer::choose_move(const GameState& state, std::uint64_t seed) {
   const double budget = move_budget(time_, state, time_.clock_seconds, false);
   const auto deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
                                     std::chrono::duration<double>(budget));
-  return tree.run_until(*evaluator, deadline, config.simulations).action;
+  return tree.run_until(*evaluator, deadline, config.simulations, stop_.predicate()).action;
 }
 
 namespace {
@@ -109,7 +109,7 @@ Action SearchPlayer::choose_move_in_game(int game_id, const GameState& state,
     game->tree = std::make_unique<mcts::SearchTree>(state, config);
   }
   const mcts::SearchResult result = game->tree->run_until(*game->evaluator, deadline,
-                                                          search_.simulations);
+                                                          search_.simulations, stop_.predicate());
   game->tree->advance(result.action);
   clocks_.charge(game_id, start, result.proven != mcts::Proven::kUnknown);
   return result.action;

@@ -57,10 +57,12 @@ class SearchPlayer final : public Player {
   void charge_time(int game_id, double seconds) override {
     clocks_.charge_seconds(game_id, seconds);
   }
+  void stop_moves_when(const std::atomic<bool>* flag) override { stop_.set(flag); }
 
  private:
   struct GameTree;
 
+  MoveStopFlag stop_;
   std::string spec_;
   mcts::SearchConfig search_;
   EvaluatorMaker make_evaluator_;

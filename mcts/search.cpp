@@ -628,7 +628,7 @@ SearchResult SearchTree::run(Evaluator& evaluator, int simulations) {
 
 SearchResult SearchTree::run_until(Evaluator& evaluator,
                                    std::chrono::steady_clock::time_point deadline,
-                                   int max_simulations) {
+                                   int max_simulations, const std::function<bool()>& stop) {
   require(config_.root == RootPolicy::kPuct,
           "run_until needs a PUCT root (a Gumbel search plans its simulations in advance)");
   start_search(max_simulations);
@@ -643,6 +643,7 @@ SearchResult SearchTree::run_until(Evaluator& evaluator,
   };
   try {
     while (!forced()) {
+      if (stop && stop() && node(kRoot).expanded()) break;
       const PendingLeaf* leaf = select_leaf();
       if (leaf == nullptr) break;
       const EvalRequest request = leaf->request();

@@ -66,6 +66,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -195,13 +196,13 @@ class SearchTree {
   // start_search + select/evaluate/receive with batches of one + result().
   SearchResult run(Evaluator& evaluator, int simulations);
   // run() to a deadline (steady clock): simulations until `deadline`, `max_simulations`, a
-  // proven root or a root with one legal action, with at least one evaluation (the root's on a
-  // fresh tree). The clock is read
-  // before every simulation (also those that end at a terminal or proven node without an
-  // evaluation), so the search ends within one simulation of the deadline. A PUCT root only (a
-  // Gumbel root plans its simulations in advance): std::logic_error otherwise.
+  // proven root, a root with one legal action or `stop()` (when given) returning true, with at
+  // least one evaluation (the root's on a fresh tree). The clock and `stop` are read before every
+  // simulation (also those that end at a terminal or proven node without an evaluation), so the
+  // search ends within one simulation of either. A PUCT root only (a Gumbel root plans its
+  // simulations in advance): std::logic_error otherwise.
   SearchResult run_until(Evaluator& evaluator, std::chrono::steady_clock::time_point deadline,
-                         int max_simulations);
+                         int max_simulations, const std::function<bool()>& stop = {});
 
   // Plays `action` at the root and keeps its subtree. Throws std::logic_error if it is illegal
   // or a leaf is pending. Ends any search in progress.

@@ -432,11 +432,13 @@ TEST(MatchTest, StopFlagEndsTheMatchWithTheCountedPrefix) {
 
 // A stop reaches a direct player in the middle of a move on a depth budget (before: the match
 // waited for the move, here practically forever: the web server's /api/match held its place and
-// ignored SIGTERM).
+// ignored SIGTERM), and one on a long time control (Ctrl-C waited for an `alphabeta:ms=3600000`
+// move for good, and for a `uct:ms=` one until its tree was full).
 TEST(MatchTest, StopFlagEndsADeepMoveInProgress) {
   using Clock = std::chrono::steady_clock;
   const Game& dvonn = game_by_name("dvonn");
-  for (const char* spec : {"classic:depth=64", "alphabeta:depth=12"}) {
+  for (const char* spec : {"classic:depth=64", "alphabeta:depth=12", "alphabeta:ms=3600000",
+                           "uct:ms=3600000", "uct:clock=86400", "alphabeta:clock=86400"}) {
     auto deep = make_player(dvonn, spec);
     auto random = make_player(dvonn, "random");
     std::atomic<bool> stop{false};
