@@ -61,12 +61,13 @@ class MatchState {
   // The runners' stop flag: set when the match is decided, at its cap, failed or stopped.
   std::atomic<bool>& stop() { return stop_; }
 
-  // True once the match is to end; reads MatchHooks::stop and passes it on to stop().
+  // True once the match is to end; reads MatchHooks::stop and passes it on to stop(), at once
+  // (the runners see it while a hook holds the lock) and then under the lock.
   bool stopping() {
     if (!stop_ && hooks_.stop && hooks_.stop->load()) {
+      stop_ = true;
       std::lock_guard<std::mutex> lock(mutex_);
       if (!status_.finished) stopped_ = true;  // else the match ended on its own just before
-      stop_ = true;
     }
     return stop_;
   }
@@ -74,6 +75,11 @@ class MatchState {
   void report(GameRecord record) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (status_.finished || stopped_) return;
+    if (hooks_.stop && hooks_.stop->load()) {  // no pair counts after a stop, whoever sees it
+      stopped_ = true;
+      stop_ = true;
+      return;
+    }
     const int index = record.index;
     finished_.emplace(index, std::move(record));
     while (counted_pairs_ < num_pairs_ && !status_.finished) {
@@ -107,7 +113,7 @@ class MatchState {
     if (!hooks_.on_wait) return;
     try {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (status_.finished || stopped_ || error_) return;
+      if (status_.finished || stopped_ || error_ || stop_) return;
       status_.seconds = seconds_since(start_);
       hooks_.on_wait(status_);
     } catch (...) {
@@ -194,12 +200,12 @@ class MatchState {
 // While it lives, polls MatchHooks::stop every kStopPoll on a thread of its own (the runners only
 // read one flag, MatchState::stop, and a search player's runner may not call the driver for many
 // rounds), so that a stop request reaches the runners within kStopPoll; and calls
-// MatchHooks::on_wait every kWaitHookSeconds.
+// MatchHooks::on_wait every kWaitHookSeconds on another (a hook that takes long holds up no stop).
 class StopWatcher {
  public:
-  StopWatcher(MatchState& state, const MatchHooks& hooks)
-      : state_(state), wait_hook_(static_cast<bool>(hooks.on_wait)) {
-    if (hooks.stop != nullptr || wait_hook_) thread_ = std::thread([this] { watch(); });
+  StopWatcher(MatchState& state, const MatchHooks& hooks) : state_(state) {
+    if (hooks.stop != nullptr) thread_ = std::thread([this] { watch(); });
+    if (hooks.on_wait) wait_thread_ = std::thread([this] { call_wait_hook(); });
   }
   StopWatcher(const StopWatcher&) = delete;
   StopWatcher& operator=(const StopWatcher&) = delete;
@@ -210,31 +216,32 @@ class StopWatcher {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    if (wait_thread_.joinable()) wait_thread_.join();
   }
 
  private:
   void watch() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, kStopPoll, [this] { return done_; }))
+      if (state_.stopping()) return;
+  }
+
+  void call_wait_hook() {
     const auto every = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(MatchHooks::kWaitHookSeconds));
-    auto next_wait_hook = Clock::now() + every;
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, kStopPoll, [this] { return done_; })) {
-      if (state_.stopping()) return;
-      if (wait_hook_ && Clock::now() >= next_wait_hook) {
-        lock.unlock();  // (the hook may take long: the destructor must not wait for the lock)
-        state_.wait_hook();
-        lock.lock();
-        next_wait_hook = Clock::now() + every;
-      }
+    while (!wake_.wait_for(lock, every, [this] { return done_; })) {
+      lock.unlock();  // (the hook may take long: the destructor must not wait for the lock)
+      state_.wait_hook();
+      lock.lock();
     }
   }
 
   MatchState& state_;
-  const bool wait_hook_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;
-  std::thread thread_;
+  std::thread thread_, wait_thread_;
 };
 
 // Drives the games of one chunk of pairs in one runner. Agent 0 is A, agent 1 is B.

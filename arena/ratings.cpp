@@ -42,21 +42,23 @@ struct Pair {
   bool paired = true;
 };
 
-// What each game of two players' pairs counts as in the fit (and the prior's draws with them):
-// as many independent games as give, at the centre of the pairs' own interval (estimate_elo's,
-// the one `arena` and the gate print), a Wald interval as wide as it, over the games and the
-// arena's one virtual game. A fit of that one match then has the arena's centre (with the default
-// prior of one draw) and the width of its interval. Above 1 where a pair's two games split (the
-// colour that decides, or draws: 100 drawn pairs are +-13.6 Elo, not the +-48 of 200 independent
-// draws), below 1 where they agree (an opening that decides both).
-double pair_weight(const std::array<double, 5>& pairs, double z) {
+// What each game of two players' pairs counts as in the fit (and the prior's `prior_draws` draws
+// with them): as many independent games as give, at the centre of the pairs' own interval
+// (estimate_elo's, the one `arena` and the gate print), a Wald interval as wide as it, over the
+// games and the prior's. A fit of that one match then has the width of the arena's interval, and
+// its centre with the default prior (one draw, estimate_elo's one virtual game). Above 1 where a
+// pair's two games split (the colour that decides, or draws: 100 drawn pairs are +-13.6 Elo, not
+// the +-48 of 200 independent draws), below 1 where they agree (an opening that decides both);
+// 1 where the interval has no width to go by (a billion pairs won twice: the score's edge).
+double pair_weight(const std::array<double, 5>& pairs, double z, double prior_draws) {
   const EloEstimate e = estimate_elo(pentanomial(pairs), z);
   const double width = (e.elo_high - e.elo_low) * kThetaPerElo;
   const double p = score_from_elo(e.elo);
-  double games = kPriorGames;
+  double games = prior_draws;
   for (const double n : pairs) games += 2.0 * n;
   const double equivalent = (2.0 * z) * (2.0 * z) / (width * width * p * (1.0 - p));
-  return equivalent / games;
+  const double weight = equivalent / games;
+  return std::isfinite(weight) && weight > 0.0 ? weight : 1.0;
 }
 
 // Without a prior the maximum-likelihood ratings are finite exactly when no group of players took
@@ -465,7 +467,13 @@ std::vector<Rating> fit_ratings(const std::vector<MatchLine>& matches,
     pair.games += options.prior_draws, pair.points += 0.5 * options.prior_draws;
     if (pair.paired) {
       auto [at, added] = weights.try_emplace(pair.pairs, 0.0);
-      if (added) at->second = pair_weight(pair.pairs, options.z);
+      if (added) {
+        at->second = pair_weight(pair.pairs, options.z, options.prior_draws);
+        // (Each takes about 0.1 ms: a long ladder of distinct counts is told, and may be stopped.)
+        if (options.on_progress && weights.size() % 1000 == 0)
+          options.on_progress("weighing the pairs of " + std::to_string(weights.size()) +
+                              " matches");
+      }
       pair.games *= at->second, pair.points *= at->second;
     }
   }

@@ -12,10 +12,11 @@
 // Where every line of two players has its pairs' counts, each of their games (and the prior's
 // draws with them) counts as the pairs say: as many independent games as give, at the centre of
 // the pairs' own interval (estimate_elo's, the one `arena` prints), a Wald interval as wide, over
-// the games and estimate_elo's one virtual game. A fit weighted so, as quasi-likelihood weighs it,
-// gives two players alone the centre (with the default prior) and the width of their match's
-// interval; in a loop of players, pairs whose games agree less count more. Lines without the
-// counts count as independent games.
+// the games and the prior's draws. A fit weighted so, as quasi-likelihood weighs it, gives two
+// players alone about the width of their match's interval, and its centre with the default prior
+// (one draw, estimate_elo's one virtual game); in a loop of players, pairs whose games agree less
+// count more. Lines without the counts count as independent games. The interval of each distinct
+// set of counts takes about 0.1 ms (on_progress is told every thousand).
 //
 // A player who won (or lost) every game has no finite maximum-likelihood rating. `prior_draws` adds
 // that many virtual draws to every pair of players that met (default 1: it keeps a 200-0 result

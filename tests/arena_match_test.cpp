@@ -354,6 +354,43 @@ TEST(MatchTest, TheWaitHookRunsDuringALongGame) {
   }
 }
 
+// A wait hook that takes long holds up no stop: the stop reaches the runners while it runs, and no
+// pair is counted after the stop (the hook ran on the thread that watched the stop flag, with the
+// match's lock: a stop waited for it, and 0 to 4 pairs were counted after it).
+TEST(MatchTest, ALongWaitHookHoldsUpNoStop) {
+  using Clock = std::chrono::steady_clock;
+  auto uct = make_player(mg(), "uct:sims=4");
+  MatchConfig config;
+  config.games = 1'000'000;
+  config.threads = 2;
+  config.seed = 9;
+  std::atomic<bool> stop{false};
+  std::atomic<int> after_stop{0};
+  MatchHooks hooks;
+  hooks.stop = &stop;
+  hooks.on_wait = [](const MatchStatus&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  };
+  hooks.on_progress = [&](const MatchStatus&) {
+    if (stop) ++after_stop;
+  };
+  Clock::time_point stop_time;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // within the hook's sleep
+    stop_time = Clock::now();
+    stop = true;
+  });
+  const MatchStatus status = run_match(mg(), *uct, *uct, config, hooks);
+  const double after = std::chrono::duration<double>(Clock::now() - stop_time).count();
+  stopper.join();
+  EXPECT_TRUE(status.stopped);
+  // (One pair may be counted in the instant the flag is set, its check just before.)
+  EXPECT_LE(after_stop.load(), 1);
+  // The runners stop at once; the match's end then waits only for the hook it is in (up to 1.7 s
+  // here), which is the hook's own time, not the stop's.
+  EXPECT_LT(after, 2.5);
+}
+
 // The time per move counts the moves of the counted games only, not those of games another
 // thread played past the decision: a direct player's (timed move by move) and a search player's
 // (its share of the search time).

@@ -322,6 +322,21 @@ TEST(RatingsTest, GamesInPairsGetThePairsInterval) {
   const Rating games = fit({"x", "random", 10, 0, 10});
   const Rating agreeing = fit({"x", "random", 10, 0, 10, std::array<int, 5>{5, 0, 0, 0, 5}});
   EXPECT_GT(agreeing.half_width, games.half_width);
+  // With another prior the width is still the match's (its centre moves with the prior).
+  for (const double prior : {0.0, 5.0}) {
+    RatingOptions options;
+    options.prior_draws = prior;
+    const Rating x = by_player(fit_ratings(
+        {{"x", "random", 10, 0, 10, std::array<int, 5>{5, 0, 0, 0, 5}}}, options)).at("x");
+    const EloEstimate match = estimate_elo(pentanomial({5, 0, 0, 0, 5}));
+    EXPECT_NEAR(2.0 * x.half_width, match.elo_high - match.elo_low, 1e-6) << prior;
+  }
+  // Counts whose interval has no width (the score's edge: ten billion pairs won twice) weigh as
+  // independent games, not infinitely (the fit failed).
+  const std::vector<MatchLine> edge_lines(
+      10, {"x", "random", 2'000'000'000, 0, 0, std::array<int, 5>{0, 0, 0, 0, 1'000'000'000}});
+  const Rating edge = by_player(fit_ratings(edge_lines, RatingOptions{})).at("x");
+  EXPECT_TRUE(std::isfinite(edge.elo) && std::isfinite(edge.half_width)) << edge.elo;
   // With a line of two players without its pairs, their games count as independent ones.
   const auto mixed = by_player(fit_ratings(
       {{"x", "random", 10, 0, 10, std::array<int, 5>{5, 0, 0, 0, 5}}, {"x", "random", 1, 0, 1}},

@@ -601,6 +601,39 @@ TEST_F(WebApiTest, RatingsLadderTheGatesTheArenaGamesAndTheBaselines) {
             json::array({"docs/baselines/classic-dvonn-results.txt"}));
 }
 
+// Separate groups of players make separate ladders, each with its own matches, sources and
+// anchor (each group's players and matches are found once: every group looked at every match,
+// and 60,000 separate pairs took 49 s); a stop asked for (the client left, the server stops)
+// ends the fit with Cancelled.
+TEST(WebRatingsTest, SeparateGroupsMakeSeparateLaddersAndAFitCanBeStopped) {
+  SourceResults a{"mg", "a.txt", {}, {}}, b{"mg", "b.txt", {}, {"y0"}};
+  for (int i = 0; i < 300; ++i)
+    a.matches.push_back({"p" + std::to_string(i), "q" + std::to_string(i), 3, 1, 2});
+  b.matches.push_back({"y0", "random", 2, 0, 2});
+  b.matches.push_back({"y1", "y0", 1, 0, 3});
+  const json r = rating_ladders({a, b});
+  ASSERT_EQ(r["ladders"].size(), 301u);
+  int pairs = 0;
+  for (const json& l : r["ladders"]) {
+    if (l["sources"] == json::array({"b.txt"})) {
+      EXPECT_EQ(l["anchor"], "random") << "random first, then the source's baselines";
+      EXPECT_EQ(l["matches"], 2);
+      EXPECT_EQ(l["players"].size(), 3u);
+      continue;
+    }
+    ++pairs;
+    EXPECT_EQ(l["sources"], json::array({"a.txt"}));
+    EXPECT_EQ(l["matches"], 1);
+    ASSERT_EQ(l["players"].size(), 2u) << l.dump();
+    const std::string p = l["players"][0]["player"], q = l["players"][1]["player"];
+    EXPECT_EQ(p.substr(1), q.substr(1)) << "a pair's two players, nobody else's";
+  }
+  EXPECT_EQ(pairs, 300);
+  int asked = 0;
+  EXPECT_THROW(rating_ladders({a, b}, [&asked] { return ++asked > 10; }), Cancelled);
+  EXPECT_GT(asked, 10);
+}
+
 // The anchor matches of promoted networks join the run's ladder to the anchor's spec, which then
 // is the fixed point; a score of 3.5 in 4 games reads as 3 wins, 1 draw (the same likelihood).
 TEST(WebRatingsTest, AnchorMatchesJoinTheRunToItsAnchor) {

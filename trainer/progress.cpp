@@ -295,7 +295,10 @@ void Telemetry::end_selfplay(const Progress& p) {
 }
 
 void Telemetry::end_status_line() {
-  if (status_shown_) std::fputc('\n', stderr);
+  // Cleared, not ended: the console's log lines clear it too (trainer/run.cpp), so a newline here
+  // left a blank line under the session's last lines.
+  if (status_shown_) std::fputs("\r\033[K", stderr);
+  status_shown_ = false;
 }
 
 }  // namespace oppidum::trainer

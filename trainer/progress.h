@@ -165,7 +165,7 @@ class Telemetry {
   // After self-play stopped and its last games were taken in: the trainer's pace (its positions
   // those of the session's last line), and the share of the root visits kept by tree reuse.
   void end_selfplay(const Progress& p);
-  // Before a log line that must stand on a line of its own: ends a status line on the terminal.
+  // Before a log line that must stand on a line of its own: clears a status line on the terminal.
   void end_status_line();
 
  private:

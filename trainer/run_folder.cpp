@@ -893,12 +893,11 @@ std::vector<std::string> RunFolder::drop_rows_after(std::int64_t trainer_step,
                       " row(s) of steps after " + std::to_string(trainer_step) +
                       ", of ungated generations, or repeated");
   if (open_session && session_clock > kept_clock) {
-    SessionRow end;
-    end.start = false;
-    end.seconds = session_clock;
-    end.step = trainer_step;
-    end.generation = trained;
-    metrics_->append(metrics_row(end));
+    // Only what is known of its end: its clock, and the step and generation it resumes at (its
+    // positions and games then are not known: a clean stop row's totals).
+    metrics_->append(sparse_metrics_row("stop", {{"seconds", fixed(session_clock, 1)},
+                                                 {"step", std::to_string(trainer_step)},
+                                                 {"generation", std::to_string(trained)}}));
     repairs.push_back(metrics_->path() + ": the last session, stopped without a stop row, ends "
                       "with one at its last clock (" + fixed(session_clock, 1) + " s), so that "
                       "its time still counts without its rows of steps lost");

@@ -582,7 +582,7 @@ json GameService::match(const json& request, const StopCheck& stop) {
           {"elo_low", interval ? json(status.elo.elo_low) : json(nullptr)},
           {"elo_high", interval ? json(status.elo.elo_high) : json(nullptr)},
           // The counts the interval comes from (one 5-0-5 is +-163 in five split pairs and +-244
-          // in pairs won and lost twice): as `arena` prints them, "n0/n0.5/n1/n1.5/n2".
+          // in 2/0/1/0/2): as `arena` prints them, "n0/n0.5/n1/n1.5/n2".
           {"pairs", counted ? json(arena::format_pair_counts(status.pairs)) : json(nullptr)},
           {"caveats", counted ? arena::elo_caveats(status) : std::vector<std::string>{}},
           {"seconds", status.seconds},

@@ -13,6 +13,7 @@
 // run's matches move them by little.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -34,15 +35,18 @@ struct SourceResults {
 // {"ladders": [{game, anchor, sources, matches, players: [{player, elo, low, high, games,
 // score}]} or {..., error} when a ladder cannot be fitted], "method": "..."}, the games in the
 // registry's order (results of a game not registered are left out); the anchor's low and high
-// are null (it is the fixed point, not an estimate).
-nlohmann::json rating_ladders(const std::vector<SourceResults>& sources);
+// are null (it is the fixed point, not an estimate). Throws Cancelled (web/errors.h) once `stop`
+// (when given) returns true: it is asked between ladders and between the steps of each fit.
+nlohmann::json rating_ladders(const std::vector<SourceResults>& sources,
+                              const std::function<bool()>& stop = {});
 
 // rating_ladders of the last sources asked for, kept: the page asks again every few seconds, and
 // a fit of a long run's ladder takes a while (arena::kMaxRatingFactorWork). Safe to call from
 // several threads: one fits, the others wait for its answer.
 class RatingLadders {
  public:
-  nlohmann::json operator()(std::vector<SourceResults> sources);
+  nlohmann::json operator()(std::vector<SourceResults> sources,
+                            const std::function<bool()>& stop = {});
 
  private:
   std::mutex mutex_;

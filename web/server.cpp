@@ -547,7 +547,7 @@ struct WebServer::Impl {
           } catch (const std::exception&) {
           }
         }
-        return ratings(std::move(sources));
+        return ratings(std::move(sources), stop_check());
       });
     });
     http.Get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
