@@ -357,10 +357,25 @@ bool check_game(const std::string& path, const std::string& game) {
   return holds_anything;
 }
 
+// The size of the file at `path` (0 when there is none): what an append adds to.
+std::uintmax_t results_file_size(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : size;
+}
+
+// How close to kMaxResultsFileBytes a file may be before a match whose line is to be appended:
+// more than any line takes (two specs and the counts).
+constexpr std::uintmax_t kResultsLineRoom = 4096;
+
 }  // namespace
 
 void check_results_game(const std::string& path, const std::string& game) {
   check_game(path, game);
+  if (results_file_size(path) + kResultsLineRoom > kMaxResultsFileBytes)
+    throw ResultsFileError(path + " is within " + std::to_string(kResultsLineRoom) +
+                           " bytes of the " + std::to_string(kMaxResultsFileBytes >> 20) +
+                           " MiB a results file may hold: start a new one");
 }
 
 void append_result(const std::string& path, const MatchLine& line, const std::string& game) {
@@ -373,7 +388,14 @@ void append_result(const std::string& path, const MatchLine& line, const std::st
   try {
     const std::string game_line =
         holds_anything ? std::string() : std::string(kGameLine) + " " + game + '\n';
-    util::append_lines_to_file(path, game_line + format_result_line(line) + '\n');
+    const std::string text = game_line + format_result_line(line) + '\n';
+    // The reader's limit is the writer's: a line past it made the file unreadable (`ratings`
+    // and the next `arena --results` refused it).
+    if (results_file_size(path) + text.size() > kMaxResultsFileBytes)
+      throw ResultsFileError("cannot append to " + path + ": it would pass the " +
+                             std::to_string(kMaxResultsFileBytes >> 20) +
+                             " MiB a results file may hold; start a new one");
+    util::append_lines_to_file(path, text);
   } catch (const util::FileError& e) {
     throw ResultsFileError("results file: " + std::string(e.what()));
   }

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -356,6 +357,28 @@ TEST(RatingsTest, GamesInPairsGetThePairsInterval) {
   const double unweighted = by_player(fit_ratings(independent, RatingOptions{})).at("x").elo;
   EXPECT_GT(unweighted, 30.0);
   EXPECT_LT(std::abs(weighted), unweighted / 3) << weighted << " " << unweighted;
+}
+
+// The reader's limit is the writer's: no line takes a results file past kMaxResultsFileBytes (one
+// did, and then neither `ratings` nor the next `arena --results` could read the file), and a file
+// near it is refused before a match is played.
+TEST(RatingsTest, NoLineTakesAResultsFilePastItsLimit) {
+  const std::string path = ::testing::TempDir() + "arena_results_full.txt";
+  {
+    std::string text = "# game: mg\n";
+    const std::string filler = "# " + std::string(1021, 'x') + "\n";
+    while (text.size() + filler.size() + 30 < kMaxResultsFileBytes) text += filler;
+    while (text.size() + 30 < kMaxResultsFileBytes) text += "#\n";
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  }
+  const auto size = std::filesystem::file_size(path);
+  EXPECT_NO_THROW(read_results_file(path));
+  EXPECT_THROW(append_result(path, {"a-long-player-name", "random", 100, 0, 0}, "mg"),
+               ResultsFileError);
+  EXPECT_EQ(std::filesystem::file_size(path), size) << "nothing appended";
+  EXPECT_THROW(check_results_game(path, "mg"), ResultsFileError);
+  EXPECT_NO_THROW(read_results_file(path));
+  std::remove(path.c_str());
 }
 
 TEST(RatingsTest, RejectsUnratablePlayers) {
