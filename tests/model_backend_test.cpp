@@ -160,7 +160,7 @@ TEST(Backend, EigenKernelsAgree) {
 // The Eigen forward pass flushes subnormals (a crafted network of tiny weights made it 8 times
 // slower) in its own chunks only: the caller's floating-point mode comes back as it was, set or
 // not, and a subnormal of the caller's own stays one.
-TEST(Backend, EigenForwardLeavesTheCallersFloatingPointModeAlone) {
+TEST(Backend, EigenForwardFlushesSubnormalsAndLeavesTheCallersModeAlone) {
   const Game& game = game_by_name("mg");
   const Checkpoint c = random_checkpoint(game, config(1, 8, false), 3);
   EigenNet net(c, 1);
@@ -176,6 +176,25 @@ TEST(Backend, EigenForwardLeavesTheCallersFloatingPointModeAlone) {
   _mm_setcsr(before & ~0x8040u);
   volatile float tiny = 1e-30f;
   EXPECT_EQ(std::fpclassify(tiny * 1e-10f), FP_SUBNORMAL);
+  // Inside the pass a subnormal result is 0: a policy head whose every input is 0.25 (its
+  // convolution 0, its batch norm's shift 0.25) and whose first logit's one weight is 2e-38 (a
+  // normal number) makes that logit 5e-39, a subnormal, flushed to 0.
+  Checkpoint flushed = c;
+  for (NamedTensor& t : flushed.tensors) {
+    if (t.name == "policy.conv.weight" || t.name == "policy.bn.running_mean" ||
+        t.name == "policy.fc.weight" || t.name == "policy.fc.bias")
+      std::fill(t.data.begin(), t.data.end(), 0.0f);
+    if (t.name == "policy.bn.running_var" || t.name == "policy.bn.weight")
+      std::fill(t.data.begin(), t.data.end(), 1.0f);
+    if (t.name == "policy.bn.bias") std::fill(t.data.begin(), t.data.end(), 0.25f);
+    if (t.name == "policy.fc.weight") t.data[0] = 2e-38f;
+  }
+  EigenNet tiny_net(flushed, 1);
+  const Outputs o = run(tiny_net, planes, 4);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(o.logits[static_cast<std::size_t>(i) * tiny_net.num_actions()], 0.0f) << i;
+  volatile float weight = 2e-38f;
+  EXPECT_EQ(std::fpclassify(weight * 0.25f), FP_SUBNORMAL) << "(outside the pass, as it was)";
   _mm_setcsr(before);
 }
 #endif
