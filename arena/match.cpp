@@ -205,21 +205,30 @@ class StopWatcher {
  public:
   StopWatcher(MatchState& state, const MatchHooks& hooks) : state_(state) {
     if (hooks.stop != nullptr) thread_ = std::thread([this] { watch(); });
-    if (hooks.on_wait) wait_thread_ = std::thread([this] { call_wait_hook(); });
+    try {
+      if (hooks.on_wait) wait_thread_ = std::thread([this] { call_wait_hook(); });
+    } catch (...) {  // (no destructor runs for a constructor that throws: the first is joined here)
+      end();
+      throw;
+    }
   }
   StopWatcher(const StopWatcher&) = delete;
   StopWatcher& operator=(const StopWatcher&) = delete;
   ~StopWatcher() {
+    end();
+    if (wait_thread_.joinable()) wait_thread_.join();
+  }
+
+ private:
+  void end() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       done_ = true;
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-    if (wait_thread_.joinable()) wait_thread_.join();
   }
 
- private:
   void watch() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, kStopPoll, [this] { return done_; }))
