@@ -726,6 +726,21 @@ TEST(Cli, IntegerOptionsAreDecimal) {
   EXPECT_NE(negative.out.find("not in range 0 to"), std::string::npos) << negative.out;
 }
 
+// `play` answers each line that is no move with a prompt and a reason, but input that is no
+// person's ends: 50 MB of bad lines gave 2.3 GB of output. A person's few mistakes are answered.
+TEST(Cli, PlayEndsInputThatIsNoPersons) {
+  std::string flood;
+  for (int i = 0; i < 1500; ++i) flood += "zz\n";
+  const CommandResult r = run("play --game mg --opponent random", flood);
+  EXPECT_EQ(r.status, 1) << r.out.substr(0, 500);
+  EXPECT_NE(r.out.find("1000 lines in a row without a playable move"), std::string::npos)
+      << r.out.substr(r.out.size() > 500 ? r.out.size() - 500 : 0);
+  EXPECT_LT(r.out.size(), 200'000u);
+  const CommandResult person = run("play --game mg --opponent random", "zz\nmoves\n\nquit\n");
+  EXPECT_EQ(person.out.find("without a playable move"), std::string::npos) << person.out;
+  EXPECT_NE(person.out.find("Game abandoned"), std::string::npos) << person.out;
+}
+
 // More match threads than cores make a timed player's moves wait for a core on its own clock
 // (a net player lost 18 of 32 games on time, without a word): arena and gauntlet say so; an
 // untimed match says nothing.
