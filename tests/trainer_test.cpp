@@ -871,6 +871,45 @@ TEST(Gate, ACandidateThatComputesNothingIsRefusedAndTheRunGoesOn) {
   std::filesystem::remove_all(dir);
 }
 
+// A gate's progress is told every second while a game is played, not only after each pair: the
+// run's lease on its store is renewed from there (a pair longer than the lease let it lapse).
+TEST(Gate, ItsProgressIsToldWhileALongGameIsPlayed) {
+  const Game& game = game_by_name("mg");
+  const std::filesystem::path dir = ::testing::TempDir() + "gate_told_while_playing";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const model::Checkpoint best = Trainer(game, small_net(), settings(), 1).checkpoint("best");
+  const std::string best_path = (dir / "best.ckpt").string();
+  const std::string candidate_path = (dir / "gen-0001.ckpt").string();
+  model::save_checkpoint(best, best_path);
+  model::save_checkpoint(best, candidate_path);
+  config::RunConfig c;
+  c.run.game = "mg";
+  c.net = small_net();
+  c.arena.simulations = 2;
+  c.arena.max_games = 0;  // no gate match: promoted, then its anchor match of one pair
+  c.arena.anchor = "uct:ms=150";  // some seconds a game: every move takes its time
+  c.arena.anchor_games = 2;
+  GateInputs in;
+  in.game = &game;
+  in.config = &c;
+  in.generation = 1;
+  in.best_generation = 0;
+  in.candidate_path = candidate_path;
+  in.best_path = best_path;
+  std::vector<std::string> told;
+  in.on_progress = [&told](const std::string& line) { told.push_back(line); };
+  const GateMatches m = play_gate(in);
+  ASSERT_TRUE(m.promoted);
+  ASSERT_TRUE(m.anchor.has_value());
+  EXPECT_EQ(m.anchor->games_counted, 2);
+  const auto before_the_pair = std::count_if(told.begin(), told.end(), [](const std::string& l) {
+    return l.find(" 0/2 games") != std::string::npos;
+  });
+  EXPECT_GE(before_the_pair, 1) << (told.empty() ? "" : told.front());
+  std::filesystem::remove_all(dir);
+}
+
 // Generation 1's gate at step 10: 8 games, +5 =1 -2, promoted at +40.
 GateRow first_gate() {
   GateRow g;
