@@ -709,6 +709,39 @@ TEST(RunFolderTables, AKilledSessionKeepsItsTimeWhenItsRowsAreDropped) {
   std::filesystem::remove_all(dir);
 }
 
+// A live session writes a "clock" row when the table has been quiet for its interval, so that the
+// page's time goes on through self-play before training starts and long gates (it stood at 0 s
+// until the first train row: minutes on a GPU config); no row while other rows come.
+TEST(RunFolderTables, AQuietTableGetsAClockRow) {
+  using Clock = std::chrono::steady_clock;
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "run_folder_clock_rows";
+  std::filesystem::remove_all(dir);
+  RunFolder folder(dir);
+  folder.open_tables(false, "");
+  const auto minute = std::chrono::seconds(60);
+  const Clock::time_point t0 = Clock::now();
+  folder.append_session({true, 0.0, 0, 0, 0, 0});
+  folder.append_clock_if_quiet(30.0, t0 + std::chrono::seconds(30), minute);  // not quiet yet
+  folder.append_clock_if_quiet(61.0, t0 + std::chrono::seconds(61), minute);
+  folder.append_clock_if_quiet(62.0, t0 + std::chrono::seconds(62), minute);  // just written
+  folder.append_clock_if_quiet(125.0, t0 + std::chrono::seconds(125), minute);
+  std::vector<std::pair<std::string, double>> rows;
+  for_each_metrics_row(dir / "metrics.csv", nullptr, true, [&](const MetricsRow& row) {
+    rows.emplace_back(row.kind, row.seconds);
+  });
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"start", 0.0}, {"clock", 61.0}, {"clock", 125.0}};
+  EXPECT_EQ(rows, expected);
+  // Kept at a resume like start and stop rows: a record of what was seen, not keyed (and the
+  // session's time is in its rows: no stop row is made for it).
+  EXPECT_TRUE(folder.drop_rows_after(0, 10).empty());
+  std::size_t count = 0;
+  for_each_metrics_row(dir / "metrics.csv", nullptr, true, [&](const MetricsRow&) { ++count; });
+  EXPECT_EQ(count, 3u);
+  std::filesystem::remove_all(dir);
+}
+
 // A gate's pair counts, read where arena.csv is read, where the page rebuilds a match and where a
 // results line ends in them (arena::parse_pair_counts).
 TEST(RunFolderTables, PairCountsAreFiveCountsOrNothing) {

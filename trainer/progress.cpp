@@ -233,6 +233,7 @@ void Telemetry::update(const Progress& p) {
   const auto now = Clock::now();
   if (now - last_status_ < std::chrono::seconds(1)) return;
   last_status_ = now;
+  folder_.append_clock_if_quiet(p.seconds, now, std::chrono::seconds(60));
   std::optional<selfplay::SelfPlayStats> sp;
   if (sources_.selfplay) sp = sources_.selfplay();
   const model::InferenceStats inference = sources_.inference();

@@ -921,18 +921,30 @@ std::optional<GateRow> RunFolder::last_promoted() const {
   return std::nullopt;
 }
 
-void RunFolder::append_train(const TrainRow& r) { metrics_->append(metrics_row(r)); }
+void RunFolder::append_metrics(const util::CsvTable::Row& row) {
+  metrics_->append(row);
+  last_metrics_row_ = std::chrono::steady_clock::now();
+}
 
-void RunFolder::append_selfplay(const SelfplayRow& r) { metrics_->append(metrics_row(r)); }
+void RunFolder::append_train(const TrainRow& r) { append_metrics(metrics_row(r)); }
 
-void RunFolder::append_node(const NodeRow& r) { metrics_->append(metrics_row(r)); }
+void RunFolder::append_selfplay(const SelfplayRow& r) { append_metrics(metrics_row(r)); }
 
-void RunFolder::append_stream(const StreamRow& r) { metrics_->append(metrics_row(r)); }
+void RunFolder::append_node(const NodeRow& r) { append_metrics(metrics_row(r)); }
 
-void RunFolder::append_session(const SessionRow& r) { metrics_->append(metrics_row(r)); }
+void RunFolder::append_stream(const StreamRow& r) { append_metrics(metrics_row(r)); }
+
+void RunFolder::append_session(const SessionRow& r) { append_metrics(metrics_row(r)); }
+
+void RunFolder::append_clock_if_quiet(double seconds, std::chrono::steady_clock::time_point now,
+                                      std::chrono::steady_clock::duration quiet) {
+  if (now - last_metrics_row_ < quiet) return;
+  append_metrics(sparse_metrics_row("clock", {{"seconds", fixed(seconds, 1)}}));
+  last_metrics_row_ = now;
+}
 
 void RunFolder::append_gate(const GateRow& g, std::int64_t positions, std::int64_t games) {
-  metrics_->append(metrics_row(g, positions, games));
+  append_metrics(metrics_row(g, positions, games));
   arena_->append(arena_row(g));
   gates_.push_back(g);
 }

@@ -44,6 +44,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -336,16 +337,24 @@ class RunFolder {
   void append_node(const NodeRow& row);
   void append_stream(const StreamRow& row);
   void append_session(const SessionRow& row);  // flushed; a record, not keyed
+  // A "clock" row (the session's seconds only) when no metrics row was appended in the last
+  // `quiet` (from `now`): the page's time of a live session goes on through self-play before
+  // training starts (a GPU config's 50,000 positions) and long gates, where it stood still.
+  void append_clock_if_quiet(double seconds, std::chrono::steady_clock::time_point now,
+                             std::chrono::steady_clock::duration quiet);
   // The metrics row of a gate, then the arena row (fsynced: the commit). `positions` and `games`
   // (the replay's, for the metrics row) are -1 when not known.
   void append_gate(const GateRow& row, std::int64_t positions, std::int64_t games);
 
  private:
   void read_gates();  // gates_ from arena.csv
+  void append_metrics(const util::CsvTable::Row& row);  // and notes when (last_metrics_row_)
 
   RunPaths paths_;
   util::FolderLock lock_;
   std::unique_ptr<util::CsvTable> arena_, metrics_;
+  // When this process last appended a metrics row (append_clock_if_quiet).
+  std::chrono::steady_clock::time_point last_metrics_row_ = std::chrono::steady_clock::now();
   std::vector<GateRow> gates_;
   std::string anchor_;  // the run's arena.anchor (open_tables)
 };
