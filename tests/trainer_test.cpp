@@ -858,34 +858,54 @@ TEST(RunFolderState, AStateThatLostItsRunIdIsDamaged) {
   std::filesystem::remove_all(dir);
 }
 
+// A gate of generation 1 against 0 in a folder of its own: best.ckpt a fresh network of `game`,
+// gen-0001.ckpt `candidate` of it (the same network when not given), a config of small nets.
+struct GateSetup {
+  const Game& game;
+  std::filesystem::path dir;
+  model::Checkpoint best;
+  std::string best_path, candidate_path;
+  config::RunConfig config;
+  GateInputs in;
+
+  GateSetup(const std::string& game_name, const std::string& name,
+            const std::function<void(model::Checkpoint&)>& candidate = {})
+      : game(game_by_name(game_name)), dir(::testing::TempDir() + name),
+        best(Trainer(game, small_net(), settings(), 1).checkpoint("best")),
+        best_path((dir / "best.ckpt").string()),
+        candidate_path((dir / "gen-0001.ckpt").string()) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    model::Checkpoint c = best;
+    if (candidate) candidate(c);
+    model::save_checkpoint(best, best_path);
+    model::save_checkpoint(c, candidate_path);
+    config.run.game = game_name;
+    config.net = small_net();
+    in.game = &game;
+    in.config = &config;
+    in.generation = 1;
+    in.best_generation = 0;
+    in.candidate_path = candidate_path;
+    in.best_path = best_path;
+  }
+  ~GateSetup() { std::filesystem::remove_all(dir); }
+};
+
 // A candidate whose network computes nothing (its outputs overflow float) is refused at its gate,
 // not promoted, and the gate returns: it stopped the run, and every resume after at the same
 // gate. Without a gate (arena.max_games 0) it is tried all the same, never promoted unseen.
 TEST(Gate, ACandidateThatComputesNothingIsRefusedAndTheRunGoesOn) {
-  const Game& game = game_by_name("ttt");
-  const std::filesystem::path dir = ::testing::TempDir() + "gate_computes_nothing";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const model::Checkpoint best = Trainer(game, small_net(), settings(), 1).checkpoint("best");
-  model::Checkpoint broken = best;
-  for (model::NamedTensor& t : broken.tensors)
-    if (t.name == "stem.conv.weight")
-      for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = i % 2 ? -3e38f : 3e38f;
-  const std::string best_path = (dir / "best.ckpt").string();
-  const std::string candidate_path = (dir / "gen-0001.ckpt").string();
-  model::save_checkpoint(best, best_path);
-  model::save_checkpoint(broken, candidate_path);
-  config::RunConfig c;
-  c.run.game = "ttt";
-  c.net = small_net();
+  GateSetup g("ttt", "gate_computes_nothing", [](model::Checkpoint& broken) {
+    for (model::NamedTensor& t : broken.tensors)
+      if (t.name == "stem.conv.weight")
+        for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = i % 2 ? -3e38f : 3e38f;
+  });
+  config::RunConfig& c = g.config;
+  GateInputs& in = g.in;
+  const std::string& best_path = g.best_path;
+  const std::string& candidate_path = g.candidate_path;
   c.arena.simulations = 4;
-  GateInputs in;
-  in.game = &game;
-  in.config = &c;
-  in.generation = 1;
-  in.best_generation = 0;
-  in.candidate_path = candidate_path;
-  in.best_path = best_path;
   for (const int games : {4, 0}) {
     c.arena.max_games = games;
     const GateMatches m = play_gate(in);
@@ -901,35 +921,18 @@ TEST(Gate, ACandidateThatComputesNothingIsRefusedAndTheRunGoesOn) {
   const GateMatches m = play_gate(in);
   EXPECT_EQ(m.refused, "");
   EXPECT_EQ(m.gate.games_counted, 4);
-  std::filesystem::remove_all(dir);
 }
 
 // A gate's progress is told every second while a game is played, not only after each pair: the
 // run's lease on its store is renewed from there (a pair longer than the lease let it lapse).
 TEST(Gate, ItsProgressIsToldWhileALongGameIsPlayed) {
-  const Game& game = game_by_name("mg");
-  const std::filesystem::path dir = ::testing::TempDir() + "gate_told_while_playing";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const model::Checkpoint best = Trainer(game, small_net(), settings(), 1).checkpoint("best");
-  const std::string best_path = (dir / "best.ckpt").string();
-  const std::string candidate_path = (dir / "gen-0001.ckpt").string();
-  model::save_checkpoint(best, best_path);
-  model::save_checkpoint(best, candidate_path);
-  config::RunConfig c;
-  c.run.game = "mg";
-  c.net = small_net();
+  GateSetup g("mg", "gate_told_while_playing");
+  config::RunConfig& c = g.config;
+  GateInputs& in = g.in;
   c.arena.simulations = 2;
   c.arena.max_games = 0;  // no gate match: promoted, then its anchor match of one pair
   c.arena.anchor = "uct:ms=150";  // some seconds a game: every move takes its time
   c.arena.anchor_games = 2;
-  GateInputs in;
-  in.game = &game;
-  in.config = &c;
-  in.generation = 1;
-  in.best_generation = 0;
-  in.candidate_path = candidate_path;
-  in.best_path = best_path;
   std::vector<std::string> told;
   in.on_progress = [&told](const std::string& line) { told.push_back(line); };
   const GateMatches m = play_gate(in);
@@ -940,7 +943,6 @@ TEST(Gate, ItsProgressIsToldWhileALongGameIsPlayed) {
     return l.find(" 0/2 games") != std::string::npos;
   });
   EXPECT_GE(before_the_pair, 1) << (told.empty() ? "" : told.front());
-  std::filesystem::remove_all(dir);
 }
 
 // Generation 1's gate at step 10: 8 games, +5 =1 -2, promoted at +40.
