@@ -15,6 +15,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRegularisation = 1e-3;
+// The prior of estimate_elo, in games (half a win, half a loss).
+constexpr double kPriorGames = 1.0;
 // How close to a score of 0 or 1 an interval end may come (about 3600 Elo).
 constexpr double kScoreEdge = 1e-9;
 

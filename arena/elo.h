@@ -83,10 +83,6 @@ bool pair_counts_fit(const std::array<Count, 5>& counts, std::int64_t wins, std:
   return 2 * pairs == wins + draws + losses && halves == 2 * wins + draws;
 }
 
-// The prior of estimate_elo, in games (half a win, half a loss; for pairs, a quarter pair at 0 and
-// at 2 points).
-inline constexpr double kPriorGames = 1.0;
-
 struct EloEstimate {
   double score = 0.5;     // mean score as observed (0.5 with no games)
   double elo = 0.0;       // the estimate: Elo of the mean score with the prior; always finite

@@ -64,7 +64,7 @@ class MatchState {
   // True once the match is to end; reads MatchHooks::stop and passes it on to stop(), at once
   // (the runners see it while a hook holds the lock) and then under the lock.
   bool stopping() {
-    if (!stop_ && hooks_.stop && hooks_.stop->load()) {
+    if (!stop_ && stop_asked()) {
       stop_ = true;
       std::lock_guard<std::mutex> lock(mutex_);
       if (!status_.finished) stopped_ = true;  // else the match ended on its own just before
@@ -75,7 +75,7 @@ class MatchState {
   void report(GameRecord record) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (status_.finished || stopped_) return;
-    if (hooks_.stop && hooks_.stop->load()) {  // no pair counts after a stop, whoever sees it
+    if (stop_asked()) {  // no pair counts after a stop, whoever sees it
       stopped_ = true;
       stop_ = true;
       return;
@@ -113,7 +113,7 @@ class MatchState {
     if (!hooks_.on_wait) return;
     try {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (status_.finished || stopped_ || error_ || stop_) return;
+      if (stop_) return;  // (set as the match finishes, is stopped or fails)
       status_.seconds = seconds_since(start_);
       hooks_.on_wait(status_);
     } catch (...) {
@@ -141,6 +141,8 @@ class MatchState {
   }
 
  private:
+  bool stop_asked() const { return hooks_.stop != nullptr && hooks_.stop->load(); }
+
   void count_pair(const GameRecord& first, const GameRecord& second) {
     for (const GameRecord* game : {&first, &second}) {
       const double score = game->score_a();

@@ -56,9 +56,9 @@
 //
 // Memory: all nodes of a tree live in one vector; a node's children are one contiguous block
 // allocated when it is expanded (32 bytes per child). A tree holds at most max_tree_nodes (1 GiB
-// by default, 1.5 GiB while the vector doubles to it; the root's own expansion always fits): a search whose next expansion would pass it
-// ends there, like one that reached its deadline (SearchResult::tree_full), so a long timed search
-// cannot take the machine's memory. A search also ends before the root's visits would pass 2^31 - 1
+// by default, 1.5 GiB while the vector doubles to it; the root's own expansion always fits): a
+// search whose next expansion would pass it ends there, like one that reached its deadline
+// (SearchResult::tree_full), so a long timed search cannot take the machine's memory. A search also ends before the root's visits would pass 2^31 - 1
 // (they add up over tree reuse). advance() compacts the kept subtree. A
 // simulation allocates nothing once the vectors have grown: its state is one GameState reused
 // through copy_from, and the scratch buffers live in the tree.

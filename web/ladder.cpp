@@ -156,8 +156,8 @@ std::vector<SourceResults> baseline_results() {
     // [WHAT-]GAME-results.txt: the game is the name's last part (a classic-mg file was skipped
     // without a word, so the classical engine's matches never reached the ladder).
     const std::string stem = path.substr(1, path.size() - 1 - suffix.size());
-    const std::string game = stem.substr(stem.rfind('-') == std::string::npos ? 0
-                                                                             : stem.rfind('-') + 1);
+    const std::size_t dash = stem.rfind('-');
+    const std::string game = dash == std::string::npos ? stem : stem.substr(dash + 1);
     const Game* registered = nullptr;
     for (const Game* g : all_games())
       if (g->name() == game) registered = g;

@@ -519,7 +519,8 @@ async function gameViewer(g, header, fileName) {
     matchBox.textContent = `${ckpt.value} against ${other.value}: +${m.wins} =${m.draws} -${m.losses} in ` +
       `${m.games} games (score ${m.score === null ? "–" : fmt(100 * m.score, 1) + "%"}), Elo ${elo} ` +
       (m.elo_low === null ? "(no interval yet)" : `95% [${fmt(m.elo_low, 0)}, ${fmt(m.elo_high, 0)}]`) +
-      (m.pairs === null ? "" : ` from pairs ${m.pairs} (by ${ckpt.value}'s points 0, ½, 1, 1½, 2)`) +
+      (m.pairs === null ? ""
+                        : ` from pairs ${m.pairs} (by ${ckpt.value}'s points 0, ½, 1, 1½, 2)`) +
       (m.caveats || []).map((c) => ` (${c})`).join("") +
       (m.out_of_time ? `; stopped at the server's time limit after ${m.games} of ${m.games_cap} games` : "");
   };
