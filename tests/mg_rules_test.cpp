@@ -264,5 +264,21 @@ TEST(MgRules, LegalActionOrderIsStable) {
   EXPECT_EQ(h, 0xb09cc4dca4dbe18cULL);
 }
 
+// The board a person reads (`apply --pretty`, `play`) says who won once the game is over.
+TEST(MgPretty, NamesTheSideToMoveOrTheWinner) {
+  EXPECT_NE(Position::initial().pretty().find("Light to move, ply 0"), std::string::npos);
+  const Position broken =
+      after("t......./.....w../..tT..../..TTW.../...T.W../..w...../...T.... L", "d5-d7");
+  EXPECT_NE(broken.pretty().find("game over, ply 1: Light wins (reached Dark's home row)"),
+            std::string::npos)
+      << broken.pretty();
+  EXPECT_EQ(broken.pretty().find("to move"), std::string::npos);
+  const Position stuck =
+      Position::parse("w......./......../......../......../......../......../T....... D");
+  ASSERT_TRUE(stuck.is_terminal());
+  EXPECT_NE(stuck.pretty().find("Light wins (Dark has no legal action)"), std::string::npos)
+      << stuck.pretty();
+}
+
 }  // namespace
 }  // namespace oppidum::mg

@@ -461,7 +461,15 @@ std::string Position::pretty() const {
     out << '\n';
   }
   out << "    a b c d e f g h\n";
-  out << "  " << kSideName[side_] << " to move, ply " << ply_ << '\n';
+  const int them = 1 - side_;
+  if (broken_through())
+    out << "  game over, ply " << ply_ << ": " << kSideName[them] << " wins (reached "
+        << kSideName[side_] << "'s home row)\n";
+  else if (count_legal_actions() == 0)
+    out << "  game over, ply " << ply_ << ": " << kSideName[them] << " wins (" << kSideName[side_]
+        << " has no legal action)\n";
+  else
+    out << "  " << kSideName[side_] << " to move, ply " << ply_ << '\n';
   return out.str();
 }
 
