@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -36,6 +37,7 @@
 #include "arena/ratings.h"
 #include "arena/spec.h"
 #include "games/game.h"
+#include "trainer/output_file.h"
 #include "util/file_io.h"
 #include "util/progress.h"
 
@@ -103,16 +105,41 @@ void check_results_players(const std::string& a, const std::string& b) {
   }
 }
 
-// Nor one the file could not take: a path that cannot be appended to (a directory, /dev/full), a
-// file of another game than its own, one that is no results file, or the --record file (the
-// match's result was lost after its games, and the file held both kinds of line).
-void check_results_file(const std::string& path, const std::string& record, const Game& game) {
-  std::error_code ec, record_ec;
-  if (!record.empty() && std::filesystem::weakly_canonical(path, ec) ==
-                             std::filesystem::weakly_canonical(record, record_ec) &&
-      !ec && !record_ec)
-    throw std::invalid_argument("--results and --record name the same file, " + path +
+// The file that a write to `path` reaches: its links followed (a dangling one to the name it
+// names), made absolute, so that `x`, `./x` and `/dir/x` are one file before x exists.
+std::filesystem::path file_written(std::filesystem::path path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (int links = 0; links < 40 && fs::is_symlink(fs::symlink_status(path, ec)); ++links) {
+    const fs::path target = fs::read_symlink(path, ec);
+    if (ec) break;
+    path = target.is_absolute() ? target : path.parent_path() / target;
+  }
+  const fs::path absolute = fs::absolute(path, ec);
+  return ec ? path : fs::weakly_canonical(absolute, ec);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return file_written(a) == file_written(b) || std::filesystem::equivalent(a, b, ec);
+}
+
+// The files a command appends to (--results, --record) are the user's: never one of a run
+// folder's own (a record appended as games/chunk-N.bin was damaged data to every session after,
+// a results file named checkpoints/gen-N.ckpt was written over at generation N), and never one
+// file for both (the match's result was lost after its games, and the file held both kinds of
+// line).
+void check_appended_files(const std::string& results, const std::string& record) {
+  if (!results.empty()) trainer::check_output_file(results, "--results");
+  if (!record.empty()) trainer::check_output_file(record, "--record");
+  if (!results.empty() && !record.empty() && same_file(results, record))
+    throw std::invalid_argument("--results and --record name the same file, " + results +
                                 ": a results file holds match totals, a record file games");
+}
+
+// Nor one the file could not take: a path that cannot be appended to (a directory, /dev/full), a
+// file of another game than its own or one that is no results file.
+void check_results_file(const std::string& path, const Game& game) {
   util::append_to_file(path, "");
   try {
     arena::check_results_game(path, game.name());
@@ -156,9 +183,10 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
   // record file is made (a refused match left both behind, empty).
   arena::plan_match(game, *a, *b, config);
   warn_timed_threads({a.get(), b.get()}, config.threads);
+  check_appended_files(o.results, o.record);
   if (!o.results.empty()) {
     check_results_players(a->spec(), b->spec());
-    check_results_file(o.results, o.record, game);
+    check_results_file(o.results, game);
   }
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
@@ -239,9 +267,10 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
   std::vector<const arena::Player*> all = {player.get()};
   for (const auto& opponent : opponents) all.push_back(opponent.get());
   warn_timed_threads(all, o.match.threads);
+  check_appended_files(o.results, o.record);
   if (!o.results.empty()) {
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
-    check_results_file(o.results, o.record, game);
+    check_results_file(o.results, game);
   }
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
@@ -302,6 +331,7 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
   auto opponent = arena::make_player(game, o.opponent, player_options);
   if (opponent->interactive()) throw std::runtime_error("play: the opponent must be a program");
   // A record file that cannot take the game is refused before it is played, not after.
+  check_appended_files("", o.record);
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   arena::HumanPlayer human(std::cin, std::cout);

@@ -384,18 +384,22 @@ void append_result(const std::string& path, const MatchLine& line, const std::st
   } catch (const ResultsFileError& e) {
     throw ResultsFileError("cannot append to " + path + ": " + e.what());
   }
-  const bool holds_anything = check_game(path, game);
   try {
-    const std::string game_line =
-        holds_anything ? std::string() : std::string(kGameLine) + " " + game + '\n';
-    const std::string text = game_line + format_result_line(line) + '\n';
-    // The reader's limit is the writer's: a line past it made the file unreadable (`ratings`
-    // and the next `arena --results` refused it).
-    if (results_file_size(path) + text.size() > kMaxResultsFileBytes)
-      throw ResultsFileError("cannot append to " + path + ": it would pass the " +
-                             std::to_string(kMaxResultsFileBytes >> 20) +
-                             " MiB a results file may hold; start a new one");
-    util::append_lines_to_file(path, text);
+    // Matches that end at once take turns: each saw a new file empty, and each wrote a game
+    // line (twice, or two games' lines), and every reader after refused the file.
+    util::with_file_locked(path, [&] {
+      const bool holds_anything = check_game(path, game);
+      const std::string game_line =
+          holds_anything ? std::string() : std::string(kGameLine) + " " + game + '\n';
+      const std::string text = game_line + format_result_line(line) + '\n';
+      // The reader's limit is the writer's: a line past it made the file unreadable (`ratings`
+      // and the next `arena --results` refused it).
+      if (results_file_size(path) + text.size() > kMaxResultsFileBytes)
+        throw ResultsFileError("cannot append to " + path + ": it would pass the " +
+                               std::to_string(kMaxResultsFileBytes >> 20) +
+                               " MiB a results file may hold; start a new one");
+      util::append_lines_to_file(path, text);
+    });
   } catch (const util::FileError& e) {
     throw ResultsFileError("results file: " + std::string(e.what()));
   }

@@ -93,6 +93,7 @@ void check_results_game(const std::string& path, const std::string& game);
 // Appends one line of a match of `game`, creating the file with its game line; throws
 // ResultsFileError when it cannot (the path is not a regular file, the disk is full, the file is
 // of another game), when a spec holds whitespace, or for a line that read_results would refuse.
+// Processes appending to one file take turns (an exclusive flock from the check to the append).
 void append_result(const std::string& path, const MatchLine& line, const std::string& game);
 
 // The largest fit: at most kMaxRatedPlayers players; the factor of its Hessian (sparse, players in

@@ -351,6 +351,25 @@ TEST(Cli, ArenaExplainsBadPlayersAndSprt) {
     EXPECT_NE(r.out.find("--results and --record name the same file"), std::string::npos) << r.out;
     EXPECT_FALSE(std::ifstream(results).good());
   }
+  // However the one file is written: its name in the folder the command runs in and its whole
+  // path, or a link to it before it is made (before: the match was played, then its result lost).
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(::testing::TempDir()) / "cli_arena_same_file";
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  fs::create_symlink("totals.txt", folder / "link.txt");
+  const char* binary = std::getenv("OPPIDUM_TEST_BINARY");
+  for (const std::string& record : {(folder / "totals.txt").string(), std::string("link.txt")}) {
+    r = oppidum::test_util::run_shell(
+        "cd " + folder.string() + " && timeout -s KILL 300 " +
+        std::string(binary ? binary : OPPIDUM_BINARY) +
+        " arena --game ttt --a random --b uct:sims=2 --games 2 --results totals.txt --record " +
+        record + " 2>&1");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("--results and --record name the same file"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(folder / "totals.txt")) << record;
+  }
+  fs::remove_all(folder);
   // A ply limit inside the random openings would end every game before a move.
   r = run("arena --game mg --a random --b random --games 2 --max-plies 2");
   EXPECT_EQ(r.status, 1);
@@ -679,6 +698,7 @@ TEST(Cli, NumbersOutOfRangeAreRefusedInAShortMessage) {
            {worker + "--minutes -5", "--minutes: \"-5\" is not a number above 0"},
            {worker + "--minutes 0", "--minutes: \"0\" is not a number above 0"},
            {worker + "--minutes nan", "--minutes: \"nan\" is not a number above 0"},
+           {worker + "--minutes 2e8", "--minutes: \"2e8\" is not a number in 0..10000000"},
            {"ratings --results x --prior-draws 1e300",
             "--prior-draws: \"1e300\" is not 0 or a number in 0.01..1000000"},
            {"ratings --results x --prior-draws nan",

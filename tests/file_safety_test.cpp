@@ -273,7 +273,8 @@ TEST_F(FileSafety, ArenaOutputsThatAreNotRegularFilesAreRefusedBeforeTheMatch) {
 }
 
 // `export --out` and `report --out` never replace one of a run folder's own files (reached
-// directly, through `..` or through a link to the folder), nor a FIFO; the files stay as they were.
+// directly, through `..` or through a link to the folder), nor a FIFO, and the commands that append
+// to the user's files never append to them; the files stay as they were.
 TEST_F(FileSafety, OutputsNeverReplaceARunsOwnFilesOrNonRegularFiles) {
   const fs::path run = make_run("run");
   const std::string metrics = oppidum::util::CsvTable::format(oppidum::trainer::metrics_header());
@@ -291,6 +292,26 @@ TEST_F(FileSafety, OutputsNeverReplaceARunsOwnFilesOrNonRegularFiles) {
     expect_refused(oppidum("report --run run --out " + out), out, "a file of the run folder",
                    "report --out " + out);
   }
+  // The files `arena`, `gauntlet` and `play` append to (a record appended as games/chunk-N.bin
+  // was damaged data to every session after, and results as checkpoints/gen-N.ckpt were written
+  // over at generation N).
+  const std::string match = "arena --game ttt --a random --b uct:sims=2 --games 2 ";
+  for (const std::string out : {"run/games/chunk-00000200.bin", "run/checkpoints/gen-0100.ckpt",
+                                "run/arena.csv", "link-to-run/log.txt"}) {
+    expect_refused(oppidum(match + "--record " + out), out, "a file of the run folder",
+                   "arena --record " + out);
+    expect_refused(oppidum(match + "--results " + out), out, "a file of the run folder",
+                   "arena --results " + out);
+    expect_refused(oppidum("gauntlet --game ttt --player random --opponent uct:sims=2 --games 2 "
+                           "--record " + out),
+                   out, "a file of the run folder", "gauntlet --record " + out);
+    expect_refused(oppidum("play --game ttt --opponent random --record " + out), out,
+                   "a file of the run folder", "play --record " + out);
+  }
+  EXPECT_FALSE(fs::exists(run / "games" / "chunk-00000200.bin"));
+  EXPECT_FALSE(fs::exists(run / "checkpoints" / "gen-0100.ckpt"));
+  EXPECT_FALSE(fs::exists(run / "arena.csv"));
+  EXPECT_FALSE(fs::exists(run / "log.txt"));
   expect_refused(oppidum("export --checkpoint net.ckpt --out out.fifo"), "out.fifo",
                  "it is a FIFO, not a regular file", "export --out out.fifo");
   expect_refused(oppidum("report --run run --out out.fifo"), "out.fifo",

@@ -7,6 +7,7 @@
 
 #include <csignal>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -283,6 +285,36 @@ TEST(FileIo, AppendedLinesNeverRunIntoALastLineWithoutNewline) {
   EXPECT_EQ(read_file(path), "one\ntwo\ncut") << "no lines, no bytes";
   append_lines_to_file(path, "three\n");
   EXPECT_EQ(read_file(path), "one\ntwo\ncut\nthree\n");
+  fs::remove_all(dir);
+}
+
+// Two processes reading a shared file and appending what depends on it take turns: two matches
+// ending at once on a new results file each wrote its game line (here two opens of the file, as
+// two processes' would be: flock is per open).
+TEST(FileIo, LockedSectionsOfOneFileTakeTurns) {
+  const fs::path dir = fresh("locked");
+  fs::create_directories(dir);
+  const std::string path = (dir / "results.txt").string();
+  std::atomic<bool> first_inside{false}, second_ran{false}, second_saw_first{false};
+  std::thread second;
+  with_file_locked(path, [&] {
+    EXPECT_TRUE(fs::is_regular_file(path)) << "made for the lock";
+    first_inside = true;
+    second = std::thread([&] {
+      with_file_locked(path, [&] {
+        second_saw_first = first_inside.load();
+        second_ran = true;
+      });
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(second_ran) << "ran while the first held the file";
+    first_inside = false;
+  });
+  second.join();
+  EXPECT_TRUE(second_ran);
+  EXPECT_FALSE(second_saw_first);
+  const std::string error = file_error_of([&] { with_file_locked(dir.string(), [] {}); });
+  EXPECT_NE(error.find("it is a directory"), std::string::npos) << error;
   fs::remove_all(dir);
 }
 

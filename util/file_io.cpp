@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -350,23 +351,39 @@ void append_lines_to_file(const std::string& path, std::string_view lines, bool 
   append(path, lines, follow_links, true);
 }
 
+void with_file_locked(const std::string& path, const std::function<void()>& fn) {
+  struct Descriptor {
+    int fd;
+    ~Descriptor() { ::close(fd); }  // (and the lock with it)
+  } held{open_for_appending(path, true)};
+  while (::flock(held.fd, LOCK_EX) != 0)
+    if (errno != EINTR) throw FileError("cannot lock " + path + ": " + reason(errno));
+  fn();
+}
+
 RegularFileReader::RegularFileReader(std::string path, std::uint64_t max_bytes, bool follow_links)
     : path_(std::move(path)), max_bytes_(max_bytes) {
   // stat first, so that a device is never opened; then the descriptor again, against a swap.
   struct stat st {};
-  if ((follow_links ? ::stat(path_.c_str(), &st) : ::lstat(path_.c_str(), &st)) != 0)
-    throw FileError("cannot open " + path_ + ": " + reason(errno));
+  if ((follow_links ? ::stat(path_.c_str(), &st) : ::lstat(path_.c_str(), &st)) != 0) {
+    const int error = errno;
+    if (error == ENOENT || error == ENOTDIR || error == ELOOP || error == ENAMETOOLONG)
+      throw FileError("cannot open " + path_ + ": " + reason(error));  // no such file
+    throw FileAccessError("cannot open " + path_ + ": " + reason(error));
+  }
   if (S_ISREG(st.st_mode)) {
     fd_ = ::open(path_.c_str(),
                  O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_links ? 0 : O_NOFOLLOW));
     if (fd_ < 0 && errno == ELOOP)
       throw FileError(path_ + ": a symbolic link, not read (this file is read only as a file of "
                       "its own)");
-    if (fd_ < 0) throw FileError("cannot open " + path_ + ": " + reason(errno));
+    if (fd_ < 0 && errno == ENOENT)  // (removed since)
+      throw FileError("cannot open " + path_ + ": " + reason(errno));
+    if (fd_ < 0) throw FileAccessError("cannot open " + path_ + ": " + reason(errno));
     if (::fstat(fd_, &st) != 0) {
       const int error = errno;
       ::close(fd_);
-      throw FileError("cannot read " + path_ + ": " + reason(error));
+      throw FileAccessError("cannot read " + path_ + ": " + reason(error));
     }
   }
   if (!S_ISREG(st.st_mode)) {
@@ -391,7 +408,7 @@ std::size_t RegularFileReader::read(char* out, std::size_t size) {
   while (got < size) {
     const ssize_t n = ::read(fd_, out + got, size - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw FileError("cannot read " + path_ + ": " + reason(errno));
+    if (n < 0) throw FileAccessError("cannot read " + path_ + ": " + reason(errno));
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
     read_ += static_cast<std::uint64_t>(n);
@@ -404,7 +421,7 @@ std::size_t RegularFileReader::read(char* out, std::size_t size) {
 
 void RegularFileReader::seek(std::uint64_t offset) {
   if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0)
-    throw FileError("cannot read " + path_ + ": " + reason(errno));
+    throw FileAccessError("cannot read " + path_ + ": " + reason(errno));
   read_ = offset;
 }
 
@@ -413,8 +430,8 @@ std::string RegularFileReader::read_to_size() {
   try {
     out.resize(static_cast<std::size_t>(size_ > read_ ? size_ - read_ : 0));
   } catch (const std::bad_alloc&) {
-    throw FileError(path_ + ": not enough memory to read its " + std::to_string(size_) +
-                    " bytes");
+    throw FileAccessError(path_ + ": not enough memory to read its " + std::to_string(size_) +
+                          " bytes");
   }
   out.resize(read(out.data(), out.size()));
   return out;
@@ -542,7 +559,7 @@ std::string read_regular_file(const std::string& path, std::size_t max_bytes, bo
     try {
       out.append(probe, n);
     } catch (const std::bad_alloc&) {
-      throw FileError(path + ": not enough memory to read it");
+      throw FileAccessError(path + ": not enough memory to read it");
     }
   }
   return out;

@@ -39,6 +39,16 @@ class FileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A file that is there but could not be opened or read: no permission, an I/O error, no file
+// descriptors or memory left. A fault of the machine, not of the file's content, so a caller that
+// rebuilds or starts afresh from a damaged file must not do so for this (an unreadable state.yaml
+// was rebuilt from the log and the intact file replaced; an unreadable optimiser state was
+// written over by a fresh one).
+class FileAccessError : public FileError {
+ public:
+  using FileError::FileError;
+};
+
 // A file written in pieces and put in place as write_file_atomically puts one, by commit(): for a
 // writer whose content is too large to hold. Until then `path` is untouched; a file destroyed
 // without commit() leaves no temporary file, nor does a SIGINT, SIGTERM or SIGHUP that ends the
@@ -92,12 +102,18 @@ void append_to_file(const std::string& path, std::string_view bytes, bool follow
 void append_lines_to_file(const std::string& path, std::string_view lines,
                           bool follow_links = true);
 
+// Runs `fn` while holding an exclusive flock(2) on the file at `path` (created if missing, a link
+// followed, anything but a regular file refused as by append_to_file), after any other process
+// that holds it lets go: writers that read a shared file and append what depends on what they
+// read (a results file's game line, written by the first match only) take turns.
+void with_file_locked(const std::string& path, const std::function<void()>& fn);
+
 // Makes the entries of `folder` (renames, new files) durable. Throws FileError.
 void fsync_directory(const std::string& folder);
 
 // The content of a regular file of at most `max_bytes`. Throws FileError naming the file when it
-// is missing, not a regular file, larger than the limit, or unreadable, or when the memory for its
-// content cannot be had.
+// is missing, not a regular file or larger than the limit, and FileAccessError when it is there
+// but unreadable, or when the memory for its content cannot be had.
 // With `follow_links` false, a symbolic link at `path` is refused too (checked on the open file:
 // no window between a check and the open).
 std::string read_regular_file(const std::string& path,
