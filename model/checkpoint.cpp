@@ -374,6 +374,10 @@ Checkpoint load_checkpoint(const std::string& path) {
       throw CheckpointError("checkpoint " + path + ": not enough memory to load its " +
                             std::to_string(file.size()) + " bytes of tensors");
     }
+  } catch (const util::FileAccessError& e) {
+    // Not a CheckpointError: the file may be intact, and a run never takes it for damaged (a
+    // resume would go back to an older network, or rewrite the file).
+    throw util::FileAccessError("checkpoint: " + std::string(e.what()));
   } catch (const util::FileError& e) {
     throw CheckpointError("checkpoint: " + std::string(e.what()));
   }

@@ -68,6 +68,8 @@ inline constexpr std::uint64_t kMaxCheckpointBytes = std::uint64_t{4} << 30;
 // Reads and checks the file alone (see above); throws CheckpointError. Only a regular file of at
 // most kMaxCheckpointBytes is read, and its header is checked against the file's size before
 // memory is allocated for the rest; running out of memory is a CheckpointError naming the file.
+// A file that is there but cannot be opened or read (no permission, an I/O error, no descriptors
+// left) is util::FileAccessError instead, since it may be intact.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Throws CheckpointError, naming `path` and every mismatch, when the checkpoint was not made for

@@ -2,6 +2,10 @@
 // schedule; the trainer's saved state (weights, optimiser, step) round-trips; training stays finite
 // (a NaN loss stops before any weight changes; damaged or non-finite optimiser state starts fresh,
 // saying so in one line).
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <chrono>
 #include <cstring>
@@ -614,6 +618,68 @@ selfplay::GameRecord five_ply_record() {
     state->apply(m.action);
   }
   return r;
+}
+
+// While it lives, no file can be opened (the limit of descriptors lowered to those open).
+class NoMoreFiles {
+ public:
+  NoMoreFiles() {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    const int lowest_free = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ::close(lowest_free);
+    rlimit limited = saved_;
+    limited.rlim_cur = static_cast<rlim_t>(lowest_free);
+    EXPECT_EQ(::setrlimit(RLIMIT_NOFILE, &limited), 0);
+  }
+  ~NoMoreFiles() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
+// A file that is there but cannot be read just now (no descriptor left; no permission, an I/O
+// error) is not a damaged one: a resume stops, naming the error, and neither rebuilds state.yaml
+// from the log (`--recover` replaced the intact file) nor takes the trainer's checkpoint for
+// damaged (a recovery went back to an older network).
+TEST(RunFolderFiles, AFileThatCannotBeReadNowIsNotTakenForDamaged) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "run_folder_unreadable";
+  std::filesystem::remove_all(dir);
+  RunFolder folder(dir);
+  RunState state;
+  state.sessions = 3;
+  state.run_id = std::string(32, 'a');
+  folder.save_state(state);
+  const std::string saved = util::read_regular_file(folder.paths().state().string());
+  SmallSetup s;
+  const std::string prefix = s.saved_state("trainer_unreadable");
+  Trainer b(s.game, small_net(), settings(), 9);
+  {
+    const NoMoreFiles no_more_files;
+    std::string rebuilt;
+    try {
+      folder.load_state(true, &rebuilt);
+      ADD_FAILURE() << "read with no descriptor left";
+    } catch (const RunFolderError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("Too many open files"), std::string::npos) << what;
+      EXPECT_NE(what.find("nothing of the run was changed"), std::string::npos) << what;
+      EXPECT_EQ(what.find("damaged"), std::string::npos) << what;
+    }
+    EXPECT_EQ(rebuilt, "");
+    try {
+      b.load_state(prefix);
+      ADD_FAILURE() << "loaded with no descriptor left";
+    } catch (const model::CheckpointError& e) {
+      ADD_FAILURE() << "taken for a damaged checkpoint: " << e.what();
+    } catch (const util::FileAccessError& e) {
+      EXPECT_NE(std::string(e.what()).find("Too many open files"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(util::read_regular_file(folder.paths().state().string()), saved);
+  EXPECT_EQ(folder.load_state(false).sessions, 3u);
+  EXPECT_TRUE(b.load_state(prefix).found);
+  std::filesystem::remove_all(dir);
 }
 
 // A run folder at `dir` with 10 chunks of 2 games of 5 positions each.

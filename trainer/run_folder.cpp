@@ -645,6 +645,11 @@ RunState RunFolder::load_state(bool recover, std::string* rebuilt) const {
       return s;
     } catch (const RunFolderError&) {
       throw;  // log.txt's, not state.yaml's: a rebuild from it could not help
+    } catch (const util::FileAccessError& e) {
+      // Not damaged: a rebuild would replace an intact file that could not be read just now.
+      throw RunFolderError(std::string(e.what()) + ": the run's state cannot be read; make it "
+                           "readable and run the same command again (nothing of the run was "
+                           "changed)");
     } catch (const std::exception& e) {
       problem = path + " is damaged (" + std::string(e.what()).substr(0, 200) + ")";
     }

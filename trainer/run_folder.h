@@ -296,7 +296,8 @@ class RunFolder {
   void check_writable(const std::vector<std::pair<std::string, util::WriteUse>>& more = {}) const;
 
   // state.yaml. load_state throws RunFolderError when it is missing or damaged (with `recover`,
-  // rebuilds it from log.txt instead, and says what it rebuilt and why in `rebuilt`).
+  // rebuilds it from log.txt instead, and says what it rebuilt and why in `rebuilt`), and when it
+  // is there but cannot be read now (util::FileAccessError: never rebuilt).
   RunState load_state(bool recover, std::string* rebuilt = nullptr) const;
   void save_state(const RunState& state) const;
 

@@ -553,6 +553,10 @@ Trainer::LoadResult Trainer::load_state(const std::string& prefix) {
                           ckpt.step);
     impl_->loaded_optimizer = optim;
     impl_->loaded_at = ckpt.step;
+  } catch (const util::FileAccessError& e) {
+    // Not damaged: fresh moments would be written over the file at the next save.
+    throw std::runtime_error(std::string(e.what()) + ": the trainer's optimiser state cannot be "
+                             "read; make it readable and run the same command again");
   } catch (const std::exception& e) {
     // Our messages and LibTorch's; the file's own (util::FileError) already name it.
     const std::string what = first_line(e.what());
