@@ -13,10 +13,10 @@ namespace {
 
 std::atomic<bool> g_stop{false};  // the one flag a signal handler may touch
 
-extern "C" void on_stop_signal(int) {
+extern "C" void on_stop_signal(int signo) {
   if (g_stop.exchange(true)) {
     util::remove_temporary_files();  // (async-signal-safe) no half-written file left behind
-    std::_Exit(130);
+    std::_Exit(128 + signo);
   }
 }
 

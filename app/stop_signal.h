@@ -1,7 +1,7 @@
 // Ctrl-C, SIGTERM and SIGHUP (unless ignored, as under nohup) for the long-running subcommands
 // (train, selfplay, serve): the first signal sets a flag the command polls and stops cleanly on; a
 // second one removes the temporary files of the writes under way (util::remove_temporary_files)
-// and exits at once with status 130. And the signals of the commands that host external programs
+// and exits at once with status 128 + that signal (130 for Ctrl-C, 143 for SIGTERM). And the signals of the commands that host external programs
 // without a stop of their own.
 #pragma once
 

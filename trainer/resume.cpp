@@ -38,6 +38,11 @@ class Resumer {
     load_trainer();
     check_trainer_is_the_runs();  // first: the generation of a step past int is refused here
     check_trainer_is_newest();
+    // (Said once the step is known to be the run's: a stale trainer.ckpt's step was said, then
+    // the recovery that restarted the trainer from another.)
+    if (trainer_.steps() > 0)
+      log_.info("trainer resumes at step " + std::to_string(trainer_.steps()) + " (generation " +
+                std::to_string(trainer_.steps() / spg_) + ")");
     warn_of_damaged_candidates_ahead();
     // best.ckpt first: a gate that arena.csv lost but metrics.csv keeps (a damaged last row) is
     // restored from metrics.csv, or the resume stops, before metrics.csv's rows past arena.csv
@@ -197,12 +202,7 @@ class Resumer {
       return;
     }
     if (!loaded.warning.empty()) log_.warn("trainer: " + loaded.warning);
-    if (loaded.found) {
-      if (trainer_.steps() > 0)
-        log_.info("trainer resumes at step " + std::to_string(trainer_.steps()) + " (generation " +
-                  std::to_string(trainer_.steps() / spg_) + ")");
-      return;
-    }
+    if (loaded.found) return;
     // No trainer state: right for a run that never finished its first generation.
     if (newest_candidate(paths_) > 0 || !folder_.gates().empty()) {
       const std::string what = paths_.trainer_weights().string() +

@@ -34,9 +34,10 @@ class StopWatch {
   StopWatch& operator=(const StopWatch&) = delete;
 
   void set_deadline(Clock::time_point at) { deadline_ = at.time_since_epoch().count(); }
-  // After `seconds` from now (0 or less: none).
+  // After `seconds` from now (0 or less: none; nor past a century, which the clock's count of
+  // nanoseconds could not hold: 2e8 minutes was a deadline in the past).
   void set_deadline_in(double seconds) {
-    if (seconds > 0)
+    if (seconds > 0 && seconds < 100 * 365.25 * 86400)
       set_deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(seconds)));
   }
