@@ -1358,6 +1358,20 @@ TEST(FaultRun, ANewRunNeverOverwritesAFoldersNetworkOrTables) {
     EXPECT_EQ(snapshot_of(dir), before) << "a refused run changed the folder";
     EXPECT_FALSE(fs::exists(dir / "config.yaml"));
   }
+  // Nor is a new run made among somebody's files (`train --run ~`: its state.yaml and log.txt
+  // were written there, over or into the user's own).
+  const fs::path dir = fresh_dir("new_among");
+  fs::create_directories(dir);
+  std::ofstream(dir / "notes.txt") << "mine\n";
+  std::ofstream(dir / "state.yaml") << "my state\n";
+  const std::string before = snapshot_of(dir);
+  const CommandResult r = train(dir);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(dir.string() + " holds notes.txt, which no run writes"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(snapshot_of(dir), before) << "a refused run changed the folder";
+  EXPECT_FALSE(fs::exists(dir / "log.txt"));
+  EXPECT_FALSE(fs::exists(dir / "lock"));
 }
 
 

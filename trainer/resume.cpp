@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -417,12 +418,36 @@ void check_not_orphaned(const RunPaths& paths) {
                        "start the new run in another folder");
 }
 
+// A new run is made in a new folder, or in one that holds only what a run's creation cut short
+// leaves: among other files it would write its state.yaml, log.txt, metrics.csv and folders over or
+// into somebody's (`train --run ~`, `--run /`).
+void check_no_other_files(const RunPaths& paths) {
+  const std::set<std::string> own = {"config.yaml", "state.yaml", "lock",        "log.txt",
+                                     "checkpoints", "games",      "trainer.ckpt", "trainer.optim",
+                                     "arena.csv",   "metrics.csv", "report.html"};
+  std::error_code ec;
+  std::vector<std::string> other;
+  for (const auto& entry : fs::directory_iterator(paths.dir, ec)) {
+    const fs::path name = entry.path().filename();
+    const bool temporary = name.extension() == ".tmp" && own.count(name.stem().string()) > 0;
+    if (!own.count(name.string()) && !temporary) other.push_back(name.string());
+  }
+  if (other.empty()) return;
+  std::sort(other.begin(), other.end());
+  throw RunFolderError(
+      paths.dir.string() + " holds " + quote_input(other.front(), 60) +
+      (other.size() > 1 ? " and " + std::to_string(other.size() - 1) + " more" : std::string()) +
+      ", which no run writes: a new run is made in a new folder (or one of its own), never "
+      "among other files; give --run another folder");
+}
+
 }  // namespace
 
 config::RunConfig resolve_config(const RunPaths& paths, const std::string& config_path,
                                  const std::vector<std::string>& overrides) {
   if (!fs::exists(paths.config())) {
     check_not_orphaned(paths);
+    check_no_other_files(paths);
     if (config_path.empty())
       throw config::ConfigError(paths.dir.string() +
                                 " is not a run yet: give --config to start it");

@@ -56,7 +56,8 @@ Resumed resume_run(RunFolder& folder, Trainer& trainer, const Game& game, int st
 
 // The config of a session of the run in `paths`. A new run takes `config_path` with `overrides`
 // (--set; ConfigError when no config is given). A folder that holds training progress but no
-// config.yaml lost its config: RunFolderError, never a fresh start. A run that exists takes its
+// config.yaml lost its config: RunFolderError, never a fresh start; so is a new run in a folder
+// that holds anything no run writes. A run that exists takes its
 // config.yaml with the overrides, or `config_path` with them when given; either may differ from
 // config.yaml only in resumable keys, else ConfigError naming each differing key with both values
 // and listing the keys that may change.
