@@ -17,7 +17,7 @@ packages=(
   libeigen3-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libyaml-cpp-dev libyaml-cpp0.7
   libhiredis-dev libhiredis0.14 libcpp-httplib-dev libcpp-httplib0.11
-  libonnx-dev libonnx1 libprotobuf-dev libprotobuf32 libprotobuf-lite32
+  libonnx-dev libonnx1 libonnxifi libprotobuf-dev libprotobuf32 libprotobuf-lite32
   zlib1g-dev libssl-dev libssl3 libbrotli-dev libbrotli1
   pkgconf pkgconf-bin libpkgconf3
 )

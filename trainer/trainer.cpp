@@ -510,6 +510,10 @@ StepStats Trainer::evaluate(const TrainingBatch& batch) {
 
 std::int64_t Trainer::steps() const { return impl_->steps; }
 
+void Trainer::synchronize() const {
+  if (impl_->stream) impl_->stream->synchronize();
+}
+
 const model::NetConfig& Trainer::net_config() const { return impl_->net->config(); }
 
 model::Checkpoint Trainer::checkpoint(const std::string& metadata) const {

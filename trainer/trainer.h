@@ -85,6 +85,9 @@ class Trainer {
   // Mean losses on a batch without changing anything (eval mode).
   StepStats evaluate(const TrainingBatch& batch);
   std::int64_t steps() const;
+  // Returns once the work the calls before queued on the device is done (a GPU's kernels run
+  // after step() returns): for a clock.
+  void synchronize() const;
   const model::NetConfig& net_config() const;  // the network's architecture
   double learning_rate_at(std::int64_t step) const;
   // Throws NonFiniteError when a weight is not finite.
