@@ -166,7 +166,8 @@ return added
 
 // The heartbeats of RunChannel::nodes. KEYS: nodes; ARGV: the longest name, the most entries.
 // Returns {entries left out, name, value, name, value, ...}: names over the limit or with a
-// control character, values that are not three numbers, and entries past the most (or past a
+// control character, values that are not three counts (0 or more, at most 15 digits: a hostile
+// beat's -10^18 games went into metrics.csv), and entries past the most (or past a
 // scan of 16 times as many fields) stay on the server, only counted.
 constexpr const char* kNodesScript = R"lua(
 local longest, most = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -177,8 +178,9 @@ repeat
   for i = 1, #page[2], 2 do
     local name, value = page[2][i], page[2][i + 1]
     seen = seen + 1
-    if kept < most and #name <= longest and not string.find(name, '%c') and #value <= 64 and
-        string.match(value, '^%-?%d+ %-?%d+ %-?%d+$') then
+    local beats, games, positions = string.match(value, '^(%d+) (%d+) (%d+)$')
+    if kept < most and #name <= longest and not string.find(name, '%c') and beats and
+        #beats <= 15 and #games <= 15 and #positions <= 15 then
       out[#out + 1] = name
       out[#out + 1] = value
       kept = kept + 1
@@ -756,7 +758,8 @@ std::map<std::string, NodeBeat> RunChannel::nodes() {
     ignored_nodes_logged_ = true;
     log_(url().key("nodes") + ": ignoring " + std::to_string(left_out) +
          " heartbeat(s) with a name over " + std::to_string(kMaxNodeNameBytes) +
-         " bytes or with a control character, a value that is not \"beats games positions\", "
+         " bytes or with a control character, a value that is not \"beats games positions\" "
+         "(counts of at most 15 digits), "
          "or beyond the " + std::to_string(kMaxNodes) + " nodes tracked (logged once)");
   }
   return out;

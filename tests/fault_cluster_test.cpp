@@ -614,6 +614,24 @@ TEST(FaultCluster, AWorkerPlaysByTheConfigOnTheServer) {
   train.signal(SIGCONT);
   EXPECT_TRUE(wait_until([&] { return sessions() > before; }, 60s))
       << read_file(dir.string() + ".w");
+  // A config key of another type (a list) while the worker plays: the session ends and the worker
+  // waits, and plays again once the run's config is back (one such write ended every worker of
+  // the run for good). The trainer is held: it would stop, naming the key to delete.
+  const std::size_t before_list = sessions();
+  train.signal(SIGSTOP);
+  redis.command({"DEL", "oppidum:follow:config"});
+  redis.command({"RPUSH", "oppidum:follow:config", "not", "a", "config"});
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return read_file(dir.string() + ".w").find("the run's keys on the server cannot be read") !=
+               std::string::npos;
+      },
+      30s))
+      << read_file(dir.string() + ".w");
+  redis.command({"SET", "oppidum:follow:config", config});
+  train.signal(SIGCONT);
+  EXPECT_TRUE(wait_until([&] { return sessions() > before_list; }, 60s))
+      << read_file(dir.string() + ".w");
   w.signal(SIGINT);
   EXPECT_EQ(w.wait_for(30s).value_or(-1), 0) << read_file(dir.string() + ".w");
   train.signal(SIGINT);

@@ -254,6 +254,13 @@ TEST_P(ReplayWindowTest, RefusesRecordsThatDoNotReplay) {
   EXPECT_NE(why.find("illegal"), std::string::npos) << why;
   selfplay::GameRecord other = first_action_game(GetParam() == "mg" ? "dvonn" : "mg", 3);
   EXPECT_FALSE(window.add_game(other, &why));
+  // A forged game name is said as one printable line, cut short (it went into log.txt raw: lines
+  // of its own, terminal escapes, 60 KB).
+  other.game = "\n[2026-12-07 20:00:00] stopped\n\x1b[2J" + std::string(60000, 'A');
+  EXPECT_FALSE(window.add_game(other, &why));
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_EQ(why.find('\x1b'), std::string::npos) << why;
+  EXPECT_LT(why.size(), 200u);
   EXPECT_EQ(window.size(), 0);
 }
 

@@ -606,18 +606,21 @@ TEST_F(RunChannelTest, HeartbeatsAreKeptPerNode) {
 }
 
 // Heartbeats are read by a script on the server that leaves out names too long or with control
-// characters, values that are not three numbers, and all past kMaxNodes: a hostile field never
+// characters, values that are not three counts (a negative or 19-digit one went into metrics.csv),
+// and all past kMaxNodes: a hostile field never
 // comes over the wire. A node of such a name of its own is refused before it beats.
 TEST_F(RunChannelTest, HostileHeartbeatsStayOnTheServer) {
   RunChannel c = channel();
   std::vector<std::string> hset = {"HSET", "oppidum:t:nodes", std::string(1 << 20, 'N'), "1 5 5",
-                                   "bad\nname", "1 5 5", "w", "not a beat", "w0", "3 4 5"};
-  ASSERT_EQ(server_.command(hset), ":4\r\n");
+                                   "bad\nname", "1 5 5", "w", "not a beat", "w0", "3 4 5",
+                                   "negative", "2 -1000000000000000000 0",
+                                   "huge", "2 1000000000000000000 0"};
+  ASSERT_EQ(server_.command(hset), ":6\r\n");
   const auto nodes = c.nodes();
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes.at("w0").positions, 5);
   ASSERT_EQ(log_.size(), 1u);
-  EXPECT_NE(log_[0].find("oppidum:t:nodes: ignoring 3 heartbeat(s)"), std::string::npos) << log_[0];
+  EXPECT_NE(log_[0].find("oppidum:t:nodes: ignoring 5 heartbeat(s)"), std::string::npos) << log_[0];
   EXPECT_LT(log_[0].size(), 400u);
   c.nodes();
   EXPECT_EQ(log_.size(), 1u) << "logged once";

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <exception>
 
+#include "games/quote.h"
 #include "selfplay/game_record.h"
 
 namespace oppidum::trainer {
@@ -21,10 +22,12 @@ Intake::Intake(RunFolder& folder, RunState& state, ReplayWindow& window,
 
 void Intake::drop(const std::string& where, const std::string& why) {
   ++dropped_;
+  // The why may hold what a hostile record carried: one printable line, cut short, never raw
+  // (a forged game name wrote lines of its own and terminal escapes into log.txt).
   if (dropped_ <= kDropsLogged || dropped_ % 1000 == 0)
     warn_("dropped game " + where + " (" + std::to_string(dropped_) + " dropped so far" +
           (dropped_ == kDropsLogged ? "; from now on only every 1000th is logged" : "") +
-          "): " + why);
+          "): " + quote_input(why, 400));
 }
 
 void Intake::poll() {

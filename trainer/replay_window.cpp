@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "games/playout.h"
+#include "games/quote.h"
 
 namespace oppidum::trainer {
 
@@ -61,7 +62,7 @@ std::int64_t ReplayWindow::window_size() const {
 
 bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why) {
   if (record.game != game_.name()) {
-    if (why) *why = "a " + record.game + " game in a " + game_.name() + " run";
+    if (why) *why = "a \"" + quote_input(record.game, 40) + "\" game in a " + game_.name() + " run";
     return false;
   }
   std::vector<std::unique_ptr<GameState>> states;

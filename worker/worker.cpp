@@ -42,12 +42,23 @@ class WrongVersion : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Checks that the published network is for this program's `game` and encoding (else WrongVersion)
-// and has the run's architecture (`net`, from the run's config: a network of another size is none
-// the trainer published); loads it.
+// The server's run is another one now: the worker stops.
+class RunGone : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Checks that the published network is for the run's `game` (from its config: one for another
+// game is not the run's network, whatever put it there) with this program's encoding (else
+// WrongVersion) and has the run's architecture (`net`: a network of another size is none the
+// trainer published); loads it.
 model::Checkpoint checked_network(const store::PublishedNetwork& n, const Game& game,
                                   const model::NetConfig& net, const std::string& key) {
-  if (n.info.game != game.name() || n.info.encoding_version != game.encoding_version())
+  if (n.info.game != game.name())
+    throw std::runtime_error(key + " holds a network for " + quote_input(n.info.game, 40) +
+                             ", but the run's config is for " + game.name() +
+                             ": not the run's network");
+  if (n.info.encoding_version != game.encoding_version())
     throw WrongVersion("the run's network is for " + quote_input(n.info.game, 40) +
                              " with encoding version " +
                              std::to_string(n.info.encoding_version) + "; this program plays " +
@@ -132,7 +143,7 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
         const std::string owner = channel.owner();
         if (!owner.empty() && owner != run_id) {
           closing = true;
-          throw std::runtime_error(url.to_string() + " now belongs to another run (run id " +
+          throw RunGone(url.to_string() + " now belongs to another run (run id " +
                                    quote_input(owner, 60) + ", not " + run_id +
                                    "); this worker stops: start it again to join that run");
         }
@@ -203,6 +214,18 @@ bool play(store::RunChannel& channel, const store::RedisUrl& url, const std::str
       }
     } catch (const store::RedisStopped&) {
       break;
+    } catch (const RunGone&) {
+      throw;
+    } catch (const WrongVersion&) {
+      throw;
+    } catch (const std::exception& e) {
+      // What the server holds at the run's keys is no run's (a key of another type, a config too
+      // long, a version that is no number): the session ends, and the next waits until the
+      // trainer puts the run's back (one such write ended every worker of the run for good).
+      log("the run's keys on the server cannot be read (" + quote_input(e.what(), 300) +
+          "): this session ends, and the next waits for the trainer to publish the run's again");
+      config_changed = true;
+      break;
     }
   }
   closing = true;  // a push still waiting for the server gives up: those games were in flight
@@ -265,34 +288,35 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
     try {
       for (bool said = false, said_owner = false, said_unplayable = false; !quit.load();) {
         published.reset();
-        const auto text = channel.config(config::kMaxConfigBytes);
-        if (text) {
-          config_text = *text;
-          try {
+        try {
+          const auto text = channel.config(config::kMaxConfigBytes);
+          if (text) {
+            config_text = *text;
             config = config::parse_config(*text, url.key("config"));
             const Game& game = game_by_name(config->run.game);
             published = channel.network(max_network_bytes(config->net, game));
             if (published)
               network = checked_network(*published, game, config->net, url.key("network"));
-          } catch (const WrongVersion&) {
-            throw;
-          } catch (const store::RedisStopped&) {
-            throw;
-          } catch (const std::exception& e) {
-            // Between sessions, what the server holds may be no run's (changed there; the
-            // trainer puts the run's back within seconds): waited out, not taken for the end.
-            if (!played) throw;
-            if (!said_unplayable)
-              log("the config or network on the server cannot be played (" +
-                  quote_input(e.what(), 300) + "): waiting for the trainer to publish the "
-                  "run's again");
-            said_unplayable = true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(500));
-            continue;
           }
+          if (published) run_id = channel.owner();
+        } catch (const WrongVersion&) {
+          throw;
+        } catch (const store::RedisStopped&) {
+          throw;
+        } catch (const std::exception& e) {
+          // Between sessions, what the server holds may be no run's (changed there, a key of
+          // another type; the trainer puts the run's back within seconds): waited out, not taken
+          // for the end.
+          if (!played) throw;
+          if (!said_unplayable)
+            log("the config or network on the server cannot be played (" +
+                quote_input(e.what(), 300) + "): waiting for the trainer to publish the "
+                "run's again");
+          said_unplayable = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(500));
+          continue;
         }
         if (published) {
-          run_id = channel.owner();
           if (!run_id.empty()) break;
           if (!said_owner)
             log("the run's config and network are there but not its run id (" + url.key("owner") +
