@@ -1022,6 +1022,7 @@ TEST_F(WebApiTest, RefusesBadListingParameters) {
   expect_error(get("/api/runs/tiny/games?page=%201", 400), "page must be a whole number");
   expect_error(get("/api/runs/tiny/games?page=1%00", 400), "page must be a whole number");
   expect_error(get("/api/runs/tiny/games?page=1&page=2", 400), "page is given 2 times");
+  expect_error(get("/api/runs/tiny/games?result=1-0&result=0-1", 400), "result is given 2 times");
 }
 
 TEST_F(WebApiTest, ReplaysOneGame) {
@@ -1346,7 +1347,16 @@ TEST_F(WebApiTest, HeadsAreJudgedAsSent) {
       {"POST /api/position HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
        "Content-Length: %31%34\r\n\r\n" + body, "percent"},
       {"POST /api/position HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-       "Transfer-Encoding: %63hunked\r\n\r\n", "percent"}};
+       "Transfer-Encoding: %63hunked\r\n\r\n", "percent"},
+      // A head of CRLF lines ended by a bare LF's empty line: at once, not a 408 after 10 s.
+      {"POST /api/position HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+       "Content-Length: 13\n\n" + body, "bare LF"},
+      // Empty framing headers, which httplib drops: one beside the other frames for a proxy.
+      {"POST /api/position HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+       "Content-Length: 13\r\nTransfer-Encoding:  \r\n\r\n" + body,
+       "the Transfer-Encoding header is empty"},
+      {"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length:\r\n\r\n",
+       "the Content-Length header is empty"}};
   for (const auto& [request, why] : refused) {
     const std::string answer = test_util::raw_request(port_, request);
     EXPECT_EQ(test_util::status_of(answer), 400) << request << "\n" << answer;

@@ -176,6 +176,7 @@ class DeadlineStream final : public httplib::Stream {
     connection_.read_bytes(ptr, n);
     begin_ += n;
     bytes_read_ += n;
+    if (connection_.head_ended_by_bare_lf()) return fail(Connection::Failure::kBareLf);
     return static_cast<ssize_t>(n);
   }
 
@@ -306,6 +307,7 @@ std::string Connection::failure_message() const {
       return "the request is over " + std::to_string(limits_.max_request_bytes) +
              " bytes (line, headers and body)";
     case Failure::kClosed: return "the client closed the connection during its request";
+    case Failure::kBareLf: return "a line ended by a bare LF (lines end with CRLF)";
     default: return "a malformed request";
   }
 }
@@ -316,7 +318,13 @@ void Connection::read_bytes(const char* data, std::size_t size) {
   head_.append(data, size);
   // Only a CRLF line ends the head: httplib passes over lines ended by a bare LF and reads on.
   const std::size_t at = head_.find("\r\n\r\n", from);
-  if (at != std::string::npos) {
+  // An empty line after a bare LF ends it for anyone else (a proxy): never a request of ours.
+  const std::size_t bare = std::min(head_.find("\n\n", from), head_.find("\n\r\n", from));
+  if (bare != std::string::npos && (at == std::string::npos || bare < at) &&
+      (bare == 0 || head_[bare - 1] != '\r')) {
+    bare_lf_end_ = true;
+    head_done_ = true;
+  } else if (at != std::string::npos) {
     head_.resize(at);
     head_done_ = true;
   }
@@ -370,11 +378,15 @@ bool GuardedServer::admit(const std::string& peer, std::string& why) {
   return true;
 }
 
-void GuardedServer::release(const std::string& peer) {
+void GuardedServer::release_client(const std::string& peer) {
   std::lock_guard<std::mutex> lock(admission_mutex_);
-  --open_;
   const auto it = open_by_peer_.find(peer);
   if (it != open_by_peer_.end() && --it->second <= 0) open_by_peer_.erase(it);
+}
+
+void GuardedServer::release_server() {
+  std::lock_guard<std::mutex> lock(admission_mutex_);
+  --open_;
 }
 
 bool GuardedServer::process_and_close_socket(socket_t sock) {
@@ -394,16 +406,19 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     refuse(sock, why, stopping_);
     return false;
   }
-  // On every way out (a throw included): no current connection, the socket closed, the place
-  // given back.
+  // On every way out (a throw included): no current connection, the socket closed, the places
+  // given back. The client's before the socket lingers (at most kLingerAfterAnswer): a client
+  // that read its answer, closed and connected again at once was refused while the connection
+  // it had closed still lingered; the server's, a thread's time, once the socket is closed.
   struct Admitted {
     GuardedServer& server;
     socket_t sock;
     const std::string& peer;
     ~Admitted() {
       t_connection = nullptr;
+      server.release_client(peer);
       linger_close(sock, kLingerAfterAnswer, server.stopping_);
-      server.release(peer);
+      server.release_server();
     }
   } admitted{*this, sock, peer};
   Connection connection(sock, limits_);

@@ -33,7 +33,9 @@ namespace oppidum::web {
 class Connection {
  public:
   // Why a read of the request failed; the connection closes after the answer.
-  enum class Failure { kNone, kTimeout, kTooLarge, kClosed };
+  // kBareLf: the head ended by a blank line after a bare LF, which httplib reads past (the
+  // request waited for its deadline, 408, where its framing is wrong at once).
+  enum class Failure { kNone, kTimeout, kTooLarge, kClosed, kBareLf };
 
   Connection(int fd, const ConnectionLimits& limits) : fd_(fd), limits_(limits) {}
   // True once the client has closed or reset its side: nobody will read the answer. Looks at the
@@ -57,8 +59,11 @@ class Connection {
   void begin_head() {
     head_.clear();
     head_done_ = false;
+    bare_lf_end_ = false;
   }
   void read_bytes(const char* data, std::size_t size);
+  // The head so far ends with an empty line after a bare LF ("\n\n" or "\n\r\n").
+  bool head_ended_by_bare_lf() const { return bare_lf_end_; }
   // The answer a failed read deserves: 408 for a request not sent whole in time, 413 for one
   // over max_request_bytes, 400 otherwise; and its message.
   int failure_status() const;
@@ -73,6 +78,7 @@ class Connection {
   std::chrono::steady_clock::time_point next_probe_{};
   std::string head_;
   bool head_done_ = true;
+  bool bare_lf_end_ = false;
 };
 
 class GuardedServer final : public httplib::Server {
@@ -91,13 +97,15 @@ class GuardedServer final : public httplib::Server {
   bool process_and_close_socket(socket_t sock) override;
   // Counts the connection of `peer` in; false when a cap is reached (`why` says which).
   bool admit(const std::string& peer, std::string& why);
-  void release(const std::string& peer);
+  // A connection's place among its client's (before it lingers), then among the server's.
+  void release_client(const std::string& peer);
+  void release_server();
 
   const ConnectionLimits limits_;
   std::atomic<bool> stopping_{false};
   std::mutex admission_mutex_;
   int open_ = 0;                             // connections admitted and not yet closed
-  std::map<std::string, int> open_by_peer_;  // the same, by peer address
+  std::map<std::string, int> open_by_peer_;  // the same, by peer address, until they linger
 };
 
 }  // namespace oppidum::web

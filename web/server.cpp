@@ -76,12 +76,18 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
   send_json(res, status, json{{"error", message}});
 }
 
-int int_param(const httplib::Request& req, const char* key, int fallback, int min, int max) {
-  if (!req.has_param(key)) return fallback;
+// A query parameter's value ("" when it is not given); given twice, a BadRequest (which one
+// counts would be a guess: the first was taken, without a word).
+std::string text_param(const httplib::Request& req, const char* key) {
   if (req.get_param_value_count(key) > 1)
     throw BadRequest(std::string(key) + " is given " + std::to_string(req.get_param_value_count(key)) +
                      " times; give it once");
-  const std::string text = req.get_param_value(key);
+  return req.get_param_value(key);
+}
+
+int int_param(const httplib::Request& req, const char* key, int fallback, int min, int max) {
+  if (!req.has_param(key)) return fallback;
+  const std::string text = text_param(req, key);
   // strtol would skip spaces and a '+', and stop at a NUL: digits (and a '-') only.
   if (text.find_first_not_of("-0123456789") != std::string::npos)
     throw BadRequest(std::string(key) + " must be a whole number in " + std::to_string(min) +
@@ -101,8 +107,7 @@ GameFilter filter_of(const httplib::Request& req) {
   f.per_page = int_param(req, "per_page", kGamesPerPage, 1, kMaxGamesPerPage);
   if (req.has_param("generation") && !req.get_param_value("generation").empty())
     f.generation = int_param(req, "generation", 0, -1, 1 << 30);
-  if (req.has_param("result") && !req.get_param_value("result").empty()) {
-    const std::string r = req.get_param_value("result");
+  if (const std::string r = text_param(req, "result"); !r.empty()) {
     if (r == "1-0") f.result = 1;
     else if (r == "0-1") f.result = -1;
     else if (r == "draw" || r == "1/2-1/2") f.result = 0;
@@ -123,7 +128,8 @@ std::string lowercase(std::string text) {
 // before the colon makes another header of "Host : evil"), folded onto the line before, or holding
 // a control character; a percent sign in Host, Content-Length or Transfer-Encoding (httplib
 // decodes header values: "Content-Length: %31%33" read as 13, "Host: localhost%00.evil" as
-// localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2), an empty Host. A proxy in
+// localhost); an HTTP/1.1 request without a Host (RFC 9112, 3.2), an empty Host, Content-Length or
+// Transfer-Encoding. A proxy in
 // front of the server could frame or route such a request otherwise than the server reads it.
 std::string head_problem(const std::string& head) {
   // httplib passes over a line ended by a bare LF: a proxy would end the line (or the head) there.
@@ -157,9 +163,12 @@ std::string head_problem(const std::string& head) {
     if ((lower == "host" || lower == "content-length" || lower == "transfer-encoding") &&
         line.find('%', colon) != std::string::npos)
       return "the header " + name + " holds a percent sign (no encoding is decoded here)";
-    // httplib drops a header with no value: a Host that names nothing would pass as none.
-    if (lower == "host" && line.find_first_not_of(" \t", colon + 1) == std::string::npos)
-      return "the Host header is empty";
+    // httplib drops a header with no value: a Host that names nothing would pass as none, and so
+    // would an empty Transfer-Encoding or Content-Length beside the other (a proxy may frame the
+    // request by either).
+    if ((lower == "host" || lower == "content-length" || lower == "transfer-encoding") &&
+        line.find_first_not_of(" \t", colon + 1) == std::string::npos)
+      return "the " + std::string(lower == "host" ? "Host" : name) + " header is empty";
     host = host || lower == "host";
   }
   if (!host && request_line.size() >= 8 &&
@@ -579,7 +588,7 @@ struct WebServer::Impl {
         ArenaReader& a = arena_file(req.matches[1]);
         return a.list_games(int_param(req, "page", 0, 0, 1 << 30),
                             int_param(req, "per_page", kGamesPerPage, 1, kMaxGamesPerPage),
-                            req.get_param_value("player"), req.get_param_value("result"));
+                            text_param(req, "player"), text_param(req, "result"));
       });
     });
     http.Get(R"(/api/arena/([^/]+)/games/([0-9]{1,9}))", [this](const httplib::Request& req,
