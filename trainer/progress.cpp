@@ -167,6 +167,10 @@ const std::string& ClusterMonitor::poll(const Progress& p, Clock::time_point now
     }
     NodeSeen& seen = nodes_[node];
     if (beat.beats == seen.beats) continue;
+    // A node's first beat seen may be one from before this trainer started, of a node long gone
+    // (a trainer just started counted every worker of the run's past for a minute): a node is
+    // alive once its beat changes, the trainer's own self-play at once.
+    const bool alive = seen.beats >= 0 || (selfplay_ && node == "trainer");
     // Games arrive a chunk at a time: the rate is taken over 20 s or more.
     const double dt = std::chrono::duration<double>(now - seen.sampled).count();
     if (seen.beats < 0 || dt >= 20) {
@@ -176,7 +180,7 @@ const std::string& ClusterMonitor::poll(const Progress& p, Clock::time_point now
       seen.sampled = now;
     }
     seen.beats = beat.beats;
-    seen.changed = now;
+    if (alive) seen.changed = now;
   }
   const bool record = now - last_rows_ >= std::chrono::seconds(30);
   if (record) last_rows_ = now;
