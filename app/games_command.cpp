@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "mcts/search.h"
 #include "games/quote.h"
 #include "selfplay/game_record.h"
@@ -163,7 +164,8 @@ void register_games_command(CLI::App& app) {
       "the training step of the network that played its last move), or replay one, printing "
       "every position. Damaged records, and records that do not replay, are reported and "
       "skipped.");
-  auto* run = cmd->add_option("--run", o->run, "run folder (runs/<name>)");
+  auto* run = cmd->add_option("--run", o->run, "run folder (runs/<name>)")
+                  ->check(non_empty("give the run folder"));
   auto* file = cmd->add_option("--file", o->file,
                                "one game file instead of a run (an error when it is not one)");
   run->excludes(file);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "app/stop_signal.h"
 #include "model/cpu_tuning.h"
 #include "store/redis_url.h"
@@ -25,7 +26,8 @@ void register_train_command(CLI::App& app) {
       "run.");
   cmd->add_option("--config", o->config_path,
                   "run config (configs/*.yaml); optional when the run folder exists");
-  cmd->add_option("--run", o->run_dir, "run folder (default runs/<config name>)");
+  cmd->add_option("--run", o->run_dir, "run folder (default runs/<config name>)")
+      ->check(non_empty("leave --run out for runs/<config name>"));
   cmd->add_option("--set", o->overrides,
                   "override a config key, e.g. --set training.batch_size=128 (repeatable; of a "
                   "key given twice the last counts, so scripts can layer settings)")
@@ -77,10 +79,13 @@ void register_report_command(CLI::App& app) {
       "report",
       "Write a self-contained HTML page with the curves of a run: losses by step, ratings and "
       "self-play speed by generation, game length.");
-  cmd->add_option("--run", *run, "run folder (runs/<name>)")->required();
+  cmd->add_option("--run", *run, "run folder (runs/<name>)")
+      ->required()
+      ->check(non_empty("give the run folder"));
   cmd->add_option("--out", *out,
                   "output file (default <run>/report.html); never one of a run folder's own "
-                  "files, nor a directory, device or FIFO");
+                  "files, nor a directory, device or FIFO")
+      ->check(non_empty("leave --out out for <run>/report.html"));
   cmd->callback([run, out] {
     if (!out->empty()) trainer::check_output_file(*out, "report --out");
     const std::string path =

@@ -710,6 +710,11 @@ TEST(Cli, NumbersOutOfRangeAreRefusedInAShortMessage) {
            {"gauntlet --game ttt --player uct --opponent random --clock 1e-300",
             "--clock: \"1e-300\" is not 0 or a number in 0.01..86400"},
            {"export --checkpoint x --out \"\"", "export --out \"\": give a file's name"},
+           // An empty --run or --out was the default, without a word.
+           {"train --config configs/ttt.yaml --run \"\"",
+            "--run: empty; leave --run out for runs/<config name>"},
+           {"report --run x --out \"\"", "--out: empty; leave --out out for <run>/report.html"},
+           {"games --run \"\"", "--run: empty; give the run folder"},
            {"tune --game mg --games x --k 0", "--k: \"0\" is not a number in 0.0001..100"},
            {"tune --game mg --games x --k nan", "--k: \"nan\" is not a number in 0.0001..100"},
            {"bench train --batches 1000 --batch-size 65536",
