@@ -419,8 +419,8 @@ void run_bench_model(const BenchModelOptions& o) {
         for (std::size_t k = 0; k < raw.size(); ++k) {
           const double tflops = raw[k] * flops / 1e12;
           // (A half-precision peak: fp32, on other units, gets no share of it.)
-          const bool half = o.backends[k].find("fp16") != std::string::npos ||
-                            o.backends[k].find("bf16") != std::string::npos;
+          const bool half = backend_options(o.backends[k], o.threads, o.device).precision !=
+                            model::Precision::kFloat32;
           std::printf(" %s %.2f", o.backends[k].c_str(), tflops);
           if (half) std::printf(" (%.1f%%)", 100 * tflops / o.peak_tflops);
           std::printf("%s", k + 1 < raw.size() ? "," : "");

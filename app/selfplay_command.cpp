@@ -30,7 +30,7 @@ void add_worker_options(CLI::App& cmd, const std::shared_ptr<worker::WorkerOptio
                  "stop this many minutes after the start, time spent waiting for the store or the "
                  "trainer included (default: never; at most 1e7, as run.stop_after_minutes)")
       ->check(positive_number())
-      ->check(number_in(0, 1e7));
+      ->check(number_in(0, config::kMaxStopAfterMinutes));
   cmd.add_flag("--insecure", o->insecure,
                "allow a store that is not on this machine without a password");
   cmd.callback([o] { worker::run_worker(*o, install_stop_signals()); });

@@ -13,6 +13,7 @@
 #include "trainer/config.h"
 #include "trainer/output_file.h"
 #include "trainer/report.h"
+#include "trainer/run_folder.h"
 #include "trainer/run.h"
 
 namespace oppidum::app {
@@ -89,7 +90,7 @@ void register_report_command(CLI::App& app) {
   cmd->callback([run, out] {
     if (!out->empty()) trainer::check_output_file(*out, "report --out");
     const std::string path =
-        out->empty() ? (std::filesystem::path(*run) / "report.html").string() : *out;
+        out->empty() ? trainer::RunPaths{*run}.report().string() : *out;
     std::cout << trainer::write_report(*run, path) << "\n";
   });
 }

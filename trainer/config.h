@@ -27,6 +27,8 @@ namespace oppidum::config {
 // Limits of keys that options beside the config share (`oppidum selfplay --threads`, the
 // benchmarks' options).
 inline constexpr int kMaxSelfplayThreads = 256;
+// The longest time limit of a session, in minutes (run.stop_after_minutes, selfplay --minutes).
+inline constexpr double kMaxStopAfterMinutes = 1e7;
 inline constexpr int kMaxBatchSize = 65536;
 // The highest GPU index a config names (inference.cuda_devices, training.device cuda:N).
 inline constexpr int kMaxGpuIndex = 63;
@@ -42,7 +44,7 @@ inline constexpr int kMaxGateGames = 100'000;
   F(std::string, game, "mg", "", 0, false,                                                         \
     "the game: mg (Murus Gallicus), dvonn, ... (games/registry.h)")                                \
   F(std::uint64_t, seed, 1, 0, UINT64_MAX, false, "run seed; every random stream derives from it") \
-  F(double, stop_after_minutes, 0, 0, 1e7, true,                                                   \
+  F(double, stop_after_minutes, 0, 0, kMaxStopAfterMinutes, true,                                  \
     "stop training after this many minutes (0: never)")                                            \
   F(int, max_generations, 0, 0, 1000000, true, "stop after this many generations (0: never)")      \
   F(std::uint64_t, stop_after_positions, 0, 0, UINT64_MAX, true,                                   \

@@ -43,11 +43,7 @@ void check_output_file(const std::string& path, const std::string& option) {
                              "; refusing to overwrite it (write to another file)");
   };
   if (is_run_folder(folder)) {
-    const RunPaths run{folder};
-    for (const fs::path& own :
-         {run.config(), run.state(), run.lock(), run.trainer_weights(), run.trainer_optimiser(),
-          run.arena(), run.metrics(), run.log(),
-          run.checkpoints(), run.games()})
+    for (const fs::path& own : RunPaths{folder}.own())
       if (file == own) refuse(folder);
   }
   const fs::path above = folder.parent_path();

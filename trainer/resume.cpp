@@ -422,9 +422,8 @@ void check_not_orphaned(const RunPaths& paths) {
 // leaves: among other files it would write its state.yaml, log.txt, metrics.csv and folders over or
 // into somebody's (`train --run ~`, `--run /`).
 void check_no_other_files(const RunPaths& paths) {
-  const std::set<std::string> own = {"config.yaml", "state.yaml", "lock",        "log.txt",
-                                     "checkpoints", "games",      "trainer.ckpt", "trainer.optim",
-                                     "arena.csv",   "metrics.csv", "report.html"};
+  std::set<std::string> own = {paths.report().filename().string()};
+  for (const fs::path& p : paths.own()) own.insert(p.filename().string());
   std::error_code ec;
   std::vector<std::string> other;
   for (const auto& entry : fs::directory_iterator(paths.dir, ec)) {

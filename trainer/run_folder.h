@@ -83,6 +83,13 @@ struct RunPaths {
   std::filesystem::path metrics() const { return dir / "metrics.csv"; }
   std::filesystem::path log() const { return dir / "log.txt"; }
   std::filesystem::path lock() const { return dir / "lock"; }  // util::FolderLock's default name
+  // `report`'s page, unless its --out says elsewhere: the user's file, not the run's.
+  std::filesystem::path report() const { return dir / "report.html"; }
+  // The run's own files and folders (those above but the report), which no other writer touches.
+  std::vector<std::filesystem::path> own() const {
+    return {config(), state(),   lock(),  trainer_weights(), trainer_optimiser(),
+            arena(),  metrics(), log(),   checkpoints(),     games()};
+  }
   // The folder's own name, however `dir` was written: "run1" for "runs/run1/", the working
   // folder's name for "."; "" only for the root.
   std::string name() const;
