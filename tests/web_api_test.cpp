@@ -1230,6 +1230,60 @@ TEST_F(WebApiTest, BadPositionsAndMovesAreRefusedWithWhere) {
   }
 }
 
+TEST_F(WebApiTest, AMethodAPathDoesNotServeIs405WithTheOnesItDoes) {
+  // A POST route asked with GET or HEAD, a GET route asked with POST: the path is there, its
+  // method is not (RFC 9110, 15.5.6), and Allow names the ones it serves.
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"GET", "/api/analyse", "Allow: POST"},
+      {"HEAD", "/api/move", "Allow: POST"},
+      {"POST", "/api/info", "Allow: GET, HEAD"},
+      {"POST", "/api/runs/tiny/summary", "Allow: GET, HEAD"},
+      {"POST", "/", "Allow: GET, HEAD"}};
+  for (const auto& [method, path, allow] : cases) {
+    const std::string body = method == "POST" ? "{}" : "";
+    const std::string answer = test_util::raw_request(
+        port_, method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                   (method == "POST" ? "Content-Type: application/json\r\nContent-Length: 2\r\n"
+                                     : "") +
+                   "\r\n" + body);
+    EXPECT_EQ(test_util::status_of(answer), 405) << method << " " << path << ": " << answer;
+    EXPECT_NE(answer.find(allow + "\r\n"), std::string::npos) << method << " " << path << answer;
+  }
+  // Unknown paths stay 404 whatever the method.
+  EXPECT_EQ(test_util::status_of(test_util::raw_request(
+                port_, "GET /api/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")),
+            404);
+}
+
+TEST_F(WebApiTest, AConnectionHeaderNamingCloseAmongOthersClosesTheConnection) {
+  // RFC 9110, 7.6.1: Connection holds a list of options in any case; "close" among them closes
+  // the connection after the answer (httplib closed only on a whole value "close").
+  for (const std::string value : {"close", "keep-alive, close", "Close", " upgrade ,CLOSE "}) {
+    test_util::RawConnection c(port_);
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(c.send("GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: " + value +
+                       "\r\n\r\n"));
+    bool closed = false;
+    std::string answer = c.receive(std::chrono::seconds(60), &closed);
+    EXPECT_EQ(test_util::status_of(answer), 200) << value << ": " << answer;
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << value << ": " << answer;
+    if (!closed) answer += c.receive(std::chrono::seconds(60), &closed);
+    EXPECT_TRUE(closed) << value;
+  }
+  // Options that do not name close keep it open for the next request.
+  test_util::RawConnection c(port_);
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.send("GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive, "
+                     "closed\r\n\r\n"));
+  bool closed = false;
+  const std::string answer = c.receive(std::chrono::seconds(60), &closed);
+  EXPECT_EQ(test_util::status_of(answer), 200) << answer;
+  EXPECT_EQ(answer.find("Connection: close"), std::string::npos) << answer;
+  EXPECT_FALSE(closed);
+  ASSERT_TRUE(c.send("GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  EXPECT_EQ(test_util::status_of(c.receive(std::chrono::seconds(60), &closed)), 200);
+}
+
 TEST_F(WebApiTest, PlayersAnswerLegalMoves) {
   for (const char* player : {"random", "uct:sims=50", "alphabeta:depth=2", "classic:depth=4",
                              "classic:nodes=2000", "net:checkpoint=tiny/best,sims=20",

@@ -177,6 +177,27 @@ std::string head_problem(const std::string& head) {
   return "";
 }
 
+// Whether a request's Connection headers name the option "close" among others (RFC 9110, 7.6.1:
+// a comma-separated list of tokens in any case; httplib closes only on a whole value "close").
+bool asks_to_close(const httplib::Request& req) {
+  const std::size_t count = req.get_header_value_count("Connection");
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::string value = lowercase(req.get_header_value("Connection", k));
+    std::size_t from = 0;
+    while (from <= value.size()) {
+      std::size_t comma = value.find(',', from);
+      if (comma == std::string::npos) comma = value.size();
+      const std::size_t first = value.find_first_not_of(" \t", from);
+      if (first < comma) {
+        const std::size_t last = value.find_last_not_of(" \t", comma - 1);
+        if (value.compare(first, last + 1 - first, "close") == 0) return true;
+      }
+      from = comma + 1;
+    }
+  }
+  return false;
+}
+
 // The host name of a Host header: "name", "name:port", "[v6]" or "[v6]:port"; the name lowercased,
 // a bracketed address without its brackets. Empty when the header is malformed.
 std::string host_of(const std::string& header) {
@@ -350,9 +371,11 @@ struct WebServer::Impl {
     // (thousands of them, built in memory). RFC 9110 lets a server ignore Range, and httplib reads
     // the ranges off the request it owns (not const) before routing, so they are dropped here.
     const_cast<httplib::Request&>(req).ranges.clear();
-    if (const Connection* connection = GuardedServer::current_connection())
+    if (Connection* connection = GuardedServer::current_connection()) {
+      if (asks_to_close(req)) connection->close_after_answer();
       if (const std::string why = head_problem(connection->head()); !why.empty())
         return refuse(res, 400, why);
+    }
     if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
       res.set_header("Allow", "GET, HEAD, POST");
       return refuse(res, 405, quote_input(req.method) + " is not served here (GET, HEAD, POST)");
@@ -444,7 +467,26 @@ struct WebServer::Impl {
   }
 
   using Call = std::function<json(const json& request, const StopCheck& stop)>;
+  // A method a route does not serve: 405 with the ones it does (RFC 9110, 15.5.6), not 404.
+  static void wrong_method(const httplib::Request& req, httplib::Response& res,
+                           const char* allow) {
+    res.set_header("Allow", allow);
+    send_error(res, 405, quote_input(req.method) + " " + quote_input(req.path) +
+                             " is not served; this path answers " + allow);
+  }
+
+  // A GET route (HEAD included), and a 405 for a POST to its path.
+  void get(const std::string& path, httplib::Server::Handler handler) {
+    http.Get(path, std::move(handler));
+    http.Post(path, [](const httplib::Request& req, httplib::Response& res) {
+      wrong_method(req, res, "GET, HEAD");
+    });
+  }
+
   void post(const char* path, Call call) {
+    http.Get(path, [](const httplib::Request& req, httplib::Response& res) {
+      wrong_method(req, res, "POST");
+    });
     http.Post(path, [this, call](const httplib::Request& req, httplib::Response& res,
                                  const httplib::ContentReader& read) {
       guarded(res, [&] {
@@ -512,10 +554,10 @@ struct WebServer::Impl {
         res.set_header("X-Content-Type-Options", "nosniff");
         res.set_header("Referrer-Policy", "no-referrer");
       };
-      http.Get(path, handler);
-      if (path == "/index.html") http.Get("/", handler);
+      get(path, handler);
+      if (path == "/index.html") get("/", handler);
     }
-    http.Get("/api/info", [this](const httplib::Request&, httplib::Response& res) {
+    get("/api/info", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] {
         json runs_json = json::array();
         for (const auto& r : runs) runs_json.push_back({{"name", r->name()}, {"game", r->game()}});
@@ -537,14 +579,14 @@ struct WebServer::Impl {
                       {"max_alphabeta_depth", l.max_alphabeta_depth}}}};
       });
     });
-    http.Get("/api/games", [this](const httplib::Request&, httplib::Response& res) {
+    get("/api/games", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] {
         json list = json::array();
         for (const Game* game : all_games()) list.push_back(game_json(*game));
         return list;
       });
     });
-    http.Get("/api/ratings", [this](const httplib::Request&, httplib::Response& res) {
+    get("/api/ratings", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] {
         std::vector<SourceResults> sources = baseline_results();
         for (const auto& r : runs) sources.push_back(r->results());
@@ -559,18 +601,18 @@ struct WebServer::Impl {
         return ratings(std::move(sources), stop_check());
       });
     });
-    http.Get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
+    get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
                                                     httplib::Response& res) {
       guarded(res, [&] { return run(req.matches[1]).summary(); });
     });
-    http.Get(R"(/api/runs/([^/]+)/games)", [this](const httplib::Request& req,
+    get(R"(/api/runs/([^/]+)/games)", [this](const httplib::Request& req,
                                                   httplib::Response& res) {
       guarded(res, [&] {
         RunReader& r = run(req.matches[1]);
         return r.list_games(filter_of(req));
       });
     });
-    http.Get(R"(/api/runs/([^/]+)/games/([0-9]{1,19})/([0-9]{1,5}))",
+    get(R"(/api/runs/([^/]+)/games/([0-9]{1,19})/([0-9]{1,5}))",
              [this](const httplib::Request& req, httplib::Response& res) {
                guarded(res, [&] {
                  RunReader& r = run(req.matches[1]);
@@ -578,11 +620,11 @@ struct WebServer::Impl {
                                       std::atoi(req.matches[3].str().c_str()));
                });
              });
-    http.Get(R"(/api/runs/([^/]+)/checkpoints)", [this](const httplib::Request& req,
+    get(R"(/api/runs/([^/]+)/checkpoints)", [this](const httplib::Request& req,
                                                         httplib::Response& res) {
       guarded(res, [&] { return json(run(req.matches[1]).checkpoints()); });
     });
-    http.Get(R"(/api/arena/([^/]+)/games)", [this](const httplib::Request& req,
+    get(R"(/api/arena/([^/]+)/games)", [this](const httplib::Request& req,
                                                    httplib::Response& res) {
       guarded(res, [&] {
         ArenaReader& a = arena_file(req.matches[1]);
@@ -591,7 +633,7 @@ struct WebServer::Impl {
                             text_param(req, "player"), text_param(req, "result"));
       });
     });
-    http.Get(R"(/api/arena/([^/]+)/games/([0-9]{1,9}))", [this](const httplib::Request& req,
+    get(R"(/api/arena/([^/]+)/games/([0-9]{1,9}))", [this](const httplib::Request& req,
                                                                 httplib::Response& res) {
       guarded(res, [&] {
         return arena_file(req.matches[1]).game_record(std::atoi(req.matches[2].str().c_str()));
