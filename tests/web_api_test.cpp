@@ -2371,6 +2371,19 @@ TEST(ArenaReaderTest, ResultsAreOneLinePerPairOfPlayersWhoeverMovedFirst) {
   EXPECT_EQ(std::vector<int>({ab.wins, ab.draws, ab.losses}), std::vector<int>({2, 1, 1}));
   const arena::MatchLine& ac = results[0].matches[1];
   EXPECT_EQ(std::vector<int>({ac.wins, ac.draws, ac.losses}), std::vector<int>({0, 0, 1}));
+  // The counts are kept between calls, and follow the file as it grows and when it is rewritten.
+  std::ofstream(dir / "m.txt", std::ios::app) << "ttt c a 1-0 a1 a2 b1 b2 c1\n";
+  std::vector<SourceResults> grown = reader.results();
+  ASSERT_EQ(grown.size(), 1u);
+  ASSERT_EQ(grown[0].matches.size(), 2u);
+  const arena::MatchLine& ac2 = grown[0].matches[1];
+  EXPECT_EQ(std::vector<int>({ac2.wins, ac2.draws, ac2.losses}), std::vector<int>({0, 0, 2}));
+  std::ofstream(dir / "m.txt", std::ios::trunc) << "ttt d e 0-1 a1 a2 b1 b2 c3 c2\n";
+  const std::vector<SourceResults> rewritten = reader.results();
+  ASSERT_EQ(rewritten.size(), 1u);
+  ASSERT_EQ(rewritten[0].matches.size(), 1u);
+  EXPECT_EQ(rewritten[0].matches[0].a, "d");
+  EXPECT_EQ(rewritten[0].matches[0].losses, 1);
   fs::remove_all(dir);
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 
 #include "arena/game_record.h"
 #include "games/game.h"
@@ -70,6 +71,7 @@ void ArenaReader::refresh_locked() {
   }
   Index fresh;
   Index& index = grew ? index_ : fresh;
+  results_.reset();
   if (grew) {  // a last line without its newline was counted; it is read again, whole
     index.games.resize(index.games.size() - index.tail_games);
     index.skipped -= index.tail_skipped;
@@ -126,6 +128,7 @@ void ArenaReader::refresh_locked() {
   index.size = size;
   index.mtime = mtime;
   if (!grew) index_ = std::move(fresh);
+  results_.reset();
 }
 
 json ArenaReader::info() {
@@ -178,9 +181,12 @@ json ArenaReader::list_games(int page, int per_page, const std::string& player,
 std::vector<SourceResults> ArenaReader::results() {
   std::lock_guard<std::mutex> lock(mutex_);
   refresh_locked();
+  // Kept until the file changes: the page asks every few seconds, and a file of 200,000 games
+  // took some 0.1 s to count again.
+  if (results_) return *results_;
   std::vector<SourceResults> out;
   // One line per game and pair of players, whoever moved first: (game, players) -> line.
-  std::map<std::pair<std::string, std::pair<std::string, std::string>>, std::size_t> line_of;
+  std::map<std::tuple<const Game*, std::uint32_t, std::uint32_t>, std::size_t> line_of;
   for (const Entry& g : index_.games) {
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const SourceResults& s) { return s.game == g.game->name(); });
@@ -188,21 +194,21 @@ std::vector<SourceResults> ArenaReader::results() {
       out.push_back({g.game->name(), name_, {}, {}});
       it = out.end() - 1;
     }
-    const std::string& a = index_.players[g.first];
-    const std::string& b = index_.players[g.second];
-    const auto key =
-        std::make_pair(g.game->name(), a < b ? std::make_pair(a, b) : std::make_pair(b, a));
+    const auto key = std::make_tuple(g.game, std::min(g.first, g.second),
+                                     std::max(g.first, g.second));
     auto line = line_of.find(key);
     if (line == line_of.end()) {
       line = line_of.emplace(key, it->matches.size()).first;
-      it->matches.push_back({a, b, 0, 0, 0});
+      it->matches.push_back({index_.players[g.first], index_.players[g.second], 0, 0, 0});
     }
     arena::MatchLine& m = it->matches[line->second];
-    const bool first_is_a = m.a == a;  // the line counts from its first-seen player's view
+    // The line counts from its first-seen player's view.
+    const bool first_is_a = m.a == index_.players[g.first];
     if (g.result > 0) (first_is_a ? m.wins : m.losses) += 1;
     else if (g.result < 0) (first_is_a ? m.losses : m.wins) += 1;
     else m.draws += 1;
   }
+  results_ = out;
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -76,6 +77,7 @@ class ArenaReader {
   std::filesystem::path path_;
   std::mutex mutex_;
   Index index_;
+  std::optional<std::vector<SourceResults>> results_;  // results() of index_, once counted
 };
 
 }  // namespace oppidum::web
