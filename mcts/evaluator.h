@@ -11,6 +11,7 @@
 // - It blocks until every result is written; n may be 0.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ namespace oppidum::mcts {
 struct EvalRequest {
   const GameState* state = nullptr;
   const ActionList* legal = nullptr;  // the state's legal actions, non-empty
+  // When the search that asks must be done (a timed search's deadline; max: none). An evaluator
+  // whose work on a position can stop early (the rollout evaluator's playouts after the first)
+  // does none of it past this time; the others need not look.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct EvalResult {

@@ -1,6 +1,7 @@
 #include "mcts/rollout_evaluator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "mcts/rng.h"
@@ -42,12 +43,19 @@ void RolloutEvaluator::evaluate(const EvalRequest* requests, int n, EvalResult* 
   for (int i = 0; i < n; ++i) {
     const std::uint64_t request = first + static_cast<std::uint64_t>(i);
     double sum = 0.0;
-    for (int k = 0; k < rollouts_; ++k)
+    int played = 0;
+    // At least one playout; no more once the request's deadline has passed (a timed search
+    // with many rollouts a leaf overran a short clock by a whole leaf's playouts).
+    const bool timed = requests[i].deadline != std::chrono::steady_clock::time_point::max();
+    while (played < rollouts_ &&
+           (played == 0 || !timed || std::chrono::steady_clock::now() < requests[i].deadline)) {
       sum += playout(*requests[i].state,
                      derive_seed(seed_, kRolloutStream,
                                  request * static_cast<std::uint64_t>(rollouts_) +
-                                     static_cast<std::uint64_t>(k)));
-    results[i].value = static_cast<float>(std::clamp(sum / rollouts_, -1.0, 1.0));
+                                     static_cast<std::uint64_t>(played)));
+      ++played;
+    }
+    results[i].value = static_cast<float>(std::clamp(sum / played, -1.0, 1.0));
     set_uniform_priors(*requests[i].legal, results[i].priors);
   }
 }

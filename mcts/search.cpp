@@ -646,7 +646,8 @@ SearchResult SearchTree::run_until(Evaluator& evaluator,
       if (stop && stop() && node(kRoot).expanded()) break;
       const PendingLeaf* leaf = select_leaf();
       if (leaf == nullptr) break;
-      const EvalRequest request = leaf->request();
+      EvalRequest request = leaf->request();
+      request.deadline = deadline;
       evaluator.evaluate(&request, 1, &evaluation);
       receive(evaluation);
     }

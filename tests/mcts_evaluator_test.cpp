@@ -1,4 +1,5 @@
 // The evaluators of mcts/: uniform and random rollouts.
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -112,6 +113,34 @@ TEST(EvaluatorTest, RolloutIsReproducibleAndThreadSafe) {
   for (const Batch& batch : batches)
     for (const EvalResult& r : batch.results) EXPECT_LE(std::abs(r.value), 1.0f);
   EXPECT_THROW(RolloutEvaluator(1, 0), std::invalid_argument);
+}
+
+TEST(EvaluatorTest, RolloutsPastTheDeadlineStopAfterTheFirstPlayout) {
+  // A timed search with many rollouts a leaf overran its clock by a whole leaf's playouts: past
+  // the request's deadline only the first playout is played, the one a single rollout plays.
+  const auto states = positions(mg::mg_game(), 6, 4);
+  Batch late = make_batch(states), single = make_batch(states), all = make_batch(states);
+  for (EvalRequest& r : late.requests)
+    r.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  RolloutEvaluator cut(31, 1000), one(31, 1), every(31, 1000);
+  for (std::size_t i = 0; i < states.size(); ++i) {  // request i: playout seeds from the same base
+    cut.evaluate(&late.requests[i], 1, &late.results[i]);
+    one.evaluate(&single.requests[i], 1, &single.results[i]);
+  }
+  evaluate(every, all);
+  int averaged = 0;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    EXPECT_TRUE(late.results[i].value == -1.0f || late.results[i].value == 0.0f ||
+                late.results[i].value == 1.0f)
+        << late.results[i].value;
+    if (i == 0) {
+      EXPECT_EQ(late.results[i].value, single.results[i].value);
+    }
+    // Without a deadline all 1000 are played: a mean, rarely a single result.
+    averaged += all.results[i].value != -1.0f && all.results[i].value != 1.0f &&
+                all.results[i].value != 0.0f;
+  }
+  EXPECT_GT(averaged, 0);
 }
 
 }  // namespace
