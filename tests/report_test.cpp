@@ -130,8 +130,10 @@ TEST(Report, ExtremeLossesStillDrawAChart) {
   {
     RunFolder folder(dir);
     folder.open_tables(false, "");
-    folder.append_train({1.0, 1, 0, 100, 2, 1e308, -1e308, 0.02});
-    folder.append_train({2.0, 2, 0, 200, 4, -1e308, 1e308, 0.02});
+    folder.append_train({1.0, 1, 0, 100, 2, 1e308, 0.0, 0.02});
+    folder.append_train({2.0, 2, 0, 200, 4, 1e-300, 1e308, 0.02});
+    // A loss below 0 is no loss (cross-entropy and squared error are not): a damaged row.
+    folder.append_train({2.5, 2, 0, 250, 5, -1e308, 1.0, 0.02});
     folder.append_train({3.0, 3, 0, 300, 6, 2.0, std::nan(""), 0.02});
   }
   std::ofstream(RunPaths{dir}.config()) << "run:\n  game: mg\n";

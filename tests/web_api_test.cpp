@@ -834,6 +834,71 @@ TEST(WebSummaryTest, ALongRunsGatesAreFollowedInBoundedCurves) {
   fs::remove_all(root);
 }
 
+// Rows holding what no run writes are damaged rows, counted and not drawn: a self-play row's
+// generation of 1e22 hung the page's speed chart (its ticks never ended), a negative speed and an
+// anchor score of 5 (500%) were shown as they were.
+TEST(WebSummaryTest, RowsOutOfEveryRunsRangeAreCountedNotDrawn) {
+  const fs::path root = test_util::process_temp_dir("web_range_rows_test");
+  const test_util::TinyRun run = test_util::make_tiny_run(root / "run", "mg", 4);
+  RunReader reader("run", run.dir);
+  const json before = reader.summary();
+  const int skipped = before["skipped_rows"].get<int>();
+  const std::size_t speeds = before["speed"].size();
+  {
+    std::ofstream out(run.dir / "metrics.csv", std::ios::app);
+    for (const auto& [generation, speed] : std::vector<std::pair<double, double>>{
+             {1e22, 100}, {1e300, 100}, {2.5, 100}, {-1, 100}, {5, -5000}}) {
+      trainer::SelfplayRow r;
+      r.seconds = 10, r.positions_per_second = speed;
+      util::CsvTable::Row row = trainer::metrics_row(r);
+      std::ostringstream text;
+      text << generation;
+      row[util::CsvTable::column_of(trainer::metrics_header(), "generation")] = text.str();
+      out << util::CsvTable::format(row) << '\n';
+    }
+    trainer::SelfplayRow fine;
+    fine.seconds = 11, fine.generation = 6, fine.positions_per_second = 250;
+    out << util::CsvTable::format(trainer::metrics_row(fine)) << '\n';
+  }
+  {
+    std::ofstream out(run.dir / "arena.csv", std::ios::app);
+    trainer::GateRow g;
+    g.generation = 4, g.step = 40, g.opponent_generation = 3, g.games = 4, g.wins = 2, g.draws = 0;
+    g.losses = 2, g.verdict = "cap", g.elo = 0, g.elo_low = -100, g.elo_high = 100;
+    g.anchor = "alphabeta:depth=2", g.anchor_games = 4, g.anchor_score = 5;
+    out << util::CsvTable::format(trainer::arena_row(g)) << '\n';
+    g.generation = 5, g.anchor_score = 0.5, g.elo = 500, g.elo_low = -10, g.elo_high = 10;
+    out << util::CsvTable::format(trainer::arena_row(g)) << '\n';
+  }
+  const json s = reader.summary();
+  EXPECT_EQ(s["skipped_rows"].get<int>(), skipped + 5 + 2) << s["skipped_rows"];
+  ASSERT_EQ(s["speed"].size(), speeds + 1) << s["speed"].dump();
+  EXPECT_EQ(s["speed"].back()[0], 6);
+  EXPECT_DOUBLE_EQ(s["speed"].back()[1].get<double>(), 250);
+  for (const json& g : s["gates"]) EXPECT_LT(g["generation"].get<int>(), 4) << g.dump();
+  // The HTML report reads them as damaged too.
+  int bad = 0;
+  int speed_rows = 0;
+  trainer::for_each_metrics_row(run.dir / "metrics.csv", &bad, true,
+                                [&](const trainer::MetricsRow& row) {
+                                  speed_rows += row.kind == "selfplay";
+                                });
+  EXPECT_EQ(bad, 5);
+  EXPECT_EQ(speed_rows, static_cast<int>(speeds) + 1);
+  int bad_gates = 0;
+  EXPECT_EQ(trainer::read_gates(run.dir / "arena.csv", &bad_gates).size(), 3u);
+  EXPECT_EQ(bad_gates, 2);
+  // A table of other columns (no header `train` writes) says so; it drew empty curves silently.
+  std::ofstream(run.dir / "metrics.csv", std::ios::trunc) << "foo,bar,baz\n1,2,3\n4,5,6\n";
+  const json other = reader.summary();
+  ASSERT_TRUE(other.contains("table_error")) << other.dump();
+  EXPECT_NE(other["table_error"].get<std::string>().find("not the header this program writes"),
+            std::string::npos)
+      << other["table_error"];
+  EXPECT_EQ(other["speed"].size(), 0u);
+  fs::remove_all(root);
+}
+
 // Hostile gate rows cost the ladder little: a run has one anchor, so rows naming thousands of
 // others keep the first few (each once, not once a row: 200,000 of them once took 27 s and
 // gigabytes), and a count beyond what a gate plays is a damaged row. A table replaced by a file of

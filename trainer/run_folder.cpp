@@ -146,6 +146,22 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
     g.anchor_elo_high = number(t.at(r, "anchor_elo_high"));
     g.anchor_pairs = pairs("anchor_pairs");
   }
+  // What no gate writes: a score outside 0..1, an Elo outside its own interval (one of no width,
+  // 0 to 0 as older versions wrote, is no interval).
+  const auto damaged = [&](const std::string& what) {
+    throw RunFolderError(t.path + ": row " + std::to_string(index + 2) + ": " + what);
+  };
+  if (!std::isnan(g.anchor_score) && !(g.anchor_score >= 0 && g.anchor_score <= 1))
+    damaged("anchor_score is not a share from 0 to 1 (\"" +
+            quote_input(t.at(r, "anchor_score"), 40) + "\")");
+  const auto inside = [](double v, double low, double high) {
+    return !std::isfinite(v) || !std::isfinite(low) || !std::isfinite(high) || !(low < high) ||
+           (low <= v && v <= high);
+  };
+  if (!inside(g.elo, g.elo_low, g.elo_high))
+    damaged("elo is outside its interval elo_low..elo_high");
+  if (!inside(g.anchor_elo, g.anchor_elo_low, g.anchor_elo_high))
+    damaged("anchor_elo is outside its interval anchor_elo_low..anchor_elo_high");
   return g;
 }
 
@@ -393,6 +409,39 @@ MetricsRow MetricsRowReader::operator()(const util::CsvTable::Row& row) const {
   OPPIDUM_READ_METRIC(resign_checks) OPPIDUM_READ_METRIC(resign_false_rate)
   OPPIDUM_READ_METRIC(loss_steps)
 #undef OPPIDUM_READ_METRIC
+  // What no run writes is damage, not a number to draw (a generation of 1e22 hung the page's
+  // chart): counts are whole and at least 0 (a generation at most kMaxGates), rates, times and
+  // losses at least 0, shares from 0 to 1. An empty field (NaN) is a value not known.
+  const auto check = [&](const char* column, double v, double lo, double hi, bool whole) {
+    if (std::isnan(v) || (v >= lo && v <= hi && (!whole || std::floor(v) == v))) return;
+    throw RunFolderError(std::string(column) + " is not " + (whole ? "a whole number" : "a number") +
+                         " from " + fixed(lo, 0) + " to " + (hi > 1e15 ? "2^53" : fixed(hi, 0)) +
+                         " (\"" + quote_input(text(column), 40) + "\")");
+  };
+  constexpr double kExact = 9007199254740992.0;  // 2^53: whole numbers a double holds exactly
+  constexpr double kMax = std::numeric_limits<double>::max();
+#define OPPIDUM_CHECK_METRIC(name, lo, hi, whole) check(#name, m.name, lo, hi, whole);
+  OPPIDUM_CHECK_METRIC(step, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(generation, 0, static_cast<double>(kMaxGates), true)
+  OPPIDUM_CHECK_METRIC(positions, 0, kExact, true) OPPIDUM_CHECK_METRIC(games, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(gate_games, 0, kExact, true) OPPIDUM_CHECK_METRIC(nodes, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(promoted, 0, 1, true) OPPIDUM_CHECK_METRIC(stream_lag, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(stream_evicted, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(resigned, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(resign_checks, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(loss_steps, 0, kExact, true)
+  OPPIDUM_CHECK_METRIC(seconds, 0, kMax, false) OPPIDUM_CHECK_METRIC(policy_loss, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(value_loss, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(learning_rate, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(games_per_second, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(selfplay_positions_per_second, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(evals_per_position, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(forward_rate, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(mean_batch, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(selfplay_bound, 0, kMax, false)
+  OPPIDUM_CHECK_METRIC(forward_busy, 0, 1, false) OPPIDUM_CHECK_METRIC(anchor_score, 0, 1, false)
+  OPPIDUM_CHECK_METRIC(resign_false_rate, 0, 1, false)
+#undef OPPIDUM_CHECK_METRIC
   return m;
 }
 
@@ -411,7 +460,14 @@ void for_each_metrics_row(const fs::path& path, int* skipped, bool check_header,
       path.string(), at, &restarted, skipped,
       [&](const util::CsvTable::Row& row) {
         if (!reader) reader.emplace(at.header);
-        visit((*reader)(row));
+        MetricsRow m;
+        try {
+          m = (*reader)(row);
+        } catch (const RunFolderError&) {
+          if (skipped) ++*skipped;
+          return;
+        }
+        visit(m);
       },
       check_header ? &kMetricsHeader : nullptr);
 }

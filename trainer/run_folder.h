@@ -241,7 +241,9 @@ struct MetricsRow {
 double loss_weight(const MetricsRow& row);
 
 // metrics.csv's rows as MetricsRow, by the columns of a file's own header (an older layout has
-// fewer): for a reader that follows the table as it grows (util::CsvTable::read_new).
+// fewer): for a reader that follows the table as it grows (util::CsvTable::read_new). Throws
+// RunFolderError naming the column for a value no run writes (a count not whole or below 0, a
+// generation over kMaxGates, a rate, time or loss below 0, a share outside 0..1): a damaged row.
 class MetricsRowReader {
  public:
   explicit MetricsRowReader(const util::CsvTable::Row& header);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "games/quote.h"
 #include "util/file_io.h"
 
 namespace oppidum::util {
@@ -44,7 +45,7 @@ void check_header(const std::string& path, const std::string& first_line,
                      std::equal(found.begin(), found.end(), expected.begin());
   if (found != expected && !older)
     throw FileError(path + ": line 1 is not the header this program writes (\n  found:    " +
-                    first_line.substr(0, 300) + "\n  expected: " + header_text(expected) +
+                    quote_input(first_line, 300) + "\n  expected: " + header_text(expected) +
                     "\n); the file has another layout or is not a table of this run");
 }
 

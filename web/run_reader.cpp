@@ -347,11 +347,13 @@ void RunReader::MetricsFold::add(const trainer::MetricsRow& row) {
 namespace {
 
 // Folds up to `max_bytes` of a table's new rows into `fold` with `add`: a fold made anew when the
-// table was rewritten, or when it cannot be read (`error` then says why). True when the table may
-// hold more.
+// table was rewritten, or when it cannot be read or its header is not `expected` nor an older
+// layout of it (`error` then says why: a table of other columns drew nothing, without a word).
+// True when the table may hold more.
 template <class Fold, class Add>
-bool follow_table(const std::string& path, util::CsvTable::Position& at, Fold& fold,
-                  std::string& error, std::uint64_t max_bytes, const Add& add) {
+bool follow_table(const std::string& path, const util::CsvTable::Row& expected,
+                  util::CsvTable::Position& at, Fold& fold, std::string& error,
+                  std::uint64_t max_bytes, const Add& add) {
   try {
     bool restarted = false;
     int skipped = 0;
@@ -361,7 +363,7 @@ bool follow_table(const std::string& path, util::CsvTable::Position& at, Fold& f
           if (restarted) fold = Fold{}, restarted = false;
           add(row);
         },
-        nullptr, max_bytes);
+        &expected, max_bytes);
     if (restarted) fold = Fold{};  // a table with no row now
     fold.skipped += skipped;
     error.clear();
@@ -378,16 +380,24 @@ bool follow_table(const std::string& path, util::CsvTable::Position& at, Fold& f
 
 bool RunReader::follow_metrics_locked(std::uint64_t max_bytes) {
   std::optional<trainer::MetricsRowReader> reader;  // by the file's own header
-  return follow_table(RunPaths{dir_}.metrics().string(), metrics_at_, metrics_, metrics_error_,
+  return follow_table(RunPaths{dir_}.metrics().string(), trainer::metrics_header(), metrics_at_,
+                      metrics_, metrics_error_,
                       max_bytes, [&](const util::CsvTable::Row& row) {
                         if (!reader) reader.emplace(metrics_at_.header);
-                        metrics_.add((*reader)(row));
+                        trainer::MetricsRow m;
+                        try {
+                          m = (*reader)(row);
+                        } catch (const trainer::RunFolderError&) {
+                          ++metrics_.skipped;
+                          return;
+                        }
+                        metrics_.add(m);
                       });
 }
 
 bool RunReader::follow_arena_locked(std::uint64_t max_bytes) {
   const std::string path = RunPaths{dir_}.arena().string();
-  return follow_table(path, arena_at_, gates_, arena_error_, max_bytes,
+  return follow_table(path, trainer::arena_header(), arena_at_, gates_, arena_error_, max_bytes,
                       [&](const util::CsvTable::Row& row) {
                         if (!gates_.reader) gates_.reader.emplace(arena_at_.header, path);
                         trainer::GateRow g;
@@ -559,7 +569,7 @@ json RunReader::list_games(const GameFilter& f) {
                          {"result", result_text(e->result, e->adjudicated, e->resigned)},
                          {"scores", {e->score[0], e->score[1]}},
                          {"network_step", e->network_step},
-                         {"generation", generation}});
+                         {"generation", generation < 0 ? json() : json(generation)}});
       }
       ++total;
     }
@@ -652,7 +662,9 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
           {"start", r.start},
           {"seed", std::to_string(r.seed)},
           {"network_step", r.network_step},
-          {"generation", generation_of(r.network_step, steps_per_generation)},
+          {"generation", generation_of(r.network_step, steps_per_generation) < 0
+                             ? json()
+                             : json(generation_of(r.network_step, steps_per_generation))},
           {"node", r.node},
           {"policy_target", gumbel ? "improved policy (Gumbel root)" : "visits"},
           {"result", result_text(r.result, r.adjudicated, r.resigned)},

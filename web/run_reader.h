@@ -122,6 +122,8 @@ class RunReader {
 
   void refresh_index_locked();
   ConfigInfo config_locked();
+  // The generation of a network step; -1 when not known (no step, or the config unreadable),
+  // which the API gives as null.
   int generation_of(std::int64_t network_step, int steps_per_generation) const;
 
   std::string name_;

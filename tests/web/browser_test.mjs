@@ -132,6 +132,19 @@ await check("dashboard numbers come from the run folder", async () => {
   assert(legend.lines.slice(0, -1).join(" ") ===
          "policy loss (cross-entropy, nats; each point the mean of about 14 steps and more)",
          `a wrapped legend lost words: ${legend.lines}`);
+  // Values a step cannot change (past 2^53 a generation of 1 more is the same number) once ticked
+  // for ever and hung the tab: such an axis gets its two ends, and every coordinate is finite.
+  const huge = await page.evaluate(() => {
+    const out = [];
+    for (const v of [1e17, 1e22, 1e300, 1.7e308]) {
+      const svg = lineChart("H", { x: "generation", y: "positions / s", integerX: true },
+        [{ name: "s", color: "#000", points: [[v, v], [v, 1]] }]);
+      const numbers = [...svg.querySelectorAll("circle.pt")].flatMap((c) => [+c.getAttribute("cx"), +c.getAttribute("cy")]);
+      out.push({ v, ticks: svg.querySelectorAll("text.tick-x").length, finite: numbers.every(Number.isFinite) });
+    }
+    return out;
+  });
+  assert(huge.every((c) => c.ticks >= 2 && c.ticks <= 1001 && c.finite), `huge values: ${JSON.stringify(huge)}`);
   assert(!/\binf\b/i.test(await text("main")), "the dashboard shows inf");
 });
 

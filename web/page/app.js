@@ -218,7 +218,9 @@ function dashboard(s) {
       { name: `self-play positions per second${s.speed_averaged ? "; means of consecutive generations" : ""}`,
         color: "#9467bd", points: s.speed }])));
   if (gates.length) {
-    const played = (g) => g.wins === null ? 0 : g.wins + g.draws + g.losses;
+    // Counts not all known (a gate rebuilt by --recover from metrics.csv has none) show as "–".
+    const counted = (g) => g.wins !== null && g.draws !== null && g.losses !== null;
+    const played = (g) => counted(g) ? g.wins + g.draws + g.losses : 0;
     const anchors = [...new Set(gates.filter((g) => g.anchor).map((g) => g.anchor))];
     const anchored = anchors.length > 0;
     // The anchor match of a promotion: its score over its games and its Elo with the interval (the
@@ -231,9 +233,9 @@ function dashboard(s) {
       h("td", { text: g.generation }), h("td", { text: g.step }),
       h("td", { text: genName(g.opponent_generation) }),
       // A gate rebuilt by --recover from metrics.csv has no counts (null) and no interval.
-      h("td", { text: g.wins === null ? "–" : `+${g.wins} =${g.draws} -${g.losses}` }),
+      h("td", { text: counted(g) ? `+${g.wins} =${g.draws} -${g.losses}` : "–" }),
       h("td", { text: played(g) === 0 ? "–" : `${fmt(100 * (g.wins + g.draws / 2) / played(g), 1)}%` }),
-      h("td", { text: g.wins !== null && played(g) === 0 ? "– (no games)"
+      h("td", { text: counted(g) && played(g) === 0 ? "– (no games)"
                     : g.elo_low === null ? (g.elo === null ? "–" : `${fmt(g.elo, 1)} (no interval in arena.csv)`)
                                          : `${fmt(g.elo, 1)} [${fmt(g.elo_low, 0)}, ${fmt(g.elo_high, 0)}]` }),
       h("td", { text: g.verdict }), h("td", { text: g.promoted ? "promoted" : "" }),
@@ -357,7 +359,7 @@ async function showGames(run, params) {
   const rows = data.games.map((g) => h("tr", { class: "clickable", "data-game": `${g.chunk}/${g.index}`,
       onclick: () => { location.hash = `#/game/${encodeURIComponent(run)}/${g.chunk}/${g.index}`; } },
     h("td", { text: `${g.chunk}/${g.index}` }), h("td", { text: g.plies }), h("td", { text: g.result }),
-    h("td", { text: g.scores.join("–") }), h("td", { text: g.generation }), h("td", { text: g.network_step })));
+    h("td", { text: g.scores.join("–") }), h("td", { text: g.generation ?? "–" }), h("td", { text: g.network_step })));
   list.replaceChildren(pager, h("table", { id: "games-table" },
     h("tr", {}, ...["chunk/game", "plies", "result", "scores", "generation", "network step"]
       .map((t) => h("th", { text: t }))), ...rows));
@@ -429,7 +431,7 @@ async function showGame(run, chunk, index) {
   const g = await guard(() => api(`/api/runs/${encodeURIComponent(run)}/games/${encodeURIComponent(chunk)}/${encodeURIComponent(index)}`));
   if (!g || me !== view) return;
   gameViewer(g, [h("h1", {}, `Game ${g.chunk}/${g.index} of `, h("a", { href: `#/games/${encodeURIComponent(run)}`, text: run })),
-    h("p", { class: "muted", text: `${displayName(g.game)} · network step ${g.network_step} (generation ${g.generation})` +
+    h("p", { class: "muted", text: `${displayName(g.game)} · network step ${g.network_step} (generation ${g.generation ?? "not known: the run's config.yaml is unreadable"})` +
       ` · seed ${g.seed}${g.node ? " · node " + g.node : ""} · ${g.moves.length} plies · ${g.result}` })],
     `${run}-game-${g.chunk}-${g.index}`);
 }

@@ -24,8 +24,17 @@ function niceTicks(lo, hi, count, integer) {
   let step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) || 10 * power;
   if (integer) step = Math.max(1, Math.round(step));
   const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
+  // Values so large that a step no longer changes them (past 2^53 a step of 1 is lost) would tick
+  // for ever: such an axis has its two ends only.
+  const n = Math.round((last - first) / step);
+  if (!Number.isFinite(first) || !Number.isFinite(last) || !(n >= 0 && n <= 1000) ||
+      first + step === first || last - step === last) {
+    let a = Number.isFinite(lo) ? lo : 0, b = Number.isFinite(hi) && hi > a ? hi : a + Math.max(1, Math.abs(a) * 0.1);
+    if (!Number.isFinite(b)) { b = a; a = b - Math.abs(b) * 0.1; }
+    return { lo: a, hi: b, step: b - a, ticks: [a, b] };
+  }
   const ticks = [];
-  for (let i = 0; first + i * step <= last + step / 2; i++) {
+  for (let i = 0; i <= n; i++) {
     const v = first + i * step;
     ticks.push(Math.abs(v) < step / 1e6 ? 0 : v);
   }
