@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "arena/play.h"
 #include "games/quote.h"
@@ -64,9 +65,11 @@ void run_engine(const Game& game, Player& player, std::istream& in, std::ostream
                                                ? line.size()
                                                : line.find_first_of(" \t")));
       std::string move;
+      std::vector<Action> played;
       while (moves >> move) {
         try {
-          state->apply(state->parse_action(move));
+          played.push_back(state->parse_action(move));
+          state->apply(played.back());
         } catch (const GameError& e) {
           throw EngineError(where + "the opening's move '" + quote_input(move, 60) +
                             "' is not playable in " + state->to_string() + ": " + e.what());
@@ -74,6 +77,14 @@ void run_engine(const Game& game, Player& player, std::istream& in, std::ostream
         if (state->is_terminal())
           throw EngineError(where + "the opening ends the game (" + state->to_string() + ")");
       }
+      // The player hears the opening as a match's players do (an external program with
+      // openings=1 passes it on as its own Opening line); one that can play only from the
+      // initial position cannot take it.
+      if (!played.empty() && player.needs_initial_position())
+        throw EngineError(where + player.spec() +
+                          " plays only from the initial position: it cannot be given an Opening "
+                          "(an external program that reads the Opening line needs openings=1)");
+      player.game_started(0, played);
       continue;
     }
     if (is_word(line, "start")) {

@@ -1,6 +1,7 @@
 #include "arena/players.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <iostream>
 #include <limits>
@@ -158,8 +159,11 @@ Action HumanPlayer::choose_move(const GameState& state, std::uint64_t seed) {
     }
     const std::string move = trim(line);
     if (move.empty()) continue;
-    if (move == "quit" || move == "exit") throw QuitGame();
-    if (move == "moves" || move == "help" || move == "?") {
+    // The commands in any case (`Quit`, as the engine protocol writes it); no move is one.
+    std::string command = move;
+    for (char& c : command) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (command == "quit" || command == "exit") throw QuitGame();
+    if (command == "moves" || command == "help" || command == "?") {
       ActionList legal;
       state.legal_actions(legal);
       std::vector<std::string> names;

@@ -195,6 +195,12 @@ TEST(HumanPlayerTest, QuitAndEndOfInputEndTheGame) {
   std::istringstream eof("");
   HumanPlayer b(eof, out);
   EXPECT_THROW(b.choose_move(*state, 0), QuitGame);
+  // In any case, as the engine protocol writes Quit.
+  for (const char* word : {"Quit", "EXIT"}) {
+    std::istringstream in(std::string(word) + "\n");
+    HumanPlayer c(in, out);
+    EXPECT_THROW(c.choose_move(*state, 0), QuitGame) << word;
+  }
 }
 
 }  // namespace

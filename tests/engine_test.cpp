@@ -485,6 +485,45 @@ TEST(ExternalMatchTest, OpeningsReachAProgramThatReadsTheOpeningLine) {
   }
 }
 
+// `oppidum engine` playing an external program passes an Opening line on to it (openings=1), as
+// a match does: it was applied to the engine's own position only, and the program, which never
+// heard it, was asked for a move from a position it did not know. A program that cannot take one
+// (no openings=1) is refused, saying so.
+TEST(ExternalMatchTest, TheEnginePassesAnOpeningOnToAnExternalProgram) {
+  const std::string inner = engine_cmd("mg", "random --seed 2");
+  const std::string err = temp_file("err.txt");
+  const CommandResult passed =
+      run("engine --game mg --seed 1 --player 'external:cmd=\"" + inner +
+              "\",openings=1,timeout_ms=120000'",
+          "Opening c1-a3 h7-h5\nStart\nQuit\n", err);
+  EXPECT_EQ(passed.status, 0) << passed.out << read_file(err);
+  const std::vector<std::string> moves = lines_of(passed.out);
+  ASSERT_EQ(moves.size(), 1u) << passed.out << read_file(err);
+  auto state = mg().initial_state();
+  for (const char* m : {"c1-a3", "h7-h5"}) state->apply(state->parse_action(m));
+  EXPECT_NO_THROW(state->parse_action(moves[0])) << moves[0];
+  // Its own moves and the opponent's after the opening reach it too: a game goes on.
+  state->apply(state->parse_action(moves[0]));
+  ActionList legal;
+  state->legal_actions(legal);
+  const std::string reply = state->action_to_string(legal[0]);
+  const CommandResult on =
+      run("engine --game mg --seed 1 --player 'external:cmd=\"" + inner +
+              "\",openings=1,timeout_ms=120000'",
+          "Opening c1-a3 h7-h5\nStart\n" + reply + "\nQuit\n", err);
+  EXPECT_EQ(on.status, 0) << on.out << read_file(err);
+  EXPECT_EQ(lines_of(on.out).size(), 2u) << on.out << read_file(err);
+
+  const CommandResult refused =
+      run("engine --game mg --seed 1 --player 'external:cmd=\"" + inner + "\"'",
+          "Opening c1-a3 h7-h5\nStart\nQuit\n", err);
+  EXPECT_EQ(refused.status, 1) << refused.out;
+  EXPECT_NE(read_file(err).find("plays only from the initial position: it cannot be given an "
+                                "Opening"),
+            std::string::npos)
+      << read_file(err);
+}
+
 TEST(ExternalMatchTest, ArenaPlaysTwoEnginesAgainstEachOther) {
   for (const std::string game : {"mg", "dvonn"}) {
     // (a generous time a move, which counts a program's start: this test is not about time)

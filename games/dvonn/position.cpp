@@ -702,7 +702,8 @@ std::string Position::pretty() const {
   if (in_placement()) {
     out += std::string(kSideName[side]) + " places a " +
            (ply_ < kDvonnPieces ? "DVONN" : side == 0 ? "white" : "black") + " piece (" +
-           std::to_string(kNumSpaces - ply_) + " placements left)";
+           std::to_string(kNumSpaces - ply_) +
+           (kNumSpaces - ply_ == 1 ? " placement left)" : " placements left)");
   } else if (is_terminal()) {
     const int w = score(0), b = score(1);
     out += "game over, " + std::string(w == b ? "draw" : w > b ? "White wins" : "Black wins");

@@ -708,14 +708,15 @@ function shellQuote(s) {
 
 // The second line of `apply --pretty`: "DVONN, ply P: <state>; score White W, Black B".
 // <state> is "game over, White wins|Black wins|draw", "<Side> to move[ (must pass)]" or
-// "<Side> places a <DVONN|white|black> piece (<n> placements left)".
+// "<Side> places a <DVONN|white|black> piece (<n> placements left)" ("1 placement left").
 function expectedStatus(pos) {
   const { white, black } = scores(pos);
   const side = sideToMove(pos.ply) === WHITE ? 'White' : 'Black';
   let state;
   if (isPlacement(pos)) {
     const piece = { R: 'DVONN', W: 'white', B: 'black' }[placedPiece(pos.ply)];
-    state = `${side} places a ${piece} piece (${PLACEMENT_PLIES - pos.ply} placements left)`;
+    const left = PLACEMENT_PLIES - pos.ply;
+    state = `${side} places a ${piece} piece (${left} placement${left === 1 ? '' : 's'} left)`;
   } else if (isTerminal(pos)) {
     state = `game over, ${result(pos)}`;
   } else if (legalActions(pos)[0] === PASS) {
