@@ -634,30 +634,30 @@ struct WebServer::Impl {
       });
     });
     get(R"(/api/runs/([^/]+)/summary)", [this](const httplib::Request& req,
-                                                    httplib::Response& res) {
+                                               httplib::Response& res) {
       guarded(res, [&] { return run(req.matches[1]).summary(); });
     });
     get(R"(/api/runs/([^/]+)/games)", [this](const httplib::Request& req,
-                                                  httplib::Response& res) {
+                                             httplib::Response& res) {
       guarded(res, [&] {
         RunReader& r = run(req.matches[1]);
         return r.list_games(filter_of(req));
       });
     });
     get(R"(/api/runs/([^/]+)/games/([0-9]{1,19})/([0-9]{1,5}))",
-             [this](const httplib::Request& req, httplib::Response& res) {
-               guarded(res, [&] {
-                 RunReader& r = run(req.matches[1]);
-                 return r.game_record(std::strtoull(req.matches[2].str().c_str(), nullptr, 10),
-                                      std::atoi(req.matches[3].str().c_str()));
-               });
-             });
+        [this](const httplib::Request& req, httplib::Response& res) {
+          guarded(res, [&] {
+            RunReader& r = run(req.matches[1]);
+            return r.game_record(std::strtoull(req.matches[2].str().c_str(), nullptr, 10),
+                                 std::atoi(req.matches[3].str().c_str()));
+          });
+        });
     get(R"(/api/runs/([^/]+)/checkpoints)", [this](const httplib::Request& req,
-                                                        httplib::Response& res) {
+                                                   httplib::Response& res) {
       guarded(res, [&] { return json(run(req.matches[1]).checkpoints()); });
     });
     get(R"(/api/arena/([^/]+)/games)", [this](const httplib::Request& req,
-                                                   httplib::Response& res) {
+                                              httplib::Response& res) {
       guarded(res, [&] {
         ArenaReader& a = arena_file(req.matches[1]);
         return a.list_games(int_param(req, "page", 0, 0, 1 << 30),
@@ -666,7 +666,7 @@ struct WebServer::Impl {
       });
     });
     get(R"(/api/arena/([^/]+)/games/([0-9]{1,9}))", [this](const httplib::Request& req,
-                                                                httplib::Response& res) {
+                                                           httplib::Response& res) {
       guarded(res, [&] {
         return arena_file(req.matches[1]).game_record(std::atoi(req.matches[2].str().c_str()));
       });
