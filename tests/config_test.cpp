@@ -491,6 +491,28 @@ TEST(Config, EffectiveConfigRoundTrips) {
   EXPECT_NE(describe_keys().find("training.batch_size"), std::string::npos);
 }
 
+// A string holding YAML's own quote and backslash (an external anchor: external:cmd="prog") reads
+// back as it was: written bare, the run's config.yaml was no YAML and the run never resumed.
+// Control characters are refused (a newline split the gate's log line).
+TEST(Config, StringsWithQuotesAndBackslashesRoundTrip) {
+  const std::string anchor = R"(external:cmd="/opt/my engine\x --game mg",openings=1)";
+  const RunConfig c = parse_config("", "x", {"arena.anchor=" + anchor});
+  EXPECT_EQ(c.arena.anchor, anchor);
+  const std::string yaml = to_yaml(c);
+  const RunConfig back = parse_config(yaml, "effective");
+  EXPECT_EQ(back.arena.anchor, anchor);
+  EXPECT_EQ(to_yaml(back), yaml);
+  for (const std::string bad : {"alphabeta:depth=2\ninjected", "random\t", "a\x1b[31m"}) {
+    try {
+      parse_config("", "x", {"arena.anchor=" + bad});
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("holds a control character"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // A run's config.yaml (and the config a Redis store publishes) holds every key and says so in its
 // first line: one cut short or edited is refused naming the missing key, never read with that
 // key's default (before: a config.yaml cut after run.game resumed a run with 500 steps per

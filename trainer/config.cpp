@@ -59,14 +59,27 @@ Field<S> make_field(const char* name, const char* doc, bool resumable, T S::*mem
   Field<S> f{name, doc, resumable, value_text(def), nullptr, nullptr};
   f.write = [member](const S& s) { return value_text(s.*member); };
   if constexpr (std::is_same_v<T, std::string>) {
-    // Quoted, so that a value like "1e3" or "yes" reads back as the string it is. The allowed
-    // values are plain words, so no escaping is needed.
-    f.write = [member](const S& s) { return "\"" + s.*member + "\""; };
+    // Double-quoted, so that a value like "1e3" or "yes" reads back as the string it is, with
+    // YAML's escapes for the quote and the backslash (a player spec such as
+    // external:cmd="prog" has both: written bare, the run's config.yaml was no YAML).
+    f.write = [member](const S& s) {
+      std::string text = "\"";
+      for (const char c : s.*member) {
+        if (c == '"' || c == '\\') text += '\\';
+        text += c;
+      }
+      return text + "\"";
+    };
     const std::string allowed = lo;
     (void)hi;
     f.read = [member, allowed](S& s, const std::string& value, const std::string& key) {
       if (!allowed.empty() && ("|" + allowed + "|").find("|" + value + "|") == std::string::npos)
         throw ConfigError(key + ": \"" + quote_input(value) + "\" is not one of " + allowed);
+      // No value is a line of text: a newline in one would split the log lines that show it.
+      for (const char c : value)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          throw ConfigError(key + ": \"" + quote_input(value) +
+                            "\" holds a control character (a newline, a tab, ...)");
       s.*member = value;
     };
   } else if constexpr (std::is_same_v<T, bool>) {
