@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -242,6 +243,32 @@ TEST(GameRecord, MoreMovesThanAnySelfplayGameAreRefused) {
   }
   r.moves.resize(kMaxRecordPlies);
   EXPECT_EQ(decode_record(encode_record(r)).moves.size(), kMaxRecordPlies);
+}
+
+// A record's origin is a stream entry id or nothing, its network step -1 (none) or more: an
+// origin "x" in one record stopped every start of its run ("malformed stream id"), naming no file.
+TEST(GameRecord, AnOriginThatIsNoStreamIdAndAStepBelowNoneAreDamage) {
+  GameRecord r = random_record("mg", 5);
+  for (const std::string good : {"", "0-0", "1700000000000-12", "18446744073709551615-0"}) {
+    r.origin = good;
+    EXPECT_EQ(decode_record(encode_record(r)).origin, good);
+  }
+  for (const std::string bad :
+       {"x", "1-", "-1", "12", "1-2-3", "18446744073709551616-0", "1-0\x1b[31m"}) {
+    r.origin = bad;
+    try {
+      decode_record(encode_record(r));
+      ADD_FAILURE() << "decoded origin " << bad;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("is no stream entry id"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << "quoted";
+    }
+  }
+  r.origin = "";
+  r.network_step = -1;
+  EXPECT_EQ(decode_record(encode_record(r)).network_step, -1);
+  r.network_step = std::numeric_limits<std::int64_t>::min();
+  EXPECT_THROW(decode_record(encode_record(r)), std::runtime_error);
 }
 
 // A file cut inside its header says so, not that it is no game file; one whose reading stopped at
