@@ -105,6 +105,20 @@ void check_results_players(const std::string& a, const std::string& b) {
   }
 }
 
+// A match whose game lines the record file could not hold (a player spec with a blank, such as a
+// checkpoint path with a space: its lines were written, and every reader refused them) is not
+// recorded.
+void check_record_players(const std::vector<std::string>& specs) {
+  for (const std::string& spec : specs) {
+    try {
+      arena::check_record_player(spec);
+    } catch (const arena::ResultsFileError& e) {
+      throw std::invalid_argument("--record: " + std::string(e.what()) +
+                                  "; leave --record out for such a match");
+    }
+  }
+}
+
 // The file that a write to `path` reaches: its links followed (a dangling one to the name it
 // names), made absolute, so that `x`, `./x` and `/dir/x` are one file before x exists.
 std::filesystem::path file_written(std::filesystem::path path) {
@@ -188,6 +202,7 @@ void run_arena(const ArenaOptions& o, const arena::NetEvaluatorFactory& net_fact
     check_results_players(a->spec(), b->spec());
     check_results_file(o.results, game);
   }
+  if (!o.record.empty()) check_record_players({a->spec(), b->spec()});
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   arena::MatchHooks hooks;
@@ -272,6 +287,11 @@ void run_gauntlet(const GauntletOptions& o, const arena::NetEvaluatorFactory& ne
     for (const auto& opponent : opponents) check_results_players(player->spec(), opponent->spec());
     check_results_file(o.results, game);
   }
+  if (!o.record.empty()) {
+    std::vector<std::string> specs = {player->spec()};
+    for (const auto& opponent : opponents) specs.push_back(opponent->spec());
+    check_record_players(specs);
+  }
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
   const arena::MatchConfig config = o.match;
@@ -332,9 +352,10 @@ void run_play(const PlayOptions& o, const arena::NetEvaluatorFactory& net_factor
   if (opponent->interactive()) throw std::runtime_error("play: the opponent must be a program");
   // A record file that cannot take the game is refused before it is played, not after.
   check_appended_files("", o.record);
+  arena::HumanPlayer human(std::cin, std::cout);
+  if (!o.record.empty()) check_record_players({human.spec(), opponent->spec()});
   std::unique_ptr<arena::RecordWriter> record;
   if (!o.record.empty()) record = std::make_unique<arena::RecordWriter>(o.record);
-  arena::HumanPlayer human(std::cin, std::cout);
   const int human_side = o.color == "first" ? 0 : 1;
   std::array<arena::Player*, 2> players = {&human, opponent.get()};
   if (human_side == 1) std::swap(players[0], players[1]);

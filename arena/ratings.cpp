@@ -196,30 +196,41 @@ std::string name_list(const std::vector<std::string>& names, const std::vector<i
 
 namespace {
 
-// `strict`: as a name is written; else as a line of any earlier version is read (a name of
-// Latin-1 bytes stays readable, and `ratings` prints it escaped).
+// A name a results or record file could not hold as one, or "": '#' starts a comment, and blanks
+// and control characters split or hide it (a "\v# x ..." line once rated a player "#"). Names
+// written (`strict`) are UTF-8 without control characters, C1's included (a name with the byte
+// 0x9b or U+009B, a terminal's CSI, reached the terminal raw), nor bidirectional controls (which
+// reorder a line); names read may be of any earlier version (a name of Latin-1 bytes stays
+// readable, and `ratings` prints it escaped).
+std::string player_name_problem(const std::string& name, bool strict) {
+  if (name.empty() || name[0] == '#' ||
+      std::any_of(name.begin(), name.end(),
+                  [](char c) {
+                    return std::isspace(static_cast<unsigned char>(c)) ||
+                           std::iscntrl(static_cast<unsigned char>(c));
+                  }) ||
+      (strict && printable_text(name) != name))
+    return "player \"" + quote_input(name, 60) +
+           "\" cannot be written to a results or record file (empty, starting with '#', or "
+           "holding blanks, control characters, bidirectional controls or bytes that are not "
+           "UTF-8)";
+  return "";
+}
+
 void check_player_names(const std::string& a, const std::string& b, bool strict) {
   if (a == b)
     throw ResultsFileError("\"" + quote_input(a, 60) + "\" cannot play itself in a results file");
-  // A name the file could not hold as one: '#' starts a comment, and blanks and control
-  // characters split or hide it (a "\v# x ..." line once rated a player "#"). Names written are
-  // UTF-8 without control characters, C1's included (a name with the byte 0x9b or U+009B, a
-  // terminal's CSI, reached the terminal raw), nor bidirectional controls (which reorder a line).
   for (const std::string* name : {&a, &b})
-    if (name->empty() || (*name)[0] == '#' ||
-        std::any_of(name->begin(), name->end(),
-                    [](char c) {
-                      return std::isspace(static_cast<unsigned char>(c)) ||
-                             std::iscntrl(static_cast<unsigned char>(c));
-                    }) ||
-        (strict && printable_text(*name) != *name))
-      throw ResultsFileError("player \"" + quote_input(*name, 60) +
-                             "\" cannot be written to a results file (empty, starting with '#', or "
-                             "holding blanks, control characters, bidirectional controls or bytes "
-                             "that are not UTF-8)");
+    if (const std::string why = player_name_problem(*name, strict); !why.empty())
+      throw ResultsFileError(why);
 }
 
 }  // namespace
+
+void check_record_player(const std::string& name) {
+  if (const std::string why = player_name_problem(name, true); !why.empty())
+    throw ResultsFileError(why);
+}
 
 void check_result_players(const std::string& a, const std::string& b) {
   check_player_names(a, b, true);

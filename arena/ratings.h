@@ -84,6 +84,10 @@ std::vector<MatchLine> read_results_file(const std::string& path, std::string* g
 // Throws ResultsFileError when a results line of `a` against `b` would be refused (a player
 // against itself rates nothing): `arena` and `gauntlet` ask before a match whose line is wanted.
 void check_result_players(const std::string& a, const std::string& b);
+// Throws ResultsFileError when a record file's game line could not hold `name` as one player (a
+// spec with a blank: a checkpoint path with a space; a control character): `arena`, `gauntlet`
+// and `play` ask before a game is recorded.
+void check_record_player(const std::string& name);
 // "A B wins draws losses".
 std::string format_result_line(const MatchLine& line);
 // Throws ResultsFileError when the file at `path` holds matches of another game than `game` (its

@@ -22,6 +22,11 @@ PlayerSpec parse_player_spec(std::string_view text) {
                        [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
   };
   if (text.empty()) throw PlayerSpecError("empty player spec");
+  // A spec names a player in tables, logs, results and records: no control character (an escape
+  // sequence, a newline, a C1 or bidirectional control) nor a byte that is not UTF-8, even quoted.
+  if (printable_line(text, text.size() + 1) != text)
+    throw PlayerSpecError(quoted + ": holds a control character (an escape, a newline, a tab, a "
+                          "bidirectional control) or a byte that is not UTF-8");
   PlayerSpec spec;
   const auto colon = text.find(':');
   const std::string_view name = text.substr(0, colon);

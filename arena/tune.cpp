@@ -259,14 +259,16 @@ TuneResult tune_weights(const TuneSamples& s, const std::vector<double>& initial
 namespace {
 
 // `text` as comment lines of at most 100 columns, broken between words (leading spaces kept). A
-// control character or a backslash is written as \xNN: a file name with a newline, or with a
-// backslash at a line's end (which joins the next line to the comment), stays in its comment.
+// byte that is not printable ASCII, or a backslash, is written as \xNN: a file name with a
+// newline, or with a backslash at a line's end (which joins the next line to the comment), stays
+// in its comment, and one with a bidirectional control (U+202E) cannot make the source read
+// otherwise than it compiles.
 std::string comment_lines(const std::string& raw) {
   constexpr std::size_t kWidth = 100 - 3;
   std::string text;
   for (const char c : raw) {
     const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f && c != '\\') {
+    if (u >= 0x20 && u < 0x7f && c != '\\') {
       text += c;
       continue;
     }

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "games/quote.h"
 #include "util/file_io.h"
 
 namespace oppidum::selfplay {
@@ -205,7 +206,7 @@ std::string FolderReplayStore::row_disagreement(
              bytes = count_of(row[3]);
   if (!chunk || !games || !positions || (!row[3].empty() && !bytes))
     return where + " is not a chunk number and three counts (\"" +
-           util::CsvTable::format(row).substr(0, 60) + "\")";
+           quote_input(util::CsvTable::format(row), 60) + "\")";
   const std::string name = chunk_name(static_cast<std::uint64_t>(*chunk));
   const auto on_disk = bytes_on_disk.find(static_cast<std::uint64_t>(*chunk));
   if (on_disk == bytes_on_disk.end()) {

@@ -160,7 +160,7 @@ std::string describe(const std::vector<std::string>& argv) {
   }
   std::string out = name;
   for (std::size_t i = first; i < argv.size() && i < first + std::min<std::size_t>(count, 8); ++i)
-    out += " " + (argv[i].size() > 200 ? argv[i].substr(0, 200) + "..." : argv[i]);
+    out += " " + quote_input(argv[i], 200);
   return out;
 }
 

@@ -53,7 +53,7 @@ std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
     bool out_of_range = false;
     if (s.find_first_not_of("0123456789") != std::string::npos ||
         !util::parse_decimal(s, value, out_of_range))
-      throw std::invalid_argument("malformed stream id \"" + id.substr(0, 40) + "\"" +
+      throw std::invalid_argument("malformed stream id \"" + quote_input(id, 40) + "\"" +
                                   (out_of_range ? " (a part over 2^64)" : ""));
     return value;
   };

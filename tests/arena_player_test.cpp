@@ -39,6 +39,25 @@ TEST(PlayerSpecTest, ParsesNameAndKeys) {
   EXPECT_THROW(parse_player_spec("uct:sims"), PlayerSpecError);
   EXPECT_THROW(parse_player_spec("uct:sims=1,sims=2"), PlayerSpecError);
   EXPECT_THROW(parse_player_spec("uct: sims=1"), PlayerSpecError);
+  // A spec names a player in tables, logs, results and records: no control character, bidi
+  // control or byte that is not UTF-8 anywhere in it, quoted or not (an escape sequence in a
+  // checkpoint path reached the terminal through the match line).
+  for (const std::string bad :
+       {"uct:sims=5,cpuct=1\x1b[31m", "external:cmd=\"prog\nx\"", "external:cmd=\"a\tb\"",
+        "external:cmd=prog,name=E\xe2\x80\xaex", "net:checkpoint=a\xc2\x9b.ckpt",
+        "net:checkpoint=\xff.ckpt"}) {
+    try {
+      parse_player_spec(bad);
+      ADD_FAILURE() << "parsed " << bad;
+    } catch (const PlayerSpecError& e) {
+      EXPECT_NE(std::string(e.what()).find("holds a control character"), std::string::npos)
+          << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << "quoted";
+    }
+  }
+  EXPECT_EQ(parse_player_spec("net:checkpoint=\"r\xc3\xa9seau/best.ckpt\"").params[0].second,
+            "r\xc3\xa9seau/best.ckpt")
+      << "names in any script";
 }
 
 TEST(PlayerSpecTest, FactoryExplainsBadSpecs) {

@@ -391,6 +391,24 @@ TEST(RatingsTest, RejectsUnratablePlayers) {
   }
 }
 
+// A record file's game line holds each player as one blank-free word: a spec with a blank (a
+// checkpoint path with a space) made lines every reader refused, so such a match is not recorded.
+TEST(RatingsTest, ARecordPlayerIsOneWordOfPrintableText) {
+  EXPECT_NO_THROW(check_record_player("net:checkpoint=runs/x/best.ckpt,sims=8"));
+  EXPECT_NO_THROW(check_record_player("random"));
+  for (const std::string bad : {"net:checkpoint=sp ace.ckpt,sims=8", "", "#x", "a\x1b[1m",
+                                "E\xe2\x80\xaex"}) {
+    try {
+      check_record_player(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ResultsFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot be written to a results or record file"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(RatingsTest, ReadsAndAppendsTheResultsFile) {
   std::istringstream in("# comment\n\nuct:sims=100 random 10 2 3\nalphabeta:depth=1 random 5 0 0\n");
   const auto lines = read_results(in, "test");

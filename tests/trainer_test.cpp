@@ -861,7 +861,10 @@ TEST(RunFolderState, ALogCutShortRebuildsAStateTheNextStartAccepts) {
       << "[t] resuming run x (session 2): mg 1x8; run id " << id << "\n"
       << "[t] resuming run x (session -1): mg\n"
       << "[t] resuming run x (session 99999999999999999999): mg\n"
-      << "[t] resuming run x (session 3): mg 1x8; run id 0123abc";
+      << "[t] resuming run x (session 3): mg 1x8; run id 0123abc\n"
+      // A run folder's name holding such text itself is no session of its own.
+      << "[t] resuming run r (session 99); run id fedcba9876543210fedcba9876543210 (session 3): "
+         "mg 1x8; run id " << id;
   RunFolder folder(dir);
   std::string rebuilt;
   const RunState s = folder.load_state(true, &rebuilt);

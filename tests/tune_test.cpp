@@ -186,9 +186,12 @@ TEST(TuneTest, WritesAHeader) {
   EXPECT_NE(text.find("//   /a/file\n"), std::string::npos);
   // A file name's newline or final backslash cannot end its comment line (code after it compiled).
   const std::string named = classic_weights_header(game, names, classic_weights(game), "s",
-                                                   {"  /a\nstatic_assert(false);", "  /b\\"});
+                                                   {"  /a\nstatic_assert(false);", "  /b\\",
+                                                    "  /c\xe2\x80\xae.txt"});
   EXPECT_NE(named.find("//   /a\\x0astatic_assert(false);\n"), std::string::npos) << named;
   EXPECT_NE(named.find("//   /b\\x5c\n"), std::string::npos) << named;
+  // Nor can a bidirectional control (U+202E) make the source read otherwise than it compiles.
+  EXPECT_NE(named.find("//   /c\\xe2\\x80\\xae.txt\n"), std::string::npos) << named;
   // Within the project's 100 columns.
   std::size_t start = 0;
   while (start < text.size()) {

@@ -12,14 +12,17 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 
 #include <fmt/format.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "games/quote.h"
 #include "mcts/seed.h"
 #include "model/checkpoint.h"
 #include "model/inference_server.h"
@@ -72,6 +75,29 @@ class LogFailure {
   std::string what_;
 };
 
+// The message of a log line as the terminal and log.txt get it: one line, without a control
+// character (a run folder's name, a player spec or a file's content in a message could send the
+// terminal commands, retitle its window, reorder the line or start a forged one), at most 16 KiB.
+class PrintableMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const std::string text =
+        printable_line(std::string_view(msg.payload.data(), msg.payload.size()), 16384);
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override {
+    return std::make_unique<PrintableMessage>();
+  }
+};
+
+// A sink's pattern with the message made printable (%*).
+std::unique_ptr<spdlog::formatter> printable_pattern(const std::string& pattern) {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<PrintableMessage>('*').set_pattern(pattern);
+  return formatter;
+}
+
 // `status_line`: a status line may stand on the terminal (Telemetry's): each console line first
 // clears it, and the next status takes its place under the line (lines ran on after it).
 std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
@@ -89,8 +115,9 @@ std::shared_ptr<spdlog::logger> make_logger(const RunPaths& paths,
   auto console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
   auto logger = std::make_shared<spdlog::logger>("train", spdlog::sinks_init_list{console, file});
-  logger->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
-  if (status_line && isatty(2)) console->set_pattern("\r\033[K[%Y-%m-%d %H:%M:%S] %v");
+  logger->set_formatter(printable_pattern("[%Y-%m-%d %H:%M:%S] %*"));
+  if (status_line && isatty(2))
+    console->set_formatter(printable_pattern("\r\033[K[%Y-%m-%d %H:%M:%S] %*"));
   logger->flush_on(spdlog::level::info);
   // spdlog's file errors ("Failed writing to file ...", "Failed flush to file ...") stop the run;
   // any other (a message it could not format) is only said.

@@ -262,24 +262,25 @@ RunState state_from_log(const fs::path& log) {
   // load_state would refuse at the next start).
   const std::string session = "(session ", run_id = "; run id ";
   constexpr std::size_t kIdDigits = 32;
+  // A line's last "(session N)" only, and a run id only at its end: the run folder's name comes
+  // before them, and may hold such text itself ("runs/r (session 99)" made 99 sessions of one).
   const auto visit = [&](const util::FileLine& l) {
     const std::string_view text = l.text;
-    for (auto at = text.find(session); at != std::string_view::npos;
-         at = text.find(session, at + 1)) {
-      const std::size_t from = at + session.size();
-      const std::size_t digits_end = text.find_first_not_of("0123456789", from);
-      if (digits_end == std::string_view::npos || text[digits_end] != ')' || digits_end == from ||
-          digits_end - from > 15)
-        continue;
-      s.sessions = std::max<std::uint64_t>(
-          s.sessions, std::stoull(std::string(text.substr(from, digits_end - from))));
-      const auto id = text.find(run_id, at);
-      if (id == std::string_view::npos) continue;
-      const std::size_t id_from = id + run_id.size();
-      const std::size_t id_to =
-          std::min(text.find_first_not_of("0123456789abcdef", id_from), text.size());
-      if (id_to - id_from == kIdDigits) s.run_id = std::string(text.substr(id_from, kIdDigits));
-    }
+    const auto at = text.rfind(session);
+    if (at == std::string_view::npos) return;
+    const std::size_t from = at + session.size();
+    const std::size_t digits_end = text.find_first_not_of("0123456789", from);
+    if (digits_end == std::string_view::npos || text[digits_end] != ')' || digits_end == from ||
+        digits_end - from > 15)
+      return;
+    s.sessions = std::max<std::uint64_t>(
+        s.sessions, std::stoull(std::string(text.substr(from, digits_end - from))));
+    const auto id = text.rfind(run_id);
+    if (id == std::string_view::npos || id < digits_end) return;
+    const std::size_t id_from = id + run_id.size();
+    if (text.size() - id_from == kIdDigits &&
+        text.find_first_not_of("0123456789abcdef", id_from) == std::string_view::npos)
+      s.run_id = std::string(text.substr(id_from, kIdDigits));
   };
   try {
     util::for_each_line(log.string(), kMaxLogBytes, kMaxLogLineBytes, 0, visit);
