@@ -147,8 +147,13 @@ TEST(Report, ExtremeLossesStillDrawAChart) {
   for (const auto& xs : lines)
     for (const double x : xs) EXPECT_TRUE(std::isfinite(x));
   const auto start = html.find(">Training loss<");
-  EXPECT_EQ(html.substr(start, html.find("</figure>", start) - start).find("nan"),
-            std::string::npos);
+  const std::string figure = html.substr(start, html.find("</figure>", start) - start);
+  EXPECT_EQ(figure.find("nan"), std::string::npos);
+  // Its ticks are finite and say their size: the top one read "inf", and 2.5e307 was printed as
+  // a 31-digit number (cut from %.0f's 308 digits).
+  EXPECT_EQ(figure.find("inf"), std::string::npos) << figure;
+  EXPECT_NE(figure.find(">1e+308<"), std::string::npos) << figure;
+  EXPECT_NE(figure.find(">5e+307<"), std::string::npos) << figure;
 }
 
 // Past 300 points a chart's point is the mean of consecutive rows, and its legend says so: 301

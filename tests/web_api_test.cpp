@@ -869,9 +869,12 @@ TEST(WebSummaryTest, RowsOutOfEveryRunsRangeAreCountedNotDrawn) {
     out << util::CsvTable::format(trainer::arena_row(g)) << '\n';
     g.generation = 5, g.anchor_score = 0.5, g.elo = 500, g.elo_low = -10, g.elo_high = 10;
     out << util::CsvTable::format(trainer::arena_row(g)) << '\n';
+    // Past what any gate measures (the report's axis once read "inf").
+    g.generation = 6, g.elo = 1e300, g.elo_low = -1e300, g.elo_high = 1e301;
+    out << util::CsvTable::format(trainer::arena_row(g)) << '\n';
   }
   const json s = reader.summary();
-  EXPECT_EQ(s["skipped_rows"].get<int>(), skipped + 5 + 2) << s["skipped_rows"];
+  EXPECT_EQ(s["skipped_rows"].get<int>(), skipped + 5 + 3) << s["skipped_rows"];
   ASSERT_EQ(s["speed"].size(), speeds + 1) << s["speed"].dump();
   EXPECT_EQ(s["speed"].back()[0], 6);
   EXPECT_DOUBLE_EQ(s["speed"].back()[1].get<double>(), 250);
@@ -887,7 +890,7 @@ TEST(WebSummaryTest, RowsOutOfEveryRunsRangeAreCountedNotDrawn) {
   EXPECT_EQ(speed_rows, static_cast<int>(speeds) + 1);
   int bad_gates = 0;
   EXPECT_EQ(trainer::read_gates(run.dir / "arena.csv", &bad_gates).size(), 3u);
-  EXPECT_EQ(bad_gates, 2);
+  EXPECT_EQ(bad_gates, 3);
   // A table of other columns (no header `train` writes) says so; it drew empty curves silently.
   std::ofstream(run.dir / "metrics.csv", std::ios::trunc) << "foo,bar,baz\n1,2,3\n4,5,6\n";
   const json other = reader.summary();

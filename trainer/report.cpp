@@ -25,7 +25,10 @@ struct Series {
 
 std::string fmt(double v) {
   char buf[32];
-  if (std::fabs(v) >= 1000 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
+  // Past 10^15 in exponent form: "%.0f" of 1e300 does not fit the buffer, and was cut to a
+  // number 10^270 times smaller.
+  if (std::fabs(v) >= 1e15) std::snprintf(buf, sizeof buf, "%.3g", v);
+  else if (std::fabs(v) >= 1000 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
   else std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
@@ -96,7 +99,10 @@ std::string chart(const std::string& title, const std::string& x_label,
   svg << "<rect x='" << left << "' y='" << top << "' width='" << w - left - right << "' height='"
       << h - top - bottom << "' fill='none' stroke='#999'/>";
   for (int i = 0; i <= 4; ++i) {
-    const double y = y0 + (y1 / 2 - y0 / 2) * i / 2, x = x0 + (x1 / 2 - x0 / 2) * i / 2;
+    // Weighted means of the ends, which stay finite near the largest double (the span times 4
+    // did not: the top tick read "inf").
+    const double t = i / 4.0;
+    const double y = y0 * (1 - t) + y1 * t, x = x0 * (1 - t) + x1 * t;
     svg << "<text x='" << left - 4 << "' y='" << py(y) + 4 << "' text-anchor='end'>" << fmt(y)
         << "</text><line x1='" << left << "' x2='" << w - right << "' y1='" << py(y) << "' y2='"
         << py(y) << "' stroke='#eee'/>"

@@ -158,6 +158,21 @@ GateRow gate_from_row(const TableView& t, const util::CsvTable::Row& r, std::siz
     return !std::isfinite(v) || !std::isfinite(low) || !std::isfinite(high) || !(low < high) ||
            (low <= v && v <= high);
   };
+  // No match of at most config::kMaxGateGames games measures an Elo past +-100,000 (with the
+  // prior of one virtual game, 100,000 straight wins are some 2,100), nor does a chain of
+  // kMaxGates gates reach a rating past 10^12: such a number is no measurement.
+  constexpr double kMaxElo = 1e5, kMaxRating = 1e12;
+  for (const auto& [column, v] : {std::pair<const char*, double>{"elo", g.elo},
+                                  {"elo_low", g.elo_low}, {"elo_high", g.elo_high},
+                                  {"anchor_elo", g.anchor_elo},
+                                  {"anchor_elo_low", g.anchor_elo_low},
+                                  {"anchor_elo_high", g.anchor_elo_high}})
+    if (std::isfinite(v) && std::fabs(v) > kMaxElo)
+      damaged(std::string(column) + " is past +-100000, more than any gate measures (\"" +
+              quote_input(t.at(r, column), 40) + "\")");
+  if (std::isfinite(g.rating) && std::fabs(g.rating) > kMaxRating)
+    damaged("rating is past +-10^12, more than any chain of gates reaches (\"" +
+            quote_input(t.at(r, "rating"), 40) + "\")");
   if (!inside(g.elo, g.elo_low, g.elo_high))
     damaged("elo is outside its interval elo_low..elo_high");
   if (!inside(g.anchor_elo, g.anchor_elo_low, g.anchor_elo_high))
