@@ -10,12 +10,20 @@
 
 #include <exception>
 #include <filesystem>
+#include <iostream>
 #include <new>
 #include <string>
 
+#include "games/quote.h"
 #include "model/backend.h"
 
 namespace oppidum::app {
+
+// A warning on standard error: one line, printable (a path, a file's content or a record's field
+// in it cannot send the terminal commands), at most 4 KiB.
+inline void warn(const std::string& message) {
+  std::cerr << "warning: " << printable_line(message, 4096) << '\n';
+}
 
 inline std::string error_text(const std::exception& e, const std::string& command) {
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "app/error_text.h"
 #include "app/option_checks.h"
 #include "mcts/search.h"
 #include "games/quote.h"
@@ -95,7 +96,7 @@ void run_games(const GamesOptions& o) {
       throw std::runtime_error(folder + ": no such folder; is " + o.run + " a run folder?");
     const selfplay::FolderReplayStore store(folder, selfplay::FolderReplayStore::Mode::kReadOnly);
     files = store.chunks();
-    for (const std::string& p : store.problems()) std::cerr << "warning: " << p << "\n";
+    for (const std::string& p : store.problems()) warn(p);
     problems += static_cast<int>(store.problems().size());
   }
   int index = 0;
@@ -120,8 +121,8 @@ void run_games(const GamesOptions& o) {
                       << (wrong.empty() ? result_text(r) : "does not replay") << std::right
                       << "  network step " << r.network_step << "\n";
             if (!wrong.empty()) {
-              std::cerr << "warning: game " << index << " (" << file << ") does not replay, "
-                        << "training skips it: " << wrong << "\n";
+              warn("game " + std::to_string(index) + " (" + file +
+                   ") does not replay, training skips it: " + wrong);
               ++problems;
             }
           } else if (index == o.replay) {
@@ -134,7 +135,7 @@ void run_games(const GamesOptions& o) {
     if (read.refused && !o.file.empty())
       throw std::runtime_error("games: " + read.problems.front());
     for (const std::string& p : read.problems) {
-      std::cerr << "warning: " << p << "\n";
+      warn(p);
       ++problems;
     }
     if (wanted) {

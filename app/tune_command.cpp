@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/error_text.h"
 #include "app/game_dispatch.h"
 #include "arena/game_record.h"
 #include "app/option_checks.h"
@@ -72,13 +73,12 @@ void read_selfplay_file(const Game& game, const std::string& path, Reading& r) {
                                        record.resigned))
             ++r.unfinished;
         } catch (const std::exception& e) {
-          std::cerr << "warning: " << path << ": game with seed " << record.seed << ": "
-                    << e.what() << "\n";
+          warn(path + ": game with seed " + std::to_string(record.seed) + ": " + e.what());
           ++r.skipped;
         }
         return true;
       });
-  for (const std::string& p : read.problems) std::cerr << "warning: " << p << "\n";
+  for (const std::string& p : read.problems) warn(p);
 }
 
 // One arena record line: <game> <spec> <spec> <result> <move>...
@@ -87,8 +87,8 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
   const auto visit = [&](const util::FileLine& l) {
     const std::uint64_t number = l.number;
     if (l.too_long) {
-      std::cerr << "warning: " << path << ":" << number << ": a line longer than "
-                << arena::kMaxRecordLineBytes << " bytes, longer than any game; line skipped\n";
+      warn(path + ":" + std::to_string(number) + ": a line longer than " +
+           std::to_string(arena::kMaxRecordLineBytes) + " bytes, longer than any game; line skipped");
       ++r.skipped;
       return;
     }
@@ -99,9 +99,9 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
       return;
     }
     if (!g) {
-      std::cerr << "warning: " << path << ":" << number << ": not a game (no result 1-0, 0-1 or "
-                << "1/2-1/2 in the fourth field, a player with a control character, or more or "
-                << "longer moves than any game has); line skipped\n";
+      warn(path + ":" + std::to_string(number) +
+           ": not a game (no result 1-0, 0-1 or 1/2-1/2 in the fourth field, a player with a "
+           "control character, or more or longer moves than any game has); line skipped");
       ++r.skipped;
       return;
     }
@@ -117,7 +117,7 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
       if (!r.first_time("", moves)) return;
       if (!arena::add_game_samples(game, "", moves, result_first, r.samples)) ++r.unfinished;
     } catch (const std::exception& e) {
-      std::cerr << "warning: " << path << ":" << number << ": " << e.what() << "; line skipped\n";
+      warn(path + ":" + std::to_string(number) + ": " + e.what() + "; line skipped");
       ++r.skipped;
     }
   };
