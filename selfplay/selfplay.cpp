@@ -130,22 +130,50 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
   return r;
 }
 
+namespace {
+
+// The mean number of legal actions over the positions of a few seeded random games: the nodes a
+// search's expansion makes, one per child (mcts/search.h, "Memory").
+double mean_children(const Game& game) {
+  mcts::Rng rng(1);
+  double sum = 0, positions = 0;
+  ActionList legal;
+  for (int g = 0; g < 8; ++g) {
+    auto state = game.initial_state();
+    for (int ply = 0; ply < game.max_game_length(); ++ply) {
+      state->legal_actions(legal);
+      if (legal.empty()) break;
+      sum += legal.size(), positions += 1;
+      state->apply(legal[rng.uniform_int(legal.size())]);
+    }
+  }
+  return positions > 0 ? sum / positions : 1.0;
+}
+
+}  // namespace
+
 void check_search_memory(const SelfPlaySettings& settings) {
   const double trees = static_cast<double>(settings.threads) * settings.concurrent_games;
-  const double nodes = std::min<double>(std::max(settings.simulations, settings.fast_simulations),
-                                        static_cast<double>(settings.search.max_tree_nodes));
+  // Each simulation expands a leaf into its children: a tree holds about simulations x the mean
+  // number of legal actions nodes (one per simulation, as counted before, let trees 40 times the
+  // estimate through in Murus Gallicus, which then ran out of memory).
+  const double children = mean_children(game_by_name(settings.game));
+  const double nodes =
+      std::min<double>(std::max(settings.simulations, settings.fast_simulations) * children,
+                       static_cast<double>(settings.search.max_tree_nodes));
   const double bytes = trees * nodes * 32.0;
   const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
                          static_cast<double>(sysconf(_SC_PAGE_SIZE));
   if (machine > 0 && bytes > machine) {
     char text[400];
     std::snprintf(text, sizeof text,
-                  "self-play: %d threads x %d concurrent games x %d simulations need at least "
-                  "%.1f GiB for their search trees, and this machine has %.1f GiB: give fewer "
-                  "selfplay.threads, selfplay.concurrent_games or selfplay.simulations",
+                  "self-play: %d threads x %d concurrent games x %d simulations (of about %.0f "
+                  "children each) need about %.1f GiB for their search trees, and this machine "
+                  "has %.1f GiB: give fewer selfplay.threads, selfplay.concurrent_games or "
+                  "selfplay.simulations",
                   settings.threads, settings.concurrent_games,
-                  std::max(settings.simulations, settings.fast_simulations), bytes / (1 << 30),
-                  machine / (1 << 30));
+                  std::max(settings.simulations, settings.fast_simulations), children,
+                  bytes / (1 << 30), machine / (1 << 30));
     throw std::invalid_argument(text);
   }
 }

@@ -53,9 +53,11 @@ struct SelfPlaySettings {
   std::uint64_t session = 0;       // distinct per start of the run, so a resumed run plays new games
 };
 
-// Throws std::invalid_argument naming the keys when threads x concurrent_games search trees of at
-// least one 32-byte node per simulation (the fewest a search makes; mcts/search.h, "Memory") would
-// need more memory than this machine has: such a run could only be killed for memory, later.
+// Throws std::invalid_argument naming the keys when threads x concurrent_games search trees of
+// simulations x the game's mean number of legal actions 32-byte nodes (each simulation expands a
+// leaf into its children; mcts/search.h, "Memory"; the mean measured over a few random games),
+// at most max_tree_nodes each, would need more memory than this machine has: such a run could
+// only be killed for memory, later.
 void check_search_memory(const SelfPlaySettings& settings);
 
 struct SelfPlayStats {

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "games/quote.h"
 #include "util/host.h"
 #include "util/text.h"
 
@@ -104,7 +105,8 @@ RedisUrl parse_redis_url(const std::string& text, const char* env_password) {
 void check_security(const RedisUrl& url, bool insecure) {
   if (url.is_loopback() || !url.password.empty() || insecure) return;
   throw std::invalid_argument(
-      url.to_string() + " is not on this machine and has no password: give one in the URL or in "
+      quote_input(url.to_string(), 200) +
+      " is not on this machine and has no password: give one in the URL or in "
       "OPPIDUM_REDIS_PASSWORD (and protect the server with requirepass or an ACL user), or pass "
       "--insecure on a network you trust (docs/DISTRIBUTED.md, \"Security\")");
 }

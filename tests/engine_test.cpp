@@ -108,8 +108,8 @@ TEST(ExternalSpecTest, CanonicalNameAndErrors) {
   expect_error("external:cmd=x,timeout_ms=0", "timeout_ms must be 1..3600000");
   expect_error("external:cmd=x,depth=2", "unknown key 'depth'");
   // A name that reaches a terminal and the record files: no escape sequences.
-  expect_error("external:cmd=x,name=\"\x1b[2Jfake\"", "name holds a control character");
-  expect_error("external:cmd=\"x\x07\"", "cmd holds a control character");
+  expect_error("external:cmd=x,name=\"\x1b[2Jfake\"", "holds a control character");
+  expect_error("external:cmd=\"x\x07\"", "holds a control character");
   EXPECT_TRUE(game_by_name("mg").looks_like_move("c1-c3"));
   EXPECT_TRUE(game_by_name("mg").looks_like_move("D5XE6"));
   EXPECT_FALSE(game_by_name("mg").looks_like_move("c1-c9"));

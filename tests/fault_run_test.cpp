@@ -878,6 +878,29 @@ TEST(FaultRun, CtrlCDuringAGateStopsPromptly) {
   EXPECT_TRUE(table(dir / "arena.csv", header).empty());
 }
 
+// run.stop_after_minutes ends a session during a gate as Ctrl-C does: a gate of many games went on
+// past it (a session of 0.3 minutes still gated at 86 s, and every later session replayed it).
+TEST(FaultRun, TheTimeLimitStopsAGate) {
+  const fs::path dir = fresh_dir("time_limit_gate");
+  const auto started = std::chrono::steady_clock::now();
+  const CommandResult r =
+      run_shell("timeout -s KILL 300 " +
+                train_command(dir, "--set arena.max_games=100000 --set arena.elo1=1000"
+                                   " --set arena.elo0=999 --set arena.alpha=0.000001"
+                                   " --set arena.beta=0.000001 --set run.max_generations=5"
+                                   " --set run.stop_after_minutes=0.5"));
+  const std::string log = read_file(dir / "log.txt");
+  EXPECT_EQ(r.status, 0) << read_file(dir.string() + ".out");
+  ASSERT_NE(log.find("gating"), std::string::npos) << log;
+  EXPECT_NE(log.find("gate stopped; it is played again when the run continues"),
+            std::string::npos)
+      << log;
+  // The limit and the stop's own seconds (saving, joining self-play), far from the 300 s kill.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 120s);
+  CsvTable::Row header;
+  EXPECT_TRUE(table(dir / "arena.csv", header).empty());
+}
+
 // Item 9: odd entries in games/ never stop a reader or the trainer: a chunk number too large for
 // any counter, a directory named like a chunk, a symlink to /dev/zero.
 TEST(FaultRun, OddFilesDoNotStopReaders) {

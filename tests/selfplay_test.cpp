@@ -486,7 +486,7 @@ TEST(SelfPlay, SearchTreesNoMachineHoldsAreRefused) {
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("256 threads x 4096 concurrent games x 1000000 "
-                                         "simulations need at least"),
+                                         "simulations (of about"),
               std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("selfplay.concurrent_games"), std::string::npos);
   }
@@ -495,6 +495,16 @@ TEST(SelfPlay, SearchTreesNoMachineHoldsAreRefused) {
   EXPECT_THROW(SelfPlay(uniform, store, settings, [] { return std::int64_t{1}; }),
                std::invalid_argument);
   EXPECT_NO_THROW(check_search_memory(small_settings("mg")));
+  // Each simulation makes a node per child, not one: 16 trees of 10^6 simulations in Murus
+  // Gallicus (some 30 children each: 1 GiB a tree, the most one holds) passed as 0.5 GiB, then
+  // ran the machine out of memory.
+  settings = small_settings("mg");
+  settings.threads = 16;
+  settings.concurrent_games = 4096;
+  settings.simulations = settings.fast_simulations = 10000;
+  EXPECT_THROW(check_search_memory(settings), std::invalid_argument)
+      << "65536 trees of 10^4 simulations of about 30 children: some 600 GiB (one node each "
+         "simulation: 20 GiB)";
 }
 
 TEST(SelfPlay, StartsAgainAfterStop) {

@@ -848,6 +848,30 @@ TEST(RunFolderTables, ATrainRowWeighsItsStepsOnALossCurve) {
   EXPECT_EQ(loss_weight(row), 0.0);
 }
 
+// A window no machine holds is refused before the run is made, naming the key: a window_max of
+// 10^9 positions grew for hours at ~120 bytes each, then ran the machine out of memory, and the
+// key cannot change once the run exists.
+TEST(ReplayWindowMemory, AWindowNoMachineHoldsIsRefused) {
+  config::TrainingSection s;
+  EXPECT_NO_THROW(check_window_memory(s)) << "the default window";
+  s.window_max = 1000000000;
+  const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                         static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (machine < 1e9 * kMinWindowRowBytes) {
+    try {
+      check_window_memory(s);
+      ADD_FAILURE() << "a window of 10^9 positions passed on a machine of " << machine << " bytes";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("training.window_max: a window of 1000000000 "
+                                           "positions needs at least"),
+                std::string::npos)
+          << e.what();
+    }
+  } else {
+    EXPECT_NO_THROW(check_window_memory(s));
+  }
+}
+
 // --recover rebuilds state.yaml from the log's session lines, taking only what a line holds in
 // full: a line cut short by a kill once gave a 7-digit run id that the next start refused, and
 // "(session -1" counted 2^64-1 sessions.

@@ -1,6 +1,9 @@
 #include "trainer/replay_window.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -58,6 +61,22 @@ std::int64_t ReplayWindow::window_size() const {
   const double grown = static_cast<double>(settings_.window_min) +
                        settings_.window_growth * static_cast<double>(total_ - settings_.window_min);
   return std::min<std::int64_t>(settings_.window_max, static_cast<std::int64_t>(grown));
+}
+
+void check_window_memory(const WindowSettings& settings) {
+  const double bytes = static_cast<double>(settings.window_max) * kMinWindowRowBytes;
+  const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                         static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (machine > 0 && bytes > machine) {
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "training.window_max: a window of %lld positions needs at least %.1f GiB "
+                  "(%.0f bytes a position), and this machine has %.1f GiB: give a smaller "
+                  "training.window_max",
+                  static_cast<long long>(settings.window_max), bytes / (1 << 30),
+                  kMinWindowRowBytes, machine / (1 << 30));
+    throw std::invalid_argument(text);
+  }
 }
 
 bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why) {

@@ -251,6 +251,7 @@ class Session {
     // Self-play's trees must fit this machine (a resumed run's too: threads and games may change),
     // checked before anything is created or a session counted.
     if (config_.selfplay.threads > 0) selfplay::check_search_memory(selfplay_settings(config_, 0));
+    check_window_memory(config_.training);
   }
 
   std::unique_ptr<Trainer> make_trainer() const {
@@ -485,7 +486,14 @@ class Session {
     in.best_generation = best_generation();
     in.candidate_path = paths_.candidate(gen).string();
     in.best_path = paths_.best().string();
-    in.stop = &stop_;
+    // A stop, or run.stop_after_minutes passing while the gate plays (a gate of many long games
+    // ran on past it, session after session).
+    util::StopWatch gate_watch(stop_);
+    if (config_.run.stop_after_minutes > 0)
+      gate_watch.set_deadline(start_ + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(
+                                               config_.run.stop_after_minutes * 60.0)));
+    in.stop = &gate_watch.quit();
     in.on_progress = [this](const std::string& line) {
       try {
         tick(line);
