@@ -88,7 +88,8 @@ void read_arena_file(const Game& game, const std::string& path, Reading& r) {
     const std::uint64_t number = l.number;
     if (l.too_long) {
       warn(path + ":" + std::to_string(number) + ": a line longer than " +
-           std::to_string(arena::kMaxRecordLineBytes) + " bytes, longer than any game; line skipped");
+           std::to_string(arena::kMaxRecordLineBytes) +
+           " bytes, longer than any game; line skipped");
       ++r.skipped;
       return;
     }

@@ -1,8 +1,8 @@
 // Evaluates a position by uniformly random playouts to the end of the game: the value is the mean
 // result of `rollouts` playouts for the side to move at the position (a playout cut off at the ply
 // limit counts as a draw; past the request's deadline no more playouts than the first are
-// played, and the value is the mean of those played); priors are uniform. This is the classic UCT baseline of the arena and a
-// network-free evaluator for search tests.
+// played, and the value is the mean of those played); priors are uniform. This is the classic UCT
+// baseline of the arena and a network-free evaluator for search tests.
 //
 // Randomness: every request takes the next number of an atomic counter, and its playouts are
 // seeded by derive_seed(seed, kRolloutStream, number * rollouts + k). So a single thread calling

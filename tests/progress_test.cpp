@@ -585,6 +585,17 @@ TEST(ClusterMonitor, NodesRatesAndRows) {
   // the 0.8 it last had; silent for over a minute, it is no longer counted.
   EXPECT_EQ(monitor.poll(p, t0 + seconds(40)), "nodes 2 (trainer 1.0/s, w1 0.0/s) lag 0 evicted 1");
   EXPECT_EQ(monitor.poll(p, t0 + seconds(90)), "nodes 1 (trainer 0.0/s) lag 0 evicted 1");
+
+  // A worker started again under the node's name counts its games from 0: its rate is taken
+  // afresh from its new count, never negative ((3 - 30) / 75 s was written as -0.36/s).
+  worker.heartbeat("w1", 1, 3, 100);
+  const std::string restarted = monitor.poll(p, t0 + seconds(100));
+  EXPECT_EQ(restarted.find("w1 -"), std::string::npos) << restarted;
+  worker.heartbeat("w1", 2, 23, 300);
+  EXPECT_NE(monitor.poll(p, t0 + seconds(125)).find("w1 0.8/s"), std::string::npos)
+      << "20 games in 25 s";
+  for (const auto& row : metrics_rows(folder.paths(), "node"))
+    EXPECT_NE(row.at("games_per_second").rfind('-', 0), 0u) << row.at("games_per_second");
 }
 
 // Whatever the nodes hash holds, the status line and the rows stay small: hostile names are

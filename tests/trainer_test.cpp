@@ -855,21 +855,19 @@ TEST(ReplayWindowMemory, AWindowNoMachineHoldsIsRefused) {
   config::TrainingSection s;
   EXPECT_NO_THROW(check_window_memory(s)) << "the default window";
   s.window_max = 1000000000;
-  const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-                         static_cast<double>(sysconf(_SC_PAGE_SIZE));
-  if (machine < 1e9 * kMinWindowRowBytes) {
-    try {
-      check_window_memory(s);
-      ADD_FAILURE() << "a window of 10^9 positions passed on a machine of " << machine << " bytes";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("training.window_max: a window of 1000000000 "
-                                           "positions needs at least"),
-                std::string::npos)
-          << e.what();
-    }
-  } else {
-    EXPECT_NO_THROW(check_window_memory(s));
+  const double gib = 1024.0 * 1024 * 1024;
+  try {
+    check_window_memory(s, 24 * gib);
+    ADD_FAILURE() << "a window of 10^9 positions passed on a machine of 24 GiB";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("training.window_max: a window of 1000000000 "
+                                         "positions needs at least 89.4 GiB"),
+              std::string::npos)
+        << e.what();
   }
+  EXPECT_NO_THROW(check_window_memory(s, 128 * gib)) << "a GPU box";
+  s.window_max = 100000000;
+  EXPECT_NO_THROW(check_window_memory(s, 24 * gib)) << "10^8 positions: 9 GiB at the least";
 }
 
 // --recover rebuilds state.yaml from the log's session lines, taking only what a line holds in
@@ -886,9 +884,11 @@ TEST(RunFolderState, ALogCutShortRebuildsAStateTheNextStartAccepts) {
       << "[t] resuming run x (session -1): mg\n"
       << "[t] resuming run x (session 99999999999999999999): mg\n"
       << "[t] resuming run x (session 3): mg 1x8; run id 0123abc\n"
-      // A run folder's name holding such text itself is no session of its own.
+      // A run folder's name holding such text itself is no session of its own, on a session
+      // line or on another line that names a path in the folder after its own text.
       << "[t] resuming run r (session 99); run id fedcba9876543210fedcba9876543210 (session 3): "
-         "mg 1x8; run id " << id;
+         "mg 1x8; run id " << id << "\n"
+      << "[t] created run r (session 98): initial network in r (session 98)/gen-0000.ckpt\n";
   RunFolder folder(dir);
   std::string rebuilt;
   const RunState s = folder.load_state(true, &rebuilt);

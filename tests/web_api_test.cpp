@@ -859,6 +859,11 @@ TEST(WebSummaryTest, RowsOutOfEveryRunsRangeAreCountedNotDrawn) {
     trainer::SelfplayRow fine;
     fine.seconds = 11, fine.generation = 6, fine.positions_per_second = 250;
     out << util::CsvTable::format(trainer::metrics_row(fine)) << '\n';
+    // A node's rate written negative by an older version (a worker restarted under its name) is
+    // a rate not known, not a damaged row.
+    trainer::NodeRow node;
+    node.seconds = 12, node.games = 3, node.node = "w1", node.games_per_second = -0.36;
+    out << util::CsvTable::format(trainer::metrics_row(node)) << '\n';
   }
   {
     std::ofstream out(run.dir / "arena.csv", std::ios::app);

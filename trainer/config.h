@@ -45,7 +45,7 @@ inline constexpr int kMaxGateGames = 100'000;
     "the game: mg (Murus Gallicus), dvonn, ... (games/registry.h)")                                \
   F(std::uint64_t, seed, 1, 0, UINT64_MAX, false, "run seed; every random stream derives from it") \
   F(double, stop_after_minutes, 0, 0, kMaxStopAfterMinutes, true,                                  \
-    "stop training after this many minutes (0: never)")                                            \
+    "stop the session after this many minutes, a gate in progress too (0: never)")                 \
   F(int, max_generations, 0, 0, 1000000, true, "stop after this many generations (0: never)")      \
   F(std::uint64_t, stop_after_positions, 0, 0, UINT64_MAX, true,                                   \
     "stop once the run has this many self-play positions (0: never); a fixed budget")              \

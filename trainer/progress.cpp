@@ -173,8 +173,10 @@ const std::string& ClusterMonitor::poll(const Progress& p, Clock::time_point now
     const bool alive = seen.beats >= 0 || (selfplay_ && node == "trainer");
     // Games arrive a chunk at a time: the rate is taken over 20 s or more.
     const double dt = std::chrono::duration<double>(now - seen.sampled).count();
-    if (seen.beats < 0 || dt >= 20) {
-      if (seen.beats >= 0)
+    if (seen.beats < 0 || dt >= 20 || beat.games < seen.games) {
+      // A worker restarted under the node's name counts its games from 0 again: its rate is
+      // taken afresh from there (it was written negative), the last one kept meanwhile.
+      if (seen.beats >= 0 && beat.games >= seen.games)
         seen.games_per_second = static_cast<double>(beat.games - seen.games) / dt;
       seen.games = beat.games;
       seen.sampled = now;

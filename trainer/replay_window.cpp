@@ -63,10 +63,11 @@ std::int64_t ReplayWindow::window_size() const {
   return std::min<std::int64_t>(settings_.window_max, static_cast<std::int64_t>(grown));
 }
 
-void check_window_memory(const WindowSettings& settings) {
+void check_window_memory(const WindowSettings& settings, double machine_bytes) {
   const double bytes = static_cast<double>(settings.window_max) * kMinWindowRowBytes;
-  const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-                         static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double machine = machine_bytes > 0 ? machine_bytes
+                                           : static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                                                 static_cast<double>(sysconf(_SC_PAGE_SIZE));
   if (machine > 0 && bytes > machine) {
     char text[300];
     std::snprintf(text, sizeof text,

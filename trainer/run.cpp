@@ -506,6 +506,13 @@ class Session {
     if (m.stopped()) {
       telemetry_->end_status_line();
       log_->info("generation {}: gate stopped; it is played again when the run continues", gen);
+      // A gate longer than a session is never finished: each session starts it again.
+      if (!stop_.load() && config_.run.stop_after_minutes > 0)
+        log_->warn("generation {}: run.stop_after_minutes ({} minutes) ended the session during "
+                   "this gate, which starts again from its first game next session: a gate that "
+                   "takes longer than a session never ends; give a longer "
+                   "run.stop_after_minutes or fewer arena.max_games",
+                   gen, config_.run.stop_after_minutes);
       return;
     }
     if (!m.refused.empty())

@@ -277,10 +277,16 @@ RunState state_from_log(const fs::path& log) {
   // load_state would refuse at the next start).
   const std::string session = "(session ", run_id = "; run id ";
   constexpr std::size_t kIdDigits = 32;
-  // A line's last "(session N)" only, and a run id only at its end: the run folder's name comes
-  // before them, and may hold such text itself ("runs/r (session 99)" made 99 sessions of one).
+  // Only a session line ("[date time] starting run ..." or "resuming run ..."), its last
+  // "(session N)" and a run id only at its end: the run folder's name comes before them and may
+  // hold such text itself, and other lines name paths in the folder after their own text ("runs/r
+  // (session 99)" made 99 sessions of one).
   const auto visit = [&](const util::FileLine& l) {
-    const std::string_view text = l.text;
+    const std::string_view line = l.text;
+    const auto stamp_end = line.find("] ");
+    if (stamp_end == std::string_view::npos) return;
+    const std::string_view text = line.substr(stamp_end + 2);
+    if (text.rfind("starting run ", 0) != 0 && text.rfind("resuming run ", 0) != 0) return;
     const auto at = text.rfind(session);
     if (at == std::string_view::npos) return;
     const std::size_t from = at + session.size();
@@ -430,10 +436,17 @@ MetricsRow MetricsRowReader::operator()(const util::CsvTable::Row& row) const {
   // losses at least 0, shares from 0 to 1. An empty field (NaN) is a value not known.
   const auto check = [&](const char* column, double v, double lo, double hi, bool whole) {
     if (std::isnan(v) || (v >= lo && v <= hi && (!whole || std::floor(v) == v))) return;
-    throw RunFolderError(std::string(column) + " is not " + (whole ? "a whole number" : "a number") +
-                         " from " + fixed(lo, 0) + " to " + (hi > 1e15 ? "2^53" : fixed(hi, 0)) +
-                         " (\"" + quote_input(text(column), 40) + "\")");
+    const std::string range = hi == std::numeric_limits<double>::max()
+                                  ? " of " + fixed(lo, 0) + " or more"
+                                  : " from " + fixed(lo, 0) + " to " +
+                                        (hi > 1e15 ? std::string("2^53") : fixed(hi, 0));
+    throw RunFolderError(std::string(column) + " is not " +
+                         (whole ? "a whole number" : "a number") + range + " (\"" +
+                         quote_input(text(column), 40) + "\")");
   };
+  // A node's rate over a worker restarted under its name (its count of games began again) was
+  // written negative by versions before the restart was seen: not known, not damage.
+  if (m.games_per_second < 0) m.games_per_second = std::nan("");
   constexpr double kExact = 9007199254740992.0;  // 2^53: whole numbers a double holds exactly
   constexpr double kMax = std::numeric_limits<double>::max();
 #define OPPIDUM_CHECK_METRIC(name, lo, hi, whole) check(#name, m.name, lo, hi, whole);

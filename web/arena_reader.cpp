@@ -71,7 +71,6 @@ void ArenaReader::refresh_locked() {
   }
   Index fresh;
   Index& index = grew ? index_ : fresh;
-  results_.reset();
   if (grew) {  // a last line without its newline was counted; it is read again, whole
     index.games.resize(index.games.size() - index.tail_games);
     index.skipped -= index.tail_skipped;

@@ -435,8 +435,9 @@ void RunReader::add_results(const trainer::GateRow& g) {
     gates_.matches.push_back({g.generation, g.opponent_generation, -1, g.wins, g.draws, g.losses,
                               pairs_of(arena::parse_pair_counts(g.pairs), g.wins, g.draws,
                                        g.losses)});
+  // (An anchor score outside 0..1 made the row damaged: trainer::GateRowReader.)
   if (g.anchor.empty() || g.anchor_games <= 0 || !std::isfinite(g.anchor_score) ||
-      g.anchor_score < 0 || g.anchor_score > 1 || g.anchor.size() > kMaxAnchorBytes)
+      g.anchor.size() > kMaxAnchorBytes)
     return;
   auto anchor = std::find(gates_.anchors.begin(), gates_.anchors.end(), g.anchor);
   if (anchor == gates_.anchors.end()) {
@@ -655,6 +656,7 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
                  {"top", top}});
     moves.push_back(std::move(move));
   }
+  const int generation = generation_of(r.network_step, steps_per_generation);
   return {{"run", name_},
           {"chunk", chunk_number},
           {"index", index},
@@ -662,9 +664,7 @@ json RunReader::game_record(std::uint64_t chunk_number, int index) {
           {"start", r.start},
           {"seed", std::to_string(r.seed)},
           {"network_step", r.network_step},
-          {"generation", generation_of(r.network_step, steps_per_generation) < 0
-                             ? json()
-                             : json(generation_of(r.network_step, steps_per_generation))},
+          {"generation", generation < 0 ? json() : json(generation)},
           {"node", r.node},
           {"policy_target", gumbel ? "improved policy (Gumbel root)" : "visits"},
           {"result", result_text(r.result, r.adjudicated, r.resigned)},
