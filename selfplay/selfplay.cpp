@@ -1,7 +1,5 @@
 #include "selfplay/selfplay.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include "mcts/rng.h"
 #include "mcts/seed.h"
 #include "util/log.h"
+#include "util/machine.h"
 
 namespace oppidum::selfplay {
 namespace {
@@ -162,8 +161,7 @@ void check_search_memory(const SelfPlaySettings& settings) {
       std::min<double>(std::max(settings.simulations, settings.fast_simulations) * children,
                        static_cast<double>(settings.search.max_tree_nodes));
   const double bytes = trees * nodes * 32.0;
-  const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-                         static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double machine = util::machine_memory_bytes();
   if (machine > 0 && bytes > machine) {
     char text[400];
     std::snprintf(text, sizeof text,

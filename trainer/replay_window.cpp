@@ -1,7 +1,5 @@
 #include "trainer/replay_window.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -10,6 +8,7 @@
 
 #include "games/playout.h"
 #include "games/quote.h"
+#include "util/machine.h"
 
 namespace oppidum::trainer {
 
@@ -65,9 +64,7 @@ std::int64_t ReplayWindow::window_size() const {
 
 void check_window_memory(const WindowSettings& settings, double machine_bytes) {
   const double bytes = static_cast<double>(settings.window_max) * kMinWindowRowBytes;
-  const double machine = machine_bytes > 0 ? machine_bytes
-                                           : static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-                                                 static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double machine = machine_bytes > 0 ? machine_bytes : util::machine_memory_bytes();
   if (machine > 0 && bytes > machine) {
     char text[300];
     std::snprintf(text, sizeof text,
