@@ -105,23 +105,6 @@ std::string encode_record(const GameRecord& r) {
   return bytes;
 }
 
-namespace {
-
-// A Redis stream entry id, "<ms>-<seq>", each part a decimal number below 2^64.
-bool is_stream_id(const std::string& id) {
-  const std::size_t dash = id.find('-');
-  if (dash == std::string::npos) return false;
-  const auto part = [](const std::string& digits) {
-    std::uint64_t value = 0;
-    bool out_of_range = false;
-    return !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
-           util::parse_decimal(digits, value, out_of_range);
-  };
-  return part(id.substr(0, dash)) && part(id.substr(dash + 1));
-}
-
-}  // namespace
-
 GameRecord decode_record(const std::string& payload, std::uint32_t version) {
   if (version < 1 || version > kRecordFormatVersion)
     throw std::runtime_error("record format version " + std::to_string(version) +
@@ -138,7 +121,10 @@ GameRecord decode_record(const std::string& payload, std::uint32_t version) {
     r.origin = rd.get_string16();
   }
   // What the trainer reads on: a malformed origin stopped every start of the run.
-  if (!r.origin.empty() && !is_stream_id(r.origin))
+  util::StreamId origin;
+  bool out_of_range = false;
+  if (!r.origin.empty() && !(util::parse_stream_id(r.origin, origin, out_of_range) &&
+                             origin.has_sequence))
     throw std::runtime_error("origin \"" + quote_input(r.origin, 60) +
                              "\" is no stream entry id (<ms>-<seq>)");
   if (r.network_step < -1)

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <random>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "games/playout.h"
 #include "mcts/rng.h"
 #include "mcts/seed.h"
 #include "util/log.h"
@@ -131,20 +133,16 @@ GameRecord to_record(const mcts::FinishedGame& game, std::uint64_t seed, std::in
 
 namespace {
 
-// The mean number of legal actions over the positions of a few seeded random games: the nodes a
+// The mean number of legal actions over seeded random positions (games/playout.h): the nodes a
 // search's expansion makes, one per child (mcts/search.h, "Memory").
 double mean_children(const Game& game) {
-  mcts::Rng rng(1);
+  std::mt19937_64 rng(1);
   double sum = 0, positions = 0;
   ActionList legal;
-  for (int g = 0; g < 8; ++g) {
-    auto state = game.initial_state();
-    for (int ply = 0; ply < game.max_game_length(); ++ply) {
-      state->legal_actions(legal);
-      if (legal.empty()) break;
-      sum += legal.size(), positions += 1;
-      state->apply(legal[rng.uniform_int(legal.size())]);
-    }
+  for (int k = 0; k < 256; ++k) {
+    random_position(game, rng, game.max_game_length(), legal);
+    if (legal.empty()) continue;
+    sum += legal.size(), positions += 1;
   }
   return positions > 0 ? sum / positions : 1.0;
 }

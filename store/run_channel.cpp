@@ -47,18 +47,12 @@ std::map<std::string, std::string> fields_of(const RedisReply& r) {
 }
 
 std::pair<std::uint64_t, std::uint64_t> split_id(const std::string& id) {
-  const auto dash = id.find('-');
-  const auto digits = [&](const std::string& s) {
-    std::uint64_t value = 0;
-    bool out_of_range = false;
-    if (s.find_first_not_of("0123456789") != std::string::npos ||
-        !util::parse_decimal(s, value, out_of_range))
-      throw std::invalid_argument("malformed stream id \"" + quote_input(id, 40) + "\"" +
-                                  (out_of_range ? " (a part over 2^64)" : ""));
-    return value;
-  };
-  if (dash == std::string::npos) return {digits(id), 0};
-  return {digits(id.substr(0, dash)), digits(id.substr(dash + 1))};
+  util::StreamId parsed;
+  bool out_of_range = false;
+  if (!util::parse_stream_id(id, parsed, out_of_range))
+    throw std::invalid_argument("malformed stream id \"" + quote_input(id, 40) + "\"" +
+                                (out_of_range ? " (a part over 2^64)" : ""));
+  return {parsed.ms, parsed.sequence};
 }
 
 // The claim of RunChannel::claim, atomic on the server. KEYS: owner, trainer, sessions, config,

@@ -32,4 +32,20 @@ bool read_line(std::istream& in, std::string& line, std::size_t max_bytes) {
   }
 }
 
+bool parse_stream_id(std::string_view text, StreamId& id, bool& out_of_range) {
+  out_of_range = false;
+  const auto part = [&](std::string_view digits, std::uint64_t& value) {
+    bool over = false;
+    const bool ok = digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                    parse_decimal(digits, value, over);
+    out_of_range = out_of_range || over;
+    return ok;
+  };
+  const std::size_t dash = text.find('-');
+  id = StreamId{};
+  if (dash == std::string_view::npos) return part(text, id.ms);
+  id.has_sequence = true;
+  return part(text.substr(0, dash), id.ms) && part(text.substr(dash + 1), id.sequence);
+}
+
 }  // namespace oppidum::util

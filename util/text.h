@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <istream>
 #include <stdexcept>
@@ -81,6 +82,15 @@ bool parse_decimal(std::string_view text, T& value, bool& out_of_range) {
   out_of_range = r.ec == std::errc::result_out_of_range && r.ptr == end;
   return !text.empty() && r.ec == std::errc() && r.ptr == end;
 }
+
+// A Redis stream entry id: "<ms>-<seq>", or "<ms>" alone (the sequence left out: 0, and
+// `has_sequence` false), each part decimal digits below 2^64.
+struct StreamId {
+  std::uint64_t ms = 0, sequence = 0;
+  bool has_sequence = false;
+};
+// False when `text` is no such id; `out_of_range` is then set when a part is digits past 2^64.
+bool parse_stream_id(std::string_view text, StreamId& id, bool& out_of_range);
 
 // A line longer than read_line's limit.
 class LineTooLong : public std::runtime_error {
