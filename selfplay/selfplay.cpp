@@ -149,8 +149,8 @@ double mean_children(const Game& game) {
 
 }  // namespace
 
-void check_search_memory(const SelfPlaySettings& settings) {
-  const double trees = static_cast<double>(settings.threads) * settings.concurrent_games;
+double search_memory_bytes(const SelfPlaySettings& settings) {
+  const double games = static_cast<double>(settings.threads) * settings.concurrent_games;
   // Each simulation expands a leaf into its children: a tree holds about simulations x the mean
   // number of legal actions nodes (one per simulation, as counted before, let trees 40 times the
   // estimate through in Murus Gallicus, which then ran out of memory).
@@ -158,18 +158,23 @@ void check_search_memory(const SelfPlaySettings& settings) {
   const double nodes =
       std::min<double>(std::max(settings.simulations, settings.fast_simulations) * children,
                        static_cast<double>(settings.search.max_tree_nodes));
-  const double bytes = trees * nodes * 32.0;
-  const double machine = util::machine_memory_bytes();
+  return games * (nodes * 32.0 + kGameBytes);
+}
+
+void check_search_memory(const SelfPlaySettings& settings, double machine_bytes) {
+  const double bytes = search_memory_bytes(settings);
+  const double machine = machine_bytes > 0 ? machine_bytes : util::machine_memory_bytes();
   if (machine > 0 && bytes > machine) {
     char text[400];
     std::snprintf(text, sizeof text,
-                  "self-play: %d threads x %d concurrent games x %d simulations (of about %.0f "
-                  "children each) need about %.1f GiB for their search trees, and this machine "
-                  "has %.1f GiB: give fewer selfplay.threads, selfplay.concurrent_games or "
-                  "selfplay.simulations",
+                  "self-play: %d threads x %d concurrent games of %d simulations (of about %.0f "
+                  "children each) need about %.1f GiB for their games and search trees, and this "
+                  "machine has %.1f GiB: give fewer selfplay.threads, selfplay.concurrent_games "
+                  "or selfplay.simulations",
                   settings.threads, settings.concurrent_games,
-                  std::max(settings.simulations, settings.fast_simulations), children,
-                  bytes / (1 << 30), machine / (1 << 30));
+                  std::max(settings.simulations, settings.fast_simulations),
+                  mean_children(game_by_name(settings.game)), bytes / (1 << 30),
+                  machine / (1 << 30));
     throw std::invalid_argument(text);
   }
 }

@@ -53,12 +53,18 @@ struct SelfPlaySettings {
   std::uint64_t session = 0;       // distinct per start of the run, so a resumed run plays new games
 };
 
-// Throws std::invalid_argument naming the keys when threads x concurrent_games search trees of
-// simulations x the game's mean number of legal actions 32-byte nodes (each simulation expands a
-// leaf into its children; mcts/search.h, "Memory"; the mean measured over a few random games),
-// at most max_tree_nodes each, would need more memory than this machine has: such a run could
-// only be killed for memory, later.
-void check_search_memory(const SelfPlaySettings& settings);
+// The memory of self-play's games: threads x concurrent_games search trees of simulations x the
+// game's mean number of legal actions 32-byte nodes (each simulation expands a leaf into its
+// children; mcts/search.h, "Memory"; the mean measured over a few random games), at most
+// max_tree_nodes each, plus kGameBytes for each game's own state.
+double search_memory_bytes(const SelfPlaySettings& settings);
+// A game's memory besides its tree (positions, scratch buffers, its record so far), at the least:
+// measured 12 KB (Murus Gallicus), 24 KB (Tic-tac-toe) and 25 KB (DVONN) a game, with 4096
+// concurrent games of one simulation.
+inline constexpr double kGameBytes = 12 * 1024;
+// Throws std::invalid_argument naming the keys when search_memory_bytes is more than
+// `machine_bytes` (0: this machine's memory): such a run could only be killed for memory, later.
+void check_search_memory(const SelfPlaySettings& settings, double machine_bytes = 0);
 
 struct SelfPlayStats {
   std::int64_t games = 0;      // games written to the store

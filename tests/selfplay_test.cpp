@@ -485,7 +485,7 @@ TEST(SelfPlay, SearchTreesNoMachineHoldsAreRefused) {
     check_search_memory(settings);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("256 threads x 4096 concurrent games x 1000000 "
+    EXPECT_NE(std::string(e.what()).find("256 threads x 4096 concurrent games of 1000000 "
                                          "simulations (of about"),
               std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("selfplay.concurrent_games"), std::string::npos);
@@ -505,6 +505,16 @@ TEST(SelfPlay, SearchTreesNoMachineHoldsAreRefused) {
   EXPECT_THROW(check_search_memory(settings), std::invalid_argument)
       << "65536 trees of 10^4 simulations of about 30 children: some 600 GiB (one node each "
          "simulation: 20 GiB)";
+  // A game holds more than its tree: 256 x 4096 Tic-tac-toe games of one simulation passed as
+  // 0.3 GiB of trees, then ran out of memory before a move (24 KB a game measured).
+  settings = small_settings("ttt");
+  settings.threads = 256;
+  settings.concurrent_games = 4096;
+  settings.simulations = settings.fast_simulations = 1;
+  const double gib = 1024.0 * 1024 * 1024;
+  EXPECT_GT(search_memory_bytes(settings), 1048576 * kGameBytes);
+  EXPECT_THROW(check_search_memory(settings, 8 * gib), std::invalid_argument);
+  EXPECT_NO_THROW(check_search_memory(settings, 24 * gib));
 }
 
 TEST(SelfPlay, StartsAgainAfterStop) {

@@ -32,6 +32,7 @@
 #include "trainer/gate.h"
 #include "trainer/intake.h"
 #include "trainer/run_folder.h"
+#include "trainer/settings.h"
 #include "trainer/replay_window.h"
 #include "tests/window_test_util.h"
 #include "trainer/trainer.h"
@@ -848,26 +849,72 @@ TEST(RunFolderTables, ATrainRowWeighsItsStepsOnALossCurve) {
   EXPECT_EQ(loss_weight(row), 0.0);
 }
 
-// A window no machine holds is refused before the run is made, naming the key: a window_max of
-// 10^9 positions grew for hours at ~120 bytes each, then ran the machine out of memory, and the
-// key cannot change once the run exists.
-TEST(ReplayWindowMemory, AWindowNoMachineHoldsIsRefused) {
-  config::TrainingSection s;
-  EXPECT_NO_THROW(check_window_memory(s)) << "the default window";
-  s.window_max = 1000000000;
+// A run no machine holds is refused before it is made, saying what each part needs and naming
+// the keys: a window_max of 10^9 positions grew for hours at ~120 bytes each, then ran the
+// machine out of memory; a network at the documented maximum (64x512) failed as a bare
+// out-of-memory while it was created; and parts that fit one by one may not fit together.
+TEST(RunMemory, ARunNoMachineHoldsIsRefusedNamingItsKeys) {
   const double gib = 1024.0 * 1024 * 1024;
-  try {
-    check_window_memory(s, 24 * gib);
-    ADD_FAILURE() << "a window of 10^9 positions passed on a machine of 24 GiB";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("training.window_max: a window of 1000000000 "
-                                         "positions needs at least 89.4 GiB"),
-              std::string::npos)
-        << e.what();
-  }
-  EXPECT_NO_THROW(check_window_memory(s, 128 * gib)) << "a GPU box";
-  s.window_max = 100000000;
-  EXPECT_NO_THROW(check_window_memory(s, 24 * gib)) << "10^8 positions: 9 GiB at the least";
+  const auto refusal = [&](const config::RunConfig& c, double machine) -> std::string {
+    try {
+      check_run_memory(c, machine);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  config::RunConfig c;
+  EXPECT_EQ(refusal(c, 8 * gib), "") << "the default config on a laptop";
+
+  c.training.window_max = 1000000000;
+  std::string why = refusal(c, 24 * gib);
+  EXPECT_NE(why.find("the replay window 89.4 GiB (training.window_max)"), std::string::npos) << why;
+  EXPECT_NE(why.find("and this machine has 24.0 GiB"), std::string::npos) << why;
+  EXPECT_NE(why.find("give smaller values of training.window_max"), std::string::npos) << why;
+  EXPECT_EQ(refusal(c, 128 * gib), "") << "a GPU box";
+
+  // The largest network the config allows: 1.2 GB of weights, some 15 copies of them on the CPU
+  // (the trainer's, the inference backend's for the best network and a candidate), and a training
+  // step's activations (13 GB at 256 positions).
+  c = config::RunConfig{};
+  c.net = model::NetConfig::sized(64, 512);
+  why = refusal(c, 24 * gib);
+  EXPECT_NE(why.find("the networks"), std::string::npos) << why;
+  EXPECT_NE(why.find("a training step's activations"), std::string::npos) << why;
+  EXPECT_NE(why.find("give smaller values of net.blocks, net.filters"), std::string::npos) << why;
+  // On a GPU box the trainer and inference hold it on the GPU: the CPU keeps checkpoint buffers.
+  c.inference.device = "cuda";
+  EXPECT_EQ(refusal(c, 24 * gib), "") << "the networks on the GPU";
+  // Measured here: 20x256 at batch 64 trained and gated in 2.2 GB.
+  c = config::RunConfig{};
+  c.net = model::NetConfig::sized(20, 256);
+  c.training.batch_size = 64;
+  EXPECT_EQ(refusal(c, 4 * gib), "");
+  EXPECT_NE(refusal(c, 1 * gib), "");
+  // The torch backend's batches: 64 workers of 65536 positions.
+  c.inference.backend = "torch";
+  c.inference.workers = 64;
+  c.inference.max_batch = 65536;
+  why = refusal(c, 24 * gib);
+  EXPECT_NE(why.find("the torch backend's activations"), std::string::npos) << why;
+  EXPECT_NE(why.find("(inference.workers, inference.max_batch, net.filters)"), std::string::npos)
+      << why;
+
+  // Self-play's trees and a window that each fit the machine, but not both.
+  c = config::RunConfig{};
+  c.selfplay.threads = 16;
+  c.selfplay.concurrent_games = 4096;
+  c.training.window_max = 100000000;
+  const double trees = selfplay::search_memory_bytes(selfplay_settings(c, 0));
+  const double window = 100000000 * kMinWindowRowBytes;
+  EXPECT_GT(trees, 1 * gib) << "16 x 4096 games of 100 simulations";
+  const double machine = std::max(trees, window) + 0.5 * std::min(trees, window);
+  EXPECT_EQ(refusal(c, trees + window + gib), "");
+  why = refusal(c, machine);
+  EXPECT_NE(why.find("self-play's games and search trees"), std::string::npos) << why;
+  EXPECT_NE(why.find("the replay window 8.9 GiB"), std::string::npos) << why;
+  c.selfplay.threads = 0;  // a trainer whose self-play runs on worker nodes
+  EXPECT_EQ(refusal(c, machine), "");
 }
 
 // --recover rebuilds state.yaml from the log's session lines, taking only what a line holds in

@@ -8,7 +8,6 @@
 
 #include "games/playout.h"
 #include "games/quote.h"
-#include "util/machine.h"
 
 namespace oppidum::trainer {
 
@@ -60,21 +59,6 @@ std::int64_t ReplayWindow::window_size() const {
   const double grown = static_cast<double>(settings_.window_min) +
                        settings_.window_growth * static_cast<double>(total_ - settings_.window_min);
   return std::min<std::int64_t>(settings_.window_max, static_cast<std::int64_t>(grown));
-}
-
-void check_window_memory(const WindowSettings& settings, double machine_bytes) {
-  const double bytes = static_cast<double>(settings.window_max) * kMinWindowRowBytes;
-  const double machine = machine_bytes > 0 ? machine_bytes : util::machine_memory_bytes();
-  if (machine > 0 && bytes > machine) {
-    char text[300];
-    std::snprintf(text, sizeof text,
-                  "training.window_max: a window of %lld positions needs at least %.1f GiB "
-                  "(%.0f bytes a position), and this machine has %.1f GiB: give a smaller "
-                  "training.window_max",
-                  static_cast<long long>(settings.window_max), bytes / (1 << 30),
-                  kMinWindowRowBytes, machine / (1 << 30));
-    throw std::invalid_argument(text);
-  }
 }
 
 bool ReplayWindow::add_game(const selfplay::GameRecord& record, std::string* why) {

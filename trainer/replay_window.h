@@ -59,12 +59,8 @@ struct TrainingBatch {
   void clear(int rows, int plane_size, int actions);
 };
 
-// Throws std::invalid_argument naming training.window_max when a window of that many rows, at
-// least kMinWindowRowBytes each, would need more memory than this machine has: such a run grows
-// for hours, then is killed for memory, and the key cannot change once the run is made.
+// The least memory of a row of the window (trainer/settings.h, check_run_memory).
 inline constexpr double kMinWindowRowBytes = 96;  // measured: 116 (ttt) to 130 (mg) a row
-// `machine_bytes`: the memory to hold it in (0: this machine's).
-void check_window_memory(const WindowSettings& settings, double machine_bytes = 0);
 
 // `count` batches of `n` positions from seeded random games, each with a policy target peaked on
 // one legal move and a value target of +-1 (no score targets): data a network can learn, for the

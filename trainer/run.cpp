@@ -248,10 +248,9 @@ class Session {
       url_ = store::node_url(config_.run.store, options_.store_password, options_.insecure);
     check_anchor(*game_, config_);
     check_openings(*game_, config_);
-    // Self-play's trees must fit this machine (a resumed run's too: threads and games may change),
-    // checked before anything is created or a session counted.
-    if (config_.selfplay.threads > 0) selfplay::check_search_memory(selfplay_settings(config_, 0));
-    check_window_memory(config_.training);
+    // The run must fit this machine (a resumed run's too: threads and games may change), checked
+    // before anything is created or a session counted.
+    check_run_memory(config_);
   }
 
   std::unique_ptr<Trainer> make_trainer() const {

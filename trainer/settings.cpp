@@ -1,6 +1,13 @@
 #include "trainer/settings.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
 #include "arena/player.h"
+#include "model/checkpoint.h"
+#include "trainer/replay_window.h"
+#include "util/machine.h"
 
 namespace oppidum::trainer {
 
@@ -79,6 +86,84 @@ TrainerSettings trainer_settings(const config::RunConfig& c) {
   TrainerSettings t = c.training;
   t.device = config::training_device(c);
   return t;
+}
+
+namespace {
+
+// Measured on this project's CPU backends (docs/PERFORMANCE.md, "Memory"), rounded down: what a
+// run holds per network weight and per position of a batch.
+// The trainer's weights, gradients and momentum (AdamW: two moments), as LibTorch holds them.
+constexpr double kTrainerNetworkCopies = 3;
+// The Eigen backend's network with its Winograd weights (4 times a 3x3 convolution's), for the
+// best network and, during a gate, a candidate; the torch backend's holds one copy each.
+constexpr double kEigenNetworkCopies = 5, kTorchNetworkCopies = 1;
+// A checkpoint's bytes while it is written or read.
+constexpr double kCheckpointBuffers = 2;
+// A training step keeps about 3.7 (20x256) to 4.0 (10x128) activations of each trunk layer for
+// its backward pass; a torch inference pass about 4 of the largest layer at once (the Eigen
+// backend's are bounded: it runs a large batch in parts).
+constexpr double kTrainingActivationsPerLayer = 3.5, kInferenceActivations = 4;
+
+struct MemoryPart {
+  const char* what;
+  const char* keys;
+  double bytes;
+};
+
+}  // namespace
+
+void check_run_memory(const config::RunConfig& c, double machine_bytes) {
+  const double machine = machine_bytes > 0 ? machine_bytes : util::machine_memory_bytes();
+  if (machine <= 0) return;
+  const Game& game = game_by_name(c.run.game);
+  const PlaneShape input = game.input_shape();
+  const double weights =
+      static_cast<double>(model::max_checkpoint_bytes(c.net, input, game.num_actions()));
+  // One position at one trunk layer, and the trunk's layers (the stem and two a block).
+  const double layer = 4.0 * c.net.filters * input.height * input.width;
+  const double layers = 2.0 * c.net.blocks + 1;
+  const bool trainer_on_cpu = config::training_device(c) == "cpu";
+  const bool inference_on_cpu = c.inference.device == "cpu";
+  const bool eigen = c.inference.backend == "eigen";
+
+  double copies = kCheckpointBuffers;
+  if (trainer_on_cpu) copies += kTrainerNetworkCopies + (c.training.optimizer == "adamw" ? 1 : 0);
+  if (inference_on_cpu) copies += 2 * (eigen ? kEigenNetworkCopies : kTorchNetworkCopies);
+  std::vector<MemoryPart> parts = {
+      {"the networks", "net.blocks, net.filters", copies * weights},
+      {"the replay window", "training.window_max",
+       static_cast<double>(c.training.window_max) * kMinWindowRowBytes},
+  };
+  if (c.selfplay.threads > 0)
+    parts.push_back({"self-play's games and search trees",
+                     "selfplay.threads, selfplay.concurrent_games, selfplay.simulations",
+                     selfplay::search_memory_bytes(selfplay_settings(c, 0))});
+  if (trainer_on_cpu)
+    parts.push_back({"a training step's activations", "training.batch_size, net.blocks, net.filters",
+                     c.training.batch_size * kTrainingActivationsPerLayer * layers * layer});
+  if (inference_on_cpu && !eigen)
+    parts.push_back({"the torch backend's activations",
+                     "inference.workers, inference.max_batch, net.filters",
+                     static_cast<double>(c.inference.workers) * c.inference.max_batch *
+                         kInferenceActivations * layer});
+  double total = 0;
+  for (const MemoryPart& p : parts) total += p.bytes;
+  if (total <= machine) return;
+
+  std::sort(parts.begin(), parts.end(),
+            [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
+  const auto gib = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1 << 30));
+    return std::string(text);
+  };
+  std::string text = "this run needs about " + gib(total) + " of memory, and this machine has " +
+                     gib(machine) + ":";
+  for (const MemoryPart& p : parts)
+    text += std::string(" ") + p.what + " " + gib(p.bytes) + " (" + p.keys + ");";
+  text.back() = ':';
+  text += std::string(" give smaller values of ") + parts.front().keys;
+  throw std::invalid_argument(text);
 }
 
 }  // namespace oppidum::trainer
