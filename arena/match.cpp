@@ -10,11 +10,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 
 #include "mcts/evaluator.h"
@@ -34,6 +34,37 @@ constexpr const char* kTimeForfeit = "time: ";  // how a loss on time's reason b
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+// A game's moves as one 64-bit hash (splitmix64 chained over its length and actions): the
+// distinct counts keep that, not the moves (some 400 bytes a game: 4 GB for a match of 10^7
+// random games). Two distinct games of n share a hash with probability about n^2 / 2^65
+// (3e-6 for 10^7 games): a count may then be one short.
+std::uint64_t moves_hash(const std::vector<Action>& moves) {
+  std::uint64_t h = splitmix64(moves.size());
+  for (const Action a : moves) h = splitmix64(h ^ static_cast<std::uint32_t>(a));
+  return h;
+}
+
+// The distinct values inserted, in about 13 bytes each: a sorted vector, and the newest in a hash
+// set that is merged into it once it holds an eighth as many.
+class DistinctSet {
+ public:
+  // True when `value` was not inserted before.
+  bool insert(std::uint64_t value) {
+    if (std::binary_search(sorted_.begin(), sorted_.end(), value)) return false;
+    if (!recent_.insert(value).second) return false;
+    if (recent_.size() >= std::max<std::size_t>(1024, sorted_.size() / 8)) {
+      sorted_.insert(sorted_.end(), recent_.begin(), recent_.end());
+      std::sort(sorted_.begin(), sorted_.end());
+      recent_.clear();
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::uint64_t> sorted_;
+  std::unordered_set<std::uint64_t> recent_;
+};
 
 // Measures the time spent in an evaluator.
 class TimedEvaluator final : public mcts::Evaluator {
@@ -159,7 +190,7 @@ class MatchState {
         status_.forfeit_lines.push_back("game " + std::to_string(game->index) + ": " +
                                         (loser == 0 ? "A" : "B") + " forfeits: " + game->forfeit);
       }
-      if (distinct_.insert(game->moves).second) ++status_.distinct_games;
+      if (distinct_.insert(moves_hash(game->moves))) ++status_.distinct_games;
       for (std::size_t s = 0; s < 2; ++s) {
         SideTime& time = status_.time[s];
         time.moves += game->time[s].moves;
@@ -168,7 +199,8 @@ class MatchState {
       }
       if (hooks_.on_game) hooks_.on_game(*game);
     }
-    if (distinct_pairs_.insert({first.moves, second.moves}).second) ++status_.distinct_pairs;
+    if (distinct_pairs_.insert(splitmix64(moves_hash(first.moves)) ^ moves_hash(second.moves)))
+      ++status_.distinct_pairs;
     status_.games_counted += 2;
     const int points = static_cast<int>(std::lround(2.0 * (first.score_a() + second.score_a())));
     ++status_.pairs[static_cast<std::size_t>(points)];
@@ -188,8 +220,8 @@ class MatchState {
   // The games finished but not yet counted, by index: those in flight ahead of the counted
   // prefix (a slot for every game of the cap took gigabytes before a game of a capped SPRT).
   std::map<int, GameRecord> finished_;
-  std::set<std::vector<Action>> distinct_;            // the counted games' moves
-  std::set<std::pair<std::vector<Action>, std::vector<Action>>> distinct_pairs_;
+  DistinctSet distinct_;        // the counted games' moves_hash
+  DistinctSet distinct_pairs_;  // of their pairs, the first's mixed with the second's
   std::array<SideTime, 2> searched_;                  // search players': add_search_time
   int counted_pairs_ = 0;
   const MatchHooks& hooks_;

@@ -105,6 +105,31 @@ TEST(MatchTest, SameSeedSameGamesWhateverTheThreads) {
   EXPECT_NE(one.lines, other.lines);
 }
 
+// The distinct counts are exact past the many games they keep as hashes (a match once kept every
+// game's moves: 400 bytes a game, 4 GB for 10^7 random games): Tic-tac-toe's random games repeat
+// often, and 6000 of them pass the hash set's merges several times.
+TEST(MatchTest, DistinctGamesAndPairsAreCountedExactly) {
+  MatchConfig config;
+  config.games = 6000;
+  config.threads = 2;
+  config.seed = 5;
+  config.opening_plies = 1;
+  const Played p = play("random", "random", config, game_by_name("ttt"));
+  ASSERT_EQ(p.games.size(), 6000u);
+  std::map<int, const GameRecord*> by_index;
+  std::set<std::vector<Action>> games;
+  for (const GameRecord& g : p.games) {
+    games.insert(g.moves);
+    by_index[g.index] = &g;
+  }
+  std::set<std::pair<std::vector<Action>, std::vector<Action>>> pairs;
+  for (int i = 0; i < 6000; i += 2) pairs.insert({by_index.at(i)->moves, by_index.at(i + 1)->moves});
+  EXPECT_GT(games.size(), 1100u) << "enough distinct games to merge the set several times";
+  EXPECT_LT(games.size(), 5900u) << "and repeats among them";
+  EXPECT_EQ(p.status.distinct_games, static_cast<int>(games.size()));
+  EXPECT_EQ(p.status.distinct_pairs, static_cast<int>(pairs.size()));
+}
+
 TEST(MatchTest, SprtStopsWhenTheEvidenceDecides) {
   MatchConfig config;
   config.games = 400;
