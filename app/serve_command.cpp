@@ -6,6 +6,10 @@
 #include <string>
 #include <thread>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "app/commands.h"
 #include "app/stop_signal.h"
 #include "arena/alphabeta.h"
@@ -63,6 +67,13 @@ void register_serve_command(CLI::App& app) {
       ->check(CLI::Range(1, arena::kMaxAlphaBetaDepth))
       ->capture_default_str();
   cmd->callback([o] {
+#if defined(__GLIBC__)
+    // A thread per connection, and glibc gives each its own malloc arena (up to 8 a core), which
+    // keeps what its requests freed (a classic engine's 16 MB table, search trees): 162 MB grew
+    // to 345 MB over 28,000 mixed requests on 2 cores, and more with more cores. Two arenas:
+    // docs/PERFORMANCE.md, "The web server's memory".
+    mallopt(M_ARENA_MAX, 2);
+#endif
     web::WebServer server(*o);
     server.bind();  // the URL below is printed only once the port is ours
     for (const std::string& warning : server.warnings())
