@@ -855,9 +855,10 @@ TEST(RunFolderTables, ATrainRowWeighsItsStepsOnALossCurve) {
 // out-of-memory while it was created; and parts that fit one by one may not fit together.
 TEST(RunMemory, ARunNoMachineHoldsIsRefusedNamingItsKeys) {
   const double gib = 1024.0 * 1024 * 1024;
-  const auto refusal = [&](const config::RunConfig& c, double machine) -> std::string {
+  const auto refusal = [&](const config::RunConfig& c, double machine,
+                           bool resuming = false) -> std::string {
     try {
-      check_run_memory(c, machine);
+      check_run_memory(c, resuming, machine);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -881,7 +882,9 @@ TEST(RunMemory, ARunNoMachineHoldsIsRefusedNamingItsKeys) {
   why = refusal(c, 24 * gib);
   EXPECT_NE(why.find("the networks"), std::string::npos) << why;
   EXPECT_NE(why.find("a training step's activations"), std::string::npos) << why;
-  EXPECT_NE(why.find("give smaller values of net.blocks, net.filters"), std::string::npos) << why;
+  EXPECT_NE(why.find("give smaller values of net.blocks, net.filters, inference.workers"),
+            std::string::npos)
+      << why;
   // On a GPU box the trainer and inference hold it on the GPU: the CPU keeps checkpoint buffers.
   c.inference.device = "cuda";
   EXPECT_EQ(refusal(c, 24 * gib), "") << "the networks on the GPU";
@@ -891,6 +894,15 @@ TEST(RunMemory, ARunNoMachineHoldsIsRefusedNamingItsKeys) {
   c.training.batch_size = 64;
   EXPECT_EQ(refusal(c, 4 * gib), "");
   EXPECT_NE(refusal(c, 1 * gib), "");
+  // Each inference worker holds its own copy of each network (self-play's best, and a gate's
+  // candidate and best): 8 Eigen workers hold 120 copies of each of its 0.1 GB.
+  c.inference.workers = 8;
+  why = refusal(c, 8 * gib);
+  EXPECT_NE(why.find("give smaller values of net.blocks, net.filters, inference.workers"),
+            std::string::npos)
+      << why;
+  c.inference.workers = 1;
+  EXPECT_EQ(refusal(c, 8 * gib), "");
   // The torch backend's batches: 64 workers of 65536 positions.
   c.inference.backend = "torch";
   c.inference.workers = 64;
@@ -913,8 +925,23 @@ TEST(RunMemory, ARunNoMachineHoldsIsRefusedNamingItsKeys) {
   why = refusal(c, machine);
   EXPECT_NE(why.find("self-play's games and search trees"), std::string::npos) << why;
   EXPECT_NE(why.find("the replay window 8.9 GiB"), std::string::npos) << why;
+  // A resumed run cannot change its window: the error names only what a later session may.
+  why = refusal(c, machine, true);
+  EXPECT_EQ(why.find("give smaller values"), std::string::npos) << why;
+  EXPECT_NE(why.find("of its keys a resumed run may change only selfplay.threads, "
+                     "selfplay.concurrent_games, "),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("inference.workers"), std::string::npos) << why;
+  EXPECT_NE(why.find("the run needs a machine with more memory"), std::string::npos) << why;
   c.selfplay.threads = 0;  // a trainer whose self-play runs on worker nodes
   EXPECT_EQ(refusal(c, machine), "");
+  // Below a GiB the parts are said in MiB, not "0.0 GiB".
+  c = config::RunConfig{};
+  c.training.window_max = 10000000;
+  why = refusal(c, 0.5 * gib);
+  EXPECT_NE(why.find("the replay window 916 MiB"), std::string::npos) << why;
+  EXPECT_NE(why.find("this machine has 512 MiB"), std::string::npos) << why;
 }
 
 // --recover rebuilds state.yaml from the log's session lines, taking only what a line holds in

@@ -250,7 +250,7 @@ class Session {
     check_openings(*game_, config_);
     // The run must fit this machine (a resumed run's too: threads and games may change), checked
     // before anything is created or a session counted.
-    check_run_memory(config_);
+    check_run_memory(config_, fs::exists(paths_.config()));
   }
 
   std::unique_ptr<Trainer> make_trainer() const {

@@ -94,8 +94,10 @@ namespace {
 // run holds per network weight and per position of a batch.
 // The trainer's weights, gradients and momentum (AdamW: two moments), as LibTorch holds them.
 constexpr double kTrainerNetworkCopies = 3;
-// The Eigen backend's network with its Winograd weights (4 times a 3x3 convolution's), for the
-// best network and, during a gate, a candidate; the torch backend's holds one copy each.
+// The Eigen backend's network with its Winograd weights (4 times a 3x3 convolution's); the torch
+// backend's holds one copy. Each inference worker holds its own, in each server: self-play's (the
+// best network), and during a gate the candidate's and the gate's own best's (or a `net:`
+// anchor's in the anchor match; without a gate, the candidate's check holds one).
 constexpr double kEigenNetworkCopies = 5, kTorchNetworkCopies = 1;
 // A checkpoint's bytes while it is written or read.
 constexpr double kCheckpointBuffers = 2;
@@ -106,13 +108,24 @@ constexpr double kTrainingActivationsPerLayer = 3.5, kInferenceActivations = 4;
 
 struct MemoryPart {
   const char* what;
-  const char* keys;
+  const char* keys;       // the keys that make it
+  std::vector<const char*> resumable;  // the keys that shrink it that a later session may change
   double bytes;
 };
 
+// "1.5 GiB", or "300 MiB" below a GiB.
+std::string memory_text(double bytes) {
+  char text[32];
+  if (bytes >= (1 << 30))
+    std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1 << 30));
+  else
+    std::snprintf(text, sizeof text, "%.0f MiB", bytes / (1 << 20));
+  return text;
+}
+
 }  // namespace
 
-void check_run_memory(const config::RunConfig& c, double machine_bytes) {
+void check_run_memory(const config::RunConfig& c, bool resuming, double machine_bytes) {
   const double machine = machine_bytes > 0 ? machine_bytes : util::machine_memory_bytes();
   if (machine <= 0) return;
   const Game& game = game_by_name(c.run.game);
@@ -128,22 +141,30 @@ void check_run_memory(const config::RunConfig& c, double machine_bytes) {
 
   double copies = kCheckpointBuffers;
   if (trainer_on_cpu) copies += kTrainerNetworkCopies + (c.training.optimizer == "adamw" ? 1 : 0);
-  if (inference_on_cpu) copies += 2 * (eigen ? kEigenNetworkCopies : kTorchNetworkCopies);
+  if (inference_on_cpu) {
+    const bool net_anchor = c.arena.anchor_games > 0 && c.arena.anchor.rfind("net:", 0) == 0;
+    const int servers = c.arena.max_games > 0 || net_anchor ? 3 : 2;
+    copies += servers * c.inference.workers * (eigen ? kEigenNetworkCopies : kTorchNetworkCopies);
+  }
   std::vector<MemoryPart> parts = {
-      {"the networks", "net.blocks, net.filters", copies * weights},
-      {"the replay window", "training.window_max",
+      {"the networks", "net.blocks, net.filters, inference.workers",
+       {"inference.workers", "inference.device", "training.device"}, copies * weights},
+      {"the replay window", "training.window_max", {},
        static_cast<double>(c.training.window_max) * kMinWindowRowBytes},
   };
   if (c.selfplay.threads > 0)
     parts.push_back({"self-play's games and search trees",
                      "selfplay.threads, selfplay.concurrent_games, selfplay.simulations",
+                     {"selfplay.threads", "selfplay.concurrent_games"},
                      selfplay::search_memory_bytes(selfplay_settings(c, 0))});
   if (trainer_on_cpu)
     parts.push_back({"a training step's activations", "training.batch_size, net.blocks, net.filters",
+                     {"training.device"},
                      c.training.batch_size * kTrainingActivationsPerLayer * layers * layer});
   if (inference_on_cpu && !eigen)
     parts.push_back({"the torch backend's activations",
                      "inference.workers, inference.max_batch, net.filters",
+                     {"inference.workers", "inference.max_batch", "inference.device"},
                      static_cast<double>(c.inference.workers) * c.inference.max_batch *
                          kInferenceActivations * layer});
   double total = 0;
@@ -152,17 +173,24 @@ void check_run_memory(const config::RunConfig& c, double machine_bytes) {
 
   std::sort(parts.begin(), parts.end(),
             [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
-  const auto gib = [](double bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1 << 30));
-    return std::string(text);
-  };
-  std::string text = "this run needs about " + gib(total) + " of memory, and this machine has " +
-                     gib(machine) + ":";
+  std::string text = "this run needs about " + memory_text(total) +
+                     " of memory, and this machine has " + memory_text(machine) + ":";
   for (const MemoryPart& p : parts)
-    text += std::string(" ") + p.what + " " + gib(p.bytes) + " (" + p.keys + ");";
+    text += std::string(" ") + p.what + " " + memory_text(p.bytes) + " (" + p.keys + ");";
   text.back() = ':';
-  text += std::string(" give smaller values of ") + parts.front().keys;
+  if (!resuming) {
+    text += std::string(" give smaller values of ") + parts.front().keys;
+    throw std::invalid_argument(text);
+  }
+  // A resumed run keeps its net and training keys: name only what a later session may change.
+  std::vector<std::string> keys;
+  for (const MemoryPart& p : parts)
+    for (const char* key : p.resumable)
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  text += " of its keys a resumed run may change only ";
+  for (std::size_t k = 0; k < keys.size(); ++k) text += (k == 0 ? "" : ", ") + keys[k];
+  text += " (fewer threads, games or workers; inference or training on a GPU); if they do not "
+          "suffice, the run needs a machine with more memory";
   throw std::invalid_argument(text);
 }
 
