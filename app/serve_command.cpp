@@ -71,7 +71,7 @@ void register_serve_command(CLI::App& app) {
     // A thread per connection, and glibc gives each its own malloc arena (up to 8 a core), which
     // keeps what its requests freed (a classic engine's 16 MB table, search trees): 162 MB grew
     // to 345 MB over 28,000 mixed requests on 2 cores, and more with more cores. Two arenas:
-    // docs/PERFORMANCE.md, "The web server's memory".
+    // docs/PERFORMANCE.md, "Memory and disk over a long run".
     mallopt(M_ARENA_MAX, 2);
 #endif
     web::WebServer server(*o);

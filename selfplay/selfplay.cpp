@@ -147,9 +147,12 @@ double mean_children(const Game& game) {
   return positions > 0 ? sum / positions : 1.0;
 }
 
-}  // namespace
+// search_memory_bytes, and the mean number of children it counts a node with.
+struct SearchMemory {
+  double children = 0, bytes = 0;
+};
 
-double search_memory_bytes(const SelfPlaySettings& settings) {
+SearchMemory search_memory(const SelfPlaySettings& settings) {
   const double games = static_cast<double>(settings.threads) * settings.concurrent_games;
   // Each simulation expands a leaf into its children: a tree holds about simulations x the mean
   // number of legal actions nodes (one per simulation, as counted before, let trees 40 times the
@@ -158,13 +161,19 @@ double search_memory_bytes(const SelfPlaySettings& settings) {
   const double nodes =
       std::min<double>(std::max(settings.simulations, settings.fast_simulations) * children,
                        static_cast<double>(settings.search.max_tree_nodes));
-  return games * (nodes * 32.0 + kGameBytes);
+  return {children, games * (nodes * 32.0 + kGameBytes)};
+}
+
+}  // namespace
+
+double search_memory_bytes(const SelfPlaySettings& settings) {
+  return search_memory(settings).bytes;
 }
 
 void check_search_memory(const SelfPlaySettings& settings, double machine_bytes) {
-  const double bytes = search_memory_bytes(settings);
+  const SearchMemory memory = search_memory(settings);
   const double machine = machine_bytes > 0 ? machine_bytes : util::machine_memory_bytes();
-  if (machine > 0 && bytes > machine) {
+  if (machine > 0 && memory.bytes > machine) {
     char text[400];
     std::snprintf(text, sizeof text,
                   "self-play: %d threads x %d concurrent games of %d simulations (of about %.0f "
@@ -172,9 +181,8 @@ void check_search_memory(const SelfPlaySettings& settings, double machine_bytes)
                   "machine has %.1f GiB: give fewer selfplay.threads, selfplay.concurrent_games "
                   "or selfplay.simulations",
                   settings.threads, settings.concurrent_games,
-                  std::max(settings.simulations, settings.fast_simulations),
-                  mean_children(game_by_name(settings.game)), bytes / (1 << 30),
-                  machine / (1 << 30));
+                  std::max(settings.simulations, settings.fast_simulations), memory.children,
+                  memory.bytes / (1 << 30), machine / (1 << 30));
     throw std::invalid_argument(text);
   }
 }

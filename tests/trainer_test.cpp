@@ -874,9 +874,9 @@ TEST(RunMemory, ARunNoMachineHoldsIsRefusedNamingItsKeys) {
   EXPECT_NE(why.find("give smaller values of training.window_max"), std::string::npos) << why;
   EXPECT_EQ(refusal(c, 128 * gib), "") << "a GPU box";
 
-  // The largest network the config allows: 1.2 GB of weights, some 15 copies of them on the CPU
-  // (the trainer's, the inference backend's for the best network and a candidate), and a training
-  // step's activations (13 GB at 256 positions).
+  // The largest network the config allows: 1.2 GB of weights, some 20 copies of them on the CPU
+  // (the trainer's, the inference backend's for self-play's best network and a gate's two), and a
+  // training step's activations (13 GB at 256 positions).
   c = config::RunConfig{};
   c.net = model::NetConfig::sized(64, 512);
   why = refusal(c, 24 * gib);

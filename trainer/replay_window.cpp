@@ -1,7 +1,6 @@
 #include "trainer/replay_window.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <utility>

@@ -90,7 +90,8 @@ TrainerSettings trainer_settings(const config::RunConfig& c) {
 
 namespace {
 
-// Measured on this project's CPU backends (docs/PERFORMANCE.md, "Memory"), rounded down: what a
+// Measured on this project's CPU backends (docs/PERFORMANCE.md, "Memory and disk over a long
+// run"), rounded down: what a
 // run holds per network weight and per position of a batch.
 // The trainer's weights, gradients and momentum (AdamW: two moments), as LibTorch holds them.
 constexpr double kTrainerNetworkCopies = 3;

@@ -43,9 +43,9 @@ TrainerSettings trainer_settings(const config::RunConfig& config);
 // self-play's games and trees (selfplay::search_memory_bytes, when selfplay.threads > 0), the
 // replay window (training.window_max rows of at least kMinWindowRowBytes), the networks the run
 // holds on the CPU (the trainer's weights, gradients and optimiser state, each inference worker's
-// copy of the best network, a candidate and a gate's or anchor's, checkpoint buffers) and their activations (the trainer's at
-// training.batch_size, the torch inference backend's at inference.max_batch). Parts on a GPU are
-// not counted. Checked before a run is made or resumed: such a run could only be killed for
+// copy of the best network, a candidate and a gate's or anchor's, checkpoint buffers) and their
+// activations (the trainer's at training.batch_size, the torch inference backend's at
+// inference.max_batch). Parts on a GPU are not counted. Checked before a run is made or resumed: such a run could only be killed for
 // memory, later (a window grows for hours first), and its net and training keys cannot change:
 // when `resuming`, the error names only the keys a later session may change.
 void check_run_memory(const config::RunConfig& config, bool resuming, double machine_bytes = 0);
