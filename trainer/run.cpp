@@ -377,13 +377,17 @@ class Session {
     if (config_.run.stop_after_positions > 0 && pending_gate_ == 0 &&
         static_cast<std::uint64_t>(window_->total_positions()) >= config_.run.stop_after_positions)
       return true;
-    if (config_.run.stop_after_minutes > 0 &&
-        std::chrono::duration<double>(Clock::now() - start_).count() >=
-            config_.run.stop_after_minutes * 60.0)
-      return true;
+    if (const auto end = session_end(); end && Clock::now() >= *end) return true;
     const std::string error = selfplay_ ? selfplay_->error() : "";
     if (!error.empty()) throw std::runtime_error("self-play failed: " + error);
     return false;
+  }
+
+  // When run.stop_after_minutes ends this session; none when it is 0.
+  std::optional<Clock::time_point> session_end() const {
+    if (config_.run.stop_after_minutes <= 0) return std::nullopt;
+    return start_ + std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(config_.run.stop_after_minutes * 60.0));
   }
 
   // Rows the window must hold before a step: training.min_positions, or the window's whole size
@@ -488,10 +492,7 @@ class Session {
     // A stop, or run.stop_after_minutes passing while the gate plays (a gate of many long games
     // ran on past it, session after session).
     util::StopWatch gate_watch(stop_);
-    if (config_.run.stop_after_minutes > 0)
-      gate_watch.set_deadline(start_ + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(
-                                               config_.run.stop_after_minutes * 60.0)));
+    if (const auto end = session_end()) gate_watch.set_deadline(*end);
     in.stop = &gate_watch.quit();
     in.on_progress = [this](const std::string& line) {
       try {

@@ -1,5 +1,5 @@
 // What this machine has, for the checks that refuse a config no machine of its size could run
-// (self-play's search trees, the replay window) before anything is made.
+// (trainer::check_run_memory, selfplay::check_search_memory) before anything is made.
 #pragma once
 
 #include <unistd.h>
